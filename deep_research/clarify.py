@@ -1,0 +1,107 @@
+"""Clarification: one node asks the model, the next asks the user through `interrupt()`.
+
+They are separate because a node re-runs from its start on resume: keeping the model call
+out of the interrupting node means answering the questions never repeats that call.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any, Literal
+
+import json_repair
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+from langgraph.types import interrupt
+from pydantic import BaseModel, Field, ValidationError
+
+from deep_research import models, prompts
+from deep_research.context import Context, context_of
+from deep_research.state import ResearchState
+
+log = logging.getLogger(__name__)
+
+MAX_QUESTIONS = 3
+# A thread must never stay stuck on bad resume values; after this many we go on without.
+MAX_BAD_ANSWERS = 5
+ANSWER_SHAPES = 'Resume with a string, or with {"answer": "<your answers>"}.'
+
+_THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
+_JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+
+
+class ClarifyDecision(BaseModel):
+    need_clarification: bool = Field(description="True when an answer would change the research")
+    questions: list[str] = Field(default_factory=list, description="2-3 short questions")
+    verification: str = Field(default="", description="What will be researched, in a sentence")
+
+
+def parse_decision(text: str) -> ClarifyDecision | None:
+    """Read the model's JSON decision from prose, code fences or `<think>` noise."""
+    match = _JSON_OBJECT.search(_THINK.sub("", text))
+    if match is None:
+        return None
+    try:
+        return ClarifyDecision.model_validate(json_repair.loads(match.group(0)))
+    except ValidationError:
+        return None
+
+
+async def clarify(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Ask the model whether the request needs clarifying questions."""
+    context = context_of(runtime)
+    rounds = state.get("clarification_rounds", 0)
+    if not context.allow_clarification or rounds >= context.max_clarification_rounds:
+        return {"pending_questions": []}
+    model = models.role_model(context, "clarifier")
+    reply = await model.ask([SystemMessage(prompts.render("clarifier")), *state["messages"]])
+    decision = parse_decision(str(reply.content))
+    if decision is None:
+        # Proceeding is safer than blocking the run on a reply we cannot read.
+        log.warning("clarifier reply was not valid JSON; proceeding without questions")
+        return {"pending_questions": []}
+    questions = [q.strip() for q in decision.questions if q.strip()][:MAX_QUESTIONS]
+    if decision.need_clarification and questions:
+        return {"pending_questions": questions}
+    update: dict[str, Any] = {"pending_questions": []}
+    if decision.verification.strip():
+        update["messages"] = [AIMessage(decision.verification.strip(), name="clarifier")]
+    return update
+
+
+def route_clarify(state: ResearchState) -> Literal["ask_user", "orchestrate"]:
+    return "ask_user" if state.get("pending_questions") else "orchestrate"
+
+
+def read_answer(value: object) -> str | None:
+    """The user's answer from a resume value, or None when its shape is not accepted."""
+    if isinstance(value, dict) and set(value) == {"answer"}:
+        value = value["answer"]
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    return None
+
+
+def ask_user(state: ResearchState) -> dict[str, Any]:
+    """Pause the run until the user answers; a malformed answer is asked for again."""
+    questions = state.get("pending_questions", [])
+    round_number = state.get("clarification_rounds", 0) + 1
+    payload: dict[str, Any] = {"questions": questions, "round": round_number}
+    answer = None
+    for _ in range(MAX_BAD_ANSWERS):
+        value = interrupt(payload)
+        answer = read_answer(value)
+        if answer is not None:
+            break
+        # Raising here would leave the bad value stored and the thread stuck.
+        payload = {**payload, "error": f"Got {type(value).__name__} {value!r:.80}. {ANSWER_SHAPES}"}
+    asked = "\n".join(f"{i}. {q}" for i, q in enumerate(questions, start=1))
+    return {
+        "messages": [
+            AIMessage(f"Before I start, a few questions:\n{asked}", name="clarifier"),
+            HumanMessage(answer or "(no usable answer given; proceed with your best judgement)"),
+        ],
+        "clarification_rounds": round_number,
+        "pending_questions": [],
+    }

@@ -1,0 +1,162 @@
+"""Run configuration: the graph's `Context`, and the environment-only endpoints and keys.
+
+Precedence for every `Context` field: per-run context (Studio, SDK, notebook) > the
+upper-cased environment variable of the same name (`.env`) > the default below.
+Endpoints, keys and anything that widens what the agent may reach live in `Endpoints`,
+which only the environment can set.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Literal
+
+from langgraph.runtime import Runtime
+from pydantic import Field, SecretStr, ValidationError, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_LLM_MODEL = "mlx-community/Qwen3-8B-4bit"
+MODEL_PROVIDERS = ("local", "openai")
+
+
+def _default_model() -> str:
+    return f"local:{os.environ.get('LLM_MODEL') or DEFAULT_LLM_MODEL}"
+
+
+class ConfigError(ValueError):
+    """A configuration value is invalid; the message names the field, value and what is allowed."""
+
+
+class Context(BaseSettings):
+    """Per-run settings, shown as a form in LangGraph Studio."""
+
+    model_config = SettingsConfigDict(env_ignore_empty=True, extra="forbid", frozen=True)
+
+    clarifier_model: str = Field(
+        default_factory=_default_model,
+        description="Model that asks the clarifying questions, as 'provider:model' "
+        "(providers: local, openai). Default: local:$LLM_MODEL.",
+    )
+    orchestrator_model: str = Field(
+        default_factory=_default_model,
+        description="Model that plans, delegates research and writes the report.",
+    )
+    researcher_model: str = Field(
+        default_factory=_default_model,
+        description="Model that runs searches and writes each cited intermediate report.",
+    )
+    clarifier_temperature: float | None = Field(
+        default=None, ge=0, le=2,
+        description="Sampling temperature for the clarifier. Unset: 0.1 on local "
+        "endpoints (small models need it to keep formats), the provider default on cloud.",
+    )
+    orchestrator_temperature: float | None = Field(
+        default=None, ge=0, le=2, description="Sampling temperature for the orchestrator."
+    )
+    researcher_temperature: float | None = Field(
+        default=None, ge=0, le=2, description="Sampling temperature for the researchers."
+    )
+    allow_clarification: bool = Field(
+        default=True, description="Ask the user 2-3 clarifying questions before researching."
+    )
+    max_clarification_rounds: int = Field(
+        default=1, ge=0, le=5, description="Most rounds of clarifying questions per run."
+    )
+    max_researchers_per_turn: int = Field(
+        default=3, ge=1, le=16,
+        description="Most researchers running at once; further research calls wait their turn.",
+    )
+    max_orchestrator_turns: int = Field(
+        default=6, ge=1, le=50,
+        description="Orchestrator model calls before it must write the report without tools.",
+    )
+    max_researcher_turns: int = Field(
+        default=4, ge=1, le=20,
+        description="Model calls per researcher before it must write its report.",
+    )
+    max_searches_per_run: int = Field(
+        default=25, ge=0, le=500,
+        description="Real searches allowed per thread, across all researchers and resumes.",
+    )
+    max_results_per_search: int = Field(
+        default=5, ge=1, le=20, description="Results requested from the provider per query."
+    )
+    search_provider: Literal["auto", "tavily", "ddgs"] = Field(
+        default="auto",
+        description="Search backend. auto: tavily when TAVILY_API_KEY is set, else ddgs.",
+    )
+    relevance_threshold: float = Field(
+        default=0.3, ge=0, le=1,
+        description="Search results scoring below this (0-1, the provider's relevance score) "
+        "are dropped; results without a score are kept.",
+    )
+
+    def __init__(self, **values: Any) -> None:
+        # LangGraph builds the context as `Context(**dict)`: translate pydantic's report here
+        # so every entry point (Studio, SDK, notebook, CLI) gets the same readable error.
+        try:
+            super().__init__(**values)
+        except ValidationError as error:
+            raise ConfigError(_describe(error, set(values))) from None
+
+    @model_validator(mode="after")
+    def _check_cross_field(self) -> Context:
+        for role in ("clarifier", "orchestrator", "researcher"):
+            spec = getattr(self, f"{role}_model")
+            provider, sep, name = spec.partition(":")
+            if not sep or not name or provider not in MODEL_PROVIDERS:
+                raise ValueError(
+                    f"{role}_model={spec!r} is not a model spec: use 'provider:model' with "
+                    f"provider one of {', '.join(MODEL_PROVIDERS)} (e.g. 'local:{DEFAULT_LLM_MODEL}')"
+                )
+        if self.search_provider == "tavily" and not Endpoints().tavily_api_key:
+            raise ValueError(
+                "search_provider='tavily' needs TAVILY_API_KEY in the environment; "
+                "set it, or use 'auto' or 'ddgs'"
+            )
+        return self
+
+
+class Endpoints(BaseSettings):
+    """Environment-only settings: where the agent connects and with which keys."""
+
+    model_config = SettingsConfigDict(env_ignore_empty=True, extra="ignore", frozen=True)
+
+    llm_base_url: str = "http://localhost:8080/v1"
+    llm_api_key: SecretStr | None = None
+    llm_timeout: float = Field(default=600.0, gt=0)
+    llm_max_tokens: int = Field(default=8192, ge=256)
+    llm_max_retries: int = Field(default=2, ge=0, le=10)
+    openai_api_key: SecretStr | None = None
+    tavily_api_key: SecretStr | None = None
+    tavily_api_base_url: str | None = None
+
+
+def _describe(error: ValidationError, given: set[str]) -> str:
+    lines = []
+    for item in error.errors():
+        field = ".".join(str(part) for part in item["loc"]) or "context"
+        from_env = field not in given and os.environ.get(field.upper())
+        source = f" (from environment variable {field.upper()})" if from_env else ""
+        if item["type"] == "value_error" and not item["loc"]:
+            lines.append(str(item["msg"]).removeprefix("Value error, "))
+            continue
+        lines.append(f"{field}={item['input']!r}{source}: {item['msg']}")
+    return "Invalid configuration: " + "; ".join(lines)
+
+
+def load_context(overrides: dict[str, Any] | Context | None = None) -> Context:
+    """Build a `Context` from per-run overrides and the environment, with a readable error."""
+    if isinstance(overrides, Context):
+        return overrides
+    return Context(**(overrides or {}))
+
+
+def context_of(runtime: Runtime[Context] | None) -> Context:
+    """The run's `Context`; LangGraph passes `None` in-process when no context was given."""
+    context = runtime.context if runtime is not None else None
+    if context is None:
+        return load_context()
+    if isinstance(context, dict):
+        return load_context(context)
+    return context

@@ -1,0 +1,32 @@
+"""The deep-research graph: clarify → orchestrate ⇄ (todos | research tasks) → finalize."""
+
+from __future__ import annotations
+
+from langgraph.graph import END, START, StateGraph
+
+from deep_research.clarify import ask_user, clarify, route_clarify
+from deep_research.context import Context
+from deep_research.finalize import finalize
+from deep_research.orchestrator import answer_tools, orchestrate, route_orchestrator
+from deep_research.researcher import research
+from deep_research.state import InputState, OutputState, ResearchState
+
+builder = StateGraph(
+    ResearchState, context_schema=Context, input_schema=InputState, output_schema=OutputState
+)
+builder.add_node(clarify)
+builder.add_node(ask_user)
+builder.add_node(orchestrate)
+builder.add_node(answer_tools)
+builder.add_node(research)
+builder.add_node(finalize)
+builder.add_edge(START, "clarify")
+builder.add_conditional_edges("clarify", route_clarify)
+builder.add_edge("ask_user", "clarify")
+builder.add_conditional_edges(
+    "orchestrate", route_orchestrator, ["research", "answer_tools", "finalize"]
+)
+builder.add_edge("research", "orchestrate")
+builder.add_edge("answer_tools", "orchestrate")
+builder.add_edge("finalize", END)
+graph = builder.compile(name="deep_research")

@@ -1,0 +1,94 @@
+"""Chat models per role: local OpenAI-compatible endpoint or OpenAI's cloud."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import openai
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_openai import ChatOpenAI
+from pydantic import BaseModel
+
+from deep_research.context import MODEL_PROVIDERS, ConfigError, Context, Endpoints
+
+Role = Literal["clarifier", "orchestrator", "researcher"]
+
+# Small local models drift out of JSON and tool-call formats at higher temperatures.
+LOCAL_TEMPERATURE = 0.1
+# Local servers accept any key, but the OpenAI client refuses to start without one.
+PLACEHOLDER_API_KEY = "not-needed"
+
+
+class ModelEndpointError(RuntimeError):
+    """The model server could not be reached; the message says where and what to do."""
+
+
+def chat_model(context: Context, role: Role) -> BaseChatModel:
+    """The chat model configured for `role`, built from its 'provider:model' spec."""
+    spec: str = getattr(context, f"{role}_model")
+    temperature: float | None = getattr(context, f"{role}_temperature")
+    provider, _, name = spec.partition(":")
+    endpoints = Endpoints()
+    if provider == "local":
+        api_key = endpoints.llm_api_key.get_secret_value() if endpoints.llm_api_key else None
+        return ChatOpenAI(
+            model=name,
+            base_url=endpoints.llm_base_url,
+            api_key=api_key or PLACEHOLDER_API_KEY,  # type: ignore[arg-type]
+            temperature=LOCAL_TEMPERATURE if temperature is None else temperature,
+            # mlx_lm.server loads ~5 GB of weights on the first request.
+            timeout=endpoints.llm_timeout,
+            max_retries=endpoints.llm_max_retries,
+            # Servers fall back to tiny defaults (mlx_lm: 512) and silently drop truncated
+            # tool calls; langchain-openai sends this as `max_completion_tokens`.
+            max_completion_tokens=endpoints.llm_max_tokens,
+        )
+    if provider == "openai":
+        if not endpoints.openai_api_key:
+            raise ConfigError(f"{role}_model={spec!r} needs OPENAI_API_KEY in the environment")
+        return ChatOpenAI(
+            model=name,
+            api_key=endpoints.openai_api_key,
+            temperature=temperature,
+            max_retries=endpoints.llm_max_retries,
+        )
+    raise ConfigError(
+        f"{role}_model={spec!r}: unknown provider {provider!r}; "
+        f"supported: {', '.join(MODEL_PROVIDERS)}"
+    )
+
+
+@dataclass(frozen=True)
+class RoleModel:
+    """A role's chat model plus where it sends requests (for error messages; never a key)."""
+
+    model: BaseChatModel
+    endpoint: str
+
+    async def ask(
+        self, messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]] = ()
+    ) -> AIMessage:
+        """Call the model; an unreachable server becomes one clear `ModelEndpointError`."""
+        runnable = self.model.bind_tools(list(tools)) if tools else self.model
+        try:
+            reply = await runnable.ainvoke(list(messages))
+        except openai.APIConnectionError as error:  # includes timeouts
+            raise ModelEndpointError(
+                f"Cannot reach the model server at {self.endpoint} "
+                f"({type(error).__name__}: {error}). Start an OpenAI-compatible server there, "
+                "e.g. `mlx_lm.server --model mlx-community/Qwen3-8B-4bit --port 8080`, "
+                "or point LLM_BASE_URL at yours."
+            ) from None
+        if not isinstance(reply, AIMessage):
+            raise TypeError(f"expected an AIMessage from the model, got {type(reply).__name__}")
+        return reply
+
+
+def role_model(context: Context, role: Role) -> RoleModel:
+    """The configured model for `role`, ready to call."""
+    model = chat_model(context, role)
+    base = getattr(model, "openai_api_base", None)
+    return RoleModel(model=model, endpoint=str(base or "https://api.openai.com/v1"))

@@ -1,0 +1,141 @@
+"""The orchestrator: plans with todos, fans research out as parallel tasks, writes the report."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langgraph.runtime import Runtime
+from langgraph.types import Send
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from deep_research import models, prompts
+from deep_research.context import Context, context_of
+from deep_research.state import ResearchState, ResearchTask, Todo
+
+
+class Research(BaseModel):
+    """Delegate ONE focused research topic to a researcher, who returns a cited report."""
+
+    model_config = ConfigDict(title="research")
+    topic: str = Field(min_length=3, description="The single topic to research, in a sentence")
+
+
+class TodoItem(BaseModel):
+    content: str = Field(min_length=1, description="What to do")
+    status: Literal["pending", "in_progress", "completed"] = Field(
+        default="pending", description="pending, in_progress or completed"
+    )
+
+
+class WriteTodos(BaseModel):
+    """Record the research plan (replaces the previous list). Call it alone, never with research."""
+
+    model_config = ConfigDict(title="write_todos")
+    todos: list[TodoItem] = Field(description="The whole plan, each todo with its status")
+
+
+EXAMPLES = {
+    "research": 'research({"topic": "Cost of recycled vs mined lithium in 2025"})',
+    "write_todos": 'write_todos({"todos": [{"content": "Research costs", "status": "pending"}]})',
+}
+TOOLS: list[type[BaseModel]] = [WriteTodos, Research]
+
+
+async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Plan, delegate research, or write the report; at the turn cap, write it without tools."""
+    context = context_of(runtime)
+    model = models.role_model(context, "orchestrator")
+    turns = state.get("orchestrator_turns", 0) + 1
+    if turns >= context.max_orchestrator_turns:
+        reply = await model.ask(
+            [SystemMessage(prompts.render("report_writer")), HumanMessage(_findings(state))]
+        )
+    else:
+        system = prompts.render(
+            "orchestrator",
+            max_researchers=context.max_researchers_per_turn,
+            max_turns=context.max_orchestrator_turns,
+            max_searches=context.max_searches_per_run,
+        )
+        reply = await model.ask([SystemMessage(system), *state["messages"]], tools=TOOLS)
+    return {"messages": [reply], "orchestrator_turns": turns}
+
+
+def _findings(state: ResearchState) -> str:
+    """The conversation and every research result as one plain message."""
+    parts = []
+    for message in state["messages"]:
+        if isinstance(message, HumanMessage):
+            parts.append(f"User: {message.content}")
+        elif isinstance(message, ToolMessage) and message.name != "write_todos":
+            parts.append(f"Research result:\n{message.content}")
+    return "\n\n".join(parts)
+
+
+def route_orchestrator(state: ResearchState) -> list[Send | str] | Literal["finalize"]:
+    """Each valid research call becomes its own task; everything else goes to `answer_tools`."""
+    last = state["messages"][-1]
+    if not isinstance(last, AIMessage) or not last.tool_calls:
+        return "finalize"
+    dispatch_id = str(uuid.uuid4())
+    targets: list[Send | str] = []
+    for call in last.tool_calls:
+        if call["name"] == "research" and _valid_topic(call["args"]) is not None:
+            task = ResearchTask(
+                topic=_valid_topic(call["args"]) or "",
+                tool_call_id=call.get("id") or "",
+                dispatch_id=dispatch_id,
+                searches_before=state.get("searches_used", 0),
+            )
+            targets.append(Send("research", task))
+        elif "answer_tools" not in targets:
+            targets.append("answer_tools")
+    return targets
+
+
+def _valid_topic(args: dict[str, Any]) -> str | None:
+    try:
+        return Research.model_validate(args).topic.strip()
+    except ValidationError:
+        return None
+
+
+def answer_tools(state: ResearchState) -> dict[str, Any]:
+    """Answer every call that is not a valid research call: todos, mistakes, unknown tools."""
+    last = state["messages"][-1]
+    assert isinstance(last, AIMessage)
+    has_research = any(call["name"] == "research" for call in last.tool_calls)
+    messages: list[ToolMessage] = []
+    update: dict[str, Any] = {}
+    for call in last.tool_calls:
+        call_id = call.get("id") or ""
+        name = call["name"]
+        if name == "research":
+            if _valid_topic(call["args"]) is None:
+                messages.append(_error(call_id, name, "Invalid arguments: 'topic' must be a "
+                                       "non-empty sentence."))
+        elif name == "write_todos" and has_research:
+            # The documented rule for a mixed reply: research runs, the plan stays unchanged.
+            messages.append(_error(call_id, name, "Not applied: call write_todos alone, not in "
+                                   "the same reply as research. The research calls were run."))
+        elif name == "write_todos":
+            try:
+                todos = WriteTodos.model_validate(call["args"]).todos
+            except ValidationError as error:
+                messages.append(_error(call_id, name, f"Invalid arguments: {error.errors()[0]['msg']}."))
+                continue
+            update["todos"] = [Todo(content=t.content, status=t.status) for t in todos]
+            listing = "\n".join(f"- [{t.status}] {t.content}" for t in todos)
+            messages.append(ToolMessage(f"Plan saved:\n{listing}", tool_call_id=call_id, name=name))
+        else:
+            messages.append(_error(call_id, name, f"Unknown tool {name!r}. Tools: research, "
+                                   "write_todos."))
+    return {**update, "messages": messages}
+
+
+def _error(call_id: str, name: str, text: str) -> ToolMessage:
+    example = EXAMPLES.get(name, EXAMPLES["research"])
+    return ToolMessage(f"{text} Example: {example}", tool_call_id=call_id, name=name,
+                       status="error")

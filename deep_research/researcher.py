@@ -1,0 +1,238 @@
+"""The research subgraph (researcher ⇄ capped search node) and the task that runs it."""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from typing import Any, Literal
+
+from langchain_core.messages import (
+    AIMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+)
+from langgraph.errors import GraphBubbleUp
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from deep_research import models, prompts
+from deep_research.context import Context, context_of
+from deep_research.search.budget import SearchBudget, shared_budget
+from deep_research.search.providers import (
+    SearchError,
+    SearchProvider,
+    SearchResult,
+    make_provider,
+)
+from deep_research.state import ResearcherState, ResearchTask, Source
+
+MAX_QUERIES_PER_CALL = 4
+
+
+class WebSearch(BaseModel):
+    """Search the web. Runs the queries in parallel; each query uses one search from the budget."""
+
+    model_config = ConfigDict(title="web_search")
+    queries: list[str] = Field(
+        min_length=1, description=f"1-{MAX_QUERIES_PER_CALL} natural-language search queries"
+    )
+
+
+WEB_SEARCH_EXAMPLE = 'web_search({"queries": ["EU battery recycling capacity 2025"]})'
+
+
+async def think(state: ResearcherState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """The researcher's turn: search more, or write the cited report."""
+    context = context_of(runtime)
+    model = models.role_model(context, "researcher")
+    system = SystemMessage(
+        prompts.render(
+            "researcher",
+            max_queries=MAX_QUERIES_PER_CALL,
+            max_searches=context.max_searches_per_run,
+        )
+    )
+    turns = state.get("turns", 0) + 1
+    if turns >= context.max_researcher_turns:
+        wrap_up = HumanMessage(prompts.render("researcher_wrap_up"))
+        reply = await model.ask([system, *_as_plain_text(state["messages"]), wrap_up])
+    else:
+        reply = await model.ask([system, *state["messages"]], tools=[WebSearch])
+    return {"messages": [reply], "turns": turns}
+
+
+def _as_plain_text(messages: list[Any]) -> list[Any]:
+    """History without tool-call structure, for a call that offers no tools."""
+    plain: list[Any] = []
+    for message in messages:
+        if isinstance(message, ToolMessage):
+            plain.append(HumanMessage(f"Search results:\n{message.content}"))
+        elif isinstance(message, AIMessage) and message.tool_calls:
+            asked = "; ".join(str(call["args"]) for call in message.tool_calls)
+            plain.append(AIMessage(f"{message.content}\n(I searched: {asked})".strip()))
+        else:
+            plain.append(message)
+    return plain
+
+
+def route_researcher(state: ResearcherState) -> Literal["search", "__end__"]:
+    last = state["messages"][-1]
+    return "search" if isinstance(last, AIMessage) and last.tool_calls else END
+
+
+async def search(state: ResearcherState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Run the researcher's queries in parallel, within the run's search budget."""
+    context = context_of(runtime)
+    last = state["messages"][-1]
+    assert isinstance(last, AIMessage)
+    budget = shared_budget(
+        state["dispatch_id"], context.max_searches_per_run, state["searches_before"]
+    )
+    provider = make_provider(context.search_provider)
+    owner = state["tool_call_id"]
+    outcomes = await asyncio.gather(
+        *(_answer_call(call, budget, owner, provider, context) for call in last.tool_calls)
+    )
+    found = [
+        Source(url=r.url, title=r.title, content=r.content, found_by=state["topic"])
+        for _, results in outcomes
+        for r in results
+    ]
+    return {"messages": [message for message, _ in outcomes], "sources": found}
+
+
+async def _answer_call(
+    call: ToolCall,
+    budget: SearchBudget,
+    owner: str,
+    provider: SearchProvider,
+    context: Context,
+) -> tuple[ToolMessage, list[SearchResult]]:
+    """One tool call's message and the results it kept."""
+    call_id = call.get("id") or ""
+    if call["name"] != "web_search":
+        text = f"Unknown tool {call['name']!r}. The only tool is: {WEB_SEARCH_EXAMPLE}"
+        return ToolMessage(text, tool_call_id=call_id, status="error"), []
+    try:
+        queries = WebSearch.model_validate(call["args"]).queries
+    except ValidationError as error:
+        text = f"Invalid arguments: {error.errors()[0]['msg']}. Example: {WEB_SEARCH_EXAMPLE}"
+        return ToolMessage(text, tool_call_id=call_id, status="error"), []
+    notes: list[str] = []
+    if len(queries) > MAX_QUERIES_PER_CALL:
+        notes.append(f"Only the first {MAX_QUERIES_PER_CALL} queries were run.")
+        queries = queries[:MAX_QUERIES_PER_CALL]
+    allowed = []
+    for query in queries:
+        if await budget.take(owner):
+            allowed.append(query)
+        else:
+            notes.append(
+                f"Search cap reached ({budget.limit} searches per run): {query!r} was not run. "
+                "Write your report from the results you have."
+            )
+    outcomes = await asyncio.gather(
+        *(_run_query(provider, q, context) for q in allowed), return_exceptions=True
+    )
+    sections, kept = [], []
+    for query, outcome in zip(allowed, outcomes, strict=True):
+        if isinstance(outcome, SearchError):
+            sections.append(f'## "{query}"\nSearch failed: {outcome}')
+        elif isinstance(outcome, BaseException):
+            raise outcome
+        else:
+            results, dropped = outcome
+            kept.extend(results)
+            sections.append(_format_results(query, results, dropped))
+    text = "\n\n".join([*sections, *notes]) or "No searches were run."
+    return ToolMessage(text, tool_call_id=call_id), kept
+
+
+async def _run_query(
+    provider: SearchProvider, query: str, context: Context
+) -> tuple[list[SearchResult], int]:
+    results = await provider.search(query, context.max_results_per_search)
+    # Interim rule: only provider scores exist; results without one are kept.
+    relevant = [
+        r for r in results if r.score is None or r.score >= context.relevance_threshold
+    ]
+    return relevant, len(results) - len(relevant)
+
+
+def _format_results(query: str, results: list[SearchResult], dropped: int) -> str:
+    lines = [f'## "{query}"']
+    if not results:
+        lines.append("No results." if not dropped else "No relevant results.")
+    for result in results:
+        lines.append(f"- [{result.title}]({result.url})\n  {result.content}")
+    if dropped:
+        lines.append(f"({dropped} results below the relevance threshold were dropped.)")
+    return "\n".join(lines)
+
+
+researcher_builder = StateGraph(ResearcherState, context_schema=Context)
+researcher_builder.add_node(think)
+researcher_builder.add_node(search)
+researcher_builder.add_edge(START, "think")
+researcher_builder.add_conditional_edges("think", route_researcher)
+researcher_builder.add_edge("search", "think")
+researcher_graph = researcher_builder.compile(name="researcher")
+
+
+# Research calls of one orchestrator turn share a limit on how many run at once.
+_slots: weakref.WeakValueDictionary[str, asyncio.Semaphore] = weakref.WeakValueDictionary()
+
+
+def _turn_slots(dispatch_id: str, size: int) -> asyncio.Semaphore:
+    slots = _slots.get(dispatch_id)
+    if slots is None:
+        slots = asyncio.Semaphore(size)
+        _slots[dispatch_id] = slots
+    return slots
+
+
+async def research(task: ResearchTask, runtime: Runtime[Context]) -> dict[str, Any]:
+    """One `research` tool call, run as its own graph task; a failure stays its own."""
+    context = context_of(runtime)
+    budget = shared_budget(
+        task["dispatch_id"], context.max_searches_per_run, task["searches_before"]
+    )
+    async with _turn_slots(task["dispatch_id"], context.max_researchers_per_turn):
+        try:
+            result = await researcher_graph.ainvoke(
+                {"messages": [HumanMessage(task["topic"])], **task}, context=context
+            )
+        except GraphBubbleUp:
+            raise
+        except Exception as error:  # containment boundary: recorded and reported below
+            message = f"{type(error).__name__}: {error}"
+            return {
+                "messages": [
+                    ToolMessage(
+                        f"Research on {task['topic']!r} failed ({message}). This topic has no "
+                        "findings: say so in the report, or try a narrower topic.",
+                        tool_call_id=task["tool_call_id"],
+                name="research",
+                        status="error",
+                    )
+                ],
+                "failures": [{"topic": task["topic"], "error": message}],
+                "searches_used": budget.used_by[task["tool_call_id"]],
+            }
+    report = str(result["messages"][-1].content)
+    sources = result.get("sources", [])
+    listing = "\n".join(f"- [{s['title']}]({s['url']})" for s in sources)
+    return {
+        "messages": [
+            ToolMessage(
+                f"{report}\n\nSources retrieved:\n{listing or '(none)'}",
+                tool_call_id=task["tool_call_id"],
+                name="research",
+            )
+        ],
+        "sources": sources,
+        "searches_used": budget.used_by[task["tool_call_id"]],
+    }

@@ -1,0 +1,1 @@
+"""Search services: providers and the per-run search budget."""
