@@ -28,7 +28,6 @@ MAX_BAD_ANSWERS = 5
 ANSWER_SHAPES = 'Resume with a string, or with {"answer": "<your answers>"}.'
 
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
-_JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 
 
 class ClarifyDecision(BaseModel):
@@ -39,11 +38,16 @@ class ClarifyDecision(BaseModel):
 
 def parse_decision(text: str) -> ClarifyDecision | None:
     """Read the model's JSON decision from prose, code fences or `<think>` noise."""
-    match = _JSON_OBJECT.search(_THINK.sub("", text))
-    if match is None:
+    visible = _THINK.sub("", text)
+    start = visible.find("{")
+    if start < 0:
         return None
+    # json_repair closes truncated objects and ignores trailing prose or fences.
+    parsed = json_repair.loads(visible[start:])
+    if isinstance(parsed, list):
+        parsed = next((item for item in parsed if isinstance(item, dict)), None)
     try:
-        return ClarifyDecision.model_validate(json_repair.loads(match.group(0)))
+        return ClarifyDecision.model_validate(parsed)
     except ValidationError:
         return None
 

@@ -107,7 +107,8 @@ class Context(BaseSettings):
             if not sep or not name or provider not in MODEL_PROVIDERS:
                 raise ValueError(
                     f"{role}_model={spec!r} is not a model spec: use 'provider:model' with "
-                    f"provider one of {', '.join(MODEL_PROVIDERS)} (e.g. 'local:{DEFAULT_LLM_MODEL}')"
+                    f"provider one of {', '.join(MODEL_PROVIDERS)} "
+                    f"(e.g. 'local:{DEFAULT_LLM_MODEL}')"
                 )
         if self.search_provider == "tavily" and not Endpoints().tavily_api_key:
             raise ValueError(

@@ -124,7 +124,8 @@ def answer_tools(state: ResearchState) -> dict[str, Any]:
             try:
                 todos = WriteTodos.model_validate(call["args"]).todos
             except ValidationError as error:
-                messages.append(_error(call_id, name, f"Invalid arguments: {error.errors()[0]['msg']}."))
+                problem = error.errors()[0]["msg"]
+                messages.append(_error(call_id, name, f"Invalid arguments: {problem}."))
                 continue
             update["todos"] = [Todo(content=t.content, status=t.status) for t in todos]
             listing = "\n".join(f"- [{t.status}] {t.content}" for t in todos)

@@ -14,7 +14,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from langgraph.errors import GraphBubbleUp
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import START, StateGraph
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -80,7 +80,7 @@ def _as_plain_text(messages: list[Any]) -> list[Any]:
 
 def route_researcher(state: ResearcherState) -> Literal["search", "__end__"]:
     last = state["messages"][-1]
-    return "search" if isinstance(last, AIMessage) and last.tool_calls else END
+    return "search" if isinstance(last, AIMessage) and last.tool_calls else "__end__"
 
 
 async def search(state: ResearcherState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -202,9 +202,10 @@ async def research(task: ResearchTask, runtime: Runtime[Context]) -> dict[str, A
     )
     async with _turn_slots(task["dispatch_id"], context.max_researchers_per_turn):
         try:
-            result = await researcher_graph.ainvoke(
-                {"messages": [HumanMessage(task["topic"])], **task}, context=context
+            start = ResearcherState(
+                messages=[HumanMessage(task["topic"])], sources=[], turns=0, **task
             )
+            result = await researcher_graph.ainvoke(start, context=context)
         except GraphBubbleUp:
             raise
         except Exception as error:  # containment boundary: recorded and reported below

@@ -1,0 +1,90 @@
+"""Shared fixtures: a clean environment, a scripted chat model, a scripted search provider."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from deep_research import models
+from deep_research.context import Context, Endpoints
+from deep_research.search.providers import SearchError, SearchResult
+from tests.scripted_model import Script, ScriptedChatModel
+
+ENV_NAMES = [name.upper() for name in [*Context.model_fields, *Endpoints.model_fields]] + [
+    "LLM_MODEL",
+    "OPENAI_BASE_URL",
+    "LANGSMITH_TRACING",
+    "LANGCHAIN_TRACING_V2",
+]
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No developer setting (or real key) leaks into a test."""
+    for name in ENV_NAMES:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def use_script(monkeypatch: pytest.MonkeyPatch) -> Callable[[Script], ScriptedChatModel]:
+    """Route every role's model to one scripted chat model."""
+
+    def install(script: Script) -> ScriptedChatModel:
+        model = ScriptedChatModel(script=script)
+        monkeypatch.setattr(models, "chat_model", lambda context, role: model)
+        return model
+
+    return install
+
+
+class ScriptedSearch:
+    """A search provider whose results are derived from the query; logs every query."""
+
+    name = "scripted"
+
+    def __init__(self) -> None:
+        self.queries: list[str] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._gather: tuple[int, float] | None = None
+        self._gathered = asyncio.Event()
+
+    def hold_until(self, in_flight: int, timeout: float) -> None:
+        """Each search waits until `in_flight` searches run at once, or `timeout` passes."""
+        self._gather = (in_flight, timeout)
+
+    async def search(self, query: str, max_results: int) -> list[SearchResult]:
+        self.queries.append(query)
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if self._gather is not None:
+                wanted, timeout = self._gather
+                if self.in_flight >= wanted:
+                    self._gathered.set()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._gathered.wait(), timeout)
+            if "FAIL_SEARCH" in query:
+                raise SearchError(f"scripted failed for {query!r}: HTTP 500")
+            slug = "-".join(query.lower().split())
+            return [
+                SearchResult(
+                    url=f"https://example.org/{slug}/{i}",
+                    title=f"{query} ({i})",
+                    content=f"Finding {i} about {query}.",
+                    score=round(0.9 - 0.3 * i, 2),
+                )
+                for i in range(max_results)
+            ]
+        finally:
+            self.in_flight -= 1
+
+
+@pytest.fixture
+def scripted_search(monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedSearch]:
+    provider = ScriptedSearch()
+    monkeypatch.setattr("deep_research.researcher.make_provider", lambda name: provider)
+    yield provider

@@ -1,0 +1,1 @@
+"""In-process fake services (OpenAI, Tavily) for tests."""

@@ -1,0 +1,258 @@
+"""A scripted, OpenAI-compatible ``/v1/chat/completions`` server for tests.
+
+Replies come from a *brain* callback that receives each parsed request body and
+returns a :class:`Reply` (sync or async), so tests route on the request content
+instead of relying on call order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import json
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from .http_server import BackgroundServer
+
+
+@dataclass
+class ToolCall:
+    """A tool call the fake model emits; ``dict`` arguments are JSON-encoded."""
+
+    name: str
+    arguments: str | dict[str, Any] = field(default_factory=dict)
+
+    def arguments_text(self) -> str:
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return json.dumps(self.arguments)
+
+    def as_openai_function(self) -> dict[str, str]:
+        return {"name": self.name, "arguments": self.arguments_text()}
+
+
+@dataclass
+class Reply:
+    """What the fake model answers with."""
+
+    content: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    status: int = 200
+    error_message: str = ""
+    delay: float = 0.0
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+Brain = Callable[[dict[str, Any]], Reply | str | Awaitable[Reply | str]]
+
+
+class InFlightBarrier:
+    """One-shot barrier for brains: releases everyone once ``k`` callers wait together.
+
+    ``wait()`` returns True when released, False if ``timeout`` elapses first.
+    Callers arriving after the release pass straight through (returning True).
+    Use only from the server's event loop.
+    """
+
+    def __init__(self, k: int, timeout: float = 10.0) -> None:
+        if k < 1:
+            raise ValueError("k must be >= 1")
+        self.k = k
+        self.timeout = timeout
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.calls = 0
+        self._released: asyncio.Event | None = None
+
+    @property
+    def released(self) -> bool:
+        return self._released is not None and self._released.is_set()
+
+    async def wait(self) -> bool:
+        if self._released is None:
+            self._released = asyncio.Event()
+        event = self._released
+        self.calls += 1
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if self.in_flight >= self.k:
+                event.set()
+            await asyncio.wait_for(event.wait(), self.timeout)
+            return True
+        except TimeoutError:
+            return False
+        finally:
+            self.in_flight -= 1
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """Text of one chat message whose ``content`` is a string or a list of parts."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    texts = [part.get("text") for part in content or [] if isinstance(part, dict)]
+    return "".join(text for text in texts if isinstance(text, str))
+
+
+def tools_offered(body: dict[str, Any]) -> set[str]:
+    """Names of the function tools offered in a request body (empty set when none)."""
+    tools = body.get("tools") or []
+    return {str(t["function"]["name"]) for t in tools if isinstance(t.get("function"), dict)}
+
+
+def system_text(body: dict[str, Any]) -> str:
+    """All system/developer message text, joined by blank lines."""
+    messages = body.get("messages") or []
+    texts = [message_text(m) for m in messages if m.get("role") in ("system", "developer")]
+    return "\n\n".join(texts)
+
+
+def last_user_text(body: dict[str, Any]) -> str:
+    """Text of the last user message ("" when there is none)."""
+    for message in reversed(body.get("messages") or []):
+        if message.get("role") == "user":
+            return message_text(message)
+    return ""
+
+
+def _chunks(text: str, pieces: int = 3) -> list[str]:
+    if not text:
+        return []
+    size = max(1, -(-len(text) // pieces))
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+class ScriptedOpenAIServer(BackgroundServer):
+    """Fake OpenAI endpoint; use as ``with ScriptedOpenAIServer(brain) as srv``."""
+
+    def __init__(self, brain: Brain) -> None:
+        self.brain = brain
+        self._lock = threading.Lock()
+        self._requests: list[dict[str, Any]] = []
+        self._auth_headers: list[str] = []
+        self._ids = itertools.count(1)
+        self._call_ids = itertools.count(1)
+        self.in_flight = 0
+        self.max_in_flight = 0
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._chat_completions)
+        app.router.add_get("/v1/models", self._models)
+        super().__init__(app)
+
+    @property
+    def base_url(self) -> str:
+        return self.url + "/v1"
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """Snapshot of all request bodies received so far, in arrival order."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def auth_headers(self) -> list[str]:
+        with self._lock:
+            return list(self._auth_headers)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._requests.clear()
+            self._auth_headers.clear()
+            self.max_in_flight = self.in_flight
+
+    async def _models(self, request: web.Request) -> web.Response:
+        data = [{"id": "test-model", "object": "model", "created": 0, "owned_by": "test"}]
+        return web.json_response({"object": "list", "data": data})
+
+    async def _chat_completions(self, request: web.Request) -> web.StreamResponse:
+        body: dict[str, Any] = await request.json()
+        with self._lock:
+            self._requests.append(body)
+            self._auth_headers.append(request.headers.get("Authorization", ""))
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            return await self._respond(request, body)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    async def _respond(self, request: web.Request, body: dict[str, Any]) -> web.StreamResponse:
+        try:
+            result = self.brain(body)
+            if inspect.isawaitable(result):
+                result = await result
+        except Exception as exc:  # report brain bugs to the client, loudly
+            return _error_response(500, f"brain raised {type(exc).__name__}: {exc}")
+        reply = Reply(content=result) if isinstance(result, str) else result
+        if reply.delay > 0:
+            await asyncio.sleep(reply.delay)
+        if reply.status != 200:
+            return _error_response(reply.status, reply.error_message or "scripted error")
+
+        n = next(self._ids)
+        calls = [(f"call_{next(self._call_ids)}", tc) for tc in reply.tool_calls]
+        produced = len(reply.content) + sum(len(tc.arguments_text()) for tc in reply.tool_calls)
+        prompt = reply.prompt_tokens or max(1, len(json.dumps(body.get("messages", []))) // 4)
+        completion = reply.completion_tokens or max(1, produced // 4)
+        usage = {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
+        base = {"id": f"chatcmpl-{n}", "created": int(time.time()), "model": body.get("model")}
+        finish = "tool_calls" if calls else "stop"
+        if not body.get("stream"):
+            content = reply.content if reply.content or not calls else None
+            message: dict[str, Any] = {"role": "assistant", "content": content}
+            if calls:
+                message["tool_calls"] = [
+                    {"id": cid, "type": "function", "function": tc.as_openai_function()}
+                    for cid, tc in calls
+                ]
+            choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
+            payload = {**base, "object": "chat.completion", "choices": [choice], "usage": usage}
+            return web.json_response(payload)
+
+        stream = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        )
+        await stream.prepare(request)
+
+        async def send(choices: list[dict[str, Any]], **extra: Any) -> None:
+            chunk = {**base, "object": "chat.completion.chunk", "choices": choices, **extra}
+            await stream.write(f"data: {json.dumps(chunk)}\n\n".encode())
+
+        def delta(d: dict[str, Any], reason: str | None = None) -> list[dict[str, Any]]:
+            return [{"index": 0, "delta": d, "finish_reason": reason, "logprobs": None}]
+
+        await send(delta({"role": "assistant", "content": ""}))
+        for piece in _chunks(reply.content):
+            await send(delta({"content": piece}))
+        for index, (call_id, tc) in enumerate(calls):
+            function = {"name": tc.name, "arguments": ""}
+            head = {"index": index, "id": call_id, "type": "function", "function": function}
+            await send(delta({"tool_calls": [head]}))
+            for piece in _chunks(tc.arguments_text()):
+                part = {"index": index, "function": {"arguments": piece}}
+                await send(delta({"tool_calls": [part]}))
+        await send(delta({}, finish))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            await send([], usage=usage)
+        await stream.write(b"data: [DONE]\n\n")
+        await stream.write_eof()
+        return stream
+
+
+def _error_response(status: int, message: str) -> web.Response:
+    error = {"message": message, "type": "invalid_request_error", "code": None}
+    return web.json_response({"error": error}, status=status)

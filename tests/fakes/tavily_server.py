@@ -1,0 +1,131 @@
+"""A fake Tavily Search API for ``tavily.AsyncTavilyClient(api_base_url=srv.url)``.
+
+The real client sends ``POST {api_base_url}/search`` with a JSON body (``query``,
+``max_results``, ...) and ``Authorization: Bearer <key>``; it expects a JSON object
+with a ``results`` list of ``{url, title, content, score, raw_content}`` items.
+Non-200 statuses make it raise (HTTP 500 -> ``httpx.HTTPStatusError``).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from aiohttp import web
+
+from .http_server import BackgroundServer
+
+Corpus = Callable[[str, int], list[dict[str, Any]]]
+
+FAIL_MARKER = "FAIL_SEARCH"
+DEFAULT_MAX_RESULTS = 5
+
+
+def slugify(text: str, max_len: int = 60) -> str:
+    """Lower-case, hyphen-separated ASCII slug of ``text`` ("query" if empty)."""
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return slug[:max_len].rstrip("-") or "query"
+
+
+def topic_corpus(query: str, max_results: int) -> list[dict[str, Any]]:
+    """Deterministic results for ``query``; scores are 0.9, 0.75, 0.6, ... (floor 0.01)."""
+    slug = slugify(query)
+    results: list[dict[str, Any]] = []
+    for i in range(max(0, max_results)):
+        results.append(
+            {
+                "url": f"https://example.org/{slug}/{i}",
+                "title": f"{query} - source {i + 1}",
+                "content": (
+                    f"Source {i + 1} explains key facts about {query}. "
+                    f"It also gives background and figures on {query}."
+                ),
+                "score": max(round(0.9 - 0.15 * i, 2), 0.01),
+            }
+        )
+    return results
+
+
+class FakeTavilyServer(BackgroundServer):
+    """Fake Tavily backend; use as ``with FakeTavilyServer() as srv``."""
+
+    def __init__(self, corpus: Corpus = topic_corpus) -> None:
+        self.corpus = corpus
+        self._lock = threading.Lock()
+        self._requests: list[dict[str, Any]] = []
+        self._auth_headers: list[str] = []
+        self._returned_urls: set[str] = set()
+        app = web.Application()
+        app.router.add_post("/search", self._search)
+        super().__init__(app)
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """Snapshot of every ``/search`` request body, in arrival order."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def queries(self) -> list[str]:
+        return [str(body.get("query", "")) for body in self.requests]
+
+    @property
+    def auth_headers(self) -> list[str]:
+        with self._lock:
+            return list(self._auth_headers)
+
+    @property
+    def returned_urls(self) -> set[str]:
+        """Snapshot of every result URL the server has handed out."""
+        with self._lock:
+            return set(self._returned_urls)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._requests.clear()
+            self._auth_headers.clear()
+            self._returned_urls.clear()
+
+    async def _search(self, request: web.Request) -> web.Response:
+        body: dict[str, Any] = await request.json()
+        with self._lock:
+            self._requests.append(body)
+            self._auth_headers.append(request.headers.get("Authorization", ""))
+        query = str(body.get("query", ""))
+        if FAIL_MARKER in query:
+            return _error(500, f"simulated search failure for {query!r}")
+        max_results = int(body.get("max_results") or DEFAULT_MAX_RESULTS)
+        try:
+            found = self.corpus(query, max_results)[:max_results]
+        except Exception as exc:  # surface corpus bugs as a server error
+            return _error(500, f"corpus raised {type(exc).__name__}: {exc}")
+        raw = bool(body.get("include_raw_content"))
+        results = [
+            {
+                "url": r["url"],
+                "title": r.get("title", ""),
+                "content": r.get("content", ""),
+                "score": r.get("score", 0.5),
+                "raw_content": r.get("raw_content", r.get("content")) if raw else None,
+            }
+            for r in found
+        ]
+        with self._lock:
+            self._returned_urls.update(r["url"] for r in results)
+        payload = {
+            "query": query,
+            "follow_up_questions": None,
+            "answer": None,
+            "images": [],
+            "results": results,
+            "response_time": 0.01,
+            "request_id": uuid.uuid4().hex,
+        }
+        return web.json_response(payload)
+
+
+def _error(status: int, message: str) -> web.Response:
+    return web.json_response({"detail": {"error": message}}, status=status)

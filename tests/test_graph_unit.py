@@ -1,0 +1,350 @@
+"""Routing, caps, containment and clarification, with a scripted chat model."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from deep_research.clarify import parse_decision, read_answer
+from deep_research.graph import builder
+from tests.conftest import ScriptedSearch
+from tests.scripted_model import ScriptedChatModel
+
+NO_CLARIFY = {"allow_clarification": False}
+LINK = re.compile(r"\]\((https?://[^)\s]+)\)")
+
+
+def call(name: str, args: dict[str, Any], call_id: str) -> dict[str, Any]:
+    return {"name": name, "args": args, "id": call_id, "type": "tool_call"}
+
+
+def tool_results(messages: list[BaseMessage]) -> list[ToolMessage]:
+    return [m for m in messages if isinstance(m, ToolMessage)]
+
+
+def researcher(messages: list[BaseMessage], queries: int = 1) -> AIMessage:
+    """Search once with `queries` queries, then report every link it was given."""
+    results = tool_results(messages)
+    if not results:
+        topic = str(messages[1].content)
+        qs = [f"{topic} q{i}" for i in range(queries)]
+        return AIMessage("", tool_calls=[call("web_search", {"queries": qs}, "s1")])
+    links = LINK.findall(str(results[-1].content))
+    return AIMessage("Findings: " + " ".join(f"[claim]({u})" for u in links))
+
+
+def orchestrator_fanning_out(*topics: str) -> Callable[[list[BaseMessage]], AIMessage]:
+    def reply(messages: list[BaseMessage]) -> AIMessage:
+        results = tool_results(messages)
+        if not results:
+            calls = [call("research", {"topic": t}, f"r{i}") for i, t in enumerate(topics)]
+            return AIMessage("", tool_calls=calls)
+        links = LINK.findall("\n".join(str(m.content) for m in results))
+        return AIMessage("# Report\n\n" + " ".join(f"[c]({u})" for u in links))
+
+    return reply
+
+
+def script_for(
+    orchestrator: Callable[[list[BaseMessage]], AIMessage],
+    research: Callable[[list[BaseMessage]], AIMessage] = researcher,
+) -> Callable[[list[BaseMessage], set[str]], AIMessage]:
+    def script(messages: list[BaseMessage], tools: set[str]) -> AIMessage:
+        if "web_search" in tools:
+            return research(messages)
+        if "research" in tools:
+            return orchestrator(messages)
+        system = str(messages[0].content) if isinstance(messages[0], SystemMessage) else ""
+        if "research phase is over" in system:
+            return AIMessage("# Forced report\n\nWritten without tools.")
+        if "web researcher" in system:
+            return AIMessage("Wrap-up report without tools.")
+        return AIMessage('{"need_clarification": false, "questions": [], "verification": "ok"}')
+
+    return script
+
+
+async def run(context: dict[str, Any], thread: str = "t") -> dict[str, Any]:
+    graph = builder.compile(checkpointer=InMemorySaver())
+    question = {
+        "messages": [{"role": "user", "content": "How do heat pumps perform in cold climates?"}]
+    }
+    return await graph.ainvoke(question, {"configurable": {"thread_id": thread}}, context=context)
+
+
+async def test_research_calls_fan_out_and_findings_reach_the_report(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    use_script(script_for(orchestrator_fanning_out("topic alpha", "topic beta")))
+    out = await run(NO_CLARIFY)
+    cited = set(LINK.findall(out["final_report"]))
+    assert any("topic-alpha" in u for u in cited) and any("topic-beta" in u for u in cited)
+    assert cited <= {s["url"] for s in out["sources"]}
+    assert out["messages"][-1].content == out["final_report"]
+
+
+async def test_relevance_threshold_drops_low_scoring_results(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    model = use_script(script_for(orchestrator_fanning_out("topic alpha")))
+    out = await run({**NO_CLARIFY, "relevance_threshold": 0.5, "max_results_per_search": 4})
+    # scores 0.9, 0.6, 0.3, 0.0: two survive 0.5
+    assert [s["url"].rsplit("/", 1)[1] for s in out["sources"]] == ["0", "1"]
+    seen_by_researcher = [tool_results(m) for m, tools in model.calls if "web_search" in tools]
+    told = str(seen_by_researcher[-1][-1].content)
+    assert "2 results below the relevance threshold were dropped" in told
+    assert "/2)" not in told and "/3)" not in told
+
+
+async def test_search_cap_holds_across_parallel_researchers(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    model = use_script(
+        script_for(
+            orchestrator_fanning_out("alpha", "beta", "gamma"), lambda m: researcher(m, queries=2)
+        )
+    )
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "cap"}}
+    question = {"messages": [{"role": "user", "content": "q"}]}
+    await graph.ainvoke(question, config, context={**NO_CLARIFY, "max_searches_per_run": 4})
+    state = (await graph.aget_state(config)).values
+    assert len(scripted_search.queries) == 4
+    assert state["searches_used"] == 4
+    told = [str(m[-1].content) for m, tools in model.calls if "web_search" in tools]
+    assert sum("Search cap reached" in text for text in told) >= 1, "refusals are told"
+
+
+async def test_researchers_per_turn_limit_queues_the_rest(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    use_script(script_for(orchestrator_fanning_out("topic a1", "topic b2", "topic c3")))
+    scripted_search.hold_until(in_flight=2, timeout=0.3)  # never reached when the limit holds
+    out = await run({**NO_CLARIFY, "max_researchers_per_turn": 1})
+    assert scripted_search.max_in_flight == 1
+    assert len(scripted_search.queries) == 3, "queued calls run later, none is rejected"
+    assert len(tool_results(out["messages"])) == 3
+
+
+async def test_parallel_researchers_overlap_when_allowed(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    use_script(script_for(orchestrator_fanning_out("topic a1", "topic b2", "topic c3")))
+    scripted_search.hold_until(in_flight=3, timeout=10)
+    await run({**NO_CLARIFY, "max_researchers_per_turn": 3})
+    assert scripted_search.max_in_flight == 3
+
+
+async def test_todos_alone_are_saved_and_mixed_with_research_are_refused(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    todo = {"todos": [{"content": "Research alpha", "status": "pending"}]}
+
+    def orchestrator(messages: list[BaseMessage]) -> AIMessage:
+        turn = sum(isinstance(m, AIMessage) for m in messages)
+        if turn == 0:
+            return AIMessage("", tool_calls=[call("write_todos", todo, "t1")])
+        if turn == 1:
+            changed = {"todos": [{"content": "Changed", "status": "completed"}]}
+            return AIMessage(
+                "",
+                tool_calls=[
+                    call("write_todos", changed, "t2"),
+                    call("research", {"topic": "alpha topic"}, "r1"),
+                ],
+            )
+        return AIMessage("# Report\n\ndone")
+
+    use_script(script_for(orchestrator))
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "todos"}}
+    await graph.ainvoke(
+        {"messages": [{"role": "user", "content": "q"}]}, config, context=NO_CLARIFY
+    )
+    state = (await graph.aget_state(config)).values
+    assert state["todos"] == [{"content": "Research alpha", "status": "pending"}]
+    answers = {m.tool_call_id: m for m in tool_results(state["messages"])}
+    assert "Plan saved" in str(answers["t1"].content)
+    assert answers["t2"].status == "error" and "call write_todos alone" in str(
+        answers["t2"].content
+    )
+    assert "Example: write_todos(" in str(answers["t2"].content)
+    assert answers["r1"].status == "success", "the research in a mixed reply still runs"
+
+
+async def test_invalid_and_unknown_calls_get_errors_with_examples(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    def orchestrator(messages: list[BaseMessage]) -> AIMessage:
+        if not tool_results(messages):
+            return AIMessage(
+                "",
+                tool_calls=[
+                    call("research", {"subject": "x"}, "bad"),
+                    call("browse", {"url": "x"}, "unknown"),
+                ],
+            )
+        return AIMessage("# Report")
+
+    use_script(script_for(orchestrator))
+    out = await run(NO_CLARIFY)
+    answers = {m.tool_call_id: str(m.content) for m in tool_results(out["messages"])}
+    assert "Invalid arguments" in answers["bad"] and 'research({"topic"' in answers["bad"]
+    assert "Unknown tool 'browse'" in answers["unknown"]
+    assert scripted_search.queries == []
+
+
+async def test_orchestrator_turn_cap_forces_a_report_without_tools(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    def never_done(messages: list[BaseMessage]) -> AIMessage:
+        n = len(tool_results(messages))
+        return AIMessage("", tool_calls=[call("research", {"topic": f"topic {n}"}, f"r{n}")])
+
+    model = use_script(script_for(never_done))
+    out = await run({**NO_CLARIFY, "max_orchestrator_turns": 3})
+    assert out["final_report"].startswith("# Forced report")
+    orchestrator_calls = [tools for _, tools in model.calls if "web_search" not in tools]
+    assert orchestrator_calls[-1] == set(), "the last call offers no tools"
+    assert len(scripted_search.queries) == 2
+
+
+async def test_researcher_turn_cap(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    def searches_forever(messages: list[BaseMessage]) -> AIMessage:
+        n = len(tool_results(messages))
+        return AIMessage("", tool_calls=[call("web_search", {"queries": [f"q{n}"]}, f"s{n}")])
+
+    use_script(script_for(orchestrator_fanning_out("alpha"), searches_forever))
+    out = await run({**NO_CLARIFY, "max_researcher_turns": 3})
+    assert len(scripted_search.queries) == 2
+    assert "Wrap-up report without tools." in str(tool_results(out["messages"])[0].content)
+
+
+async def test_failed_researcher_keeps_siblings_and_names_the_gap(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    def flaky(messages: list[BaseMessage]) -> AIMessage:
+        if "doomed" in str(messages[1].content):
+            raise RuntimeError("model server said 500")
+        return researcher(messages)
+
+    use_script(script_for(orchestrator_fanning_out("healthy topic", "doomed topic"), flaky))
+    out = await run(NO_CLARIFY)
+    assert out["failures"] == [
+        {"topic": "doomed topic", "error": "RuntimeError: model server said 500"}
+    ]
+    assert "healthy-topic" in out["final_report"]
+    assert "## Research gaps" in out["final_report"] and "doomed topic" in out["final_report"]
+
+
+async def test_failed_search_is_reported_to_the_researcher(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    use_script(script_for(orchestrator_fanning_out("FAIL_SEARCH topic")))
+    out = await run(NO_CLARIFY)
+    assert out["failures"] == []
+    assert len(scripted_search.queries) == 1
+
+
+def clarifying_script(answered_marker: str) -> Callable[[list[BaseMessage], set[str]], AIMessage]:
+    base = script_for(orchestrator_fanning_out("alpha"))
+
+    def script(messages: list[BaseMessage], tools: set[str]) -> AIMessage:
+        system = str(messages[0].content)
+        if not tools and "intake step" in system:
+            if any(answered_marker in str(m.content) for m in messages):
+                return AIMessage('{"need_clarification": false, "verification": "Researching."}')
+            return AIMessage(
+                'Let me think.\n```json\n{"need_clarification": true, '
+                '"questions": ["Which climate?", "Which budget?"]}\n```'
+            )
+        return base(messages, tools)
+
+    return script
+
+
+async def test_clarifier_interrupts_rejects_bad_resume_and_never_repeats_its_call(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    model = use_script(clarifying_script("Nordic"))
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "clarify"}}
+    context = {"max_clarification_rounds": 2}
+    out = await graph.ainvoke(
+        {"messages": [{"role": "user", "content": "heat pumps"}]}, config, context=context
+    )
+    assert out["__interrupt__"][0].value == {
+        "questions": ["Which climate?", "Which budget?"],
+        "round": 1,
+    }
+    calls_before = len(model.calls)
+    out = await graph.ainvoke(Command(resume={"reply": "x"}), config, context=context)
+    interrupt = out["__interrupt__"][0].value
+    assert interrupt["questions"] == ["Which climate?", "Which budget?"]
+    assert "error" in interrupt and '{"answer"' in interrupt["error"]
+    assert len(model.calls) == calls_before, "a bad resume makes no model call"
+    out = await graph.ainvoke(
+        Command(resume={"answer": "Nordic, mid-range"}), config, context=context
+    )
+    assert "final_report" in out
+    clarifier_calls = [m for m, tools in model.calls if "intake step" in str(m[0].content)]
+    assert len(clarifier_calls) == 2
+    assert not any("Nordic" in str(x.content) for x in clarifier_calls[0])
+    assert any("Nordic" in str(x.content) for x in clarifier_calls[1])
+
+
+async def test_clarification_can_be_switched_off(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    model = use_script(clarifying_script("never"))
+    out = await run(NO_CLARIFY)
+    assert "final_report" in out
+    assert not any("intake step" in str(m[0].content) for m, _ in model.calls)
+
+
+async def test_clarification_rounds_are_capped(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    model = use_script(clarifying_script("never-answered-marker"))
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "rounds"}}
+    out = await graph.ainvoke(
+        {"messages": [{"role": "user", "content": "q"}]},
+        config,
+        context={"max_clarification_rounds": 1},
+    )
+    out = await graph.ainvoke(
+        Command(resume="an answer"), config, context={"max_clarification_rounds": 1}
+    )
+    assert "final_report" in out
+    assert sum("intake step" in str(m[0].content) for m, _ in model.calls) == 1
+
+
+def test_parse_decision_tolerates_prose_fences_think_and_truncation() -> None:
+    cases = [
+        '{"need_clarification": true, "questions": ["A?"]}',
+        'Sure!\n```json\n{"need_clarification": true, "questions": ["A?"]}\n```',
+        '<think>{"need_clarification": false}</think>{"need_clarification": true, '
+        '"questions": ["A?"]}',
+        '{"need_clarification": true, "questions": ["A?"',
+        "{'need_clarification': True, 'questions': ['A?']}",
+    ]
+    for text in cases:
+        decision = parse_decision(text)
+        assert decision is not None, text
+        assert decision.need_clarification and decision.questions == ["A?"], text
+    assert parse_decision("I have no idea") is None
+
+
+def test_read_answer_accepts_only_documented_shapes() -> None:
+    assert read_answer(" Nordic ") == "Nordic"
+    assert read_answer({"answer": "Nordic"}) == "Nordic"
+    for bad in [None, 42, "", {"reply": "x"}, {"answer": "x", "extra": 1}, ["x"]]:
+        assert read_answer(bad) is None
