@@ -94,3 +94,19 @@ def test_cloud_role_keeps_provider_default_temperature(monkeypatch: pytest.Monke
     model = chat_model(Context(orchestrator_model="openai:gpt-4.1"), "orchestrator")
     assert isinstance(model, ChatOpenAI)
     assert model.temperature is None and model.model_name == "gpt-4.1"
+
+
+def test_env_example_documents_every_variable_with_a_valid_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pathlib import Path
+
+    from deep_research.context import Endpoints
+
+    lines = (Path(__file__).parent.parent / ".env.example").read_text().splitlines()
+    settings = dict(line.split("=", 1) for line in lines if line and not line.startswith("#"))
+    expected = {name.upper() for name in [*Context.model_fields, *Endpoints.model_fields]}
+    assert expected <= set(settings), expected - set(settings)
+    for name, value in settings.items():
+        monkeypatch.setenv(name, value)
+    assert Context().max_searches_per_run == 25 and Endpoints().llm_timeout == 600
