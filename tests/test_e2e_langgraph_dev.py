@@ -64,6 +64,7 @@ def server_env(home: Path, model: ScriptedOpenAIServer, tavily: FakeTavilyServer
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
         "LANGGRAPH_NO_VERSION_CHECK": "true",  # no PyPI look-up at startup
         "LANGSMITH_TRACING": "false",
+        "LOG_COLOR": "false",  # plain text in the captured log
         "LLM_BASE_URL": model.base_url,
         "LLM_MAX_RETRIES": "0",
         "TAVILY_API_KEY": "tvly-test",
@@ -180,7 +181,9 @@ async def test_clarify_resume_and_report_through_langgraph_dev(
 
 async def test_context_schema_describes_every_field(server_url: str) -> None:
     client = get_client(url=server_url, api_key=None)
-    schemas = await client.assistants.get_schemas(ASSISTANT)
+    # Runs accept the graph id, but the schemas endpoint wants the assistant's UUID.
+    [assistant] = await client.assistants.search(graph_id=ASSISTANT)
+    schemas = await client.assistants.get_schemas(assistant["assistant_id"])
     context_schema = schemas["context_schema"]
     assert context_schema is not None, schemas
     properties: dict[str, dict[str, Any]] = context_schema["properties"]
