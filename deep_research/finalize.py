@@ -7,6 +7,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
+from deep_research import progress
 from deep_research.state import ResearchState
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
@@ -20,5 +21,6 @@ def finalize(state: ResearchState) -> dict[str, Any]:
     if failures:
         gaps = "\n".join(f"- {f['topic']}: {f['error']}" for f in failures)
         report += f"\n\n## Research gaps\n\nThese topics could not be researched:\n{gaps}\n"
+    progress.emit("report_written", chars=len(report), failures=len(failures))
     # Same id: the orchestrator's draft is replaced, not shown twice in chat.
     return {"final_report": report, "messages": [AIMessage(report, id=last.id)]}

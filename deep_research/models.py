@@ -12,6 +12,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel
 
+from deep_research import tracing
 from deep_research.context import MODEL_PROVIDERS, ConfigError, Context, Endpoints
 
 Role = Literal["clarifier", "orchestrator", "researcher"]
@@ -67,6 +68,8 @@ class RoleModel:
 
     model: BaseChatModel
     endpoint: str
+    role: Role
+    spec: str
 
     async def ask(
         self, messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]] = ()
@@ -74,7 +77,9 @@ class RoleModel:
         """Call the model; an unreachable server becomes one clear `ModelEndpointError`."""
         runnable = self.model.bind_tools(list(tools)) if tools else self.model
         try:
-            reply = await runnable.ainvoke(list(messages))
+            reply = await runnable.ainvoke(
+                list(messages), tracing.model_config(self.role, self.spec)
+            )
         except openai.APIConnectionError as error:  # includes timeouts
             raise ModelEndpointError(
                 f"Cannot reach the model server at {self.endpoint} "
@@ -91,4 +96,6 @@ def role_model(context: Context, role: Role) -> RoleModel:
     """The configured model for `role`, ready to call."""
     model = chat_model(context, role)
     base = getattr(model, "openai_api_base", None)
-    return RoleModel(model=model, endpoint=str(base or "https://api.openai.com/v1"))
+    endpoint = str(base or "https://api.openai.com/v1")
+    spec = getattr(context, f"{role}_model")
+    return RoleModel(model=model, endpoint=endpoint, role=role, spec=spec)

@@ -10,7 +10,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from deep_research import models, prompts
+from deep_research import models, progress, prompts
 from deep_research.context import Context, context_of
 from deep_research.state import ResearchState, ResearchTask, Todo
 
@@ -48,6 +48,7 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     context = context_of(runtime)
     model = models.role_model(context, "orchestrator")
     turns = state.get("orchestrator_turns", 0) + 1
+    progress.emit("orchestrator_turn", turn=turns, cap=context.max_orchestrator_turns)
     if turns >= context.max_orchestrator_turns:
         reply = await model.ask(
             [SystemMessage(prompts.render("report_writer")), HumanMessage(_findings(state))]
@@ -128,6 +129,7 @@ def answer_tools(state: ResearchState) -> dict[str, Any]:
                 messages.append(_error(call_id, name, f"Invalid arguments: {problem}."))
                 continue
             update["todos"] = [Todo(content=t.content, status=t.status) for t in todos]
+            progress.emit("todos", todos=update["todos"])
             listing = "\n".join(f"- [{t.status}] {t.content}" for t in todos)
             messages.append(ToolMessage(f"Plan saved:\n{listing}", tool_call_id=call_id, name=name))
         else:

@@ -18,7 +18,7 @@ from langgraph.graph import START, StateGraph
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from deep_research import models, prompts
+from deep_research import models, progress, prompts, tracing
 from deep_research.context import Context, context_of
 from deep_research.search.budget import SearchBudget, shared_budget
 from deep_research.search.providers import (
@@ -93,6 +93,8 @@ async def search(state: ResearcherState, runtime: Runtime[Context]) -> dict[str,
     )
     provider = make_provider(context.search_provider)
     owner = state["tool_call_id"]
+    await budget.restore(owner, state.get("searches", 0))
+    taken = budget.used_by[owner]
     outcomes = await asyncio.gather(
         *(_answer_call(call, budget, owner, provider, context) for call in last.tool_calls)
     )
@@ -101,7 +103,11 @@ async def search(state: ResearcherState, runtime: Runtime[Context]) -> dict[str,
         for _, results in outcomes
         for r in results
     ]
-    return {"messages": [message for message, _ in outcomes], "sources": found}
+    return {
+        "messages": [message for message, _ in outcomes],
+        "sources": found,
+        "searches": budget.used_by[owner] - taken,
+    }
 
 
 async def _answer_call(
@@ -129,22 +135,28 @@ async def _answer_call(
     for query in queries:
         if await budget.take(owner):
             allowed.append(query)
+            progress.emit("search", id=owner, query=query, used=budget.used, cap=budget.limit)
         else:
+            progress.emit("search_refused", id=owner, query=query, cap=budget.limit)
             notes.append(
                 f"Search cap reached ({budget.limit} searches per run): {query!r} was not run. "
                 "Write your report from the results you have."
             )
     outcomes = await asyncio.gather(
-        *(_run_query(provider, q, context) for q in allowed), return_exceptions=True
+        *(tracing.named_search(_run_query, provider, q, context) for q in allowed),
+        return_exceptions=True,
     )
     sections, kept = [], []
     for query, outcome in zip(allowed, outcomes, strict=True):
         if isinstance(outcome, SearchError):
+            progress.emit("search_failed", id=owner, query=query, error=str(outcome))
             sections.append(f'## "{query}"\nSearch failed: {outcome}')
         elif isinstance(outcome, BaseException):
             raise outcome
         else:
             results, dropped = outcome
+            urls = [r.url for r in results]
+            progress.emit("search_done", id=owner, query=query, urls=urls, dropped=dropped)
             kept.extend(results)
             sections.append(_format_results(query, results, dropped))
     text = "\n\n".join([*sections, *notes]) or "No searches were run."
@@ -201,15 +213,20 @@ async def research(task: ResearchTask, runtime: Runtime[Context]) -> dict[str, A
         task["dispatch_id"], context.max_searches_per_run, task["searches_before"]
     )
     async with _turn_slots(task["dispatch_id"], context.max_researchers_per_turn):
+        progress.emit("research_started", id=task["tool_call_id"], topic=task["topic"])
         try:
             start = ResearcherState(
-                messages=[HumanMessage(task["topic"])], sources=[], turns=0, **task
+                messages=[HumanMessage(task["topic"])], sources=[], turns=0, searches=0, **task
             )
-            result = await researcher_graph.ainvoke(start, context=context)
+            result = await researcher_graph.ainvoke(
+                start, tracing.research_config(task["topic"], context), context=context
+            )
         except GraphBubbleUp:
             raise
         except Exception as error:  # containment boundary: recorded and reported below
             message = f"{type(error).__name__}: {error}"
+            progress.emit("research_failed", id=task["tool_call_id"], topic=task["topic"],
+                          error=message)
             return {
                 "messages": [
                     ToolMessage(
@@ -225,6 +242,9 @@ async def research(task: ResearchTask, runtime: Runtime[Context]) -> dict[str, A
             }
     report = str(result["messages"][-1].content)
     sources = result.get("sources", [])
+    searches = result.get("searches", 0)  # from the subgraph's state: survives a resume
+    progress.emit("research_done", id=task["tool_call_id"], topic=task["topic"],
+                  sources=len(sources), searches=searches)
     listing = "\n".join(f"- [{s['title']}]({s['url']})" for s in sources)
     return {
         "messages": [
@@ -235,5 +255,5 @@ async def research(task: ResearchTask, runtime: Runtime[Context]) -> dict[str, A
             )
         ],
         "sources": sources,
-        "searches_used": budget.used_by[task["tool_call_id"]],
+        "searches_used": searches,
     }

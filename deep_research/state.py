@@ -81,5 +81,7 @@ class ResearcherState(TypedDict):
     tool_call_id: str
     dispatch_id: str
     searches_before: int
+    # Checkpointed with the subgraph, so searches made before a crash still count on resume.
+    searches: Annotated[int, operator.add]
     sources: Annotated[list[Source], merge_sources]
     turns: int

@@ -25,6 +25,14 @@ class SearchBudget:
             self.used_by[owner] += 1
             return True
 
+    async def restore(self, owner: str, made: int) -> None:
+        """Count `owner`'s searches from before a resume, which this fresh budget never saw."""
+        async with self._lock:
+            missing = made - self.used_by[owner]
+            if missing > 0:
+                self.used += missing
+                self.used_by[owner] += missing
+
 
 # One budget per dispatch (one orchestrator turn's research calls). Entries vanish when
 # the last researcher of that dispatch lets go; the persisted count lives in graph state.

@@ -1,0 +1,70 @@
+"""What traces (LangSmith, the CLI's traffic log) call each run: names, tags and metadata.
+
+Nodes are already named by what they do (`clarify`, `orchestrate`, `finalize`); this adds
+`research: <topic>` for each researcher, `search: <query>` for each query, `role:` and
+`model:` tags on model calls, and the search provider and caps as metadata. Only
+`Context` values go in: endpoints and keys live in `Endpoints` and never reach a trace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+
+from deep_research.context import Context
+
+T = TypeVar("T")
+
+# Long topics and queries make trace lists unreadable; the full text is in the inputs.
+NAME_CHARS = 80
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= NAME_CHARS else text[: NAME_CHARS - 1] + "…"
+
+
+def run_metadata(context: Context) -> dict[str, Any]:
+    """Search provider and caps of a run, for the top-level trace (LangGraph adds thread_id)."""
+    return {
+        "search_provider": context.search_provider,
+        "max_searches_per_run": context.max_searches_per_run,
+        "max_results_per_search": context.max_results_per_search,
+        "max_researchers_per_turn": context.max_researchers_per_turn,
+        "max_orchestrator_turns": context.max_orchestrator_turns,
+        "max_researcher_turns": context.max_researcher_turns,
+        "max_clarification_rounds": context.max_clarification_rounds,
+    }
+
+
+def model_config(role: str, spec: str) -> RunnableConfig:
+    """Tags and metadata for one model call: which role asked, which model answered."""
+    return {"tags": [f"role:{role}", f"model:{spec}"], "metadata": {"role": role, "model": spec}}
+
+
+def research_config(topic: str, context: Context) -> RunnableConfig:
+    """The research subgraph's run: named by its topic, so a trace reads like the plan."""
+    return {
+        "run_name": f"research: {_short(topic)}",
+        "tags": ["role:researcher", f"model:{context.researcher_model}"],
+        "metadata": {"topic": topic, **run_metadata(context)},
+    }
+
+
+async def named_search(
+    run: Callable[[Any, str, Context], Awaitable[T]], provider: Any, query: str, context: Context
+) -> T:
+    """`run(provider, query, context)` as a traced run named `search: <query>`."""
+
+    async def search(text: str) -> T:
+        return await run(provider, text, context)
+
+    config: RunnableConfig = {
+        "run_name": f"search: {_short(query)}",
+        "tags": ["search", f"search_provider:{provider.name}"],
+        "metadata": {"search_provider": provider.name},
+    }
+    result: T = await RunnableLambda(search).ainvoke(query, config)
+    return result
