@@ -1,0 +1,204 @@
+"""`deep-research`: ask a question, resume a run, list runs, or replay a traffic log.
+
+    deep-research "question" [--no-clarify] [--model SPEC] [--search NAME] [--max-searches N]
+    deep-research --resume THREAD_ID
+    deep-research runs
+    deep-research replay FILE
+
+Every setting flag is a `Context` field (`--set FIELD=VALUE` reaches any of them), so the
+CLI validates and explains bad values exactly as Studio and the SDK do. Errors are one
+line on stderr: exit code 2 for bad input, 1 for a failed run, 130 for Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import uuid
+from datetime import datetime
+from pathlib import Path
+from typing import Any, NoReturn
+
+import openai
+from rich.console import Console
+
+from deep_research.cli.replay import timeline
+from deep_research.cli.runs import (
+    Home,
+    UnknownRunError,
+    durable_graph,
+    list_runs,
+    load_run,
+    read_log,
+    status_of,
+)
+from deep_research.cli.session import Outcome, ResumeError, run_research
+from deep_research.cli.summary import citation_line, totals
+from deep_research.context import ConfigError, Context, load_context
+from deep_research.models import ModelEndpointError
+
+HOME = Home(Path(".deep_research"))
+REPORTS = Path("reports")
+
+
+class UsageError(ValueError):
+    """The command line is wrong; the message says how."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line instead of usage + message
+        raise UsageError(f"{message} (see deep-research --help)")
+
+
+def research_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="deep-research",
+        description="Research a question on the web and write a cited Markdown report. "
+        "Other commands: `deep-research runs` lists past runs; "
+        "`deep-research replay FILE` prints a run's traffic log as a timeline.",
+    )
+    parser.add_argument("question", nargs="?", help="what to research")
+    parser.add_argument("--resume", metavar="THREAD_ID", help="continue a stopped run")
+    parser.add_argument("--no-clarify", action="store_true", help="skip clarifying questions")
+    parser.add_argument("--model", help="model for every role, as provider:model")
+    parser.add_argument("--search", help="search provider: auto, tavily or ddgs")
+    parser.add_argument("--max-searches", type=int, help="searches allowed for the whole run")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="any other setting, e.g. --set max_researcher_turns=3 (repeatable)",
+    )
+    return parser
+
+
+def settings_from(args: argparse.Namespace) -> dict[str, Any]:
+    """Command-line flags as `Context` field overrides (only the ones given)."""
+    settings: dict[str, Any] = {}
+    for item in args.set:
+        field, sep, value = item.partition("=")
+        if not sep or not field.strip():
+            raise UsageError(f"--set wants FIELD=VALUE, got {item!r}")
+        settings[field.strip()] = value.strip()
+    if args.no_clarify:
+        settings["allow_clarification"] = False
+    if args.model:
+        settings.update(
+            dict.fromkeys(("clarifier_model", "orchestrator_model", "researcher_model"), args.model)
+        )
+    if args.search:
+        settings["search_provider"] = args.search
+    if args.max_searches is not None:
+        settings["max_searches_per_run"] = args.max_searches
+    return settings
+
+
+def research(argv: list[str], console: Console) -> int:
+    args = research_parser().parse_args(argv)
+    settings = settings_from(args)
+    if args.resume and args.question:
+        raise UsageError("give a question or --resume THREAD_ID, not both")
+    if args.resume:
+        record = load_run(HOME, args.resume)
+        thread_id, question = record.thread_id, record.question
+        settings = {**record.settings, **settings}
+    elif args.question and args.question.strip():
+        thread_id, question = uuid.uuid4().hex[:8], args.question.strip()
+    else:
+        raise UsageError('give a question, e.g. deep-research "Are heat pumps worth it?"')
+    context = load_context(settings)  # a bad value stops here, before anything is written
+    interactive = sys.stdin.isatty()
+    if not interactive and context.allow_clarification:
+        console.print("stdin is not a terminal: skipping clarifying questions (--no-clarify).")
+        settings["allow_clarification"] = False
+        context = load_context(settings)
+    console.print(f"Thread {thread_id} · resume with: deep-research --resume {thread_id}")
+    try:
+        outcome = asyncio.run(
+            run_research(
+                HOME,
+                REPORTS,
+                console,
+                context,
+                thread_id=thread_id,
+                question=question,
+                settings=settings,
+                resume=bool(args.resume),
+                interactive=interactive,
+            )
+        )
+    except KeyboardInterrupt:
+        print(f"Stopped. Resume with: deep-research --resume {thread_id}", file=sys.stderr)
+        return 130
+    print_summary(console, outcome, context)
+    return 0
+
+
+def print_summary(console: Console, outcome: Outcome, context: Context) -> None:
+    values = outcome.values
+    records = read_log(HOME.log_path(outcome.thread_id))
+    if outcome.report is None:
+        console.print(f"Thread {outcome.thread_id} was already done; nothing left to run.")
+    else:
+        console.print(f"\n[bold]Report saved:[/bold] {outcome.report}")
+    minutes, seconds = divmod(int(outcome.seconds), 60)
+    console.print(f"wall time     {minutes}:{seconds:02d} (this session)", highlight=False)
+    for line in totals(records).lines():
+        console.print(line, highlight=False)
+    cap = context.max_searches_per_run
+    console.print(f"search budget {values.get('searches_used', 0)} of {cap} used", highlight=False)
+    console.print(f"sources       {len(values.get('sources', []))}", highlight=False)
+    report = values.get("final_report", "")
+    console.print(citation_line(report, values.get("sources", [])), highlight=False)
+    console.print(f"traffic log   {HOME.log_path(outcome.thread_id)}", highlight=False)
+
+
+async def _statuses(thread_ids: list[str]) -> list[str]:
+    async with durable_graph(HOME) as graph:
+        return [await status_of(graph, thread_id) for thread_id in thread_ids]
+
+
+def show_runs(argv: list[str], console: Console) -> int:
+    if argv:
+        raise UsageError(f"`runs` takes no arguments, got {' '.join(argv)!r}")
+    runs = list_runs(HOME)
+    if not runs:
+        console.print(f"No runs yet in {HOME.root}/.")
+        return 0
+    statuses = asyncio.run(_statuses([run.thread_id for run in runs]))
+    for run, status in zip(runs, statuses, strict=True):
+        when = datetime.fromtimestamp(run.started).strftime("%Y-%m-%d %H:%M")
+        detail = run.report if status == "done" else run.error
+        line = f"{run.thread_id}  {when}  {status:<22} {run.question[:60]}"
+        console.print(line + (f"  ({detail})" if detail else ""), highlight=False)
+    return 0
+
+
+def replay(argv: list[str], console: Console) -> int:
+    if len(argv) != 1:
+        raise UsageError("usage: deep-research replay FILE (a .deep_research/runs/*.jsonl log)")
+    path = Path(argv[0])
+    if not path.is_file():
+        raise UsageError(f"no traffic log at {path}")
+    for line in timeline(read_log(path)):
+        console.print(line, highlight=False, markup=False)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    # soft_wrap: long lines stay whole in logs and pipes; the live view sizes itself.
+    console = Console(soft_wrap=True)
+    commands = {"runs": show_runs, "replay": replay}
+    try:
+        if argv and argv[0] in commands:
+            return commands[argv[0]](argv[1:], console)
+        return research(argv, console)
+    except (UsageError, ConfigError) as error:
+        print(f"deep-research: {error}", file=sys.stderr)
+        return 2
+    except (ModelEndpointError, openai.APIError, UnknownRunError, ResumeError) as error:
+        print(f"deep-research: {error}", file=sys.stderr)
+        return 1

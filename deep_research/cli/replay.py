@@ -1,0 +1,77 @@
+"""`deep-research replay FILE`: a traffic log as a readable timeline, then its totals."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from deep_research.cli.summary import totals
+from deep_research.cli.view import Tracker
+
+PREVIEW_CHARS = 100
+
+
+def _preview(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
+
+
+def _calls(calls: list[dict[str, Any]]) -> str:
+    return ", ".join(f"{c['name']}({_preview(c.get('args', {}))})" for c in calls)
+
+
+def describe(record: dict[str, Any], tracker: Tracker) -> str | None:
+    """One record as `label  text`; None for records that add nothing to a timeline."""
+    kind = record.get("kind")
+    role = record.get("role", "")
+    if kind == "run":
+        if record.get("action") == "start":
+            return f"run start     {_preview(record.get('question', ''))}"
+        if record.get("action") == "end" and record.get("error"):
+            return f"run failed    {record['error']}"
+        return f"run {record.get('action', '')}"
+    if kind == "model_request":
+        messages = record.get("messages") or []
+        tools = ", ".join(record.get("tools") or []) or "none"
+        return f"{role:<13} → {len(messages)} messages, tools: {tools}"
+    if kind == "model_reply":
+        said = (
+            _calls(record["tool_calls"])
+            if record.get("tool_calls")
+            else _preview(record.get("content", ""))
+        )
+        usage = f"{record.get('tokens_in', 0)} in / {record.get('tokens_out', 0)} out"
+        return f"{role:<13} ← {said}  [{usage}, {record.get('seconds', 0):.2f}s]"
+    if kind == "model_error":
+        return f"{role:<13} ✗ {record.get('error')}  [{record.get('seconds', 0):.2f}s]"
+    if kind == "tool_end":
+        return f"{'tool':<13} {record.get('name')}  [{record.get('seconds', 0):.2f}s]"
+    if kind == "tool_error":
+        return f"{'tool':<13} {record.get('name')} failed: {record.get('error')}"
+    if kind == "progress":
+        line = tracker.handle(record)
+        return f"{'progress':<13} {line}" if line else None
+    if kind == "interrupt":
+        return f"{'question':<13} {'; '.join(record.get('questions', []))}"
+    if kind == "answer":
+        return f"{'answer':<13} {_preview(record.get('answer', ''))}"
+    return None
+
+
+def timeline(records: list[dict[str, Any]]) -> Iterator[str]:
+    """The log as lines `+SECONDS  label  text`, followed by the run's totals."""
+    if not records:
+        yield "(empty traffic log)"
+        return
+    start = float(records[0].get("t", 0))
+    thread = next((r.get("thread") for r in records if r.get("thread")), "?")
+    tracker = Tracker(str(thread))
+    for record in records:
+        text = describe(record, tracker)
+        if text is not None:
+            yield f"+{float(record.get('t', start)) - start:8.2f}s  {text}"
+    yield ""
+    yield "Totals"
+    yield from (f"  {line}" for line in totals(records).lines())

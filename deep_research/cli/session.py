@@ -1,0 +1,145 @@
+"""One research session: start or resume a thread, show progress, ask the questions.
+
+The graph checkpoints every step to SQLite, so a session that dies (Ctrl-C, a crash, a
+dead model server) can be resumed: LangGraph keeps the writes of research tasks that
+finished, and only unfinished work runs again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command
+from rich.console import Console
+
+from deep_research import tracing
+from deep_research.cli.runs import Home, durable_graph, status_of
+from deep_research.cli.traffic import TrafficHandler, TrafficLog
+from deep_research.cli.view import ProgressView, Tracker
+from deep_research.context import Context
+
+NO_ANSWER = "(No answer given; proceed with your best judgement.)"
+
+
+class ResumeError(RuntimeError):
+    """The thread cannot be resumed (it never started, or it has nothing left to do)."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    thread_id: str
+    values: dict[str, Any]
+    seconds: float
+    report: Path | None  # None when the thread was already done before this session
+
+
+def save_report(reports: Path, question: str, report: str) -> Path:
+    """Write `reports/<date>-<slug>.md`, never overwriting an earlier report."""
+    words = re.sub(r"[^a-z0-9]+", " ", question.lower()).split()[:8]
+    stem = f"{date.today().isoformat()}-{'-'.join(words) or 'report'}"
+    reports.mkdir(parents=True, exist_ok=True)
+    path, n = reports / f"{stem}.md", 1
+    while path.exists():
+        n += 1
+        path = reports / f"{stem}-{n}.md"
+    path.write_text(report, encoding="utf-8")
+    return path
+
+
+async def run_research(
+    home: Home,
+    reports: Path,
+    console: Console,
+    context: Context,
+    *,
+    thread_id: str,
+    question: str,
+    settings: dict[str, Any],
+    resume: bool,
+    interactive: bool,
+) -> Outcome:
+    """Run a new thread, or resume one, until its report is written and saved."""
+    started = time.monotonic()
+    log = TrafficLog(home.log_path(thread_id))
+    action = "resume" if resume else "start"
+    log.write("run", action=action, thread=thread_id, question=question, settings=settings)
+    config: RunnableConfig = {
+        "configurable": {"thread_id": thread_id},
+        "callbacks": [TrafficHandler(log)],
+        "run_name": "deep_research",
+        "tags": ["deep-research-cli"],
+        "metadata": {"thread_id": thread_id, **tracing.run_metadata(context)},
+    }
+    try:
+        async with durable_graph(home) as graph:
+            payload: Any = {"messages": [{"role": "user", "content": question}]}
+            if resume:
+                status = await status_of(graph, thread_id)
+                state = await graph.aget_state(config)
+                if status == "done":
+                    log.write("run", action="end", status="already done")
+                    return Outcome(thread_id, state.values, time.monotonic() - started, None)
+                if status == "not started":
+                    raise ResumeError(f"thread {thread_id!r} has no checkpoint to resume from")
+                # None continues from the last checkpoint; a waiting question is asked first.
+                payload = None
+                if state.interrupts:
+                    payload = await _answer(console, state.interrupts[0].value, interactive, log)
+            tracker = Tracker(thread_id)
+            while True:
+                view = ProgressView(tracker, console)
+                view.start()
+                try:
+                    # subgraphs=True: searches are reported from inside research subgraphs.
+                    async for _namespace, event in graph.astream(
+                        payload, config, context=context, stream_mode="custom", subgraphs=True
+                    ):
+                        assert isinstance(event, dict)
+                        log.write("progress", **event)
+                        view.show(event)
+                finally:
+                    view.stop()
+                state = await graph.aget_state(config)
+                if not state.interrupts:
+                    break
+                payload = await _answer(console, state.interrupts[0].value, interactive, log)
+        path = await asyncio.to_thread(save_report, reports, question, state.values["final_report"])
+        log.write("run", action="end", status="done", report=str(path))
+        return Outcome(thread_id, state.values, time.monotonic() - started, path)
+    except Exception as error:
+        log.write("run", action="end", status="failed", error=f"{type(error).__name__}: {error}")
+        raise
+    finally:
+        log.close()
+
+
+async def _answer(
+    console: Console, request: dict[str, Any], interactive: bool, log: TrafficLog
+) -> Command[Any]:
+    """Show the clarifying questions and read one answer (or say why none is asked for)."""
+    log.write("interrupt", **request)
+    if request.get("error"):
+        console.print(f"[red]{request['error']}[/red]")
+    console.print(f"\n[bold]Before researching, a few questions (round {request['round']}):")
+    for number, question in enumerate(request.get("questions", []), start=1):
+        console.print(f"  {number}. {question}", highlight=False)
+    if interactive:
+        console.print("Answer in one line (Enter: let the agent decide).")
+        try:
+            # Reading stdin blocks, so it runs in a thread and the event loop stays free.
+            answer = (await asyncio.to_thread(console.input, "> ")).strip()
+        except EOFError:
+            answer = ""
+    else:
+        console.print("stdin is not a terminal, so no answer is read; the agent decides.")
+        answer = ""
+    answer = answer or NO_ANSWER
+    log.write("answer", answer=answer)
+    return Command(resume=answer)

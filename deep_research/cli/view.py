@@ -1,0 +1,128 @@
+"""What a person sees while a run works: a live `rich` panel in a terminal, plain lines
+otherwise. Both are fed the graph's progress events (see `deep_research.progress`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+ResearcherStatus = Literal["running", "done", "failed"]
+TODO_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
+
+
+@dataclass
+class Researcher:
+    topic: str
+    status: ResearcherStatus = "running"
+    searches: int = 0
+    detail: str = ""
+
+
+@dataclass
+class Tracker:
+    """The run's progress, rebuilt from events; renders itself for `rich`."""
+
+    thread_id: str
+    started: float = field(default_factory=time.monotonic)
+    phase: str = "starting"
+    todos: list[dict[str, str]] = field(default_factory=list)
+    researchers: dict[str, Researcher] = field(default_factory=dict)
+    searches_used: int = 0
+    search_cap: int | None = None
+    sources: set[str] = field(default_factory=set)
+
+    def handle(self, event: dict[str, Any]) -> str | None:
+        """Apply one event; return a one-line description of it (None: not worth a line)."""
+        name = event.get("event")
+        who = self.researchers.get(str(event.get("id")))
+        if name == "orchestrator_turn":
+            self.phase = f"orchestrator turn {event['turn']} of {event['cap']}"
+            return self.phase
+        if name == "todos":
+            self.todos = list(event.get("todos") or [])
+            return "plan: " + "; ".join(t["content"] for t in self.todos)
+        if name == "research_started":
+            self.researchers[str(event["id"])] = Researcher(str(event["topic"]))
+            return f"researching: {event['topic']}"
+        if name in ("search", "search_refused"):
+            self.search_cap = event.get("cap", self.search_cap)
+            if name == "search_refused":
+                return f"search cap reached ({event['cap']}): {event['query']!r} not run"
+            self.searches_used = max(self.searches_used, int(event["used"]))
+            if who:
+                who.searches += 1
+            return f"search {event['used']}/{event['cap']}: {event['query']}"
+        if name == "search_done":
+            self.sources.update(event.get("urls") or [])
+            return None
+        if name == "search_failed":
+            return f"search failed: {event.get('error')}"
+        if name in ("research_done", "research_failed") and who:
+            who.status = "done" if name == "research_done" else "failed"
+            who.detail = (
+                f"{event.get('sources', 0)} sources" if who.status == "done" else event["error"]
+            )
+            return f"research {who.status}: {who.topic} ({who.detail})"
+        if name == "report_written":
+            self.phase = "report written"
+            return f"report written ({event['chars']:,} characters)"
+        return None
+
+    def elapsed(self) -> str:
+        seconds = int(time.monotonic() - self.started)
+        return f"{seconds // 60}:{seconds % 60:02d}"
+
+    def __rich__(self) -> RenderableType:
+        cap = f"/{self.search_cap}" if self.search_cap is not None else ""
+        header = Text.assemble(
+            ("deep-research ", "bold"),
+            f"thread {self.thread_id} · {self.phase} · ",
+            f"searches {self.searches_used}{cap} · sources {len(self.sources)} · ",
+            (self.elapsed(), "cyan"),
+        )
+        parts: list[RenderableType] = [header]
+        if self.todos:
+            todos = Table.grid(padding=(0, 1))
+            for todo in list(self.todos):
+                todos.add_row(TODO_MARKS.get(todo.get("status", ""), "[ ]"), todo["content"])
+            parts.append(todos)
+        researchers = list(self.researchers.values())
+        if researchers:
+            table = Table("researcher", "status", "searches", "", box=None, padding=(0, 1))
+            for r in researchers:
+                style = {"running": "yellow", "done": "green", "failed": "red"}[r.status]
+                table.add_row(r.topic, Text(r.status, style), str(r.searches), r.detail)
+            parts.append(table)
+        return Group(*parts)
+
+
+class ProgressView:
+    """Shows a tracker live in a terminal, or as one printed line per event elsewhere."""
+
+    def __init__(self, tracker: Tracker, console: Console) -> None:
+        self.tracker = tracker
+        self.console = console
+        self.live = console.is_terminal
+        self._display: Live | None = None
+
+    def start(self) -> None:
+        if self.live and self._display is None:
+            self._display = Live(self.tracker, console=self.console, refresh_per_second=4)
+            self._display.start()
+
+    def stop(self) -> None:
+        if self._display is not None:
+            self._display.stop()
+            self._display = None
+
+    def show(self, event: dict[str, Any]) -> None:
+        line = self.tracker.handle(event)
+        if line and not self.live:
+            self.console.print(f"[{self.tracker.elapsed()}] {line}", highlight=False)
