@@ -142,7 +142,7 @@ def print_summary(console: Console, outcome: Outcome, context: Context) -> None:
     if outcome.report is None:
         console.print(f"Thread {outcome.thread_id} was already done; nothing left to run.")
     else:
-        console.print(f"\n[bold]Report saved:[/bold] {outcome.report}")
+        console.print(f"\n[bold]Report saved:[/bold] {outcome.report}", highlight=False)
     minutes, seconds = divmod(int(outcome.seconds), 60)
     console.print(f"wall time     {minutes}:{seconds:02d} (this session)", highlight=False)
     for line in totals(records).lines():

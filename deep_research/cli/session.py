@@ -20,6 +20,7 @@ from langgraph.types import Command
 from rich.console import Console
 
 from deep_research import tracing
+from deep_research.cli.redact import Redactor
 from deep_research.cli.runs import Home, durable_graph, status_of
 from deep_research.cli.traffic import TrafficHandler, TrafficLog
 from deep_research.cli.view import ProgressView, Tracker
@@ -110,7 +111,9 @@ async def run_research(
                 if not state.interrupts:
                     break
                 payload = await _answer(console, state.interrupts[0].value, interactive, log)
-        path = await asyncio.to_thread(save_report, reports, question, state.values["final_report"])
+        # The report is model output: a key it echoed (from a page, say) is scrubbed too.
+        report = Redactor()(state.values["final_report"])
+        path = await asyncio.to_thread(save_report, reports, question, report)
         log.write("run", action="end", status="done", report=str(path))
         return Outcome(thread_id, state.values, time.monotonic() - started, path)
     except Exception as error:
@@ -127,11 +130,14 @@ async def _answer(
     log.write("interrupt", **request)
     if request.get("error"):
         console.print(f"[red]{request['error']}[/red]")
-    console.print(f"\n[bold]Before researching, a few questions (round {request['round']}):")
+    round_number = request.get("round", 1)
+    console.print(
+        f"\n[bold]Before researching, a few questions (round {round_number}):", highlight=False
+    )
     for number, question in enumerate(request.get("questions", []), start=1):
         console.print(f"  {number}. {question}", highlight=False)
     if interactive:
-        console.print("Answer in one line (Enter: let the agent decide).")
+        console.print("Answer in one line (Enter: let the agent decide).", highlight=False)
         try:
             # Reading stdin blocks, so it runs in a thread and the event loop stays free.
             answer = (await asyncio.to_thread(console.input, "> ")).strip()
