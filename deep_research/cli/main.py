@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import openai
+from langchain_core.tracers.langchain import wait_for_all_tracers
 from rich.console import Console
 
 from deep_research.cli.replay import timeline
@@ -132,6 +133,10 @@ def research(argv: list[str], console: Console) -> int:
     except KeyboardInterrupt:
         print(f"Stopped. Resume with: deep-research --resume {thread_id}", file=sys.stderr)
         return 130
+    finally:
+        # LangSmith sends runs from a background thread; without this, the last ones
+        # (the run's end, the report) may be lost when the process exits.
+        wait_for_all_tracers()
     print_summary(console, outcome, context)
     return 0
 
