@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import random
+
 from deep_research.citations import SourceRegistry, TextDirective, check_report, normalise_url
+from deep_research.citations.hygiene import stray_tildes
+from deep_research.citations.markdown import describe_inline, parse
 from deep_research.state import Source
 
 PAGE = "https://example.org/heat-pumps"
@@ -123,3 +127,68 @@ def test_registry_merges_spellings_of_one_page_and_keeps_retrieval_order() -> No
     entry = registry.lookup(PAGE + "#frag")
     assert entry is not None and entry.number == 1 and entry.found_by == ["efficiency", "costs"]
     assert entry.retrieved.locate(TextDirective("second snippet")) is not None
+
+
+def test_a_paragraph_emptied_by_removal_keeps_a_placeholder() -> None:
+    # Without it, the indented block below would stop being code and join the list above.
+    report = "1. item\n\n<https://made-up.example>\n\n    code [x](https://made-up.example)\n"
+    checked = check_report(report, SOURCES)
+    assert checked.body == (
+        "1. item\n\n(link removed: not a retrieved source)\n\n    code [x](https://made-up.example)\n"
+    )
+
+
+def test_escaped_line_breaks_backslashes_and_entities_parse() -> None:
+    report = f"line\\\nnext \\a &amp; &#126; ~ [x]({PAGE})"
+    assert check_report(report, SOURCES).body == f"line\\\nnext \\a &amp; &#126; \\~ [x]({PAGE})"
+
+
+PIECES = [
+    f'[a ~b]({PAGE} "heat pumps work")',
+    "[f](https://fake.example/q#:~:text=z)",
+    "text ~ more",
+    "`c~`",
+    "https://fake.example/bare",
+    "<https://fake.example/auto>",
+    "\\~",
+    f"**bold [l]({PAGE}#:~:text=Norway)**",
+    "<span>~</span>",
+    "![img ~](https://img.example/a.png)",
+    "[r][1]",
+    "line\\",
+    "[![i](https://img.example/x.png)](https://fake.example)",
+    "_em ~_",
+    f"[x](<{PAGE}> 'the agency says')",
+    "[https://fake.example](https://fake.example)",
+]
+PREFIXES = ["", "> ", "- ", "1. ", "  - ", "> - ", "\t", "- > ", "10) ", "## 3. ", "    "]
+
+
+def random_report(rng: random.Random) -> str:
+    lines = []
+    for _ in range(rng.randint(1, 6)):
+        body = " ".join(rng.choice(PIECES) for _ in range(rng.randint(1, 4)))
+        shape = rng.random()
+        if shape < 0.15:
+            lines += ["| h | i |", "|---|---|", f"| {body} | {body} |"]
+        elif shape < 0.2:
+            lines += ["```", body, "```"]
+        else:
+            lines.append(rng.choice(PREFIXES) + body)
+        if rng.random() < 0.3:
+            lines.append("")
+    return "\n".join([*lines, "[1]: https://fake.example/ref"])
+
+
+def test_random_reports_come_out_with_only_retrieved_links_and_no_stray_tildes() -> None:
+    rng = random.Random(20240601)
+    retrieved = {source["url"] for source in SOURCES}
+    for _ in range(300):
+        report = random_report(rng)
+        checked = check_report(report, SOURCES)
+        for token in parse(checked.body):
+            if token.type == "inline":
+                inline = describe_inline(token)
+                assert {link.href.split("#")[0] for link in inline.links} <= retrieved, report
+                assert not stray_tildes(inline), report
+        assert check_report(checked.body, SOURCES).body == checked.body, "checking is idempotent"

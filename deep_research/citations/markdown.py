@@ -14,23 +14,24 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from markdown_it import MarkdownIt
+from markdown_it import MarkdownIt, rules_inline
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
 LinkKind = Literal["inline", "reference", "autolink", "bare"]
 InlineRule = Callable[[StateInline, bool], bool]
 
-# The token each recorded rule pushes first (pending text may be flushed before it).
-_RECORDED = {
-    "link": "link_open",
-    "autolink": "link_open",
-    "linkify": "link_open",
-    "image": "image",
-    "backticks": "code_inline",
-    "html_inline": "html_inline",
-    "escape": "text_special",
-    "entity": "text_special",
+# Each recorded rule: its function, and the token it pushes that carries the span (pending
+# text may be flushed before it; an escaped line break pushes a hardbreak, not recorded).
+_RECORDED: dict[str, tuple[InlineRule, str]] = {
+    "link": (rules_inline.link, "link_open"),
+    "autolink": (rules_inline.autolink, "link_open"),
+    "linkify": (rules_inline.linkify, "link_open"),
+    "image": (rules_inline.image, "image"),
+    "backticks": (rules_inline.backtick, "code_inline"),
+    "html_inline": (rules_inline.html_inline, "html_inline"),
+    "escape": (rules_inline.escape, "text_special"),
+    "entity": (rules_inline.entity, "text_special"),
 }
 SPAN = "source_span"
 
@@ -39,12 +40,15 @@ class UnmappedSourceError(LookupError):
     """An inline token's text could not be found in its block's lines."""
 
 
-def _recording(name: str, rule: InlineRule) -> InlineRule:
+def _recording(name: str) -> InlineRule:
+    rule, token_type = _RECORDED[name]
+
     def record(state: StateInline, silent: bool) -> bool:
         start, first_new = state.pos, len(state.tokens)
         matched = rule(state, silent)
-        if matched and not silent:
-            token = next(t for t in state.tokens[first_new:] if t.type == _RECORDED[name])
+        pushed = [t for t in state.tokens[first_new:] if t.type == token_type]
+        if matched and not silent and pushed:
+            token = pushed[0]
             if name == "linkify":  # the rule fires at ':' and takes back the scheme before it
                 while start and (state.src[start - 1].isalnum() or state.src[start - 1] in ".+-"):
                     start -= 1
@@ -66,8 +70,7 @@ def make_parser() -> MarkdownIt:
     md.disable(["text_join"])
     md.core.ruler.disable("linkify")
     for name in _RECORDED:
-        md.inline.ruler.at(name, _recording(name, md.inline.ruler.__rules__[
-            md.inline.ruler.__find__(name)].fn))  # fmt: skip
+        md.inline.ruler.at(name, _recording(name))
     return md
 
 
@@ -91,8 +94,10 @@ class Link:
 
     @property
     def label(self) -> tuple[int, int]:
-        return (self.start + 1, self.label_end) if self.kind in ("inline", "reference") else (
-            self.start, self.end)  # fmt: skip
+        """Where the link text is; for autolinks and bare URLs, the text is the URL."""
+        if self.kind in ("inline", "reference"):
+            return self.start + 1, self.label_end
+        return self.start, self.end
 
 
 @dataclass

@@ -29,6 +29,8 @@ from deep_research.citations.registry import RegisteredSource, SourceRegistry
 from deep_research.citations.urls import DIRECTIVE_DELIMITER, is_web_url, split_fragment
 from deep_research.state import CitationCheck, Source
 
+EMPTIED = "(link removed: not a retrieved source)"
+
 
 @dataclass(frozen=True)
 class Edit:
@@ -156,6 +158,10 @@ def check_report(markdown: str, sources: Iterable[Source] | SourceRegistry) -> C
                 local.append(Edit(0, cut, ""))
         for link in inline.links:
             local.extend(verifier.link_edits(inline, link))
+        if local and not _apply(inline.source, local).strip():
+            # An emptied paragraph would vanish and could change how the lines after it
+            # parse (an indented block after it would join a list above, say).
+            local = [Edit(0, len(inline.source), EMPTIED)]
         # Mapped even without edits: table cells share a line, and each one moves the
         # line's cursor past itself.
         to_document = source_map.mapper(token)
