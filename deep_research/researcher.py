@@ -19,6 +19,7 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from deep_research import models, progress, prompts, tracing
+from deep_research.citations import check_report
 from deep_research.context import Context, context_of
 from deep_research.search.budget import SearchBudget, shared_budget
 from deep_research.search.providers import (
@@ -240,8 +241,9 @@ async def research(task: ResearchTask, runtime: Runtime[Context]) -> dict[str, A
                 "failures": [{"topic": task["topic"], "error": message}],
                 "searches_used": budget.used_by[task["tool_call_id"]],
             }
-    report = str(result["messages"][-1].content)
     sources = result.get("sources", [])
+    # Checked against this researcher's own sources, before the orchestrator can copy a link.
+    checked = check_report(str(result["messages"][-1].content), sources)
     searches = result.get("searches", 0)  # from the subgraph's state: survives a resume
     progress.emit("research_done", id=task["tool_call_id"], topic=task["topic"],
                   sources=len(sources), searches=searches)
@@ -249,9 +251,10 @@ async def research(task: ResearchTask, runtime: Runtime[Context]) -> dict[str, A
     return {
         "messages": [
             ToolMessage(
-                f"{report}\n\nSources retrieved:\n{listing or '(none)'}",
+                f"{checked.body.strip()}\n\nSources retrieved:\n{listing or '(none)'}",
                 tool_call_id=task["tool_call_id"],
                 name="research",
+                artifact={"citation_check": checked.check},
             )
         ],
         "sources": sources,

@@ -29,14 +29,40 @@ class ResearchFailure(TypedDict):
     error: str
 
 
+class CitationCheck(TypedDict):
+    """What citation verification changed in a report (see deep_research/citations)."""
+
+    links_kept: int
+    fabricated_removed: int
+    fragments_kept: int
+    fragments_built: int
+    fragments_dropped: int
+    pdf_fragments_removed: int
+    tildes_escaped: int
+    headings_fixed: int
+    sources_listed: int
+    removed_urls: list[str]
+
+
 def merge_sources(current: list[Source], new: list[Source]) -> list[Source]:
-    """Keep the first record of each URL, in order of first retrieval."""
-    seen = {source["url"] for source in current}
+    """One record per URL, in order of first retrieval.
+
+    A URL retrieved again (by another query or researcher) may bring a different snippet;
+    its new paragraphs are added to the record, since citations are checked against them.
+    """
     merged = list(current)
+    index = {source["url"]: i for i, source in enumerate(merged)}
     for source in new:
-        if source["url"] not in seen:
-            seen.add(source["url"])
+        if source["url"] not in index:
+            index[source["url"]] = len(merged)
             merged.append(source)
+            continue
+        kept = merged[index[source["url"]]]
+        paragraphs = source["content"].split("\n\n")
+        fresh = [p for p in paragraphs if p.strip() and p not in kept["content"]]
+        if fresh:
+            content = "\n\n".join([kept["content"], *fresh])
+            merged[index[source["url"]]] = {**kept, "content": content}
     return merged
 
 
@@ -55,6 +81,7 @@ class ResearchState(InputState):
     clarification_rounds: int
     orchestrator_turns: int
     final_report: str
+    citation_check: CitationCheck
 
 
 class OutputState(TypedDict):
@@ -62,6 +89,7 @@ class OutputState(TypedDict):
     final_report: str
     sources: list[Source]
     failures: list[ResearchFailure]
+    citation_check: CitationCheck
 
 
 class ResearchTask(TypedDict):

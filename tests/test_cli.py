@@ -36,9 +36,18 @@ from tests.cli_helpers import (
 from tests.fakes.openai_server import Reply, ScriptedOpenAIServer
 from tests.fakes.tavily_server import FakeTavilyServer
 
+INVENTED = "https://invented.example/heat-pumps"
+
 
 class LeakyBrain(ResearchBrain):
-    """Researchers quote credentials in their findings, as a careless page might."""
+    """Researchers quote credentials in their findings, as a careless page might; the
+    orchestrator cites one page nobody retrieved."""
+
+    def _orchestrate(self, body: dict[str, Any]) -> Reply:
+        reply = super()._orchestrate(body)
+        if reply.content:
+            reply.content += f"\nAlso [a page nobody read]({INVENTED}).\n"
+        return reply
 
     async def _research(self, body: dict[str, Any]) -> Reply:
         reply = await super()._research(body)
@@ -80,7 +89,8 @@ def test_piped_run_skips_questions_and_saves_a_cited_report(piped_run: FinishedR
     assert re.search(r"orchestrator\s+2 calls\s+[\d,]+ tokens in\s+\d+ out", out), out
     assert re.search(r"researcher\s+4 calls", out), out
     assert "searches      2\n" in out and "search budget 2 of 25 used" in out
-    assert "citations     4 links: 4 to retrieved pages, 0 to pages not retrieved" in out
+    assert INVENTED not in report.read_text()
+    assert "citations     4 kept, 1 removed (never retrieved)" in out, out
 
 
 def test_traffic_log_has_model_calls_searches_and_timings(piped_run: FinishedRun) -> None:

@@ -155,8 +155,7 @@ def print_summary(console: Console, outcome: Outcome, context: Context) -> None:
     cap = context.max_searches_per_run
     console.print(f"search budget {values.get('searches_used', 0)} of {cap} used", highlight=False)
     console.print(f"sources       {len(values.get('sources', []))}", highlight=False)
-    report = values.get("final_report", "")
-    console.print(citation_line(report, values.get("sources", [])), highlight=False)
+    console.print(citation_line(values), highlight=False)
     console.print(f"traffic log   {HOME.log_path(outcome.thread_id)}", highlight=False)
 
 

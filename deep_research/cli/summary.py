@@ -1,4 +1,4 @@
-"""Totals over a traffic log (calls, tokens, searches, fetches) and a report's citations.
+"""Totals over a traffic log (calls, tokens, searches, fetches) and the citation check.
 
 The closing summary and `replay` both count from the log, so they agree, and a resumed
 run's totals include the work done before it stopped.
@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
-
-from markdown_it import MarkdownIt
 
 
 @dataclass
@@ -69,24 +67,14 @@ def totals(records: list[dict[str, Any]]) -> Totals:
     return result
 
 
-def cited_urls(report: str) -> list[str]:
-    """Link targets in a Markdown report, in order, parsed rather than pattern-matched."""
-    urls = []
-    for token in MarkdownIt().parse(report):
-        for child in token.children or []:
-            href = child.attrGet("href") if child.type == "link_open" else None
-            if isinstance(href, str) and href.startswith(("http://", "https://")):
-                urls.append(href)
-    return urls
-
-
-def citation_line(report: str, sources: list[dict[str, Any]]) -> str:
-    """How many links the report has, and how many point at pages research retrieved."""
-    urls = cited_urls(report)
-    retrieved = {source["url"] for source in sources}
-    # Links may carry a text fragment (#:~:text=...) after the retrieved URL.
-    known = sum(1 for url in urls if url.split("#", 1)[0] in retrieved)
+def citation_line(values: dict[str, Any]) -> str:
+    """What citation verification kept and removed (`citation_check` from `finalize`)."""
+    check = values.get("citation_check")
+    if not check:
+        return "citations     not checked (no citation_check in the final state)"
+    fragments = check["fragments_kept"] + check["fragments_built"]
     return (
-        f"citations     {len(urls)} links: {known} to retrieved pages, "
-        f"{len(urls) - known} to pages not retrieved"
+        f"citations     {check['links_kept']} kept, {check['fabricated_removed']} removed "
+        f"(never retrieved); text fragments {fragments} kept, "
+        f"{check['fragments_dropped']} dropped"
     )

@@ -1,0 +1,194 @@
+"""Markdown parsed by markdown-it-py, with the source positions that rewriting needs.
+
+markdown-it-py gives block tokens line numbers but inline tokens no positions at all. Two
+additions close that gap without re-implementing any grammar: the inline rules we care
+about are wrapped so each records where it started and stopped in its inline source, and
+`SourceMap` maps an inline source back into the document (an inline token's content is
+its block's lines minus container prefixes such as `> ` or list indentation).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+from markdown_it import MarkdownIt, rules_inline
+from markdown_it.rules_inline import StateInline
+from markdown_it.token import Token
+
+LinkKind = Literal["inline", "reference", "autolink", "bare"]
+InlineRule = Callable[[StateInline, bool], bool]
+
+# Each recorded rule: its function, and the token it pushes that carries the span (pending
+# text may be flushed before it; an escaped line break pushes a hardbreak, not recorded).
+_RECORDED: dict[str, tuple[InlineRule, str]] = {
+    "link": (rules_inline.link, "link_open"),
+    "autolink": (rules_inline.autolink, "link_open"),
+    "linkify": (rules_inline.linkify, "link_open"),
+    "image": (rules_inline.image, "image"),
+    "backticks": (rules_inline.backtick, "code_inline"),
+    "html_inline": (rules_inline.html_inline, "html_inline"),
+    "escape": (rules_inline.escape, "text_special"),
+    "entity": (rules_inline.entity, "text_special"),
+}
+SPAN = "source_span"
+
+
+class UnmappedSourceError(LookupError):
+    """An inline token's text could not be found in its block's lines."""
+
+
+def _recording(name: str) -> InlineRule:
+    rule, token_type = _RECORDED[name]
+
+    def record(state: StateInline, silent: bool) -> bool:
+        start, first_new = state.pos, len(state.tokens)
+        matched = rule(state, silent)
+        pushed = [t for t in state.tokens[first_new:] if t.type == token_type]
+        if matched and not silent and pushed:
+            token = pushed[0]
+            if name == "linkify":  # the rule fires at ':' and takes back the scheme before it
+                while start and (state.src[start - 1].isalnum() or state.src[start - 1] in ".+-"):
+                    start -= 1
+            label_end = start
+            if name in ("link", "image"):
+                label_start = start + (1 if name == "image" else 0)
+                label_end = state.md.helpers.parseLinkLabel(state, label_start, name == "link")
+            token.meta[SPAN] = (start, label_end, state.pos)
+        return matched
+
+    return record
+
+
+def make_parser() -> MarkdownIt:
+    """CommonMark plus tables and bare-URL links, as chat UIs render reports."""
+    md = MarkdownIt("commonmark", {"linkify": True}).enable(["table", "linkify"])
+    # text_join would merge escapes into plain text and lose their positions; core linkify
+    # finds links without positions (bare http(s) URLs come from the inline rule instead).
+    md.disable(["text_join"])
+    md.core.ruler.disable("linkify")
+    for name in _RECORDED:
+        md.inline.ruler.at(name, _recording(name))
+    return md
+
+
+_PARSER = make_parser()
+
+
+def parse(markdown: str) -> list[Token]:
+    return _PARSER.parse(markdown)
+
+
+@dataclass(frozen=True)
+class Link:
+    """One link in an inline source: `[label](href "title")`, `[label][ref]`, `<href>`, href."""
+
+    kind: LinkKind
+    href: str
+    title: str
+    start: int
+    label_end: int  # offset of the closing ']' (== start for autolinks and bare URLs)
+    end: int
+
+    @property
+    def label(self) -> tuple[int, int]:
+        """Where the link text is; for autolinks and bare URLs, the text is the URL."""
+        if self.kind in ("inline", "reference"):
+            return self.start + 1, self.label_end
+        return self.start, self.end
+
+
+@dataclass
+class Inline:
+    """An inline token's source, its links, and the spans where prose rules do not apply."""
+
+    token: Token
+    links: list[Link] = field(default_factory=list)
+    protected: list[tuple[int, int]] = field(default_factory=list)
+
+    @property
+    def source(self) -> str:
+        return self.token.content
+
+
+def inlines(tokens: list[Token]) -> Iterator[Inline]:
+    """Every inline token with its links and protected spans, in document order."""
+    for token in tokens:
+        if token.type == "inline":
+            yield describe_inline(token)
+
+
+def describe_inline(token: Token) -> Inline:
+    """An inline token's links and protected spans, from the positions its rules recorded."""
+    inline = Inline(token)
+    for child in token.children or []:
+        span = child.meta.get(SPAN)
+        if span is None:
+            continue
+        start, label_end, end = span
+        if child.type == "link_open":
+            inline.links.append(_link(child, inline.source, start, label_end, end))
+            if child.markup in ("autolink", "linkify"):
+                inline.protected.append((start, end))
+            else:
+                inline.protected.append((label_end, end))
+        else:  # code, raw HTML, escapes, entities, images: never prose
+            inline.protected.append((start, end))
+    return inline
+
+
+def _link(token: Token, source: str, start: int, label_end: int, end: int) -> Link:
+    href, title = str(token.attrs.get("href", "")), str(token.attrs.get("title", ""))
+    if token.markup == "autolink":
+        return Link("autolink", href, title, start, start, end)
+    if token.markup == "linkify":
+        return Link("bare", href, title, start, start, end)
+    kind: LinkKind = "inline" if source[label_end + 1 : label_end + 2] == "(" else "reference"
+    return Link(kind, href, title, start, label_end, end)
+
+
+class SourceMap:
+    """Maps offsets in inline sources to offsets in the whole document."""
+
+    def __init__(self, document: str) -> None:
+        self.document = document
+        self.lines = document.split("\n")
+        self.line_starts = [0]
+        for line in self.lines[:-1]:
+            self.line_starts.append(self.line_starts[-1] + len(line) + 1)
+        self._cursor: dict[int, int] = {}  # per line: where the next cell/inline may start
+
+    def mapper(self, token: Token) -> Callable[[int], int]:
+        """A function from offsets in `token.content` to document offsets."""
+        if token.map is None:
+            raise UnmappedSourceError("inline token without a line map")
+        first_line = token.map[0]
+        starts, leads, anchors = [], [], []
+        offset = 0
+        for index, line in enumerate(token.content.split("\n")):
+            stripped = line.lstrip()
+            number = first_line + index
+            if number >= len(self.lines):
+                raise UnmappedSourceError(f"line {number} is past the end")
+            column = self.lines[number].find(stripped, self._cursor.get(number, 0))
+            if column < 0:
+                raise UnmappedSourceError(f"{stripped!r} not found on line {number}")
+            self._cursor[number] = column + len(stripped)
+            starts.append(offset)
+            leads.append(len(line) - len(stripped))
+            anchors.append(self.line_starts[number] + column)
+            offset += len(line) + 1
+
+        def to_document(position: int) -> int:
+            index = bisect_right(starts, position) - 1
+            return anchors[index] + max(position - starts[index] - leads[index], 0)
+
+        return to_document
+
+    def line_span(self, first: int, last: int) -> tuple[int, int]:
+        """Document offsets covering lines [first, last), with their trailing newline."""
+        start = self.line_starts[first]
+        end = self.line_starts[last] if last < len(self.lines) else len(self.document)
+        return start, end

@@ -1,0 +1,62 @@
+"""The run's source registry: normalised URL → what was retrieved there, and by whom."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from deep_research.citations.fragments import RetrievedText
+from deep_research.citations.urls import is_pdf, normalise_url, split_fragment
+from deep_research.state import Source
+
+
+@dataclass
+class RegisteredSource:
+    """One retrieved page. `number` is its place in retrieval order, stable for the run."""
+
+    number: int
+    url: str  # as retrieved, without fragment: what reports link to
+    title: str
+    texts: list[str] = field(default_factory=list)
+    found_by: list[str] = field(default_factory=list)
+
+    @cached_property
+    def retrieved(self) -> RetrievedText:
+        return RetrievedText("\n\n".join(self.texts))
+
+    @property
+    def is_pdf(self) -> bool:
+        return is_pdf(self.url, self.title)
+
+
+class SourceRegistry:
+    """Sources keyed by normalised URL; two spellings of one page share one entry."""
+
+    def __init__(self, sources: Iterable[Source] = ()) -> None:
+        self._entries: dict[str, RegisteredSource] = {}
+        for source in sources:
+            self.add(source)
+
+    def add(self, source: Source) -> RegisteredSource:
+        url = split_fragment(source["url"])[0]
+        key = normalise_url(url)
+        entry = self._entries.get(key)
+        if entry is None:
+            entry = RegisteredSource(len(self._entries) + 1, url, source["title"] or url)
+            self._entries[key] = entry
+        if source["content"] and source["content"] not in entry.texts:
+            entry.texts.append(source["content"])
+            entry.__dict__.pop("retrieved", None)  # the cached text is stale now
+        if source["found_by"] not in entry.found_by:
+            entry.found_by.append(source["found_by"])
+        return entry
+
+    def lookup(self, url: str) -> RegisteredSource | None:
+        return self._entries.get(normalise_url(split_fragment(url)[0]))
+
+    def __iter__(self) -> Iterator[RegisteredSource]:
+        return iter(self._entries.values())
+
+    def __len__(self) -> int:
+        return len(self._entries)

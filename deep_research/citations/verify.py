@@ -1,0 +1,176 @@
+"""Citation verification: every link must lead to a retrieved source, every fragment to
+a passage really in its retrieved text. The report is edited in place, not re-rendered, so
+everything the model wrote that is not a citation problem stays byte for byte.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from deep_research.citations.fragments import (
+    FragmentError,
+    TextDirective,
+    directive_from_quote,
+    fragment_of,
+    parse_directives,
+)
+from deep_research.citations.hygiene import (
+    escape_label,
+    link_destination,
+    numbered_prefix,
+    sources_section,
+    sources_sections,
+    stray_tildes,
+)
+from deep_research.citations.markdown import Inline, Link, SourceMap, describe_inline, parse
+from deep_research.citations.registry import RegisteredSource, SourceRegistry
+from deep_research.citations.urls import DIRECTIVE_DELIMITER, is_web_url, split_fragment
+from deep_research.state import CitationCheck, Source
+
+EMPTIED = "(link removed: not a retrieved source)"
+
+
+@dataclass(frozen=True)
+class Edit:
+    start: int
+    end: int
+    text: str
+
+
+@dataclass
+class CheckedReport:
+    """A verified report body, the sources it cites (in order of first citation), the counts."""
+
+    body: str
+    cited: list[RegisteredSource]
+    check: CitationCheck
+
+    def render(self, appendix: str = "") -> str:
+        """The report as the reader gets it; `appendix` goes before the Sources section."""
+        parts = [self.body.strip(), appendix.strip(), sources_section(self.cited)]
+        return "\n\n".join(part for part in parts if part) + "\n"
+
+
+@dataclass
+class _Verifier:
+    registry: SourceRegistry
+    counts: Counter[str] = field(default_factory=Counter)
+    cited: dict[int, RegisteredSource] = field(default_factory=dict)
+    removed_urls: list[str] = field(default_factory=list)
+
+    def link_edits(self, inline: Inline, link: Link) -> list[Edit]:
+        if link.href.startswith("#"):  # a jump within the report, not a citation
+            return []
+        source = self.registry.lookup(link.href) if is_web_url(link.href) else None
+        if source is None:
+            return self._remove(inline, link)
+        self.counts["links_kept"] += 1
+        self.cited.setdefault(source.number, source)
+        url = source.url
+        fragment = self._fragment(link, source)
+        destination = link_destination(f"{url}#{fragment}" if fragment else url)
+        if link.kind in ("autolink", "bare"):
+            return [Edit(link.start, link.end, f"[{escape_label(source.title)}]({destination})")]
+        tail = f"]({destination})"
+        if inline.source[link.label_end : link.end] == tail:
+            return []
+        return [Edit(link.label_end, link.end, tail)]
+
+    def _remove(self, inline: Inline, link: Link) -> list[Edit]:
+        """Unlink a citation of a page never retrieved; the claim text stays."""
+        self.counts["fabricated_removed"] += 1
+        self.removed_urls.append(link.href)
+        label = inline.source[slice(*link.label)].strip()
+        if link.kind in ("autolink", "bare") or not label or is_web_url(label):
+            return [Edit(link.start, link.end, "")]  # the "claim" would be the URL itself
+        return [Edit(link.start, link.start + 1, ""), Edit(link.label_end, link.end, "")]
+
+    def _fragment(self, link: Link, source: RegisteredSource) -> str:
+        """The fragment the verified link carries: checked, rebuilt, or dropped."""
+        anchor, _, directive_part = split_fragment(link.href)[1].partition(DIRECTIVE_DELIMITER)
+        quoted = not directive_part and bool(link.title.strip())
+        try:
+            wanted = (
+                parse_directives(directive_part)
+                if directive_part
+                else [d for d in [directive_from_quote(link.title)] if d]
+            )
+        except FragmentError:
+            self.counts["fragments_dropped"] += 1
+            return anchor
+        if not wanted:
+            return anchor
+        if source.is_pdf:
+            self.counts["pdf_fragments_removed"] += 1
+            return anchor
+        spans = [source.retrieved.locate(directive) for directive in wanted]
+        found = [span for span in spans if span is not None]
+        if len(found) < len(spans):
+            self.counts["fragments_dropped"] += 1
+            return anchor
+        built: list[TextDirective] = [source.retrieved.directive_for(*span) for span in found]
+        self.counts["fragments_built" if quoted else "fragments_kept"] += 1
+        return anchor + fragment_of(built)
+
+    def tilde_edits(self, inline: Inline) -> list[Edit]:
+        offsets = stray_tildes(inline)
+        self.counts["tildes_escaped"] += len(offsets)
+        return [Edit(offset, offset + 1, "\\~") for offset in offsets]
+
+    def summary(self) -> CitationCheck:
+        return CitationCheck(
+            links_kept=self.counts["links_kept"],
+            fabricated_removed=self.counts["fabricated_removed"],
+            fragments_kept=self.counts["fragments_kept"],
+            fragments_built=self.counts["fragments_built"],
+            fragments_dropped=self.counts["fragments_dropped"],
+            pdf_fragments_removed=self.counts["pdf_fragments_removed"],
+            tildes_escaped=self.counts["tildes_escaped"],
+            headings_fixed=self.counts["headings_fixed"],
+            sources_listed=len(self.cited),
+            removed_urls=list(self.removed_urls),
+        )
+
+
+def check_report(markdown: str, sources: Iterable[Source] | SourceRegistry) -> CheckedReport:
+    """Verify a report's citations against `sources` and fix its Markdown hygiene."""
+    registry = sources if isinstance(sources, SourceRegistry) else SourceRegistry(sources)
+    document = markdown.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
+    tokens = parse(document)
+    source_map = SourceMap(document)
+    verifier = _Verifier(registry)
+    edits: list[Edit] = []
+    skipped: list[range] = []
+    for first, last in sources_sections(tokens):
+        last = last if last >= 0 else len(source_map.lines)
+        skipped.append(range(first, last))
+        edits.append(Edit(*source_map.line_span(first, last), ""))
+    for index, token in enumerate(tokens):
+        if token.type != "inline" or any(token.map and token.map[0] in r for r in skipped):
+            continue
+        inline = describe_inline(token)
+        local = verifier.tilde_edits(inline)
+        if index and tokens[index - 1].type == "heading_open":
+            if cut := numbered_prefix(inline.source):
+                verifier.counts["headings_fixed"] += 1
+                local.append(Edit(0, cut, ""))
+        for link in inline.links:
+            local.extend(verifier.link_edits(inline, link))
+        if local and not _apply(inline.source, local).strip():
+            # An emptied paragraph would vanish and could change how the lines after it
+            # parse (an indented block after it would join a list above, say).
+            local = [Edit(0, len(inline.source), EMPTIED)]
+        # Mapped even without edits: table cells share a line, and each one moves the
+        # line's cursor past itself.
+        to_document = source_map.mapper(token)
+        edits.extend(Edit(to_document(e.start), to_document(e.end), e.text) for e in local)
+    body = _apply(document, edits)
+    return CheckedReport(body, list(verifier.cited.values()), verifier.summary())
+
+
+def _apply(document: str, edits: list[Edit]) -> str:
+    for edit in sorted(edits, key=lambda e: e.start, reverse=True):
+        document = document[: edit.start] + edit.text + document[edit.end :]
+    return document

@@ -1,0 +1,1 @@
+"""Deterministic evaluators for research reports, a question set, and a runner."""

@@ -1,0 +1,173 @@
+"""Run the evaluators: offline over saved outputs, or through LangSmith over the dataset.
+
+python -m evals.run --offline [PATH ...]     saved outputs (JSON files or folders)
+python -m evals.run --live-links [PATH ...]  the same, plus checking cited pages answer
+python -m evals.run --generate DIR [--limit N]  run the graph on the dataset, save outputs
+python -m evals.run --langsmith DATASET      LangSmith experiment over the dataset
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from evals.evaluators import OFFLINE_EVALUATORS, Score
+
+HERE = Path(__file__).parent
+DATASET = HERE / "dataset.jsonl"
+SAMPLES = HERE / "samples"
+
+
+class EvalInputError(ValueError):
+    """A saved output or dataset line that cannot be evaluated; names the file."""
+
+
+def load_questions(path: Path = DATASET) -> list[dict[str, str]]:
+    questions = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise EvalInputError(f"{path}:{number}: not JSON ({error.msg})") from None
+        if not isinstance(item, dict) or not isinstance(item.get("question"), str):
+            raise EvalInputError(f'{path}:{number}: needs {{"id": ..., "question": "..."}}')
+        questions.append(item)
+    return questions
+
+
+def load_outputs(paths: Sequence[Path]) -> list[tuple[Path, dict[str, Any]]]:
+    """Saved outputs: JSON objects with `final_report` and `sources`, e.g. a thread's values."""
+    files = [f for p in paths for f in (sorted(p.glob("*.json")) if p.is_dir() else [p])]
+    if not files:
+        raise EvalInputError(f"no saved outputs (*.json) in {', '.join(map(str, paths))}")
+    loaded = []
+    for file in files:
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as error:
+            raise EvalInputError(f"{file}: {error}") from None
+        if not isinstance(data, dict) or not isinstance(data.get("final_report"), str):
+            raise EvalInputError(f"{file}: needs a 'final_report' string and a 'sources' list")
+        loaded.append((file, data))
+    return loaded
+
+
+async def evaluate_outputs(outputs: Mapping[str, Any], live_links: bool = False) -> list[Score]:
+    scores = [evaluator(outputs) for evaluator in OFFLINE_EVALUATORS]
+    if live_links:
+        from evals.live_links import live_links as check_links
+
+        scores.append(await check_links(outputs))
+    return scores
+
+
+def _table(results: list[tuple[Path, list[Score]]]) -> str:
+    lines = []
+    for file, scores in results:
+        lines.append(file.name)
+        for score in scores:
+            shown = "n/a" if score["score"] is None else f"{score['score']:.2f}"
+            lines.append(f"  {score['key']:<20} {shown:>5}  {score['comment']}")
+    return "\n".join(lines)
+
+
+async def run_question(question: str, context: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """One research run without clarification; the outputs the evaluators read."""
+    from langchain_core.messages import HumanMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from deep_research.context import load_context
+    from deep_research.graph import builder
+
+    graph = builder.compile(checkpointer=InMemorySaver())
+    state = await graph.ainvoke(
+        {"messages": [HumanMessage(question)]},
+        {"configurable": {"thread_id": "eval"}},
+        context=load_context({"allow_clarification": False, **(context or {})}),
+    )
+    return {
+        "question": question,
+        "final_report": state["final_report"],
+        "sources": state.get("sources", []),
+        "citation_check": state.get("citation_check"),
+    }
+
+
+async def generate(out_dir: Path, limit: int | None) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for item in load_questions()[:limit]:
+        outputs = await run_question(item["question"])
+        path = out_dir / f"{item.get('id') or len(written)}.json"
+        path.write_text(json.dumps(outputs, indent=2, ensure_ascii=False), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def run_langsmith(dataset_name: str, live_links: bool) -> None:
+    """A LangSmith experiment; creates the dataset from dataset.jsonl if it does not exist."""
+    from langsmith import Client, aevaluate
+
+    client = Client()
+    if not client.has_dataset(dataset_name=dataset_name):
+        dataset = client.create_dataset(dataset_name, description="deep_research questions")
+        examples = [{"inputs": {"question": q["question"]}} for q in load_questions()]
+        client.create_examples(dataset_id=dataset.id, examples=examples)
+
+    async def target(inputs: dict[str, Any]) -> dict[str, Any]:
+        return await run_question(inputs["question"])
+
+    evaluators: list[Any] = list(OFFLINE_EVALUATORS)
+    if live_links:
+        from evals.live_links import live_links as check_links
+
+        evaluators.append(check_links)
+    asyncio.run(aevaluate(target, data=dataset_name, evaluators=evaluators, max_concurrency=1))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m evals.run",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--offline", action="store_true", help="no network: saved outputs only")
+    mode.add_argument("--generate", type=Path, metavar="DIR", help="run the graph, save outputs")
+    mode.add_argument("--langsmith", metavar="DATASET", help="run a LangSmith experiment")
+    parser.add_argument("--live-links", action="store_true", help="also fetch every cited URL")
+    parser.add_argument("--limit", type=int, help="with --generate: first N questions only")
+    parser.add_argument("--json", action="store_true", help="print scores as JSON")
+    parser.add_argument("paths", nargs="*", type=Path, help=f"saved outputs (default {SAMPLES})")
+    args = parser.parse_args(argv)
+    if args.offline and args.live_links:
+        parser.error("--live-links needs the network; drop --offline")
+    if args.langsmith:
+        run_langsmith(args.langsmith, args.live_links)
+        return 0
+    if args.generate:
+        for path in asyncio.run(generate(args.generate, args.limit)):
+            print(f"wrote {path}")
+        return 0
+    try:
+        saved = load_outputs(args.paths or [SAMPLES])
+    except EvalInputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    results = [(f, asyncio.run(evaluate_outputs(o, args.live_links))) for f, o in saved]
+    if args.json:
+        print(json.dumps({str(f): scores for f, scores in results}, indent=2))
+    else:
+        print(_table(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,82 @@
+"""Markdown hygiene: tildes, numbered headings, the Sources section, hostile titles."""
+
+from __future__ import annotations
+
+from deep_research.citations import check_report
+from deep_research.citations.hygiene import escape_label
+from deep_research.citations.markdown import parse
+from deep_research.state import Source
+
+
+def source(url: str, title: str = "Title", content: str = "Some text.") -> Source:
+    return Source(url=url, title=title, content=content, found_by="topic")
+
+
+A, B, C = "https://a.org/1", "https://b.org/2", "https://c.org/3"
+SOURCES = [source(A, "Page A"), source(B, "Page B"), source(C, "Page C")]
+
+
+def test_tildes_in_prose_are_escaped() -> None:
+    checked = check_report("It costs ~5% less, ~10% in **~winter**.", [])
+    assert checked.body == "It costs \\~5% less, \\~10% in **\\~winter**."
+    assert checked.check["tildes_escaped"] == 3
+
+
+def test_tildes_in_urls_code_and_escapes_are_kept() -> None:
+    report = (
+        f"[a]({A}#:~:text=Some) `x ~ y` \\~ https://a.org/~user\n\n"
+        "```\nrm ~/tmp\n```\n\n    indented ~ code\n"
+    )
+    checked = check_report(report, [*SOURCES, source("https://a.org/~user", "User page")])
+    assert checked.body == (
+        f"[a]({A}#:~:text=Some) `x ~ y` \\~ [User page](https://a.org/~user)\n\n"
+        "```\nrm ~/tmp\n```\n\n    indented ~ code\n"
+    )
+    assert checked.check["tildes_escaped"] == 0
+
+
+def test_tildes_in_table_cells_and_headings_are_escaped() -> None:
+    report = "## About ~3 kW\n\n| x | y |\n|---|---|\n| ~1 | `~2` |\n"
+    checked = check_report(report, [])
+    assert checked.body == "## About \\~3 kW\n\n| x | y |\n|---|---|\n| \\~1 | `~2` |\n"
+
+
+def test_numbered_headings_lose_their_number() -> None:
+    report = "# 1. Title\n\n## 2) Costs\n\n### 2.1. Details\n\nText 1. not a heading.\n"
+    checked = check_report(report, [])
+    assert checked.body == "# Title\n\n## Costs\n\n### Details\n\nText 1. not a heading.\n"
+    assert checked.check["headings_fixed"] == 3
+
+
+def test_headings_that_start_with_a_number_but_are_not_numbered_stay() -> None:
+    report = "## 2024 in review\n\n## 3.5 million homes\n\n## 7.\n"
+    assert check_report(report, []).body == report
+
+
+def test_sources_section_lists_each_cited_source_once_in_order_of_first_citation() -> None:
+    report = (
+        f"First [b]({B}), then [a]({A}), [b again]({B}/), and [a]({A}#x).\n\n"
+        f"## References\n\n1. [c]({C})\n2. [fake](https://fake.example)\n\n## After\n\nMore.\n"
+    )
+    checked = check_report(report, SOURCES)
+    rendered = checked.render(appendix="## Research gaps\n\n- none")
+    body, sources = rendered.split("## Sources\n\n")
+    assert "## References" not in body and C not in body and "fake" not in body
+    assert "## After\n\nMore." in body and body.index("## Research gaps") > body.index("After")
+    assert sources == f"1. [Page B]({B})\n2. [Page A]({A})\n"
+    assert checked.check["sources_listed"] == 2 and checked.check["fabricated_removed"] == 0
+
+
+def test_no_sources_section_when_nothing_is_cited() -> None:
+    assert "## Sources" not in check_report("Plain text.", SOURCES).render()
+
+
+def test_page_titles_cannot_inject_markdown_or_html() -> None:
+    assert escape_label("<img src=x> [click](javascript:x) *~") == (
+        "\\<img src=x\\> \\[click\\]\\(javascript:x\\) \\*\\~"
+    )
+    checked = check_report(f"[x]({A})", [source(A, "Evil ](https://evil.example) <b>")])
+    listed = [t for t in parse(checked.render()) if t.type == "inline"][-1]
+    children = listed.children or []
+    assert [c.attrs["href"] for c in children if c.type == "link_open"] == [A]
+    assert not [c for c in children if c.type == "html_inline"]
