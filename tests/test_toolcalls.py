@@ -18,17 +18,9 @@ from deep_research.toolcalls import (
     settle,
     strip_think,
 )
+from tests.small_brain import SEED_TRANSCRIPT
 
 ORCHESTRATOR = [WriteTodos, Research]
-
-# The seed's real small-model transcript (Qwen3 4B), translated to our tool names.
-SEED_TRANSCRIPT = """research({"topic": "GTA San Andreas locations", "color": "sunset"})
-
-write_todos({
-  "todos": [
-    {"content": "Identify major locations...", "status": "pending"}
-  ]
-})"""
 
 
 def calls_of(text: str, tools: list[Any] | None = None) -> list[tuple[str, dict[str, Any]]]:
