@@ -1,4 +1,4 @@
-"""The clarifier's prompted JSON: one retry that shows the model its error, then a default."""
+"""Unusable replies: the clarifier's retry and default, empty replies nudged then reported."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from deep_research.graph import builder
 from tests.conftest import ScriptedSearch
 from tests.scripted_model import ScriptedChatModel
-from tests.test_graph_unit import orchestrator_fanning_out, script_for
+from tests.test_graph_unit import orchestrator_fanning_out, researcher, script_for
 
 QUESTION = {"messages": [{"role": "user", "content": "heat pumps"}]}
 
@@ -75,3 +75,18 @@ async def test_an_empty_clarifier_is_nudged_then_the_run_proceeds(
     nudged = [m for m, _ in model.calls if "intake step" in str(m[0].content)][1]
     assert "Your last reply was empty" in str(nudged[-1].content)
     assert "returned an empty reply twice" in caplog.text
+
+
+async def test_a_researcher_that_stays_empty_becomes_a_named_research_gap(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    def silent_on_one_topic(messages: list[BaseMessage]) -> AIMessage:
+        return AIMessage("") if "silent" in str(messages[1].content) else researcher(messages)
+
+    use_script(
+        script_for(orchestrator_fanning_out("loud topic", "silent topic"), silent_on_one_topic)
+    )
+    out = await builder.compile().ainvoke(QUESTION, context={"allow_clarification": False})
+    assert [f["topic"] for f in out["failures"]] == ["silent topic"]
+    assert "EmptyReplyError" in out["failures"][0]["error"]
+    assert "## Research gaps" in out["final_report"] and "loud-topic" in out["final_report"]
