@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import json_repair
@@ -72,8 +73,8 @@ async def clarify(state: ResearchState, runtime: Runtime[Context]) -> dict[str, 
     rounds = state.get("clarification_rounds", 0)
     if not context.allow_clarification or rounds >= context.max_clarification_rounds:
         return {"pending_questions": []}
-    decision = await _decide(context, [SystemMessage(prompts.render("clarifier")),
-                                       *state["messages"]])
+    messages = [SystemMessage(prompts.render("clarifier")), *state["messages"]]
+    decision = await _decide(context, messages)
     if decision is None:
         return {"pending_questions": []}
     questions = [q.strip() for q in decision.questions if q.strip()][:MAX_QUESTIONS]
@@ -85,7 +86,7 @@ async def clarify(state: ResearchState, runtime: Runtime[Context]) -> dict[str, 
     return update
 
 
-async def _decide(context: Context, messages: list[BaseMessage]) -> ClarifyDecision | None:
+async def _decide(context: Context, messages: Sequence[BaseMessage]) -> ClarifyDecision | None:
     """The model's decision, asked once more with its error if unreadable; else None, logged.
 
     Servers such as mlx_lm.server ignore `response_format`, so the JSON is only prompted.

@@ -115,9 +115,8 @@ async def _answer_call(
     """One tool call's message and the results it kept."""
     call_id = call.get("id") or ""
     if call["name"] != "web_search":
-        text = f"Unknown tool {call['name']!r}: the only tool is web_search. Example: " + (
-            WEB_SEARCH_EXAMPLE
-        )
+        name = call["name"]
+        text = f"Unknown tool {name!r}: the only tool is web_search. Example: {WEB_SEARCH_EXAMPLE}"
         return ToolMessage(text, tool_call_id=call_id, status="error"), []
     try:
         queries = WebSearch.model_validate(call["args"]).queries
