@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import json_repair
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 from pydantic import BaseModel, Field, ValidationError
@@ -36,20 +37,34 @@ class ClarifyDecision(BaseModel):
     verification: str = Field(default="", description="What will be researched, in a sentence")
 
 
+class UnreadableDecision(ValueError):
+    """The clarifier's reply holds no valid decision; the message says what is wrong."""
+
+
 def parse_decision(text: str) -> ClarifyDecision | None:
     """Read the model's JSON decision from prose, code fences or `<think>` noise."""
+    try:
+        return read_decision(text)
+    except UnreadableDecision:
+        return None
+
+
+def read_decision(text: str) -> ClarifyDecision:
+    """The model's JSON decision; `UnreadableDecision` names the problem in one line."""
     visible = _THINK.sub("", text)
     start = visible.find("{")
     if start < 0:
-        return None
+        raise UnreadableDecision("the reply contains no JSON object")
     # json_repair closes truncated objects and ignores trailing prose or fences.
     parsed = json_repair.loads(visible[start:])
     if isinstance(parsed, list):
         parsed = next((item for item in parsed if isinstance(item, dict)), None)
     try:
         return ClarifyDecision.model_validate(parsed)
-    except ValidationError:
-        return None
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "the object"
+        raise UnreadableDecision(f"{where}: {first['msg']}") from None
 
 
 async def clarify(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -58,12 +73,9 @@ async def clarify(state: ResearchState, runtime: Runtime[Context]) -> dict[str, 
     rounds = state.get("clarification_rounds", 0)
     if not context.allow_clarification or rounds >= context.max_clarification_rounds:
         return {"pending_questions": []}
-    model = models.role_model(context, "clarifier")
-    reply = await model.ask([SystemMessage(prompts.render("clarifier")), *state["messages"]])
-    decision = parse_decision(str(reply.content))
+    messages = [SystemMessage(prompts.render("clarifier")), *state["messages"]]
+    decision = await _decide(context, messages)
     if decision is None:
-        # Proceeding is safer than blocking the run on a reply we cannot read.
-        log.warning("clarifier reply was not valid JSON; proceeding without questions")
         return {"pending_questions": []}
     questions = [q.strip() for q in decision.questions if q.strip()][:MAX_QUESTIONS]
     if decision.need_clarification and questions:
@@ -72,6 +84,26 @@ async def clarify(state: ResearchState, runtime: Runtime[Context]) -> dict[str, 
     if decision.verification.strip():
         update["messages"] = [AIMessage(decision.verification.strip(), name="clarifier")]
     return update
+
+
+async def _decide(context: Context, messages: Sequence[BaseMessage]) -> ClarifyDecision | None:
+    """The model's decision, asked once more with its error if unreadable; else None, logged.
+
+    Servers such as mlx_lm.server ignore `response_format`, so the JSON is only prompted.
+    Proceeding without questions is safer than blocking the run on a reply we cannot read.
+    """
+    model = models.role_model(context, "clarifier")
+    try:
+        reply = await model.ask(messages)
+        try:
+            return read_decision(str(reply.content))
+        except UnreadableDecision as problem:
+            retry = HumanMessage(prompts.render("clarifier_retry", problem=str(problem)))
+            reply = await model.ask([*messages, AIMessage(str(reply.content)), retry])
+            return read_decision(str(reply.content))
+    except (UnreadableDecision, models.EmptyReplyError) as error:
+        log.warning("clarifier gave no usable decision (%s); proceeding without questions", error)
+        return None
 
 
 def route_clarify(state: ResearchState) -> Literal["ask_user", "orchestrate"]:

@@ -56,6 +56,12 @@ class Context(BaseSettings):
     researcher_temperature: float | None = Field(
         default=None, ge=0, le=2, description="Sampling temperature for the researchers."
     )
+    local_thinking: Literal["off", "on", "server"] = Field(
+        default="off",
+        description="Thinking (<think> reasoning) on local endpoints, sent as "
+        "chat_template_kwargs.enable_thinking. off: faster, and small models stop hiding "
+        "tool calls inside <think>; on; server: send nothing, the server decides.",
+    )
     allow_clarification: bool = Field(
         default=True, description="Ask the user 2-3 clarifying questions before researching."
     )
@@ -69,6 +75,21 @@ class Context(BaseSettings):
     max_orchestrator_turns: int = Field(
         default=6, ge=1, le=50,
         description="Orchestrator model calls before it must write the report without tools.",
+    )
+    max_todo_updates: int = Field(
+        default=3, ge=1, le=20,
+        description="write_todos calls per run; later ones are answered 'plan locked' and "
+        "change nothing.",
+    )
+    max_todo_only_turns: int = Field(
+        default=2, ge=1, le=10,
+        description="Consecutive orchestrator replies that only update todos before todo "
+        "updates are locked for the rest of the run.",
+    )
+    max_repeated_calls: int = Field(
+        default=3, ge=2, le=10,
+        description="The same tool call with the same arguments in this many consecutive "
+        "orchestrator replies is refused with a message instead of run again.",
     )
     max_researcher_turns: int = Field(
         default=4, ge=1, le=20,

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import openai
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel
 
-from deep_research import tracing
+from deep_research import prompts, toolcalls, tracing
 from deep_research.context import MODEL_PROVIDERS, ConfigError, Context, Endpoints
+
+log = logging.getLogger(__name__)
 
 Role = Literal["clarifier", "orchestrator", "researcher"]
 
@@ -25,6 +28,21 @@ PLACEHOLDER_API_KEY = "not-needed"
 
 class ModelEndpointError(RuntimeError):
     """The model server could not be reached; the message says where and what to do."""
+
+
+class EmptyReplyError(RuntimeError):
+    """The model returned nothing usable twice in a row, the second time after a nudge."""
+
+
+def thinking_body(setting: str) -> dict[str, Any] | None:
+    """Request fields that switch a local model's thinking on or off (`None`: send nothing).
+
+    Chat templates with a thinking switch (Qwen3 and others) read `enable_thinking`;
+    mlx_lm.server, llama.cpp (`--jinja`) and vLLM pass `chat_template_kwargs` to them.
+    """
+    if setting == "server":
+        return None
+    return {"chat_template_kwargs": {"enable_thinking": setting == "on"}}
 
 
 def chat_model(context: Context, role: Role) -> BaseChatModel:
@@ -46,6 +64,7 @@ def chat_model(context: Context, role: Role) -> BaseChatModel:
             # Servers fall back to tiny defaults (mlx_lm: 512) and silently drop truncated
             # tool calls; langchain-openai sends this as `max_completion_tokens`.
             max_completion_tokens=endpoints.llm_max_tokens,
+            extra_body=thinking_body(context.local_thinking),
         )
     if provider == "openai":
         if not endpoints.openai_api_key:
@@ -74,7 +93,28 @@ class RoleModel:
     async def ask(
         self, messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]] = ()
     ) -> AIMessage:
-        """Call the model; an unreachable server becomes one clear `ModelEndpointError`."""
+        """The model's reply, settled for small models (see `toolcalls`), never empty.
+
+        An empty reply gets one nudge; a second one raises `EmptyReplyError`.
+        """
+        reply = toolcalls.settle(await self._call(messages, tools), tools)
+        if not toolcalls.is_empty(reply):
+            return reply
+        log.warning("the %s model returned an empty reply; nudging it once", self.role)
+        nudge = HumanMessage(prompts.render("empty_reply"))
+        reply = toolcalls.settle(await self._call([*messages, nudge], tools), tools)
+        if toolcalls.is_empty(reply):
+            raise EmptyReplyError(
+                f"The {self.role} model at {self.endpoint} returned an empty reply twice, the "
+                "second time after a nudge. Small models do this when a tool call is cut off: "
+                "raise LLM_MAX_TOKENS, or check the server log for a dropped tool call."
+            )
+        return reply
+
+    async def _call(
+        self, messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]]
+    ) -> AIMessage:
+        """One request; an unreachable server becomes one clear `ModelEndpointError`."""
         runnable = self.model.bind_tools(list(tools)) if tools else self.model
         try:
             reply = await runnable.ainvoke(

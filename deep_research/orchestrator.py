@@ -10,9 +10,10 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from deep_research import models, progress, prompts
+from deep_research import churn, models, progress, prompts
 from deep_research.context import Context, context_of
 from deep_research.state import ResearchState, ResearchTask, Todo
+from deep_research.toolcalls import invalid_arguments
 
 
 class Research(BaseModel):
@@ -61,6 +62,8 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
             max_searches=context.max_searches_per_run,
         )
         reply = await model.ask([SystemMessage(system), *state["messages"]], tools=TOOLS)
+        guard = churn.after_reply(state.get("churn"), reply.tool_calls, context)
+        return {"messages": [reply], "orchestrator_turns": turns, "churn": guard}
     return {"messages": [reply], "orchestrator_turns": turns}
 
 
@@ -81,9 +84,11 @@ def route_orchestrator(state: ResearchState) -> list[Send | str] | Literal["fina
     if not isinstance(last, AIMessage) or not last.tool_calls:
         return "finalize"
     dispatch_id = str(uuid.uuid4())
+    refused = state.get("churn", churn.fresh())["refused"]
     targets: list[Send | str] = []
     for call in last.tool_calls:
-        if call["name"] == "research" and _valid_topic(call["args"]) is not None:
+        runnable = (call.get("id") or "") not in refused
+        if call["name"] == "research" and runnable and _valid_topic(call["args"]) is not None:
             task = ResearchTask(
                 topic=_valid_topic(call["args"]) or "",
                 tool_call_id=call.get("id") or "",
@@ -108,15 +113,20 @@ def answer_tools(state: ResearchState) -> dict[str, Any]:
     last = state["messages"][-1]
     assert isinstance(last, AIMessage)
     has_research = any(call["name"] == "research" for call in last.tool_calls)
+    guard = state.get("churn", churn.fresh())
     messages: list[ToolMessage] = []
     update: dict[str, Any] = {}
     for call in last.tool_calls:
         call_id = call.get("id") or ""
         name = call["name"]
-        if name == "research":
-            if _valid_topic(call["args"]) is None:
-                messages.append(_error(call_id, name, "Invalid arguments: 'topic' must be a "
-                                       "non-empty sentence."))
+        refusal = guard["refused"].get(call_id)
+        if refusal is not None:
+            messages.append(_refused(call_id, name, refusal))
+        elif name == "research":
+            try:
+                Research.model_validate(call["args"])
+            except ValidationError as error:
+                messages.append(_error(call_id, name, invalid_arguments(call["args"], error)))
         elif name == "write_todos" and has_research:
             # The documented rule for a mixed reply: research runs, the plan stays unchanged.
             messages.append(_error(call_id, name, "Not applied: call write_todos alone, not in "
@@ -125,17 +135,31 @@ def answer_tools(state: ResearchState) -> dict[str, Any]:
             try:
                 todos = WriteTodos.model_validate(call["args"]).todos
             except ValidationError as error:
-                problem = error.errors()[0]["msg"]
-                messages.append(_error(call_id, name, f"Invalid arguments: {problem}."))
+                messages.append(_error(call_id, name, invalid_arguments(call["args"], error)))
                 continue
             update["todos"] = [Todo(content=t.content, status=t.status) for t in todos]
             progress.emit("todos", todos=update["todos"])
             listing = "\n".join(f"- [{t.status}] {t.content}" for t in todos)
-            messages.append(ToolMessage(f"Plan saved:\n{listing}", tool_call_id=call_id, name=name))
+            saved = f"Plan saved:\n{listing}"
+            if guard["todos_locked"]:  # this update locked the plan: say what to do instead
+                saved += f"\n\n{prompts.render('plan_locked')} Example: {EXAMPLES['research']}"
+            messages.append(ToolMessage(saved, tool_call_id=call_id, name=name))
         else:
             messages.append(_error(call_id, name, f"Unknown tool {name!r}. Tools: research, "
                                    "write_todos."))
     return {**update, "messages": messages}
+
+
+def _refused(call_id: str, name: str, refusal: str) -> ToolMessage:
+    """A call the churn guard stopped: nothing ran and no state changed."""
+    if refusal == "locked":
+        text = f"Plan locked: this update was not saved. {prompts.render('plan_locked')}"
+        example = EXAMPLES["research"]
+    else:
+        text = prompts.render("repeated_call")
+        example = EXAMPLES.get(name, EXAMPLES["research"])
+    return ToolMessage(f"{text} Example: {example}", tool_call_id=call_id, name=name,
+                       status="error")
 
 
 def _error(call_id: str, name: str, text: str) -> ToolMessage:

@@ -29,6 +29,7 @@ from deep_research.search.providers import (
     make_provider,
 )
 from deep_research.state import ResearcherState, ResearchTask, Source
+from deep_research.toolcalls import invalid_arguments
 
 MAX_QUERIES_PER_CALL = 4
 
@@ -121,12 +122,13 @@ async def _answer_call(
     """One tool call's message and the results it kept."""
     call_id = call.get("id") or ""
     if call["name"] != "web_search":
-        text = f"Unknown tool {call['name']!r}. The only tool is: {WEB_SEARCH_EXAMPLE}"
+        name = call["name"]
+        text = f"Unknown tool {name!r}: the only tool is web_search. Example: {WEB_SEARCH_EXAMPLE}"
         return ToolMessage(text, tool_call_id=call_id, status="error"), []
     try:
         queries = WebSearch.model_validate(call["args"]).queries
     except ValidationError as error:
-        text = f"Invalid arguments: {error.errors()[0]['msg']}. Example: {WEB_SEARCH_EXAMPLE}"
+        text = f"{invalid_arguments(call['args'], error)} Example: {WEB_SEARCH_EXAMPLE}"
         return ToolMessage(text, tool_call_id=call_id, status="error"), []
     notes: list[str] = []
     if len(queries) > MAX_QUERIES_PER_CALL:

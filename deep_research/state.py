@@ -44,6 +44,16 @@ class CitationCheck(TypedDict):
     removed_urls: list[str]
 
 
+class ChurnGuard(TypedDict):
+    """The orchestrator's loop counters (see `deep_research/churn.py`)."""
+
+    todo_calls: int
+    todo_only_turns: int
+    todos_locked: bool
+    streaks: dict[str, int]  # call signature -> consecutive replies that made that call
+    refused: dict[str, str]  # call id in the latest reply -> "locked" or "repeated"
+
+
 def merge_sources(current: list[Source], new: list[Source]) -> list[Source]:
     """One record per URL, in order of first retrieval.
 
@@ -80,6 +90,7 @@ class ResearchState(InputState):
     pending_questions: list[str]
     clarification_rounds: int
     orchestrator_turns: int
+    churn: ChurnGuard
     final_report: str
     citation_check: CitationCheck
 
