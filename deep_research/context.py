@@ -17,6 +17,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_LLM_MODEL = "mlx-community/Qwen3-8B-4bit"
 MODEL_PROVIDERS = ("local", "openai")
+SEARCH_PROVIDERS = ("tavily", "searxng", "ddgs")
 
 
 def _default_model() -> str:
@@ -81,14 +82,39 @@ class Context(BaseSettings):
     max_results_per_search: int = Field(
         default=5, ge=1, le=20, description="Results requested from the provider per query."
     )
-    search_provider: Literal["auto", "tavily", "ddgs"] = Field(
+    search_provider: Literal["auto", "tavily", "searxng", "ddgs"] = Field(
         default="auto",
-        description="Search backend. auto: tavily when TAVILY_API_KEY is set, else ddgs.",
+        description="Search backend. auto: tavily when TAVILY_API_KEY is set, else searxng "
+        "when SEARXNG_URL is set, else ddgs.",
+    )
+    search_fallback: str = Field(
+        default="",
+        description="Comma-separated providers tried in order when the main one fails, is "
+        "rate-limited or finds nothing, e.g. 'tavily,searxng,ddgs'. Empty: no fallback.",
     )
     relevance_threshold: float = Field(
-        default=0.3, ge=0, le=1,
-        description="Search results scoring below this (0-1, the provider's relevance score) "
-        "are dropped; results without a score are kept.",
+        default=0.25, ge=0, le=1,
+        description="Search results whose relevance is below this are dropped. Relevance is "
+        "the cosine similarity (0-1, negatives count as 0) of all-MiniLM-L6-v2 embeddings of "
+        "the query and the result's title + snippet, the same for every provider. 0 keeps all.",
+    )
+    fetch_top_n: int = Field(
+        default=3, ge=0, le=10,
+        description="Pages read after each search: the N most relevant results are fetched "
+        "and their main text extracted. 0: researchers see snippets only.",
+    )
+    fetch_timeout: float = Field(
+        default=15.0, gt=0, le=120, description="Seconds allowed for fetching one page."
+    )
+    max_page_chars: int = Field(
+        default=6000, ge=500, le=100_000,
+        description="Characters of extracted text kept per page: the most one source can "
+        "contribute to a researcher's context.",
+    )
+    max_chars_per_turn: int = Field(
+        default=24_000, ge=2000, le=400_000,
+        description="Characters of search results and page text one researcher turn receives "
+        "in total; page excerpts are shortened to fit.",
     )
 
     def __init__(self, **values: Any) -> None:
@@ -110,12 +136,23 @@ class Context(BaseSettings):
                     f"provider one of {', '.join(MODEL_PROVIDERS)} "
                     f"(e.g. 'local:{DEFAULT_LLM_MODEL}')"
                 )
-        if self.search_provider == "tavily" and not Endpoints().tavily_api_key:
+        unknown = [name for name in self.fallback_providers if name not in SEARCH_PROVIDERS]
+        if unknown:
             raise ValueError(
-                "search_provider='tavily' needs TAVILY_API_KEY in the environment; "
-                "set it, or use 'auto' or 'ddgs'"
+                f"search_fallback={self.search_fallback!r} names unknown providers "
+                f"{', '.join(map(repr, unknown))}: use a comma-separated list of "
+                f"{', '.join(SEARCH_PROVIDERS)} (e.g. 'tavily,searxng,ddgs')"
             )
+        for name in [self.search_provider, *self.fallback_providers]:
+            problem = Endpoints().missing_for(name)
+            if problem:
+                raise ValueError(problem)
         return self
+
+    @property
+    def fallback_providers(self) -> list[str]:
+        """`search_fallback` as a list of provider names, in order."""
+        return [name.strip() for name in self.search_fallback.split(",") if name.strip()]
 
 
 class Endpoints(BaseSettings):
@@ -131,6 +168,24 @@ class Endpoints(BaseSettings):
     openai_api_key: SecretStr | None = None
     tavily_api_key: SecretStr | None = None
     tavily_api_base_url: str | None = None
+    searxng_url: str | None = None
+    # Widening what page fetching may reach is a property of the machine, never of a run.
+    fetch_allow_private: bool = False
+    fetch_allowed_hosts: str = ""
+
+    def missing_for(self, provider: str) -> str | None:
+        """Why `provider` cannot be used with this environment, or None when it can."""
+        if provider == "tavily" and not self.tavily_api_key:
+            return (
+                "search provider 'tavily' needs TAVILY_API_KEY in the environment; "
+                "set it, or use 'auto', 'searxng' or 'ddgs'"
+            )
+        if provider == "searxng" and not self.searxng_url:
+            return (
+                "search provider 'searxng' needs SEARXNG_URL in the environment "
+                "(e.g. http://localhost:8888); set it, or use 'auto' or 'ddgs'"
+            )
+        return None
 
 
 def _describe(error: ValidationError, given: set[str]) -> str:
