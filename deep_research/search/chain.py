@@ -50,23 +50,23 @@ class SearchChain:
     async def search(self, query: str, max_results: int) -> ChainResult:
         """Results from the first provider that has some; raises `SearchError` if all fail."""
         notes: list[str] = []
-        errors: list[SearchError] = []
+        failures: list[str] = []
         for provider, following in zip(self.providers, [*self.providers[1:], None], strict=True):
             try:
                 results = await self._with_retries(provider, query, max_results)
             except SearchError as error:
-                errors.append(error)
+                if len(self.providers) == 1:
+                    raise
                 what = "was rate-limited" if error.rate_limited else f"failed ({error})"
             else:
                 if results or following is None:
                     return ChainResult(results, provider.name, notes)
                 what = "found nothing"
+            failures.append(f"{provider.name} {what}")
             if following is not None:
-                notes.append(f"{provider.name} {what}; fell back to {following.name}.")
+                notes.append(f"{failures[-1]}; fell back to {following.name}.")
                 log.warning("search fallback for %r: %s", query, notes[-1])
-        if len(errors) == 1:
-            raise errors[0]
-        raise SearchError(f"every provider failed for {query!r}: " + " ".join(notes))
+        raise SearchError(f"every provider failed for {query!r}: " + "; ".join(failures))
 
     async def _with_retries(
         self, provider: SearchProvider, query: str, max_results: int

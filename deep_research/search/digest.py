@@ -7,6 +7,7 @@ anything in it that looks like a delimiter is defused first.
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Sequence
 
@@ -15,6 +16,9 @@ from deep_research.search.lookup import Finding, QueryOutcome
 
 MIN_EXCERPT = 300  # a page excerpt shorter than this is not worth its header
 ENTRY_OVERHEAD = 160  # characters of headers and delimiters around each entry
+# Fence look-alikes, including Markdown-escaped ones (trafilatura writes "<" as "\<").
+_OPENERS = re.compile(r"(?:\\?<){3}")
+_CLOSERS = re.compile(r"(?:\\?>){3}")
 
 
 def new_nonce() -> str:
@@ -23,7 +27,7 @@ def new_nonce() -> str:
 
 def defuse(text: str) -> str:
     """Make delimiter look-alikes in web text inert (the fences are built from <<< and >>>)."""
-    return text.replace("<<<", "‹‹‹").replace(">>>", "›››")
+    return _CLOSERS.sub("›››", _OPENERS.sub("‹‹‹", text))
 
 
 def fence(text: str, nonce: str) -> str:

@@ -47,8 +47,10 @@ def _search_error(provider: str, query: str, error: Exception) -> SearchError:
     transient = (status is not None and status >= 500) or isinstance(
         error, httpx.TransportError | TavilyTimeout | DdgsTimeout
     )
+    # httpx's status errors carry a multi-line help text: the status says enough.
+    detail = f"HTTP {status}" if status is not None else str(error) or type(error).__name__
     return SearchError(
-        f"{provider} failed for {query!r}: {error}", transient=transient, rate_limited=rate_limited
+        f"{provider} failed for {query!r}: {detail}", transient=transient, rate_limited=rate_limited
     )
 
 
