@@ -30,13 +30,21 @@ class ResearchFailure(TypedDict):
 
 
 def merge_sources(current: list[Source], new: list[Source]) -> list[Source]:
-    """Keep the first record of each URL, in order of first retrieval."""
-    seen = {source["url"] for source in current}
+    """One record per URL, in order of first retrieval; text retrieved later is added to it.
+
+    A page seen as a snippet by one researcher may be read in full by another: its record
+    must hold everything retrieved, since citations are checked against it.
+    """
     merged = list(current)
+    position = {source["url"]: i for i, source in enumerate(merged)}
     for source in new:
-        if source["url"] not in seen:
-            seen.add(source["url"])
+        i = position.get(source["url"])
+        if i is None:
+            position[source["url"]] = len(merged)
             merged.append(source)
+        elif source["content"] and source["content"] not in merged[i]["content"]:
+            kept = merged[i]
+            merged[i] = {**kept, "content": f"{kept['content']}\n\n{source['content']}".strip()}
     return merged
 
 

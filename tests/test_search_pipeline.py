@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from langchain_core.messages import BaseMessage, ToolMessage
+from langchain_core.messages import ToolMessage
 
 from deep_research.search import chain as chain_module
 from deep_research.search import netguard
@@ -318,5 +318,12 @@ def test_minilm_relevance_is_one_zero_to_one_scale() -> None:
     assert scores[0] > 0.5 and max(scores[1:]) < 0.1
 
 
-def messages_of(model: ScriptedChatModel) -> list[list[BaseMessage]]:
-    return [messages for messages, _ in model.calls]
+def test_sources_keep_every_text_retrieved_for_a_url() -> None:
+    from deep_research.state import Source, merge_sources
+
+    snippet = Source(url="u", title="T", content="Snippet.", found_by="a")
+    read = Source(url="u", title="T", content="Snippet.\n\nFull page text.", found_by="b")
+    other = Source(url="v", title="V", content="Other.", found_by="b")
+    merged = merge_sources([snippet], [read, other, snippet])
+    assert [s["url"] for s in merged] == ["u", "v"]
+    assert "Full page text." in merged[0]["content"] and merged[0]["found_by"] == "a"

@@ -2,6 +2,8 @@
 
 Routes:
     /article/{slug}     news article wrapped in nav, ads, cookie banner and footer
+    /news/{slug}        the same article with the weight of a real news page: inline
+                        scripts and styles, a mega-menu, related-story teasers (~150 KB)
     /hidden             article with prompt injections hidden by CSS / the hidden attribute
     /huge               an article followed by megabytes of filler
     /empty              HTML with no main text
@@ -61,6 +63,19 @@ def article_html(slug: str, extra_body: str = "") -> str:
 </body></html>"""
 
 
+def heavy_article_html(slug: str) -> str:
+    script = "<script>window.__STATE__ = " + '{"ad": "slot", "n": 1},' * 2500 + "{};</script>"
+    style = "<style>" + ".menu-item{color:#333;margin:0 4px;padding:2px}\n" * 800 + "</style>"
+    menu = "<nav>" + "".join(f'<a href="/section/{i}">Section {i}</a>' for i in range(400))
+    teasers = "".join(
+        f'<div class="teaser"><a href="/story/{i}">Related story {i}: more news</a></div>'
+        for i in range(150)
+    )
+    page = article_html(slug)
+    page = page.replace("</head>", f"{style}{script}</head>")
+    return page.replace("<header>", f"<header>{menu}</nav>").replace("</main>", f"</main>{teasers}")
+
+
 HIDDEN_BODY = f"""
 <p style="display: none">{INJECTION} (display none)</p>
 <div style="Visibility:Hidden"><p>{INJECTION} (visibility hidden)</p></div>
@@ -80,6 +95,7 @@ class PageServer(BackgroundServer):
         self._release: asyncio.Event | None = None
         app = web.Application()
         app.router.add_get("/article/{slug}", self._article)
+        app.router.add_get("/news/{slug}", self._news)
         app.router.add_get("/hidden", self._hidden)
         app.router.add_get("/huge", self._huge)
         app.router.add_get("/empty", self._empty)
@@ -118,6 +134,9 @@ class PageServer(BackgroundServer):
 
     async def _article(self, request: web.Request) -> web.Response:
         return _html(article_html(request.match_info["slug"]))
+
+    async def _news(self, request: web.Request) -> web.Response:
+        return _html(heavy_article_html(request.match_info["slug"]))
 
     async def _hidden(self, request: web.Request) -> web.Response:
         return _html(article_html("hidden-injection-test", HIDDEN_BODY))
