@@ -17,6 +17,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_LLM_MODEL = "mlx-community/Qwen3-8B-4bit"
 MODEL_PROVIDERS = ("local", "openai")
+SEARCH_PROVIDERS = ("tavily", "searxng", "ddgs")
 
 
 def _default_model() -> str:
@@ -46,7 +47,9 @@ class Context(BaseSettings):
         description="Model that runs searches and writes each cited intermediate report.",
     )
     clarifier_temperature: float | None = Field(
-        default=None, ge=0, le=2,
+        default=None,
+        ge=0,
+        le=2,
         description="Sampling temperature for the clarifier. Unset: 0.1 on local "
         "endpoints (small models need it to keep formats), the provider default on cloud.",
     )
@@ -69,47 +72,94 @@ class Context(BaseSettings):
         default=1, ge=0, le=5, description="Most rounds of clarifying questions per run."
     )
     max_researchers_per_turn: int = Field(
-        default=3, ge=1, le=16,
+        default=3,
+        ge=1,
+        le=16,
         description="Most researchers running at once; further research calls wait their turn.",
     )
     max_orchestrator_turns: int = Field(
-        default=6, ge=1, le=50,
+        default=6,
+        ge=1,
+        le=50,
         description="Orchestrator model calls before it must write the report without tools.",
     )
     max_todo_updates: int = Field(
-        default=3, ge=1, le=20,
+        default=3,
+        ge=1,
+        le=20,
         description="write_todos calls per run; later ones are answered 'plan locked' and "
         "change nothing.",
     )
     max_todo_only_turns: int = Field(
-        default=2, ge=1, le=10,
+        default=2,
+        ge=1,
+        le=10,
         description="Consecutive orchestrator replies that only update todos before todo "
         "updates are locked for the rest of the run.",
     )
     max_repeated_calls: int = Field(
-        default=3, ge=2, le=10,
+        default=3,
+        ge=2,
+        le=10,
         description="The same tool call with the same arguments in this many consecutive "
         "orchestrator replies is refused with a message instead of run again.",
     )
     max_researcher_turns: int = Field(
-        default=4, ge=1, le=20,
+        default=4,
+        ge=1,
+        le=20,
         description="Model calls per researcher before it must write its report.",
     )
     max_searches_per_run: int = Field(
-        default=25, ge=0, le=500,
+        default=25,
+        ge=0,
+        le=500,
         description="Real searches allowed per thread, across all researchers and resumes.",
     )
     max_results_per_search: int = Field(
         default=5, ge=1, le=20, description="Results requested from the provider per query."
     )
-    search_provider: Literal["auto", "tavily", "ddgs"] = Field(
+    search_provider: Literal["auto", "tavily", "searxng", "ddgs"] = Field(
         default="auto",
-        description="Search backend. auto: tavily when TAVILY_API_KEY is set, else ddgs.",
+        description="Search backend. auto: tavily when TAVILY_API_KEY is set, else searxng "
+        "when SEARXNG_URL is set, else ddgs.",
+    )
+    search_fallback: str = Field(
+        default="",
+        description="Comma-separated providers tried in order when the main one fails, is "
+        "rate-limited or finds nothing, e.g. 'tavily,searxng,ddgs'. Empty: no fallback.",
     )
     relevance_threshold: float = Field(
-        default=0.3, ge=0, le=1,
-        description="Search results scoring below this (0-1, the provider's relevance score) "
-        "are dropped; results without a score are kept.",
+        default=0.25,
+        ge=0,
+        le=1,
+        description="Search results whose relevance is below this are dropped. Relevance is "
+        "the cosine similarity (0-1, negatives count as 0) of all-MiniLM-L6-v2 embeddings of "
+        "the query and the result's title + snippet, the same for every provider. 0 keeps all.",
+    )
+    fetch_top_n: int = Field(
+        default=3,
+        ge=0,
+        le=10,
+        description="Pages read after each search: the N most relevant results are fetched "
+        "and their main text extracted. 0: researchers see snippets only.",
+    )
+    fetch_timeout: float = Field(
+        default=15.0, ge=1, le=120, description="Seconds allowed for fetching one page."
+    )
+    max_page_chars: int = Field(
+        default=6000,
+        ge=500,
+        le=100_000,
+        description="Characters of extracted text kept per page: the most one source can "
+        "contribute to a researcher's context.",
+    )
+    max_chars_per_turn: int = Field(
+        default=24_000,
+        ge=2000,
+        le=400_000,
+        description="Characters of search results and page text one researcher turn receives "
+        "in total; page excerpts are shortened to fit.",
     )
 
     def __init__(self, **values: Any) -> None:
@@ -131,12 +181,23 @@ class Context(BaseSettings):
                     f"provider one of {', '.join(MODEL_PROVIDERS)} "
                     f"(e.g. 'local:{DEFAULT_LLM_MODEL}')"
                 )
-        if self.search_provider == "tavily" and not Endpoints().tavily_api_key:
+        unknown = [name for name in self.fallback_providers if name not in SEARCH_PROVIDERS]
+        if unknown:
             raise ValueError(
-                "search_provider='tavily' needs TAVILY_API_KEY in the environment; "
-                "set it, or use 'auto' or 'ddgs'"
+                f"search_fallback={self.search_fallback!r} names unknown providers "
+                f"{', '.join(map(repr, unknown))}: use a comma-separated list of "
+                f"{', '.join(SEARCH_PROVIDERS)} (e.g. 'tavily,searxng,ddgs')"
             )
+        for name in [self.search_provider, *self.fallback_providers]:
+            problem = Endpoints().missing_for(name)
+            if problem:
+                raise ValueError(problem)
         return self
+
+    @property
+    def fallback_providers(self) -> list[str]:
+        """`search_fallback` as a list of provider names, in order."""
+        return [name.strip() for name in self.search_fallback.split(",") if name.strip()]
 
 
 class Endpoints(BaseSettings):
@@ -152,6 +213,24 @@ class Endpoints(BaseSettings):
     openai_api_key: SecretStr | None = None
     tavily_api_key: SecretStr | None = None
     tavily_api_base_url: str | None = None
+    searxng_url: str | None = None
+    # Widening what page fetching may reach is a property of the machine, never of a run.
+    fetch_allow_private: bool = False
+    fetch_allowed_hosts: str = ""
+
+    def missing_for(self, provider: str) -> str | None:
+        """Why `provider` cannot be used with this environment, or None when it can."""
+        if provider == "tavily" and not self.tavily_api_key:
+            return (
+                "search provider 'tavily' needs TAVILY_API_KEY in the environment; "
+                "set it, or use 'auto', 'searxng' or 'ddgs'"
+            )
+        if provider == "searxng" and not self.searxng_url:
+            return (
+                "search provider 'searxng' needs SEARXNG_URL in the environment "
+                "(e.g. http://localhost:8888); set it, or use 'auto' or 'ddgs'"
+            )
+        return None
 
 
 def _describe(error: ValidationError, given: set[str]) -> str:

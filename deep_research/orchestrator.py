@@ -129,8 +129,14 @@ def answer_tools(state: ResearchState) -> dict[str, Any]:
                 messages.append(_error(call_id, name, invalid_arguments(call["args"], error)))
         elif name == "write_todos" and has_research:
             # The documented rule for a mixed reply: research runs, the plan stays unchanged.
-            messages.append(_error(call_id, name, "Not applied: call write_todos alone, not in "
-                                   "the same reply as research. The research calls were run."))
+            messages.append(
+                _error(
+                    call_id,
+                    name,
+                    "Not applied: call write_todos alone, not in "
+                    "the same reply as research. The research calls were run.",
+                )
+            )
         elif name == "write_todos":
             try:
                 todos = WriteTodos.model_validate(call["args"]).todos
@@ -145,8 +151,9 @@ def answer_tools(state: ResearchState) -> dict[str, Any]:
                 saved += f"\n\n{prompts.render('plan_locked')} Example: {EXAMPLES['research']}"
             messages.append(ToolMessage(saved, tool_call_id=call_id, name=name))
         else:
-            messages.append(_error(call_id, name, f"Unknown tool {name!r}. Tools: research, "
-                                   "write_todos."))
+            messages.append(
+                _error(call_id, name, f"Unknown tool {name!r}. Tools: research, write_todos.")
+            )
     return {**update, "messages": messages}
 
 
@@ -158,11 +165,13 @@ def _refused(call_id: str, name: str, refusal: str) -> ToolMessage:
     else:
         text = prompts.render("repeated_call")
         example = EXAMPLES.get(name, EXAMPLES["research"])
-    return ToolMessage(f"{text} Example: {example}", tool_call_id=call_id, name=name,
-                       status="error")
+    return ToolMessage(
+        f"{text} Example: {example}", tool_call_id=call_id, name=name, status="error"
+    )
 
 
 def _error(call_id: str, name: str, text: str) -> ToolMessage:
     example = EXAMPLES.get(name, EXAMPLES["research"])
-    return ToolMessage(f"{text} Example: {example}", tool_call_id=call_id, name=name,
-                       status="error")
+    return ToolMessage(
+        f"{text} Example: {example}", tool_call_id=call_id, name=name, status="error"
+    )

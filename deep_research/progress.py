@@ -12,10 +12,11 @@ Python, `stream_subgraphs=True` in the SDK).
 | `research_started` | `id`, `topic` |
 | `research_done` | `id`, `topic`, `sources`, `searches` |
 | `research_failed` | `id`, `topic`, `error` |
-| `search` | `topic`, `query`, `used`, `cap` (a search was spent) |
-| `search_refused` | `topic`, `query`, `cap` (the cap was reached) |
-| `search_done` | `topic`, `query`, `urls` (kept results), `dropped` |
-| `search_failed` | `topic`, `query`, `error` |
+| `search` | `id`, `query`, `used`, `cap` (a search was spent) |
+| `search_refused` | `id`, `query`, `cap` (the cap was reached) |
+| `search_done` | `id`, `query`, `urls` (kept results), `dropped` |
+| `search_failed` | `id`, `query`, `error` |
+| `fetch` | `id`, `url`, `chars` (text kept), `skipped` (why not read, or empty) |
 | `report_written` | `chars`, `failures` |
 """
 

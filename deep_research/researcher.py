@@ -13,6 +13,7 @@ from langchain_core.messages import (
     ToolCall,
     ToolMessage,
 )
+from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp
 from langgraph.graph import START, StateGraph
 from langgraph.runtime import Runtime
@@ -21,13 +22,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from deep_research import models, progress, prompts, tracing
 from deep_research.citations import check_report
 from deep_research.context import Context, context_of
-from deep_research.search.budget import SearchBudget, shared_budget
-from deep_research.search.providers import (
-    SearchError,
-    SearchProvider,
-    SearchResult,
-    make_provider,
-)
+from deep_research.search import digest
+from deep_research.search.budget import shared_budget
+from deep_research.search.cache import run_cache
+from deep_research.search.chain import SearchChain
+from deep_research.search.fetch import PageFetcher
+from deep_research.search.lookup import Lookup, QueryOutcome
+from deep_research.search.netguard import AddressPolicy
+from deep_research.search.providers import make_provider
 from deep_research.state import ResearcherState, ResearchTask, Source
 from deep_research.toolcalls import invalid_arguments
 
@@ -86,40 +88,57 @@ def route_researcher(state: ResearcherState) -> Literal["search", "__end__"]:
 
 
 async def search(state: ResearcherState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Run the researcher's queries in parallel, within the run's search budget."""
+    """Run the researcher's queries in parallel: cached, within budget, top pages read."""
     context = context_of(runtime)
     last = state["messages"][-1]
     assert isinstance(last, AIMessage)
     budget = shared_budget(
         state["dispatch_id"], context.max_searches_per_run, state["searches_before"]
     )
-    provider = make_provider(context.search_provider)
     owner = state["tool_call_id"]
     await budget.restore(owner, state.get("searches", 0))
     taken = budget.used_by[owner]
-    outcomes = await asyncio.gather(
-        *(_answer_call(call, budget, owner, provider, context) for call in last.tool_calls)
+    chain = SearchChain(
+        [make_provider(name) for name in [context.search_provider, *context.fallback_providers]]
     )
+    # The cache spans the whole run (thread): every researcher, every orchestrator turn.
+    thread_id = get_config().get("configurable", {}).get("thread_id")
+    cache = run_cache(str(thread_id or state["dispatch_id"]))
+    share = context.max_chars_per_turn // max(1, len(last.tool_calls))
+    async with PageFetcher(
+        AddressPolicy.from_env(), timeout=context.fetch_timeout, max_chars=context.max_page_chars
+    ) as fetcher:
+        lookup = Lookup(
+            chain=chain,
+            cache=cache,
+            budget=budget,
+            owner=owner,
+            fetcher=fetcher,
+            max_results=context.max_results_per_search,
+            threshold=context.relevance_threshold,
+            fetch_top_n=context.fetch_top_n,
+        )
+        answers = await asyncio.gather(
+            *(_answer_call(call, lookup, context.max_page_chars, share) for call in last.tool_calls)
+        )
+    topic = state["topic"]
     found = [
-        Source(url=r.url, title=r.title, content=r.content, found_by=state["topic"])
-        for _, results in outcomes
-        for r in results
+        Source(url=f.result.url, title=f.result.title, content=f.retrieved_text, found_by=topic)
+        for _, outcomes in answers
+        for outcome in outcomes
+        for f in outcome.findings
     ]
     return {
-        "messages": [message for message, _ in outcomes],
+        "messages": [message for message, _ in answers],
         "sources": found,
         "searches": budget.used_by[owner] - taken,
     }
 
 
 async def _answer_call(
-    call: ToolCall,
-    budget: SearchBudget,
-    owner: str,
-    provider: SearchProvider,
-    context: Context,
-) -> tuple[ToolMessage, list[SearchResult]]:
-    """One tool call's message and the results it kept."""
+    call: ToolCall, lookup: Lookup, max_page_chars: int, max_chars: int
+) -> tuple[ToolMessage, list[QueryOutcome]]:
+    """One tool call's message and the outcome of each query it ran."""
     call_id = call.get("id") or ""
     if call["name"] != "web_search":
         name = call["name"]
@@ -130,62 +149,25 @@ async def _answer_call(
     except ValidationError as error:
         text = f"{invalid_arguments(call['args'], error)} Example: {WEB_SEARCH_EXAMPLE}"
         return ToolMessage(text, tool_call_id=call_id, status="error"), []
-    notes: list[str] = []
-    if len(queries) > MAX_QUERIES_PER_CALL:
-        notes.append(f"Only the first {MAX_QUERIES_PER_CALL} queries were run.")
-        queries = queries[:MAX_QUERIES_PER_CALL]
-    allowed = []
-    for query in queries:
-        if await budget.take(owner):
-            allowed.append(query)
-            progress.emit("search", id=owner, query=query, used=budget.used, cap=budget.limit)
-        else:
-            progress.emit("search_refused", id=owner, query=query, cap=budget.limit)
-            notes.append(
-                f"Search cap reached ({budget.limit} searches per run): {query!r} was not run. "
-                "Write your report from the results you have."
-            )
-    outcomes = await asyncio.gather(
-        *(tracing.named_search(_run_query, provider, q, context) for q in allowed),
-        return_exceptions=True,
+    outcomes = list(await asyncio.gather(*(lookup.run(q) for q in queries[:MAX_QUERIES_PER_CALL])))
+    text = digest.render(
+        outcomes, nonce=digest.new_nonce(), max_page_chars=max_page_chars, max_chars=max_chars
     )
-    sections, kept = [], []
-    for query, outcome in zip(allowed, outcomes, strict=True):
-        if isinstance(outcome, SearchError):
-            progress.emit("search_failed", id=owner, query=query, error=str(outcome))
-            sections.append(f'## "{query}"\nSearch failed: {outcome}')
-        elif isinstance(outcome, BaseException):
-            raise outcome
-        else:
-            results, dropped = outcome
-            urls = [r.url for r in results]
-            progress.emit("search_done", id=owner, query=query, urls=urls, dropped=dropped)
-            kept.extend(results)
-            sections.append(_format_results(query, results, dropped))
-    text = "\n\n".join([*sections, *notes]) or "No searches were run."
-    return ToolMessage(text, tool_call_id=call_id), kept
-
-
-async def _run_query(
-    provider: SearchProvider, query: str, context: Context
-) -> tuple[list[SearchResult], int]:
-    results = await provider.search(query, context.max_results_per_search)
-    # Interim rule: only provider scores exist; results without one are kept.
-    relevant = [
-        r for r in results if r.score is None or r.score >= context.relevance_threshold
-    ]
-    return relevant, len(results) - len(relevant)
-
-
-def _format_results(query: str, results: list[SearchResult], dropped: int) -> str:
-    lines = [f'## "{query}"']
-    if not results:
-        lines.append("No results." if not dropped else "No relevant results.")
-    for result in results:
-        lines.append(f"- [{result.title}]({result.url})\n  {result.content}")
-    if dropped:
-        lines.append(f"({dropped} results below the relevance threshold were dropped.)")
-    return "\n".join(lines)
+    if len(queries) > MAX_QUERIES_PER_CALL:
+        text += f"\n\nOnly the first {MAX_QUERIES_PER_CALL} queries were run."
+    # The artifact is not shown to the model; it keeps fallbacks and skipped pages in the trace.
+    trace = {
+        "notes": [note for outcome in outcomes for note in outcome.notes],
+        "errors": [outcome.error for outcome in outcomes if outcome.error],
+        "skipped_pages": [
+            {"url": f.result.url, "reason": f.page.skipped}
+            for outcome in outcomes
+            for f in outcome.findings
+            if f.page and f.page.skipped
+        ],
+        "dropped": sum(outcome.dropped for outcome in outcomes),
+    }
+    return ToolMessage(text, tool_call_id=call_id, artifact=trace), outcomes
 
 
 researcher_builder = StateGraph(ResearcherState, context_schema=Context)
@@ -228,15 +210,16 @@ async def research(task: ResearchTask, runtime: Runtime[Context]) -> dict[str, A
             raise
         except Exception as error:  # containment boundary: recorded and reported below
             message = f"{type(error).__name__}: {error}"
-            progress.emit("research_failed", id=task["tool_call_id"], topic=task["topic"],
-                          error=message)
+            progress.emit(
+                "research_failed", id=task["tool_call_id"], topic=task["topic"], error=message
+            )
             return {
                 "messages": [
                     ToolMessage(
                         f"Research on {task['topic']!r} failed ({message}). This topic has no "
                         "findings: say so in the report, or try a narrower topic.",
                         tool_call_id=task["tool_call_id"],
-                name="research",
+                        name="research",
                         status="error",
                     )
                 ],
@@ -247,8 +230,13 @@ async def research(task: ResearchTask, runtime: Runtime[Context]) -> dict[str, A
     # Checked against this researcher's own sources, before the orchestrator can copy a link.
     checked = check_report(str(result["messages"][-1].content), sources)
     searches = result.get("searches", 0)  # from the subgraph's state: survives a resume
-    progress.emit("research_done", id=task["tool_call_id"], topic=task["topic"],
-                  sources=len(sources), searches=searches)
+    progress.emit(
+        "research_done",
+        id=task["tool_call_id"],
+        topic=task["topic"],
+        sources=len(sources),
+        searches=searches,
+    )
     listing = "\n".join(f"- [{s['title']}]({s['url']})" for s in sources)
     return {
         "messages": [

@@ -53,18 +53,16 @@ def research_config(topic: str, context: Context) -> RunnableConfig:
     }
 
 
-async def named_search(
-    run: Callable[[Any, str, Context], Awaitable[T]], provider: Any, query: str, context: Context
-) -> T:
-    """`run(provider, query, context)` as a traced run named `search: <query>`."""
+async def named_search(query: str, provider: str, run: Callable[[], Awaitable[T]]) -> T:
+    """`run()` as a traced run named `search: <query>`, tagged with the provider asked first."""
 
-    async def search(text: str) -> T:
-        return await run(provider, text, context)
+    async def search(_: str) -> T:
+        return await run()
 
     config: RunnableConfig = {
         "run_name": f"search: {_short(query)}",
-        "tags": ["search", f"search_provider:{provider.name}"],
-        "metadata": {"search_provider": provider.name},
+        "tags": ["search", f"search_provider:{provider}"],
+        "metadata": {"search_provider": provider},
     }
     result: T = await RunnableLambda(search).ainvoke(query, config)
     return result

@@ -6,10 +6,12 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Iterator
 
+import httpx
 import pytest
 
 from deep_research import models
 from deep_research.context import Context, Endpoints
+from deep_research.search import netguard
 from deep_research.search.providers import SearchError, SearchResult
 from tests.scripted_model import Script, ScriptedChatModel
 
@@ -28,6 +30,19 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
+@pytest.fixture(autouse=True)
+def offline_dns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Names never resolve, as offline, without asking the machine's resolver (IPs still work)."""
+    real_resolve = netguard.resolve
+
+    async def resolve(host: str, port: int) -> list[netguard.IPAddress]:
+        if host == "localhost" or host.replace(".", "").isdigit() or ":" in host:
+            return await real_resolve(host, port)
+        raise httpx.ConnectError(f"cannot resolve {host}: offline test")
+
+    monkeypatch.setattr(netguard, "resolve", resolve)
+
+
 @pytest.fixture
 def use_script(monkeypatch: pytest.MonkeyPatch) -> Callable[[Script], ScriptedChatModel]:
     """Route every role's model to one scripted chat model."""
@@ -44,6 +59,7 @@ class ScriptedSearch:
     """A search provider whose results are derived from the query; logs every query."""
 
     name = "scripted"
+    max_concurrency = 16
 
     def __init__(self) -> None:
         self.queries: list[str] = []

@@ -30,7 +30,8 @@ def researcher(messages: list[BaseMessage]) -> AIMessage:
     results = [m for m in messages if isinstance(m, ToolMessage)]
     if not results:
         return AIMessage("", tool_calls=[call("web_search", {"queries": [f"{topic} q0"]}, "s")])
-    own = LINK.findall(str(results[-1].content))[0]
+    # Results come ranked by relevance: pick result 0, whose text the quote below is from.
+    own = next(u for u in LINK.findall(str(results[-1].content)) if u.endswith("/0"))
     report = f'Found [a fact]({own} "Finding 0 about {topic} q0").'
     if topic == ALPHA:
         report += f" Also [borrowed]({BETA_URL})."

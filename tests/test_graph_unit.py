@@ -6,12 +6,14 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from deep_research.clarify import parse_decision, read_answer
 from deep_research.graph import builder
+from deep_research.search.providers import SearchResult
 from tests.conftest import ScriptedSearch
 from tests.scripted_model import ScriptedChatModel
 
@@ -88,17 +90,42 @@ async def test_research_calls_fan_out_and_findings_reach_the_report(
     assert out["messages"][-1].content == out["final_report"]
 
 
-async def test_relevance_threshold_drops_low_scoring_results(
-    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+async def test_relevance_threshold_drops_off_topic_results_by_minilm_similarity(
+    use_script: Callable[..., ScriptedChatModel],
+    scripted_search: ScriptedSearch,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    model = use_script(script_for(orchestrator_fanning_out("topic alpha")))
-    out = await run({**NO_CLARIFY, "relevance_threshold": 0.5, "max_results_per_search": 4})
-    # scores 0.9, 0.6, 0.3, 0.0: two survive 0.5
-    assert [s["url"].rsplit("/", 1)[1] for s in out["sources"]] == ["0", "1"]
+    mixed = [
+        SearchResult(
+            "https://example.org/cold", "Cold-climate heat pumps at -25 C",
+            "Field trials show air-source heat pumps keep a COP of 2 at -15 C.", score=0.1,
+        ),
+        SearchResult("https://example.org/cake", "Chocolate cake recipe",
+                     "Mix flour, sugar and cocoa; bake for 35 minutes.", score=0.99),
+        SearchResult(
+            "https://example.org/nordic", "Heat pump performance in Nordic winters",
+            "Heat pumps heat most Norwegian homes through the winter.",
+        ),
+        SearchResult("https://example.org/football", "Premier League results",
+                     "Arsenal beat Chelsea 2-1 on Saturday.", score=0.95),
+    ]
+
+    async def search(query: str, max_results: int) -> list[SearchResult]:
+        return mixed
+
+    monkeypatch.setattr(scripted_search, "search", search)
+    topic = "heat pump efficiency in cold climates"
+    model = use_script(script_for(orchestrator_fanning_out(topic)))
+    out = await run({**NO_CLARIFY, "relevance_threshold": 0.25, "fetch_top_n": 0})
+    # The provider's own scores play no part: only the MiniLM similarity does.
+    assert {s["url"] for s in out["sources"]} == {
+        "https://example.org/cold",
+        "https://example.org/nordic",
+    }
     seen_by_researcher = [tool_results(m) for m, tools in model.calls if "web_search" in tools]
     told = str(seen_by_researcher[-1][-1].content)
     assert "2 results below the relevance threshold were dropped" in told
-    assert "/2)" not in told and "/3)" not in told
+    assert "cake" not in told and "football" not in told
 
 
 async def test_search_cap_holds_across_parallel_researchers(

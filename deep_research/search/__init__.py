@@ -1,1 +1,1 @@
-"""Search services: providers and the per-run search budget."""
+"""Search services: providers, fallback chain, budget, per-run cache, relevance, safe fetch."""

@@ -6,12 +6,17 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+import httpx
 from ddgs import DDGS
+from ddgs.exceptions import RatelimitException
+from ddgs.exceptions import TimeoutException as DdgsTimeout
 from tavily import AsyncTavilyClient
+from tavily.errors import TimeoutError as TavilyTimeout
+from tavily.errors import UsageLimitExceededError
 
 from deep_research.context import ConfigError, Endpoints
 
-ProviderName = Literal["auto", "tavily", "ddgs"]
+ProviderName = Literal["auto", "tavily", "searxng", "ddgs"]
 
 
 @dataclass(frozen=True)
@@ -19,21 +24,46 @@ class SearchResult:
     url: str
     title: str
     content: str
-    score: float | None = None  # provider relevance on 0-1, when the provider gives one
+    score: float | None = None  # the provider's own score, on its own scale (informational)
 
 
 class SearchError(RuntimeError):
-    """A provider failed for one query; the message names the provider and the query."""
+    """A provider failed for one query; the message names the provider and the query.
+
+    `transient` errors (timeouts, connection failures, 5xx) are worth retrying;
+    `rate_limited` ones are better answered by the next provider than by waiting.
+    """
+
+    def __init__(self, message: str, *, transient: bool = False, rate_limited: bool = False):
+        super().__init__(message)
+        self.transient = transient
+        self.rate_limited = rate_limited
+
+
+def _search_error(provider: str, query: str, error: Exception) -> SearchError:
+    """Classify a provider library's exception."""
+    status = error.response.status_code if isinstance(error, httpx.HTTPStatusError) else None
+    rate_limited = status == 429 or isinstance(error, UsageLimitExceededError | RatelimitException)
+    transient = (status is not None and status >= 500) or isinstance(
+        error, httpx.TransportError | TavilyTimeout | DdgsTimeout
+    )
+    # httpx's status errors carry a multi-line help text: the status says enough.
+    detail = f"HTTP {status}" if status is not None else str(error) or type(error).__name__
+    return SearchError(
+        f"{provider} failed for {query!r}: {detail}", transient=transient, rate_limited=rate_limited
+    )
 
 
 class SearchProvider(Protocol):
     name: str
+    max_concurrency: int  # searches in flight at once, across every researcher of the process
 
     async def search(self, query: str, max_results: int) -> list[SearchResult]: ...
 
 
 class TavilyProvider:
     name = "tavily"
+    max_concurrency = 8
 
     def __init__(self, api_key: str, base_url: str | None) -> None:
         # The library ignores TAVILY_API_BASE_URL, and without a key it silently switches
@@ -44,7 +74,7 @@ class TavilyProvider:
         try:
             response: Any = await self._client.search(query, max_results=max_results)
         except Exception as error:  # the client raises many unrelated exception types
-            raise SearchError(f"tavily failed for {query!r}: {error}") from error
+            raise _search_error(self.name, query, error) from error
         if not isinstance(response, dict):  # Tavily answers a bare string when nothing matched
             return []
         return [
@@ -59,29 +89,71 @@ class TavilyProvider:
         ]
 
 
+class SearxngProvider:
+    """A self-hosted SearXNG instance, through its JSON API (`format=json` must be enabled)."""
+
+    name = "searxng"
+    max_concurrency = 4
+
+    def __init__(self, base_url: str, timeout: float = 20.0) -> None:
+        self._url = base_url.rstrip("/") + "/search"
+        self._timeout = timeout
+
+    async def search(self, query: str, max_results: int) -> list[SearchResult]:
+        try:
+            async with httpx.AsyncClient(timeout=self._timeout, trust_env=False) as client:
+                response = await client.get(self._url, params={"q": query, "format": "json"})
+                response.raise_for_status()
+                payload: Any = response.json()
+        except (httpx.HTTPError, ValueError) as error:  # ValueError: the body is not JSON
+            raise _search_error(self.name, query, error) from error
+        items = payload.get("results", []) if isinstance(payload, dict) else []
+        return [
+            SearchResult(
+                url=item["url"],
+                title=item.get("title") or item["url"],
+                content=item.get("content") or "",
+                score=item.get("score"),
+            )
+            for item in items
+            if isinstance(item, dict) and item.get("url")
+        ][:max_results]
+
+
 class DdgsProvider:
     name = "ddgs"
+    max_concurrency = 2  # DuckDuckGo rate-limits quickly
 
     async def search(self, query: str, max_results: int) -> list[SearchResult]:
         try:
             # ddgs is synchronous: keep it off the event loop.
             items = await asyncio.to_thread(DDGS().text, query, max_results=max_results)
         except Exception as error:  # ddgs raises its own and its HTTP backends' errors
-            raise SearchError(f"ddgs failed for {query!r}: {error}") from error
+            raise _search_error(self.name, query, error) from error
         return [
-            SearchResult(url=item["href"], title=item.get("title") or item["href"],
-                         content=item.get("body") or "")
+            SearchResult(
+                url=item["href"],
+                title=item.get("title") or item["href"],
+                content=item.get("body") or "",
+            )
             for item in items or []
             if item.get("href")
         ]
 
 
-def make_provider(name: ProviderName) -> SearchProvider:
-    """The provider for `name`; `auto` picks tavily when a key is set, else ddgs."""
+def make_provider(name: str) -> SearchProvider:
+    """The provider for `name`; `auto`: tavily with a key, else searxng with a URL, else ddgs."""
     endpoints = Endpoints()
-    key = endpoints.tavily_api_key.get_secret_value() if endpoints.tavily_api_key else ""
-    if name == "tavily" or (name == "auto" and key):
-        if not key:
-            raise ConfigError("search_provider='tavily' needs TAVILY_API_KEY in the environment")
+    if name == "auto":
+        name = (
+            "tavily" if endpoints.tavily_api_key else "searxng" if endpoints.searxng_url else "ddgs"
+        )
+    problem = endpoints.missing_for(name)
+    if problem:
+        raise ConfigError(problem)
+    if name == "tavily" and endpoints.tavily_api_key:
+        key = endpoints.tavily_api_key.get_secret_value()
         return TavilyProvider(api_key=key, base_url=endpoints.tavily_api_base_url)
+    if name == "searxng" and endpoints.searxng_url:
+        return SearxngProvider(endpoints.searxng_url)
     return DdgsProvider()

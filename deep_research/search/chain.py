@@ -1,0 +1,84 @@
+"""Resilient search: retries with backoff, a concurrency limit per provider, a fallback chain."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from deep_research.search.providers import SearchError, SearchProvider, SearchResult
+
+log = logging.getLogger(__name__)
+
+RETRY_ATTEMPTS = 3  # tries per provider for transient errors (timeouts, 5xx)
+BACKOFF_BASE = 0.5  # seconds before the first retry; doubled each time, with full jitter
+BACKOFF_MAX = 8.0
+
+
+@dataclass(frozen=True)
+class ChainResult:
+    results: list[SearchResult]
+    provider: str  # whose results these are
+    notes: list[str] = field(default_factory=list)  # every fallback taken, in order
+
+
+# One semaphore per provider name for the whole process, so parallel researchers share
+# the limit. Semaphores belong to one event loop: a new loop (a new test) gets new ones.
+_slots: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Semaphore]] = {}
+
+
+def provider_slots(provider: SearchProvider) -> asyncio.Semaphore:
+    loop = asyncio.get_running_loop()
+    owner, slots = _slots.get(provider.name, (None, None))
+    if owner is not loop or slots is None:
+        slots = asyncio.Semaphore(provider.max_concurrency)
+        _slots[provider.name] = (loop, slots)
+    return slots
+
+
+class SearchChain:
+    """Asks providers in order until one answers with results."""
+
+    def __init__(self, providers: Sequence[SearchProvider]) -> None:
+        unique = {provider.name: provider for provider in reversed(providers)}
+        self.providers = [p for p in providers if unique.get(p.name) is p]
+        if not self.providers:
+            raise ValueError("a search chain needs at least one provider")
+
+    async def search(self, query: str, max_results: int) -> ChainResult:
+        """Results from the first provider that has some; raises `SearchError` if all fail."""
+        notes: list[str] = []
+        failures: list[str] = []
+        for provider, following in zip(self.providers, [*self.providers[1:], None], strict=True):
+            try:
+                results = await self._with_retries(provider, query, max_results)
+            except SearchError as error:
+                if len(self.providers) == 1:
+                    raise
+                what = "was rate-limited" if error.rate_limited else f"failed ({error})"
+            else:
+                if results or following is None:
+                    return ChainResult(results, provider.name, notes)
+                what = "found nothing"
+            failures.append(f"{provider.name} {what}")
+            if following is not None:
+                notes.append(f"{failures[-1]}; fell back to {following.name}.")
+                log.warning("search fallback for %r: %s", query, notes[-1])
+        raise SearchError(f"every provider failed for {query!r}: " + "; ".join(failures))
+
+    async def _with_retries(
+        self, provider: SearchProvider, query: str, max_results: int
+    ) -> list[SearchResult]:
+        for attempt in range(RETRY_ATTEMPTS):
+            try:
+                async with provider_slots(provider):
+                    return await provider.search(query, max_results)
+            except SearchError as error:
+                if not error.transient or error.rate_limited or attempt == RETRY_ATTEMPTS - 1:
+                    raise
+                delay = random.uniform(0, min(BACKOFF_MAX, BACKOFF_BASE * 2**attempt))
+                log.info("retrying %s in %.2f s after: %s", provider.name, delay, error)
+                await asyncio.sleep(delay)  # outside the slot: a waiting retry holds no slot
+        raise AssertionError("unreachable: the last attempt returns or raises")

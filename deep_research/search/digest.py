@@ -1,0 +1,98 @@
+"""What a researcher reads after a search: web text fenced as data, within a character budget.
+
+Web text (titles, snippets, page text) may try to instruct the model. It is fenced by
+delimiters carrying a random nonce chosen per tool call, which a page cannot predict, and
+anything in it that looks like a delimiter is defused first.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Sequence
+
+from deep_research.search.extract import clip
+from deep_research.search.lookup import Finding, QueryOutcome
+
+MIN_EXCERPT = 300  # a page excerpt shorter than this is not worth its header
+ENTRY_OVERHEAD = 160  # characters of headers and delimiters around each entry
+# Fence look-alikes, including Markdown-escaped ones (trafilatura writes "<" as "\<").
+_OPENERS = re.compile(r"(?:\\?<){3}")
+_CLOSERS = re.compile(r"(?:\\?>){3}")
+
+
+def new_nonce() -> str:
+    return secrets.token_hex(6)
+
+
+def defuse(text: str) -> str:
+    """Make delimiter look-alikes in web text inert (the fences are built from <<< and >>>)."""
+    return _CLOSERS.sub("›››", _OPENERS.sub("‹‹‹", text))
+
+
+def fence(text: str, nonce: str) -> str:
+    return f"<<<data {nonce}>>>\n{defuse(text)}\n<<<end data {nonce}>>>"
+
+
+def page_allowance(outcomes: Sequence[QueryOutcome], max_page_chars: int, max_chars: int) -> int:
+    """Characters each page excerpt may use so the whole message stays within `max_chars`."""
+    pages: set[str] = set()
+    fixed = 0
+    for outcome in outcomes:
+        fixed += len(outcome.query) + sum(len(note) for note in outcome.notes) + 120
+        for finding in outcome.findings:
+            if finding.page and finding.page.text:
+                pages.add(finding.result.url)
+                fixed += len(finding.result.title) + len(finding.result.url) + ENTRY_OVERHEAD
+            else:
+                fixed += len(finding.result.title) + len(finding.result.url)
+                fixed += len(finding.result.content) + ENTRY_OVERHEAD
+    if not pages:
+        return max_page_chars
+    return max(MIN_EXCERPT, min(max_page_chars, (max_chars - fixed) // len(pages)))
+
+
+def render(
+    outcomes: Sequence[QueryOutcome], *, nonce: str, max_page_chars: int, max_chars: int
+) -> str:
+    """The tool message for one web_search call, at most `max_chars` characters long."""
+    allowance = page_allowance(outcomes, max_page_chars, max_chars)
+    shown: set[str] = set()
+    sections = [_render_query(outcome, nonce, allowance, shown) for outcome in outcomes]
+    text = "\n\n".join(sections) or "No searches were run."
+    if len(text) > max_chars:  # a last guard: snippets alone can exceed the budget
+        text = clip(text, max_chars - 60) + "\n(Results cut to fit this turn's budget.)"
+    return text
+
+
+def _render_query(outcome: QueryOutcome, nonce: str, allowance: int, shown: set[str]) -> str:
+    lines = [f'## "{defuse(outcome.query)}"', *outcome.notes]
+    if outcome.error:
+        lines.append(outcome.error)
+    elif not outcome.findings:
+        lines.append("No relevant results." if outcome.dropped else "No results.")
+    for number, finding in enumerate(outcome.findings, 1):
+        lines.append(_render_finding(number, finding, nonce, allowance, shown))
+    if outcome.dropped:
+        lines.append(f"({outcome.dropped} results below the relevance threshold were dropped.)")
+    return "\n".join(lines)
+
+
+def _render_finding(
+    number: int, finding: Finding, nonce: str, allowance: int, shown: set[str]
+) -> str:
+    result, page = finding.result, finding.page
+    title = defuse(result.title).replace("[", "(").replace("]", ")")
+    link = f"[{title}]({defuse(result.url)})"
+    header = f"Result {number} (relevance {finding.relevance:.2f})"
+    snippet = fence(f"{link}\n{result.content}", nonce)
+    if page is None:
+        return f"{header}, search snippet:\n{snippet}"
+    if page.skipped:
+        return f"{header}, page not read ({page.skipped}); search snippet instead:\n{snippet}"
+    if result.url in shown:
+        return f"{header}: {link}, page text shown above."
+    shown.add(result.url)
+    note = f" ({page.note})" if page.note else ""
+    excerpt = fence(f"{link}\n{clip(page.text, allowance)}", nonce)
+    return f"{header}, page text{note}:\n{excerpt}"

@@ -1,0 +1,77 @@
+"""From downloaded bytes to the text a model reads: the main content, without hidden text."""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+
+import trafilatura
+from lxml.etree import XPath
+from trafilatura.utils import load_html
+
+# Text a browser would not show is where prompt injections hide: removed before extraction,
+# so no extractor (trafilatura's or its fallbacks) can bring it back.
+_UPPER, _LOWER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz"
+_STYLE = f"translate(@style, '{_UPPER} \t\n\r', '{_LOWER}')"
+HIDDEN = XPath(
+    "//*[@hidden or @aria-hidden='true'"
+    f" or contains({_STYLE}, 'display:none')"
+    f" or contains({_STYLE}, 'visibility:hidden')]"
+    " | //template"
+)
+
+PDF_READER = "pypdf"
+PDF_AVAILABLE = importlib.util.find_spec(PDF_READER) is not None
+
+
+def strip_hidden(tree: object) -> int:
+    """Remove elements hidden by attribute or inline CSS from an lxml tree; returns how many."""
+    removed = 0
+    for node in HIDDEN(tree):
+        if node.getparent() is not None:
+            node.drop_tree()  # keeps the node's tail text, which is outside the hidden element
+            removed += 1
+    return removed
+
+
+def html_to_markdown(raw: bytes, url: str) -> str:
+    """The page's main text as Markdown; navigation, ads, footers and hidden text left out."""
+    tree = load_html(raw)
+    if tree is None:
+        return ""
+    strip_hidden(tree)
+    text = trafilatura.extract(
+        tree,
+        url=url,
+        output_format="markdown",
+        include_comments=False,
+        include_tables=True,
+        favor_precision=True,
+    )
+    return (text or "").strip()
+
+
+def pdf_to_text(raw: bytes) -> str:
+    """Text of a PDF's pages; only called when the optional `pypdf` is installed."""
+    from pypdf import PdfReader  # optional dependency, see PDF_AVAILABLE
+
+    reader = PdfReader(io.BytesIO(raw))
+    return "\n\n".join((page.extract_text() or "").strip() for page in reader.pages).strip()
+
+
+def to_text(kind: str, raw: bytes, charset: str | None, url: str) -> str:
+    """Readable text of a downloaded body of `kind` ('html', 'text' or 'pdf')."""
+    if kind == "html":
+        return html_to_markdown(raw, url)
+    if kind == "pdf":
+        return pdf_to_text(raw)
+    return raw.decode(charset or "utf-8", errors="replace").strip()
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters, at a word boundary, marked when cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[: max(0, limit - 2)]
+    head, _, _ = cut.rpartition(" ")
+    return (head if len(head) > limit // 2 else cut).rstrip() + " …"

@@ -1,0 +1,123 @@
+"""Fetching pages: SSRF-safe, size- and type-capped, redirects followed hop by hop."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from types import TracebackType
+
+import httpx
+
+from deep_research.search import extract
+from deep_research.search.netguard import AddressPolicy, BlockedAddress, GuardedTransport
+
+MAX_REDIRECTS = 5
+MAX_PAGE_BYTES = 2_000_000
+USER_AGENT = "Mozilla/5.0 (compatible; deep_research/0.1; research agent)"
+READABLE_TYPES = {
+    "text/html": "html",
+    "application/xhtml+xml": "html",
+    "text/plain": "text",
+    "application/pdf": "pdf",
+}
+
+
+@dataclass(frozen=True)
+class Page:
+    """What fetching one URL gave: extracted text, or the reason there is none."""
+
+    url: str
+    text: str = ""
+    skipped: str = ""  # why no text was read; empty when `text` holds the page
+    note: str = ""  # a remark on text that was read, e.g. that the download was cut
+    raw_bytes: int = 0  # bytes downloaded, for the frugality benchmark
+
+
+class PageFetcher:
+    """Fetches pages in parallel over one shared client; use as `async with PageFetcher(...)`."""
+
+    def __init__(
+        self,
+        policy: AddressPolicy,
+        *,
+        timeout: float,
+        max_chars: int,
+        max_bytes: int = MAX_PAGE_BYTES,
+    ) -> None:
+        self._policy = policy
+        self._timeout = timeout
+        self._max_chars = max_chars
+        self._max_bytes = max_bytes
+        self._client = httpx.AsyncClient(
+            transport=GuardedTransport(policy),
+            follow_redirects=False,  # followed by hand so every hop is checked
+            timeout=timeout,
+            headers={"User-Agent": USER_AGENT, "Accept": "text/html,text/plain;q=0.9,*/*;q=0.5"},
+        )
+
+    async def __aenter__(self) -> PageFetcher:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self._client.aclose()
+
+    async def fetch(self, url: str) -> Page:
+        """The page at `url`; every failure becomes a `Page` that says why it was skipped."""
+        try:
+            # One deadline for the whole fetch: httpx's timeouts are per read, which a
+            # server trickling bytes would never trip.
+            async with asyncio.timeout(self._timeout):
+                return await self._fetch(url)
+        except TimeoutError:
+            return Page(url, skipped=f"timed out after {self._timeout:g} s")
+        except BlockedAddress as error:
+            return Page(url, skipped=f"refused: {error}")
+        except httpx.InvalidURL as error:
+            return Page(url, skipped=f"invalid URL: {error}")
+        except httpx.HTTPError as error:
+            return Page(url, skipped=f"{type(error).__name__}: {error}".rstrip(": "))
+
+    async def _fetch(self, url: str) -> Page:
+        current = httpx.URL(url)
+        for _ in range(MAX_REDIRECTS + 1):
+            self._policy.check_url(current)
+            async with self._client.stream("GET", current) as response:
+                if response.is_redirect:
+                    current = current.join(response.headers["location"])
+                    continue
+                if response.status_code >= 400:
+                    return Page(url, skipped=f"HTTP {response.status_code}")
+                media_type = response.headers.get("content-type", "text/html")
+                kind = READABLE_TYPES.get(media_type.split(";")[0].strip().lower())
+                if kind is None:
+                    return Page(url, skipped=f"content type {media_type!r} is not read")
+                if kind == "pdf" and not extract.PDF_AVAILABLE:
+                    return Page(
+                        url,
+                        skipped=f"PDF not read: install {extract.PDF_READER!r} to extract PDFs",
+                    )
+                raw, cut = await self._read_capped(response)
+                charset = response.charset_encoding
+            text = await asyncio.to_thread(extract.to_text, kind, raw, charset, str(current))
+            note = f"only the first {self._max_bytes:,} bytes were downloaded" if cut else ""
+            if not text:
+                return Page(url, skipped="no main text could be extracted", raw_bytes=len(raw))
+            return Page(
+                url, text=extract.clip(text, self._max_chars), note=note, raw_bytes=len(raw)
+            )
+        return Page(url, skipped=f"more than {MAX_REDIRECTS} redirects")
+
+    async def _read_capped(self, response: httpx.Response) -> tuple[bytes, bool]:
+        """The body up to the byte cap (the rest is never downloaded), and whether it was cut."""
+        chunks, size = [], 0
+        async for chunk in response.aiter_bytes():
+            chunks.append(chunk)
+            size += len(chunk)
+            if size >= self._max_bytes:
+                return b"".join(chunks)[: self._max_bytes], True
+        return b"".join(chunks), False

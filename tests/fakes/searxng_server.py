@@ -1,0 +1,55 @@
+"""A fake SearXNG JSON API: ``GET /search?q=...&format=json``.
+
+Queries containing FAIL_SEARCH get HTTP 500, RATE_LIMIT gets 429, NO_RESULTS gets an
+empty list. Result scores are unbounded, as SearXNG's are.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from aiohttp import web
+
+from .http_server import BackgroundServer
+from .tavily_server import slugify
+
+
+class FakeSearxngServer(BackgroundServer):
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._queries: list[str] = []
+        app = web.Application()
+        app.router.add_get("/search", self._search)
+        super().__init__(app)
+
+    @property
+    def queries(self) -> list[str]:
+        with self._lock:
+            return list(self._queries)
+
+    async def _search(self, request: web.Request) -> web.Response:
+        query = request.query.get("q", "")
+        with self._lock:
+            self._queries.append(query)
+        if request.query.get("format") != "json":
+            return web.Response(status=403, text="format not allowed")
+        if "RATE_LIMIT" in query:
+            return web.Response(status=429, text="too many requests")
+        if "FAIL_SEARCH" in query:
+            return web.Response(status=500, text="engine crashed")
+        slug = slugify(query)
+        results = (
+            []
+            if "NO_RESULTS" in query
+            else [
+                {
+                    "url": f"https://searx.example/{slug}/{i}",
+                    "title": f"{query} - searx result {i}",
+                    "content": f"SearXNG result {i} explains {query}.",
+                    "engine": "fake",
+                    "score": 4.5 - i,
+                }
+                for i in range(3)
+            ]
+        )
+        return web.json_response({"query": query, "number_of_results": 3, "results": results})
