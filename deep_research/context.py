@@ -165,6 +165,14 @@ class Context(BaseSettings):
     def __init__(self, **values: Any) -> None:
         # LangGraph builds the context as `Context(**dict)`: translate pydantic's report here
         # so every entry point (Studio, SDK, notebook, CLI) gets the same readable error.
+        # pydantic-settings also takes private keywords (`_env_file`, `_secrets_dir`, ...)
+        # that read files: a per-run context may only name fields.
+        unknown = sorted(name for name in values if name not in type(self).model_fields)
+        if unknown:
+            raise ConfigError(
+                f"Invalid configuration: unknown setting(s) {', '.join(unknown)}; "
+                f"the settings are: {', '.join(type(self).model_fields)}"
+            )
         try:
             super().__init__(**values)
         except ValidationError as error:

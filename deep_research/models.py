@@ -6,6 +6,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 import openai
 from langchain_core.language_models import BaseChatModel
@@ -136,6 +137,16 @@ def role_model(context: Context, role: Role) -> RoleModel:
     """The configured model for `role`, ready to call."""
     model = chat_model(context, role)
     base = getattr(model, "openai_api_base", None)
-    endpoint = str(base or "https://api.openai.com/v1")
+    endpoint = public_url(str(base or "https://api.openai.com/v1"))
     spec = getattr(context, f"{role}_model")
     return RoleModel(model=model, endpoint=endpoint, role=role, spec=spec)
+
+
+def public_url(url: str) -> str:
+    """`url` without credentials or query, safe for error messages, logs and traces."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))

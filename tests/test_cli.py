@@ -274,5 +274,5 @@ def test_redactor_scrubs_secret_fields_known_values_and_key_shapes() -> None:
         "api_key": REDACTED,
         "note": [f"key {REDACTED} here", "not-a-secret-value", REDACTED],
         "max_tokens": 512,
-        "text": f"curl -H 'authorization: Bearer {REDACTED}'",
+        "text": f"curl -H 'authorization: bearer {REDACTED}'",
     }

@@ -58,8 +58,9 @@ def test_invalid_environment_value_names_the_variable(monkeypatch: pytest.Monkey
 
 @pytest.mark.parametrize("field", ["llm_base_url", "tavily_api_key", "openai_api_key"])
 def test_endpoints_and_keys_cannot_be_set_per_run(field: str) -> None:
-    with pytest.raises(ConfigError, match=f"{field}=.*Extra inputs are not permitted"):
+    with pytest.raises(ConfigError, match=f"unknown setting\\(s\\) {field};") as error:
         Context(**{field: "http://169.254.169.254/"})
+    assert "169.254" not in str(error.value), "a rejected value is not echoed"
 
 
 def test_tavily_requires_a_key(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,10 +11,12 @@ REDACTED = "[REDACTED]"
 # Field names whose values are secrets wherever they appear (headers, params, settings).
 SECRET_NAME = re.compile(r"api[_-]?key|authorization|secret|password|cookie|token$", re.I)
 # Environment variables holding secrets: their values are scrubbed from every string.
-SECRET_ENV = re.compile(r"(API_KEY|_TOKEN|_SECRET|PASSWORD)$")
+# (pydantic-settings reads names case-insensitively, so must this.)
+SECRET_ENV = re.compile(r"(API_KEY|_TOKEN|_SECRET|PASSWORD|SECRET_ACCESS_KEY)$", re.I)
 # Shapes of credentials even when they did not come from this process's environment.
 SECRET_SHAPES = re.compile(
-    r"(?i:\bbearer\s+)[^\s\"',;]+"
+    r"(?i:\b(?:bearer|basic)\s+)[^\s\"',;]+"
+    r"|(?<=://)[^/\s:@]+:[^/\s@]+(?=@)"  # user:password@ in URLs
     r"|\bsk-[A-Za-z0-9_\-]{12,}"
     r"|\btvly-[A-Za-z0-9_\-]{8,}"
     r"|\blsv2_[A-Za-z0-9_]{12,}"
@@ -35,10 +37,7 @@ class Redactor:
     def text(self, value: str) -> str:
         for secret in self._values:
             value = value.replace(secret, REDACTED)
-        return SECRET_SHAPES.sub(
-            lambda m: "Bearer " + REDACTED if m.group(0).lower().startswith("bearer") else REDACTED,
-            value,
-        )
+        return SECRET_SHAPES.sub(_replace_shape, value)
 
     def __call__(self, data: Any) -> Any:
         if isinstance(data, str):
@@ -50,4 +49,14 @@ class Redactor:
             }
         if isinstance(data, list | tuple):
             return [self(item) for item in data]
-        return data
+        if data is None or isinstance(data, bool | int | float):
+            return data
+        # Anything else (an exception, a path) is written as text: scrub that text.
+        return self.text(str(data))
+
+
+def _replace_shape(match: re.Match[str]) -> str:
+    scheme = match.group(0).split(maxsplit=1)[0]
+    if scheme.lower() in ("bearer", "basic") and scheme != match.group(0):
+        return f"{scheme} {REDACTED}"
+    return REDACTED
