@@ -14,12 +14,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
-from markdown_it import MarkdownIt, rules_inline
+from markdown_it import MarkdownIt, rules_block, rules_inline
+from markdown_it.rules_block import StateBlock
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
 LinkKind = Literal["inline", "reference", "autolink", "bare"]
 InlineRule = Callable[[StateInline, bool], bool]
+BlockRule = Callable[[StateBlock, int, int, bool], bool]
 
 # Each recorded rule: its function, and the token it pushes that carries the span (pending
 # text may be flushed before it; an escaped line break pushes a hardbreak, not recorded).
@@ -62,6 +64,30 @@ def _recording(name: str) -> InlineRule:
     return record
 
 
+def _trimmed_map(rule: BlockRule) -> BlockRule:
+    """`rule`, with its inline token's map starting at the line its content starts on.
+
+    Paragraphs and setext headings trim their content. A leading line that CommonMark does
+    not count as blank (no-break or other Unicode spaces only) still starts the block, but
+    the trim drops it, so the content would be looked for on a line it is not on.
+    """
+
+    def shifted(state: StateBlock, start_line: int, end_line: int, silent: bool) -> bool:
+        first_new = len(state.tokens)
+        matched = rule(state, start_line, end_line, silent)
+        for token in state.tokens[first_new:] if matched and not silent else []:
+            if token.type == "inline" and token.map:
+                first, last = token.map
+                raw = state.getLines(first, last, state.blkIndent, False)
+                # The content never starts with a trimmed character, so it is first found
+                # exactly where the trimmed lead ends.
+                lead = raw[: raw.find(token.content)] if token.content else raw
+                token.map = [first + lead.count("\n"), last]
+        return matched
+
+    return shifted
+
+
 def make_parser() -> MarkdownIt:
     """CommonMark plus tables and bare-URL links, as chat UIs render reports."""
     md = MarkdownIt("commonmark", {"linkify": True}).enable(["table", "linkify"])
@@ -71,6 +97,8 @@ def make_parser() -> MarkdownIt:
     md.core.ruler.disable("linkify")
     for name in _RECORDED:
         md.inline.ruler.at(name, _recording(name))
+    md.block.ruler.at("paragraph", _trimmed_map(rules_block.paragraph))
+    md.block.ruler.at("lheading", _trimmed_map(rules_block.lheading))
     return md
 
 
