@@ -38,6 +38,8 @@ class CitationCheck(TypedDict):
     fragments_built: int
     fragments_dropped: int
     pdf_fragments_removed: int
+    images_removed: int  # Markdown images of URLs never retrieved (they load unclicked)
+    html_removed: int  # raw HTML tags that could link or load (see citations/html.py)
     tildes_escaped: int
     headings_fixed: int
     sources_listed: int

@@ -2,8 +2,9 @@
 
 from deep_research.citations.fragments import RetrievedText, TextDirective, fragment_of
 from deep_research.citations.registry import RegisteredSource, SourceRegistry
+from deep_research.citations.safety import check_report
 from deep_research.citations.urls import normalise_url
-from deep_research.citations.verify import CheckedReport, check_report
+from deep_research.citations.verify import CheckedReport
 
 __all__ = [
     "CheckedReport",

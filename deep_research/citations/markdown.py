@@ -19,7 +19,7 @@ from markdown_it.rules_block import StateBlock
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
-LinkKind = Literal["inline", "reference", "autolink", "bare"]
+LinkKind = Literal["inline", "reference", "autolink", "bare", "image"]
 InlineRule = Callable[[StateInline, bool], bool]
 BlockRule = Callable[[StateBlock, int, int, bool], bool]
 
@@ -111,7 +111,10 @@ def parse(markdown: str) -> list[Token]:
 
 @dataclass(frozen=True)
 class Link:
-    """One link in an inline source: `[label](href "title")`, `[label][ref]`, `<href>`, href."""
+    """One link in an inline source: `[label](href "title")`, `[label][ref]`, `<href>`, href.
+
+    Images, `![alt](src)` in either form, are kept in the same shape with kind "image".
+    """
 
     kind: LinkKind
     href: str
@@ -119,6 +122,7 @@ class Link:
     start: int
     label_end: int  # offset of the closing ']' (== start for autolinks and bare URLs)
     end: int
+    alt: str = ""  # images only: the description as plain text
 
     @property
     def label(self) -> tuple[int, int]:
@@ -130,10 +134,13 @@ class Link:
 
 @dataclass
 class Inline:
-    """An inline token's source, its links, and the spans where prose rules do not apply."""
+    """An inline token's source, its links, images and raw HTML tags, and the spans where
+    prose rules do not apply."""
 
     token: Token
     links: list[Link] = field(default_factory=list)
+    images: list[Link] = field(default_factory=list)
+    html: list[tuple[int, int]] = field(default_factory=list)
     protected: list[tuple[int, int]] = field(default_factory=list)
 
     @property
@@ -164,7 +171,26 @@ def describe_inline(token: Token) -> Inline:
                 inline.protected.append((label_end, end))
         else:  # code, raw HTML, escapes, entities, images: never prose
             inline.protected.append((start, end))
+            if child.type == "image":
+                src, title = str(child.attrs.get("src", "")), str(child.attrs.get("title", ""))
+                alt = plain_text(child.children or [])
+                inline.images.append(Link("image", src, title, start, label_end, end, alt))
+            elif child.type == "html_inline":
+                inline.html.append((start, end))
     return inline
+
+
+def plain_text(tokens: list[Token]) -> str:
+    """What inline tokens read as without markup, as an image's alt text is rendered."""
+    parts = []
+    for token in tokens:
+        if token.children:
+            parts.append(plain_text(token.children))
+        elif token.type in ("text", "text_special", "code_inline"):
+            parts.append(token.content)
+        elif token.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+    return "".join(parts)
 
 
 def _link(token: Token, source: str, start: int, label_end: int, end: int) -> Link:

@@ -1,14 +1,16 @@
 """Citation verification: every link must lead to a retrieved source, every fragment to
-a passage really in its retrieved text. The report is edited in place, not re-rendered, so
-everything the model wrote that is not a citation problem stays byte for byte.
+a passage really in its retrieved text, and nothing may load a URL that was not retrieved.
+The report is edited in place, not re-rendered, so everything the model wrote that is not a
+citation problem stays byte for byte.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from deep_research.citations import html
 from deep_research.citations.fragments import (
     FragmentError,
     TextDirective,
@@ -27,9 +29,11 @@ from deep_research.citations.hygiene import (
 from deep_research.citations.markdown import Inline, Link, SourceMap, describe_inline, parse
 from deep_research.citations.registry import RegisteredSource, SourceRegistry
 from deep_research.citations.urls import DIRECTIVE_DELIMITER, is_web_url, split_fragment
-from deep_research.state import CitationCheck, Source
+from deep_research.state import CitationCheck
 
 EMPTIED = "(link removed: not a retrieved source)"
+HTML_EMPTIED = "(HTML removed)"
+_LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
 
 
 @dataclass(frozen=True)
@@ -49,7 +53,11 @@ class CheckedReport:
 
     def render(self, appendix: str = "") -> str:
         """The report as the reader gets it; `appendix` goes before the Sources section."""
-        parts = [self.body.strip(), appendix.strip(), sources_section(self.cited)]
+        # Only blank lines and trailing whitespace go: leading indentation makes a code block
+        # and trailing Unicode spaces can void a reference definition, and either change,
+        # made after the check, could turn checked text into an unchecked link.
+        body = _LEADING_BLANK_LINES.sub("", self.body).rstrip(" \t\n")
+        parts = [body, appendix.strip(), sources_section(self.cited)]
         return "\n\n".join(part for part in parts if part) + "\n"
 
 
@@ -63,7 +71,7 @@ class _Verifier:
     def link_edits(self, inline: Inline, link: Link) -> list[Edit]:
         if link.href.startswith("#"):  # a jump within the report, not a citation
             return []
-        source = self.registry.lookup(link.href) if is_web_url(link.href) else None
+        source = self.retrieved(link.href)
         if source is None:
             return self._remove(inline, link)
         self.counts["links_kept"] += 1
@@ -77,6 +85,43 @@ class _Verifier:
         if inline.source[link.label_end : link.end] == tail:
             return []
         return [Edit(link.label_end, link.end, tail)]
+
+    def retrieved(self, url: str) -> RegisteredSource | None:
+        return self.registry.lookup(url) if is_web_url(url) else None
+
+    def image_edits(self, image: Link) -> list[Edit]:
+        """An image loads without a click, so its URL can carry data out: only a retrieved
+        source may be shown; any other becomes its description."""
+        if self.retrieved(image.href):
+            return []
+        self.counts["images_removed"] += 1
+        self.removed_urls.append(image.href)
+        return [Edit(image.start, image.end, escape_label(image.alt))]
+
+    def html_edit(self, tag: str, start: int, end: int) -> list[Edit]:
+        """Raw HTML no check could follow goes; the text between tags stays (see html.py)."""
+        if html.is_allowed(tag):
+            return []
+        self.counts["html_removed"] += 1
+        url = html.target(tag)
+        if url is not None and not url.startswith("#") and not self.retrieved(url):
+            self.removed_urls.append(url)
+            if html.is_link_tag(tag):  # a citation in HTML form, of a page never retrieved
+                self.counts["fabricated_removed"] += 1
+        return [Edit(start, end, "")]
+
+    def html_block_edits(self, document: str, start: int, end: int, content: str) -> list[Edit]:
+        edits = []
+        for first, last, tag in html.pieces(document[start:end]):
+            if tag is None:  # tag-like, but not to this grammar: shown as text instead
+                self.counts["html_removed"] += 1
+                edits.append(Edit(start + first, start + last, "&lt;"))
+            else:
+                edits.extend(self.html_edit(tag, start + first, start + last))
+        if edits and not html.without_disallowed(content).strip():
+            # As with an emptied paragraph: a vanished block could change how later lines parse.
+            edits[0] = Edit(edits[0].start, edits[0].end, HTML_EMPTIED)
+        return edits
 
     def _remove(self, inline: Inline, link: Link) -> list[Edit]:
         """Unlink a citation of a page never retrieved; the claim text stays."""
@@ -127,6 +172,8 @@ class _Verifier:
             fragments_built=self.counts["fragments_built"],
             fragments_dropped=self.counts["fragments_dropped"],
             pdf_fragments_removed=self.counts["pdf_fragments_removed"],
+            images_removed=self.counts["images_removed"],
+            html_removed=self.counts["html_removed"],
             tildes_escaped=self.counts["tildes_escaped"],
             headings_fixed=self.counts["headings_fixed"],
             sources_listed=len(self.cited),
@@ -134,10 +181,12 @@ class _Verifier:
         )
 
 
-def check_report(markdown: str, sources: Iterable[Source] | SourceRegistry) -> CheckedReport:
-    """Verify a report's citations against `sources` and fix its Markdown hygiene."""
-    registry = sources if isinstance(sources, SourceRegistry) else SourceRegistry(sources)
-    document = markdown.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
+def check_once(document: str, registry: SourceRegistry) -> CheckedReport:
+    """One pass over a report: verify its citations and fix its Markdown hygiene.
+
+    May raise on Markdown it cannot map back to the document; `check_report` (safety.py)
+    is the entry point that never does.
+    """
     tokens = parse(document)
     source_map = SourceMap(document)
     verifier = _Verifier(registry)
@@ -148,7 +197,12 @@ def check_report(markdown: str, sources: Iterable[Source] | SourceRegistry) -> C
         skipped.append(range(first, last))
         edits.append(Edit(*source_map.line_span(first, last), ""))
     for index, token in enumerate(tokens):
-        if token.type != "inline" or any(token.map and token.map[0] in r for r in skipped):
+        if any(token.map and token.map[0] in r for r in skipped):
+            continue
+        if token.type == "html_block" and token.map:
+            span = source_map.line_span(*token.map)
+            edits.extend(verifier.html_block_edits(document, *span, token.content))
+        if token.type != "inline":
             continue
         inline = describe_inline(token)
         local = verifier.tilde_edits(inline)
@@ -158,6 +212,10 @@ def check_report(markdown: str, sources: Iterable[Source] | SourceRegistry) -> C
                 local.append(Edit(0, cut, ""))
         for link in inline.links:
             local.extend(verifier.link_edits(inline, link))
+        for image in inline.images:
+            local.extend(verifier.image_edits(image))
+        for start, end in inline.html:
+            local.extend(verifier.html_edit(inline.source[start:end], start, end))
         if local and not _apply(inline.source, local).strip():
             # An emptied paragraph would vanish and could change how the lines after it
             # parse (an indented block after it would join a list above, say).
