@@ -55,8 +55,8 @@ def test_headings_that_start_with_a_number_but_are_not_numbered_stay() -> None:
 
 def test_sources_section_lists_each_cited_source_once_in_order_of_first_citation() -> None:
     report = (
-        f"First [b]({B}), then [a]({A}), [b again]({B}/), and [a]({A}#x).\n\n"
-        f"## References\n\n1. [c]({C})\n2. [fake](https://fake.example)\n\n## After\n\nMore.\n"
+        f"First [b]({B}), then [a]({A}), [b again]({B}/), and [a]({A}#x).\n\n## After\n\nMore.\n\n"
+        f"## References\n\n1. [c]({C})\n2. [fake](https://fake.example)\n\n[a]({A}) | [b]({B})\n"
     )
     checked = check_report(report, SOURCES)
     rendered = checked.render(appendix="## Research gaps\n\n- none")
@@ -65,6 +65,30 @@ def test_sources_section_lists_each_cited_source_once_in_order_of_first_citation
     assert "## After\n\nMore." in body and body.index("## Research gaps") > body.index("After")
     assert sources == f"1. [Page B]({B})\n2. [Page A]({A})\n"
     assert checked.check["sources_listed"] == 2 and checked.check["fabricated_removed"] == 0
+
+
+def test_a_sources_heading_over_prose_is_content() -> None:
+    report = (
+        "# Heat pumps\n\n## Sources\n\n"
+        f"Air, ground and water are the three heat sources [a]({A}).\n\n## Costs\n\nCheap.\n"
+    )
+    checked = check_report(report, SOURCES)
+    assert checked.body == report and checked.check["links_kept"] == 1
+
+
+def test_a_closing_further_reading_with_prose_stays_and_is_checked() -> None:
+    report = (
+        f"## Analysis\n\nBody [a]({A}).\n\n## Further reading\n\n"
+        f"The [A]({A}) overview is a good start; [also](https://fake.example/x) the IEA.\n"
+    )
+    checked = check_report(report, SOURCES)
+    assert checked.body == report.replace("[also](https://fake.example/x)", "also")
+    assert checked.check["fabricated_removed"] == 1
+
+
+def test_a_references_list_followed_by_more_sections_stays() -> None:
+    report = f"Text.\n\n### References\n\n- [x]({A})\n\n## Conclusion\n\nImportant.\n"
+    assert check_report(report, SOURCES).body == report
 
 
 def test_no_sources_section_when_nothing_is_cited() -> None:

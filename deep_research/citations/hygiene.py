@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from markdown_it.token import Token
 
-from deep_research.citations.markdown import Inline
+from deep_research.citations.markdown import Inline, describe_inline
 from deep_research.citations.registry import RegisteredSource
 
 # "1. Background", "2.3. Details", "4) Costs" — but not "2024 in review" or "3.5 million homes".
@@ -16,6 +16,13 @@ _SOURCES_TITLES = frozenset(
     {"sources", "references", "bibliography", "works cited", "citations", "sources cited",
      "sources retrieved", "source list", "further reading"}
 )  # fmt: skip
+# What a list of references is made of; anything else (code, a table, a quote) is content.
+_ENTRY_BLOCKS = frozenset(
+    {"paragraph_open", "paragraph_close", "bullet_list_open", "bullet_list_close",
+     "ordered_list_open", "ordered_list_close", "list_item_open", "list_item_close", "hr"}
+)  # fmt: skip
+# "IEA: https://..." is an entry; "The IEA overview [x](...) is a good start" is prose.
+_LABEL_WORDS = 3
 # Characters that would make untrusted page titles into Markdown or HTML when listed.
 _LABEL_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 
@@ -39,23 +46,49 @@ def stray_tildes(inline: Inline) -> list[int]:
     ]
 
 
-def sources_sections(tokens: list[Token]) -> list[tuple[int, int]]:
-    """Line ranges of the model's own Sources/References sections (code writes the real one)."""
-    sections = []
-    for index, token in enumerate(tokens):
-        if token.type != "heading_open" or token.map is None:
-            continue
-        title = tokens[index + 1].content
-        title = title[numbered_prefix(title) :].strip().rstrip(":").strip("*_ ").lower()
-        if title not in _SOURCES_TITLES:
-            continue
-        level, end = int(token.tag[1:]), None
-        for later in tokens[index + 1 :]:
-            if later.type == "heading_open" and int(later.tag[1:]) <= level and later.map:
-                end = later.map[0]
-                break
-        sections.append((token.map[0], end if end is not None else -1))
-    return sections
+def model_sources_section(tokens: list[Token]) -> int | None:
+    """The line the model's own closing Sources section starts on, if it wrote one.
+
+    Code writes the real list, so the model's goes; but only when it is the last section
+    and holds nothing but reference entries, list items with a link or lines of links. A
+    "Sources" heading over prose ("the three heat sources") or a "Further reading" with
+    sentences is content, and stays (its links are checked like any other).
+    """
+    headings = [index for index, token in enumerate(tokens) if token.type == "heading_open"]
+    heading = headings[-1] if headings else 0
+    if not headings or not (lines := tokens[heading].map):
+        return None
+    title = tokens[heading + 1].content
+    title = title[numbered_prefix(title) :].strip().rstrip(":").strip("*_ ").lower()
+    if title not in _SOURCES_TITLES:
+        return None
+    list_depth = 0
+    for token in tokens[heading + 3 :]:  # past heading_open, its inline and heading_close
+        if token.type in ("list_item_open", "list_item_close"):
+            list_depth += token.nesting
+        if token.type == "inline":
+            entry = describe_inline(token)
+            if not (entry.links if list_depth else _lines_of_links(entry)):
+                return None
+        elif token.type not in _ENTRY_BLOCKS:
+            return None
+    return lines[0]
+
+
+def _lines_of_links(inline: Inline) -> bool:
+    """Whether every line has a link and, besides its links, at most a short label."""
+    text, line_start = inline.source, 0
+    for line in text.split("\n"):
+        line_end = line_start + len(line)
+        inside = [(max(link.start, line_start), min(link.end, line_end)) for link in inline.links
+                  if link.start < line_end and link.end > line_start]  # fmt: skip
+        outside = text[line_start:line_end]
+        for start, end in sorted(inside, reverse=True):
+            outside = outside[: start - line_start] + " " + outside[end - line_start :]
+        if not inside or len(re.findall(r"\w*[^\W\d_]\w*", outside)) > _LABEL_WORDS:
+            return False
+        line_start = line_end + 1
+    return True
 
 
 def escape_label(text: str) -> str:

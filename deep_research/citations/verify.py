@@ -21,9 +21,9 @@ from deep_research.citations.fragments import (
 from deep_research.citations.hygiene import (
     escape_label,
     link_destination,
+    model_sources_section,
     numbered_prefix,
     sources_section,
-    sources_sections,
     stray_tildes,
 )
 from deep_research.citations.markdown import Inline, Link, SourceMap, describe_inline, parse
@@ -192,10 +192,9 @@ def check_once(document: str, registry: SourceRegistry) -> CheckedReport:
     verifier = _Verifier(registry)
     edits: list[Edit] = []
     skipped: list[range] = []
-    for first, last in sources_sections(tokens):
-        last = last if last >= 0 else len(source_map.lines)
-        skipped.append(range(first, last))
-        edits.append(Edit(*source_map.line_span(first, last), ""))
+    if (first := model_sources_section(tokens)) is not None:
+        skipped.append(range(first, len(source_map.lines)))
+        edits.append(Edit(*source_map.line_span(first, len(source_map.lines)), ""))
     for index, token in enumerate(tokens):
         if any(token.map and token.map[0] in r for r in skipped):
             continue
