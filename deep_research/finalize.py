@@ -17,7 +17,8 @@ _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 def finalize(state: ResearchState) -> dict[str, Any]:
     """Publish the report with verified citations, naming every research topic that failed."""
     last = state["messages"][-1]
-    checked = check_report(_THINK.sub("", str(last.content)).strip(), state.get("sources", []))
+    # `.text`, not `.content`: models on the Responses API answer in content blocks.
+    checked = check_report(_THINK.sub("", last.text).strip(), state.get("sources", []))
     gaps = ""
     if failures := state.get("failures", []):
         listing = "\n".join(f"- {f['topic']}: {f['error']}" for f in failures)

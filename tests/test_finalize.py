@@ -1,0 +1,47 @@
+"""The last node: what it publishes from content blocks, odd Markdown and failed topics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage
+
+from deep_research.citations.markdown import parse
+from deep_research.finalize import finalize
+from deep_research.state import ResearchFailure, Source
+
+PAGE = "https://real.example/page"
+SOURCES = [Source(url=PAGE, title="Real", content="Heat pumps keep a COP of 2.", found_by="t")]
+
+
+def hrefs(markdown: str) -> list[str]:
+    return [
+        str(child.attrs["href"])
+        for token in parse(markdown)
+        for child in token.children or []
+        if child.type == "link_open"
+    ]
+
+
+def published(message: AIMessage, failures: list[ResearchFailure] | None = None) -> str:
+    state: dict[str, Any] = {"messages": [message], "sources": SOURCES, "failures": failures or []}
+    report = finalize(state)["final_report"]  # type: ignore[arg-type]
+    assert isinstance(report, str)
+    return report
+
+
+def test_a_report_in_content_blocks_is_published_as_its_text() -> None:
+    blocks: list[str | dict[str, Any]] = [
+        {"type": "reasoning", "reasoning": "thinking"},
+        {"type": "text", "text": f"# Report\n\nClaim [a]({PAGE})."},
+    ]
+    report = published(AIMessage(content=blocks, id="draft"))
+    assert report.startswith(f"# Report\n\nClaim [a]({PAGE}).\n\n## Sources")
+    assert "'type'" not in report and "thinking" not in report
+
+
+def test_a_line_of_no_break_spaces_does_not_stop_the_report() -> None:
+    report = published(
+        AIMessage(f"## Findings\n\n\u00a0\nClaim [a]({PAGE}), [b](https://x.example).")
+    )
+    assert f"Claim [a]({PAGE}), b." in report
