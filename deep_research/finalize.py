@@ -9,6 +9,7 @@ from langchain_core.messages import AIMessage
 
 from deep_research import progress
 from deep_research.citations import check_report
+from deep_research.citations.hygiene import code_span
 from deep_research.state import ResearchState
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
@@ -21,9 +22,11 @@ def finalize(state: ResearchState) -> dict[str, Any]:
     checked = check_report(_THINK.sub("", last.text).strip(), state.get("sources", []))
     gaps = ""
     if failures := state.get("failures", []):
-        listing = "\n".join(f"- {f['topic']}: {f['error']}" for f in failures)
+        listing = "\n".join(f"- {code_span(f['topic'])}: {code_span(f['error'])}" for f in failures)
         gaps = f"## Research gaps\n\nThese topics could not be researched:\n{listing}"
-    # The gaps are written by code, after the check: error texts are not citations.
+    # The gaps are added after the check, so nothing in them may link: topics (model text)
+    # and errors (which name URLs: "Cannot reach the model server at http://...") are code
+    # spans, where no renderer links anything.
     report = checked.render(appendix=gaps)
     progress.emit("report_written", chars=len(report), failures=len(failures))
     # Same id: the orchestrator's draft is replaced, not shown twice in chat.

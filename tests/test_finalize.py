@@ -45,3 +45,18 @@ def test_a_line_of_no_break_spaces_does_not_stop_the_report() -> None:
         AIMessage(f"## Findings\n\n\u00a0\nClaim [a]({PAGE}), [b](https://x.example).")
     )
     assert f"Claim [a]({PAGE}), b." in report
+
+
+def test_research_gaps_show_errors_and_topics_without_links() -> None:
+    failures = [
+        ResearchFailure(
+            topic="[costs](https://fake.example/t)",
+            error="Cannot reach the model server at http://127.0.0.1:9/v1 (`connect` failed)",
+        )
+    ]
+    report = published(AIMessage(f"Claim [a]({PAGE})."), failures)
+    assert hrefs(report) == [PAGE, PAGE]  # the claim's link and the Sources entry
+    assert (
+        "- `[costs](https://fake.example/t)`: "
+        "``Cannot reach the model server at http://127.0.0.1:9/v1 (`connect` failed)``"
+    ) in report

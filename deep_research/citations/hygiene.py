@@ -96,6 +96,18 @@ def escape_label(text: str) -> str:
     return _LABEL_SPECIAL.sub(r"\\\1", " ".join(text.split()))
 
 
+def code_span(text: str) -> str:
+    """Text as one inline code span: shown as typed, and nothing in it links.
+
+    Backslashes do not escape inside code, so the fence is one backtick longer than the
+    longest run in the text, padded when the text starts or ends with a backtick.
+    """
+    text = " ".join(text.split())
+    fence = "`" * (1 + max(map(len, re.findall("`+", text)), default=0))
+    padding = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{padding}{text}{padding}{fence}"
+
+
 def link_destination(url: str) -> str:
     """A URL as a link destination; spaces, brackets and parentheses would end it early."""
     for char, code in ((" ", "%20"), ("<", "%3C"), (">", "%3E"), ("(", "%28"), (")", "%29")):
