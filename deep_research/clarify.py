@@ -17,7 +17,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 from pydantic import BaseModel, Field, ValidationError
 
-from deep_research import models, prompts
+from deep_research import churn, models, prompts
 from deep_research.context import Context, context_of
 from deep_research.state import ResearchState
 
@@ -65,6 +65,22 @@ def read_decision(text: str) -> ClarifyDecision:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "the object"
         raise UnreadableDecision(f"{where}: {first['msg']}") from None
+
+
+def new_question(state: ResearchState) -> dict[str, Any]:
+    """Each question on a thread gets its own plan, turns, clarification rounds and gaps.
+
+    The search budget and the sources stay: the cap is per thread, and earlier findings may
+    still be cited.
+    """
+    return {
+        "todos": [],
+        "orchestrator_turns": 0,
+        "clarification_rounds": 0,
+        "pending_questions": [],
+        "churn": churn.fresh(),
+        "failures": None,
+    }
 
 
 async def clarify(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
