@@ -6,7 +6,8 @@ Salvage rule (what may become a call; DESIGN.md explains why):
    Tool results, pages and earlier messages are never parsed.
 2. A call starts a line (an optional `-`, `*` or `1.` list marker aside), outside quotes
    and code: a call inside a blockquote, inline code, quotation marks, a `<think>` block
-   or a code fence other than ```json / ```tool_call is text.
+   or a code fence other than ```json / ```tool_call is text. Only reasoning that opens
+   the reply is removed first (`think`); a `<think>` further on is quoted text.
 3. The reply must be essentially calls: once they are cut out, at most `MAX_PROSE_CHARS`
    of prose may remain. A report that quotes a call stays a report.
 4. Only the tools offered in this very turn are accepted.

@@ -10,17 +10,13 @@ from dataclasses import dataclass
 from langchain_core.messages import ToolCall
 from pydantic import BaseModel, ValidationError
 
+from deep_research.toolcalls.blocks import blocks
 from deep_research.toolcalls.parse import Hit, as_arguments, make_call, read_call, tool_name
 
 log = logging.getLogger(__name__)
 
 # Room for a sentence such as "I'll research these two topics:", never for a report.
 MAX_PROSE_CHARS = 400
-CALL_FENCES = {"", "json", "tool_call"}
-
-_FENCE = re.compile(
-    r"^[ \t]*```[ \t]*([\w-]*)[^\n]*\n(.*?)(?:^[ \t]*```[ \t]*$|\Z)", re.DOTALL | re.MULTILINE
-)
 _LINE_START = re.compile(
     r"^[ \t]*(?:(?:[-*]|\d+[.)])[ \t]+)?(?=<tool_call>|[{\[]|[A-Za-z_][\w.]*[ \t]*\()",
     re.MULTILINE,
@@ -64,16 +60,16 @@ def salvage(text: str, tools: Sequence[type[BaseModel]]) -> Salvaged:
 def _hits(text: str, offered: set[str]) -> Iterator[Hit]:
     """Spans holding calls to offered tools, at top level or inside ```json fences."""
     position = 0
-    for fence in _FENCE.finditer(text):
-        yield from _scan(text, position, fence.start(), offered)
-        if fence.group(1).lower() in CALL_FENCES:
-            inside = list(_scan(text, fence.start(2), fence.end(2), offered))
+    for block in blocks(text):
+        yield from _scan(text, position, block.start, offered)
+        if block.body is not None:
+            inside = list(_scan(text, *block.body, offered))
             if inside:
                 # The fence's own lines go with the calls it holds.
-                yield Hit(fence.start(), fence.start(2), [])
+                yield Hit(block.start, block.body[0], [])
                 yield from inside
-                yield Hit(fence.end(2), fence.end(), [])
-        position = fence.end()
+                yield Hit(block.body[1], block.end, [])
+        position = block.end
     yield from _scan(text, position, len(text), offered)
 
 
