@@ -5,9 +5,11 @@ Salvage rule (what may become a call; DESIGN.md explains why):
 1. Only the model's own reply is read, and only when it carries no native tool call.
    Tool results, pages and earlier messages are never parsed.
 2. A call starts a line (an optional `-`, `*` or `1.` list marker aside), outside quotes
-   and code: a call inside a blockquote, inline code, quotation marks, a `<think>` block
-   or a code fence other than ```json / ```tool_call is text. Only reasoning that opens
-   the reply is removed first (`think`); a `<think>` further on is quoted text.
+   and code: a call inside a blockquote, inline code, quotation marks, a `<think>` block,
+   HTML `<pre>`, `<code>`, `<samp>` or `<blockquote>`, a line indented four columns (an
+   indented code block), or any fence but a three-backtick one tagged `json`,
+   `tool_call` or nothing, is text (`blocks`). Only reasoning that opens the reply is
+   removed first (`think`); a `<think>` further on is quoted text.
 3. The reply must be essentially calls: once they are cut out, at most `MAX_PROSE_CHARS`
    of prose may remain. A report that quotes a call stays a report.
 4. Only the tools offered in this very turn are accepted.

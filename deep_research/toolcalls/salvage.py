@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from langchain_core.messages import ToolCall
 from pydantic import BaseModel, ValidationError
 
-from deep_research.toolcalls.blocks import blocks
+from deep_research.toolcalls.blocks import blocks, indented_as_code
 from deep_research.toolcalls.parse import Hit, as_arguments, make_call, read_call, tool_name
 
 log = logging.getLogger(__name__)
@@ -18,7 +18,7 @@ log = logging.getLogger(__name__)
 # Room for a sentence such as "I'll research these two topics:", never for a report.
 MAX_PROSE_CHARS = 400
 _LINE_START = re.compile(
-    r"^[ \t]*(?:(?:[-*]|\d+[.)])[ \t]+)?(?=<tool_call>|[{\[]|[A-Za-z_][\w.]*[ \t]*\()",
+    r"^(?P<indent>[ \t]*)(?:(?:[-*]|\d+[.)])[ \t]+)?(?=<tool_call>|[{\[]|[A-Za-z_][\w.]*[ \t]*\()",
     re.MULTILINE,
 )
 _SEPARATOR = re.compile(r"[ \t]*[,;]?[ \t]*")
@@ -63,7 +63,7 @@ def _hits(text: str, offered: set[str]) -> Iterator[Hit]:
     for block in blocks(text):
         yield from _scan(text, position, block.start, offered)
         if block.body is not None:
-            inside = list(_scan(text, *block.body, offered))
+            inside = list(_scan(text, *block.body, offered, in_fence=True))
             if inside:
                 # The fence's own lines go with the calls it holds.
                 yield Hit(block.start, block.body[0], [])
@@ -73,9 +73,16 @@ def _hits(text: str, offered: set[str]) -> Iterator[Hit]:
     yield from _scan(text, position, len(text), offered)
 
 
-def _scan(text: str, start: int, end: int, offered: set[str]) -> Iterator[Hit]:
+def _scan(
+    text: str, start: int, end: int, offered: set[str], in_fence: bool = False
+) -> Iterator[Hit]:
     position = start
     while (line := _LINE_START.search(text, position, end)) is not None:
+        if not in_fence and indented_as_code(line.group("indent")):
+            # An indented code block quotes; inside a call fence, indentation is layout.
+            line_end = text.find("\n", line.end(), end)
+            position = end if line_end < 0 else line_end
+            continue
         hit = read_call(text, line.end(), end)
         if hit is None:
             position = line.end() + 1
