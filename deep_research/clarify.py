@@ -7,7 +7,6 @@ out of the interrupting node means answering the questions never repeats that ca
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -17,7 +16,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 from pydantic import BaseModel, Field, ValidationError
 
-from deep_research import churn, models, prompts
+from deep_research import churn, models, prompts, toolcalls
 from deep_research.context import Context, context_of
 from deep_research.state import ResearchState
 
@@ -27,8 +26,6 @@ MAX_QUESTIONS = 3
 # A thread must never stay stuck on bad resume values; after this many we go on without.
 MAX_BAD_ANSWERS = 5
 ANSWER_SHAPES = 'Resume with a string, or with {"answer": "<your answers>"}.'
-
-_THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
 
 
 class ClarifyDecision(BaseModel):
@@ -51,7 +48,8 @@ def parse_decision(text: str) -> ClarifyDecision | None:
 
 def read_decision(text: str) -> ClarifyDecision:
     """The model's JSON decision; `UnreadableDecision` names the problem in one line."""
-    visible = _THINK.sub("", text)
+    # Only reasoning that opens the reply goes: a `<think>` inside the JSON is its text.
+    visible = toolcalls.strip_think(text)
     start = visible.find("{")
     if start < 0:
         raise UnreadableDecision("the reply contains no JSON object")

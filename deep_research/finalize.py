@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from langchain_core.messages import AIMessage
@@ -11,13 +10,13 @@ from deep_research import progress
 from deep_research.citations import check_report
 from deep_research.state import ResearchState
 
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
-
 
 def finalize(state: ResearchState) -> dict[str, Any]:
     """Publish the report with verified citations, naming every research topic that failed."""
     last = state["messages"][-1]
-    checked = check_report(_THINK.sub("", str(last.content)).strip(), state.get("sources", []))
+    # `RoleModel.ask` already removed the reasoning that opened the reply; removing tags
+    # again here would cut a report that writes about `<think>` tags.
+    checked = check_report(str(last.content).strip(), state.get("sources", []))
     gaps = ""
     if failures := state.get("failures", []):
         listing = "\n".join(f"- {f['topic']}: {f['error']}" for f in failures)
