@@ -9,6 +9,7 @@ from types import TracebackType
 import httpx
 
 from deep_research.search import extract
+from deep_research.search.body import ACCEPT_ENCODING, UnreadableBody, read_capped
 from deep_research.search.netguard import AddressPolicy, BlockedAddress, GuardedTransport
 
 MAX_REDIRECTS = 5
@@ -30,7 +31,7 @@ class Page:
     text: str = ""
     skipped: str = ""  # why no text was read; empty when `text` holds the page
     note: str = ""  # a remark on text that was read, e.g. that the download was cut
-    raw_bytes: int = 0  # bytes downloaded, for the frugality benchmark
+    raw_bytes: int = 0  # body bytes read (decompressed), for the frugality benchmark
 
 
 class PageFetcher:
@@ -52,7 +53,11 @@ class PageFetcher:
             transport=GuardedTransport(policy),
             follow_redirects=False,  # followed by hand so every hop is checked
             timeout=timeout,
-            headers={"User-Agent": USER_AGENT, "Accept": "text/html,text/plain;q=0.9,*/*;q=0.5"},
+            headers={
+                "User-Agent": USER_AGENT,
+                "Accept": "text/html,text/plain;q=0.9,*/*;q=0.5",
+                "Accept-Encoding": ACCEPT_ENCODING,
+            },
         )
 
     async def __aenter__(self) -> PageFetcher:
@@ -101,23 +106,16 @@ class PageFetcher:
                         url,
                         skipped=f"PDF not read: install {extract.PDF_READER!r} to extract PDFs",
                     )
-                raw, cut = await self._read_capped(response)
+                try:
+                    raw, cut = await read_capped(response, self._max_bytes)
+                except UnreadableBody as error:
+                    return Page(url, skipped=str(error))
                 charset = response.charset_encoding
             text = await asyncio.to_thread(extract.to_text, kind, raw, charset, str(current))
-            note = f"only the first {self._max_bytes:,} bytes were downloaded" if cut else ""
+            note = f"only the first {self._max_bytes:,} bytes were read" if cut else ""
             if not text:
                 return Page(url, skipped="no main text could be extracted", raw_bytes=len(raw))
             return Page(
                 url, text=extract.clip(text, self._max_chars), note=note, raw_bytes=len(raw)
             )
         return Page(url, skipped=f"more than {MAX_REDIRECTS} redirects")
-
-    async def _read_capped(self, response: httpx.Response) -> tuple[bytes, bool]:
-        """The body up to the byte cap (the rest is never downloaded), and whether it was cut."""
-        chunks, size = [], 0
-        async for chunk in response.aiter_bytes():
-            chunks.append(chunk)
-            size += len(chunk)
-            if size >= self._max_bytes:
-                return b"".join(chunks)[: self._max_bytes], True
-        return b"".join(chunks), False

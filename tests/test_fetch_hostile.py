@@ -1,0 +1,73 @@
+"""Hostile pages against the real fetcher: compression bombs, odd encodings and charsets."""
+
+from __future__ import annotations
+
+import ipaddress
+import tracemalloc
+from collections.abc import Iterator
+
+import pytest
+
+from deep_research.search import netguard
+from deep_research.search.fetch import Page, PageFetcher
+from deep_research.search.netguard import AddressPolicy
+from tests.fakes.page_server import BOMB_SIZE, PageServer, gzip_bomb
+
+PAGES_HOST = "pages.test"
+ALLOW_PAGES = AddressPolicy(allowed_hosts=frozenset({PAGES_HOST}))
+
+
+@pytest.fixture
+def pages(monkeypatch: pytest.MonkeyPatch) -> Iterator[PageServer]:
+    """The page server under a name that ALLOW_PAGES lets through, as for an intranet."""
+    offline = netguard.resolve
+
+    async def resolve(host: str, port: int) -> list[netguard.IPAddress]:
+        if host == PAGES_HOST:
+            return [ipaddress.ip_address("127.0.0.1")]
+        return await offline(host, port)
+
+    monkeypatch.setattr(netguard, "resolve", resolve)
+    with PageServer() as server:
+        yield server
+
+
+async def fetch(pages: PageServer, path: str, max_bytes: int = 2_000_000) -> Page:
+    url = f"http://{PAGES_HOST}:{pages.port}{path}"
+    async with PageFetcher(ALLOW_PAGES, timeout=5.0, max_chars=2_000, max_bytes=max_bytes) as f:
+        return await f.fetch(url)
+
+
+async def test_gzip_bomb_is_cut_at_the_cap_without_inflating_the_rest(pages: PageServer) -> None:
+    assert len(gzip_bomb()) * 500 < BOMB_SIZE  # built before measuring: ~65 KB for 64 MiB
+    cap = 500_000
+    url = f"http://{PAGES_HOST}:{pages.port}/bomb"
+    async with PageFetcher(ALLOW_PAGES, timeout=5.0, max_chars=2_000, max_bytes=cap) as fetcher:
+        tracemalloc.start()
+        try:
+            page = await fetcher.fetch(url)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    # Inflating whole network chunks would allocate tens of megabytes at once.
+    assert peak < 10 * cap, f"{peak:,} bytes allocated at the peak"
+    assert page.raw_bytes == cap and "only the first 500,000 bytes were read" in page.note
+    assert page.text.startswith("AAAA") and len(page.text) <= 2_000
+
+
+async def test_one_gzip_or_deflate_encoding_is_read_and_anything_else_skipped(
+    pages: PageServer,
+) -> None:
+    for how in ("gzip", "deflate", "raw-deflate"):
+        page = await fetch(pages, f"/encoded/{how}")
+        assert f"# The truth about encoded {how.replace('-', ' ')}" in page.text, how
+    skipped = {
+        how: (await fetch(pages, f"/encoded/{how}")).skipped
+        for how in ("gzip-twice", "br", "corrupt")
+    }
+    assert skipped == {
+        "gzip-twice": "more than one content encoding",
+        "br": "unsupported content encoding",
+        "corrupt": "the compressed body is corrupt",
+    }
+    assert set(pages.accept_encodings) == {"gzip, deflate"}, "only what is decoded is asked for"
