@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from deep_research.search import netguard
+from deep_research.search import extract, netguard
 from deep_research.search.fetch import Page, PageFetcher
 from deep_research.search.netguard import AddressPolicy
 from tests.fakes.page_server import BOMB_SIZE, PageServer, gzip_bomb
@@ -71,3 +71,21 @@ async def test_one_gzip_or_deflate_encoding_is_read_and_anything_else_skipped(
         "corrupt": "the compressed body is corrupt",
     }
     assert set(pages.accept_encodings) == {"gzip, deflate"}, "only what is decoded is asked for"
+
+
+async def test_a_charset_python_cannot_decode_with_is_read_as_utf8(pages: PageServer) -> None:
+    for charset in ("x-bogus", "rot13", "idna"):
+        page = await fetch(pages, f"/charset/{charset}")
+        assert page.text == "Plain notes about heat pumps at 20 °C.", charset
+
+
+async def test_a_parser_failure_skips_the_page_instead_of_raising(
+    pages: PageServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def nested_too_deep(*args: object, **kwargs: object) -> str:
+        raise RecursionError("maximum recursion depth exceeded")  # as lxml trees can
+
+    monkeypatch.setattr(extract.trafilatura, "extract", nested_too_deep)
+    page = await fetch(pages, "/article/deep-page")
+    assert page.text == "" and page.skipped == "text extraction failed (RecursionError)"
+    assert page.raw_bytes > 0

@@ -111,7 +111,10 @@ class PageFetcher:
                 except UnreadableBody as error:
                     return Page(url, skipped=str(error))
                 charset = response.charset_encoding
-            text = await asyncio.to_thread(extract.to_text, kind, raw, charset, str(current))
+            try:
+                text = await asyncio.to_thread(extract.to_text, kind, raw, charset, str(current))
+            except extract.ExtractionFailed as error:
+                return Page(url, skipped=str(error), raw_bytes=len(raw))
             note = f"only the first {self._max_bytes:,} bytes were read" if cut else ""
             if not text:
                 return Page(url, skipped="no main text could be extracted", raw_bytes=len(raw))

@@ -8,6 +8,7 @@ Routes:
     /huge               an article followed by megabytes of filler
     /empty              HTML with no main text
     /plain.txt          text/plain
+    /charset/{name}     text/plain that declares any charset, e.g. one Python does not know
     /file.bin           application/octet-stream
     /report.pdf         application/pdf
     /encoded/{how}      an article sent gzip, deflate, raw-deflate, gzip-twice, br
@@ -130,6 +131,7 @@ class PageServer(BackgroundServer):
         app.router.add_get("/huge", self._huge)
         app.router.add_get("/empty", self._empty)
         app.router.add_get("/plain.txt", self._plain)
+        app.router.add_get("/charset/{name}", self._charset)
         app.router.add_get("/file.bin", self._binary)
         app.router.add_get("/report.pdf", self._pdf)
         app.router.add_get("/encoded/{how}", self._encoded)
@@ -189,6 +191,11 @@ class PageServer(BackgroundServer):
 
     async def _plain(self, request: web.Request) -> web.Response:
         return web.Response(text="Plain notes about heat pumps.\nSecond line.")
+
+    async def _charset(self, request: web.Request) -> web.Response:
+        content_type = f"text/plain; charset={request.match_info['name']}"
+        body = "Plain notes about heat pumps at 20 °C.".encode()
+        return web.Response(body=body, headers={"Content-Type": content_type})
 
     async def _binary(self, request: web.Request) -> web.Response:
         return web.Response(body=bytes(range(256)) * 100, content_type="application/octet-stream")
