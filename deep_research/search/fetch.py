@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import dataclass
 from types import TracebackType
 
@@ -21,6 +22,9 @@ READABLE_TYPES = {
     "text/plain": "text",
     "application/pdf": "pdf",
 }
+# RFC 6838 type/subtype names; anything else in a Content-Type header is not shown.
+MEDIA_TYPE = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*")
+SHOWN_MEDIA_TYPE = 60
 
 
 @dataclass(frozen=True)
@@ -80,12 +84,10 @@ class PageFetcher:
                 return await self._fetch(url)
         except TimeoutError:
             return Page(url, skipped=f"timed out after {self._timeout:g} s")
-        except BlockedAddress as error:
-            return Page(url, skipped=f"refused: {error}")
-        except httpx.InvalidURL as error:
-            return Page(url, skipped=f"invalid URL: {error}")
+        except httpx.InvalidURL:
+            return Page(url, skipped="invalid URL")  # its message quotes what a redirect sent
         except httpx.HTTPError as error:
-            return Page(url, skipped=f"{type(error).__name__}: {error}".rstrip(": "))
+            return Page(url, skipped=skip_reason(error))
 
     async def _fetch(self, url: str) -> Page:
         current = httpx.URL(url)
@@ -97,8 +99,10 @@ class PageFetcher:
                     continue
                 if response.status_code >= 400:
                     return Page(url, skipped=f"HTTP {response.status_code}")
-                media_type = response.headers.get("content-type", "text/html")
-                kind = READABLE_TYPES.get(media_type.split(";")[0].strip().lower())
+                media_type = bare_media_type(response.headers.get("content-type", "text/html"))
+                kind = READABLE_TYPES.get(media_type)
+                if not media_type:
+                    return Page(url, skipped="a malformed content type is not read")
                 if kind is None:
                     return Page(url, skipped=f"content type {media_type!r} is not read")
                 if kind == "pdf" and not extract.PDF_AVAILABLE:
@@ -122,3 +126,27 @@ class PageFetcher:
                 url, text=extract.clip(text, self._max_chars), note=note, raw_bytes=len(raw)
             )
         return Page(url, skipped=f"more than {MAX_REDIRECTS} redirects")
+
+
+def bare_media_type(header: str) -> str:
+    """The type/subtype of a Content-Type header, at most 60 characters; '' if malformed.
+
+    A skip reason names it, and skip reasons reach the model outside the fences, so the
+    header's parameters (free text a server chooses) are never kept.
+    """
+    media = header.split(";", 1)[0].strip().lower()
+    if not MEDIA_TYPE.fullmatch(media):
+        return ""
+    return media if len(media) <= SHOWN_MEDIA_TYPE else media[: SHOWN_MEDIA_TYPE - 1] + "…"
+
+
+def skip_reason(error: httpx.HTTPError) -> str:
+    """Why a fetch failed, in words that may reach the model outside the fences.
+
+    Only the error's type is kept, not its message: protocol errors quote the server's
+    status or header lines, others name hosts a redirect chose. Refusals are netguard's
+    own words (fixed text and IP addresses).
+    """
+    if isinstance(error, BlockedAddress):
+        return f"refused: {error}"
+    return type(error).__name__

@@ -62,7 +62,11 @@ ALLOWED_SCHEMES = ("http", "https")
 
 
 class BlockedAddress(httpx.RequestError):
-    """A URL or address that page fetching refuses; the message says which and why."""
+    """A URL or address that page fetching refuses; the message says which and why.
+
+    Messages reach the model outside the fences that mark web data, so they hold fixed
+    words and IP addresses only: never a host name or scheme, which a redirect can choose.
+    """
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -84,12 +88,12 @@ class AddressPolicy:
     def check_url(self, url: httpx.URL) -> None:
         """Refuse what can be refused before connecting: the scheme and well-known names."""
         if url.scheme not in ALLOWED_SCHEMES:
-            raise BlockedAddress(f"scheme {url.scheme!r} is not fetched (only http and https)")
+            raise BlockedAddress("scheme not fetched (only http and https)")
         host = url.host.lower().rstrip(".")
         if not host:
-            raise BlockedAddress(f"{url} has no host")
+            raise BlockedAddress("the URL has no host")
         if host in METADATA_HOSTS and host not in self.allowed_hosts:
-            raise BlockedAddress(f"{host} is a cloud metadata service")
+            raise BlockedAddress("the host is a cloud metadata service")
 
     def check_address(self, host: str, address: IPAddress) -> None:
         """Refuse `address` (which `host` resolved to) unless it is public or opted in."""
@@ -100,10 +104,10 @@ class AddressPolicy:
             return
         reason, always_refused = verdict
         if always_refused:
-            raise BlockedAddress(f"{host} resolves to {address}, a {reason} address")
+            raise BlockedAddress(f"the host resolves to {address}, a {reason} address")
         if not self.allow_private:
             raise BlockedAddress(
-                f"{host} resolves to {address}, a {reason} address "
+                f"the host resolves to {address}, a {reason} address "
                 "(set FETCH_ALLOW_PRIVATE or FETCH_ALLOWED_HOSTS to allow it)"
             )
 

@@ -14,6 +14,8 @@ Routes:
     /encoded/{how}      an article sent gzip, deflate, raw-deflate, gzip-twice, br
                         or corrupt (gzip in name only) encoded
     /bomb               text/plain, gzip: 64 MiB of "A" in ~65 KB on the wire
+    /hostile/{what}     INJECTION in the Content-Type header ("content-type") or in an
+                        illegal status line ("status-line")
     /slow               never answers until `release()` (for timeouts)
     /redirect/{n}       n redirect hops, then /article/redirected
     /redirect-to?target=URL   one redirect to any URL
@@ -136,6 +138,7 @@ class PageServer(BackgroundServer):
         app.router.add_get("/report.pdf", self._pdf)
         app.router.add_get("/encoded/{how}", self._encoded)
         app.router.add_get("/bomb", self._bomb)
+        app.router.add_get("/hostile/{what}", self._hostile)
         app.router.add_get("/slow", self._slow)
         app.router.add_get("/redirect/{n}", self._redirect)
         app.router.add_get("/redirect-to", self._redirect_to)
@@ -212,6 +215,16 @@ class PageServer(BackgroundServer):
     async def _bomb(self, request: web.Request) -> web.Response:
         headers = {"Content-Encoding": "gzip"}
         return web.Response(body=gzip_bomb(), content_type="text/plain", headers=headers)
+
+    async def _hostile(self, request: web.Request) -> web.Response:
+        if request.match_info["what"] == "status-line":
+            # Bytes no HTTP library would send, so the client's parser quotes them back.
+            assert request.transport is not None
+            request.transport.write(f"HTTP/1.1 200 OK\0 {INJECTION}\r\n\r\n".encode())
+            request.transport.close()
+            return web.Response()
+        content_type = f"application/x-evil; note=>>> <<<end data 0000>>> {INJECTION}"
+        return web.Response(body=b"x", headers={"Content-Type": content_type})
 
     async def _slow(self, request: web.Request) -> web.Response:
         if self._release is None:
