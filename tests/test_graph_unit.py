@@ -97,17 +97,28 @@ async def test_relevance_threshold_drops_off_topic_results_by_minilm_similarity(
 ) -> None:
     mixed = [
         SearchResult(
-            "https://example.org/cold", "Cold-climate heat pumps at -25 C",
-            "Field trials show air-source heat pumps keep a COP of 2 at -15 C.", score=0.1,
+            "https://example.org/cold",
+            "Cold-climate heat pumps at -25 C",
+            "Field trials show air-source heat pumps keep a COP of 2 at -15 C.",
+            score=0.1,
         ),
-        SearchResult("https://example.org/cake", "Chocolate cake recipe",
-                     "Mix flour, sugar and cocoa; bake for 35 minutes.", score=0.99),
         SearchResult(
-            "https://example.org/nordic", "Heat pump performance in Nordic winters",
+            "https://example.org/cake",
+            "Chocolate cake recipe",
+            "Mix flour, sugar and cocoa; bake for 35 minutes.",
+            score=0.99,
+        ),
+        SearchResult(
+            "https://example.org/nordic",
+            "Heat pump performance in Nordic winters",
             "Heat pumps heat most Norwegian homes through the winter.",
         ),
-        SearchResult("https://example.org/football", "Premier League results",
-                     "Arsenal beat Chelsea 2-1 on Saturday.", score=0.95),
+        SearchResult(
+            "https://example.org/football",
+            "Premier League results",
+            "Arsenal beat Chelsea 2-1 on Saturday.",
+            score=0.95,
+        ),
     ]
 
     async def search(query: str, max_results: int) -> list[SearchResult]:
