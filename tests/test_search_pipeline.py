@@ -168,7 +168,7 @@ async def test_unreachable_pages_are_reported_and_their_snippets_kept(
     model = use_script(script_for(orchestrator_fanning_out("offline topic")))
     out = await run({**NO_CLARIFY, "fetch_top_n": 1})
     (view,) = researcher_views(model)
-    assert "page not read (ConnectError: cannot resolve example.org" in str(view.content)
+    assert "page not read (ConnectError); search snippet instead" in str(view.content)
     assert "Finding 0 about offline topic q0." in str(view.content)
     assert view.artifact["skipped_pages"][0]["url"].startswith("https://example.org/")
     assert out["failures"] == []
