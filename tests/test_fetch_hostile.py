@@ -2,37 +2,20 @@
 
 from __future__ import annotations
 
-import ipaddress
 import re
 import tracemalloc
-from collections.abc import Iterator
 
 import pytest
 
-from deep_research.search import digest, extract, netguard
+from deep_research.search import digest, extract
 from deep_research.search.fetch import Page, PageFetcher
 from deep_research.search.lookup import Finding, QueryOutcome
 from deep_research.search.netguard import AddressPolicy
 from deep_research.search.providers import SearchResult
+from tests.conftest import PAGES_HOST
 from tests.fakes.page_server import BOMB_SIZE, INJECTION, PageServer, gzip_bomb
 
-PAGES_HOST = "pages.test"
 ALLOW_PAGES = AddressPolicy(allowed_hosts=frozenset({PAGES_HOST}))
-
-
-@pytest.fixture
-def pages(monkeypatch: pytest.MonkeyPatch) -> Iterator[PageServer]:
-    """The page server under a name that ALLOW_PAGES lets through, as for an intranet."""
-    offline = netguard.resolve
-
-    async def resolve(host: str, port: int) -> list[netguard.IPAddress]:
-        if host == PAGES_HOST:
-            return [ipaddress.ip_address("127.0.0.1")]
-        return await offline(host, port)
-
-    monkeypatch.setattr(netguard, "resolve", resolve)
-    with PageServer() as server:
-        yield server
 
 
 async def fetch(pages: PageServer, path: str, max_bytes: int = 2_000_000) -> Page:
