@@ -7,7 +7,6 @@ out of the interrupting node means answering the questions never repeats that ca
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -17,7 +16,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 from pydantic import BaseModel, Field, ValidationError
 
-from deep_research import models, prompts
+from deep_research import churn, models, prompts, toolcalls
 from deep_research.context import Context, context_of
 from deep_research.state import ResearchState
 
@@ -27,8 +26,6 @@ MAX_QUESTIONS = 3
 # A thread must never stay stuck on bad resume values; after this many we go on without.
 MAX_BAD_ANSWERS = 5
 ANSWER_SHAPES = 'Resume with a string, or with {"answer": "<your answers>"}.'
-
-_THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
 
 
 class ClarifyDecision(BaseModel):
@@ -51,7 +48,8 @@ def parse_decision(text: str) -> ClarifyDecision | None:
 
 def read_decision(text: str) -> ClarifyDecision:
     """The model's JSON decision; `UnreadableDecision` names the problem in one line."""
-    visible = _THINK.sub("", text)
+    # Only reasoning that opens the reply goes: a `<think>` inside the JSON is its text.
+    visible = toolcalls.strip_think(text)
     start = visible.find("{")
     if start < 0:
         raise UnreadableDecision("the reply contains no JSON object")
@@ -65,6 +63,22 @@ def read_decision(text: str) -> ClarifyDecision:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "the object"
         raise UnreadableDecision(f"{where}: {first['msg']}") from None
+
+
+def new_question(state: ResearchState) -> dict[str, Any]:
+    """Each question on a thread gets its own plan, turns, clarification rounds and gaps.
+
+    The search budget and the sources stay: the cap is per thread, and earlier findings may
+    still be cited.
+    """
+    return {
+        "todos": [],
+        "orchestrator_turns": 0,
+        "clarification_rounds": 0,
+        "pending_questions": [],
+        "churn": churn.fresh(),
+        "failures": None,
+    }
 
 
 async def clarify(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:

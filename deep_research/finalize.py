@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from langchain_core.messages import AIMessage
@@ -12,14 +11,14 @@ from deep_research.citations import check_report
 from deep_research.citations.hygiene import code_span
 from deep_research.state import ResearchState
 
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
-
 
 def finalize(state: ResearchState) -> dict[str, Any]:
     """Publish the report with verified citations, naming every research topic that failed."""
     last = state["messages"][-1]
-    # `.text`, not `.content`: models on the Responses API answer in content blocks.
-    checked = check_report(_THINK.sub("", last.text).strip(), state.get("sources", []))
+    # `RoleModel.ask` already removed the reasoning that opened the reply; removing tags
+    # again here would cut a report that writes about `<think>` tags. `.text`, not
+    # `.content`: models on the Responses API answer in content blocks.
+    checked = check_report(last.text.strip(), state.get("sources", []))
     gaps = ""
     if failures := state.get("failures", []):
         listing = "\n".join(f"- {code_span(f['topic'])}: {code_span(f['error'])}" for f in failures)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from deep_research.clarify import ask_user, clarify, route_clarify
+from deep_research.clarify import ask_user, clarify, new_question, route_clarify
 from deep_research.context import Context
 from deep_research.finalize import finalize
 from deep_research.orchestrator import answer_tools, orchestrate, route_orchestrator
@@ -14,13 +14,15 @@ from deep_research.state import InputState, OutputState, ResearchState
 builder = StateGraph(
     ResearchState, context_schema=Context, input_schema=InputState, output_schema=OutputState
 )
+builder.add_node(new_question)
 builder.add_node(clarify)
 builder.add_node(ask_user)
 builder.add_node(orchestrate)
 builder.add_node(answer_tools)
 builder.add_node(research)  # type: ignore[arg-type]  # input is the Send payload
 builder.add_node(finalize)
-builder.add_edge(START, "clarify")
+builder.add_edge(START, "new_question")
+builder.add_edge("new_question", "clarify")
 builder.add_conditional_edges("clarify", route_clarify)
 builder.add_edge("ask_user", "clarify")
 builder.add_conditional_edges(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -100,7 +101,7 @@ class RoleModel:
         """
         reply = toolcalls.settle(await self._call(messages, tools), tools)
         if not toolcalls.is_empty(reply):
-            return reply
+            return _unique_call_ids(reply)
         log.warning("the %s model returned an empty reply; nudging it once", self.role)
         nudge = HumanMessage(prompts.render("empty_reply"))
         reply = toolcalls.settle(await self._call([*messages, nudge], tools), tools)
@@ -110,7 +111,7 @@ class RoleModel:
                 "second time after a nudge. Small models do this when a tool call is cut off: "
                 "raise LLM_MAX_TOKENS, or check the server log for a dropped tool call."
             )
-        return reply
+        return _unique_call_ids(reply)
 
     async def _call(
         self, messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]]
@@ -131,6 +132,21 @@ class RoleModel:
         if not isinstance(reply, AIMessage):
             raise TypeError(f"expected an AIMessage from the model, got {type(reply).__name__}")
         return reply
+
+
+def _unique_call_ids(reply: AIMessage) -> AIMessage:
+    """Give every tool call its own id: each must be answered by exactly one tool message."""
+    seen: set[str] = set()
+    calls = []
+    for call in reply.tool_calls:
+        call_id = call.get("id") or ""
+        if not call_id or call_id in seen:
+            call = {**call, "id": f"call_{uuid.uuid4().hex[:12]}"}
+        seen.add(call["id"] or "")
+        calls.append(call)
+    if calls == reply.tool_calls:
+        return reply
+    return reply.model_copy(update={"tool_calls": calls})
 
 
 def role_model(context: Context, role: Role) -> RoleModel:

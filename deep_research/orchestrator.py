@@ -19,7 +19,7 @@ from deep_research.toolcalls import invalid_arguments
 class Research(BaseModel):
     """Delegate ONE focused research topic to a researcher, who returns a cited report."""
 
-    model_config = ConfigDict(title="research")
+    model_config = ConfigDict(title="research", str_strip_whitespace=True)
     topic: str = Field(min_length=3, description="The single topic to research, in a sentence")
 
 
@@ -84,13 +84,13 @@ def route_orchestrator(state: ResearchState) -> list[Send | str] | Literal["fina
     if not isinstance(last, AIMessage) or not last.tool_calls:
         return "finalize"
     dispatch_id = str(uuid.uuid4())
-    refused = state.get("churn", churn.fresh())["refused"]
+    runnable = _runnable_research(state, last)
     targets: list[Send | str] = []
     for call in last.tool_calls:
-        runnable = (call.get("id") or "") not in refused
-        if call["name"] == "research" and runnable and _valid_topic(call["args"]) is not None:
+        topic = runnable.get(call.get("id") or "")
+        if topic is not None:
             task = ResearchTask(
-                topic=_valid_topic(call["args"]) or "",
+                topic=topic,
                 tool_call_id=call.get("id") or "",
                 dispatch_id=dispatch_id,
                 searches_before=state.get("searches_used", 0),
@@ -101,18 +101,26 @@ def route_orchestrator(state: ResearchState) -> list[Send | str] | Literal["fina
     return targets
 
 
-def _valid_topic(args: dict[str, Any]) -> str | None:
-    try:
-        return Research.model_validate(args).topic.strip()
-    except ValidationError:
-        return None
+def _runnable_research(state: ResearchState, reply: AIMessage) -> dict[str, str]:
+    """Call id -> topic for the research calls that will really run this turn."""
+    refused = state.get("churn", churn.fresh())["refused"]
+    runnable = {}
+    for call in reply.tool_calls:
+        call_id = call.get("id") or ""
+        if call["name"] != "research" or call_id in refused:
+            continue
+        try:
+            runnable[call_id] = Research.model_validate(call["args"]).topic
+        except ValidationError:
+            continue
+    return runnable
 
 
 def answer_tools(state: ResearchState) -> dict[str, Any]:
     """Answer every call that is not a valid research call: todos, mistakes, unknown tools."""
     last = state["messages"][-1]
     assert isinstance(last, AIMessage)
-    has_research = any(call["name"] == "research" for call in last.tool_calls)
+    has_research = bool(_runnable_research(state, last))
     guard = state.get("churn", churn.fresh())
     messages: list[ToolMessage] = []
     update: dict[str, Any] = {}

@@ -51,6 +51,12 @@ WEB_SEARCH_EXAMPLE = 'web_search({"queries": ["EU battery recycling capacity 202
 async def think(state: ResearcherState, runtime: Runtime[Context]) -> dict[str, Any]:
     """The researcher's turn: search more, or write the cited report."""
     context = context_of(runtime)
+    # After a resume this process's budget has not seen the searches made before the crash;
+    # count them now, so a failure before the next search still reports them.
+    budget = shared_budget(
+        state["dispatch_id"], context.max_searches_per_run, state["searches_before"]
+    )
+    await budget.restore(state["tool_call_id"], state.get("searches", 0))
     model = models.role_model(context, "researcher")
     system = SystemMessage(
         prompts.render(
@@ -206,7 +212,9 @@ async def research(task: ResearchTask, runtime: Runtime[Context]) -> dict[str, A
             result = await researcher_graph.ainvoke(
                 start, tracing.research_config(task["topic"], context), context=context
             )
-        except GraphBubbleUp:
+        except (GraphBubbleUp, models.ModelEndpointError):
+            # An unreachable model server is an outage, not a finding about this topic: the
+            # run stops with one clear error and a resume re-runs only the unfinished tasks.
             raise
         except Exception as error:  # containment boundary: recorded and reported below
             message = f"{type(error).__name__}: {error}"
@@ -228,7 +236,7 @@ async def research(task: ResearchTask, runtime: Runtime[Context]) -> dict[str, A
             }
     sources = result.get("sources", [])
     # Checked against this researcher's own sources, before the orchestrator can copy a link.
-    checked = check_report(str(result["messages"][-1].content), sources)
+    checked = check_report(result["messages"][-1].text, sources)
     searches = result.get("searches", 0)  # from the subgraph's state: survives a resume
     progress.emit(
         "research_done",

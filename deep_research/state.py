@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
@@ -78,6 +78,11 @@ def merge_sources(current: list[Source], new: list[Source]) -> list[Source]:
     return merged
 
 
+def extend_or_reset(current: list[Any], new: list[Any] | None) -> list[Any]:
+    """Append; `None` starts the list afresh (a new question on the same thread)."""
+    return [] if new is None else [*current, *new]
+
+
 class InputState(TypedDict):
     messages: Annotated[list[AnyMessage], add_messages]
 
@@ -87,7 +92,7 @@ class ResearchState(InputState):
 
     todos: list[Todo]
     sources: Annotated[list[Source], merge_sources]
-    failures: Annotated[list[ResearchFailure], operator.add]
+    failures: Annotated[list[ResearchFailure], extend_or_reset]
     searches_used: Annotated[int, operator.add]
     pending_questions: list[str]
     clarification_rounds: int

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 from collections.abc import Callable, Iterator
 
 import httpx
@@ -13,6 +14,7 @@ from deep_research import models
 from deep_research.context import Context, Endpoints
 from deep_research.search import netguard
 from deep_research.search.providers import SearchError, SearchResult
+from tests.fakes.page_server import PageServer
 from tests.scripted_model import Script, ScriptedChatModel
 
 ENV_NAMES = [name.upper() for name in [*Context.model_fields, *Endpoints.model_fields]] + [
@@ -104,3 +106,22 @@ def scripted_search(monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedSearch]
     provider = ScriptedSearch()
     monkeypatch.setattr("deep_research.researcher.make_provider", lambda name: provider)
     yield provider
+
+
+PAGES_HOST = "pages.test"
+
+
+@pytest.fixture
+def pages(monkeypatch: pytest.MonkeyPatch) -> Iterator[PageServer]:
+    """The local page server under a host name the environment allows, as for an intranet."""
+    offline = netguard.resolve
+
+    async def resolve(host: str, port: int) -> list[netguard.IPAddress]:
+        if host == PAGES_HOST:
+            return [ipaddress.ip_address("127.0.0.1")]
+        return await offline(host, port)
+
+    monkeypatch.setattr(netguard, "resolve", resolve)
+    monkeypatch.setenv("FETCH_ALLOWED_HOSTS", PAGES_HOST)
+    with PageServer() as server:
+        yield server

@@ -88,9 +88,7 @@ async def test_the_same_call_three_times_in_a_row_is_not_run_again(
     assert told["r0"].status == told["r1"].status == "success"
     assert told["r2"].status == "error" and "Not run" in str(told["r2"].content)
     # The run's search cache answers the second identical query; count researchers instead.
-    researchers_started = [
-        m for m, tools in model.calls if "web_search" in tools and len(m) == 2
-    ]
+    researchers_started = [m for m, tools in model.calls if "web_search" in tools and len(m) == 2]
     assert len(researchers_started) == 2, "the third identical research never ran"
 
 

@@ -132,33 +132,68 @@ async def test_non_http_schemes_are_refused(url: str) -> None:
         ("127.0.0.1", "loopback"),
         ("10.1.2.3", "private"),
         ("192.168.0.10", "private"),
-        ("169.254.169.254", "cloud metadata"),
         ("100.64.0.7", "non-public"),  # CGNAT
         ("224.0.0.1", "multicast"),
         ("0.0.0.0", "unspecified"),
         ("::1", "loopback"),
-        ("fd00:ec2::254", "cloud metadata"),
         ("::ffff:127.0.0.1", "loopback"),
+        ("fec0::1", "site-local"),
+        # IPv6 forms that carry an IPv4 address are judged by the address inside.
+        ("64:ff9b::7f00:1", "loopback"),  # NAT64
+        ("64:ff9b::a00:5", "private"),
+        ("64:ff9b:1::5db8:d822", "private"),  # local-use NAT64 is never public
+        ("2002:c0a8:1::1", "private"),  # 6to4 of 192.168.0.1
+        ("::7f00:1", "loopback"),  # IPv4-compatible
+        ("::ffff:0:a00:1", "private"),  # IPv4-translated
+        ("2001:0:4136:e378:8000:63bf:f5ff:fffe", "private"),  # Teredo, client 10.0.0.1
     ],
 )
 def test_address_policy_refuses_non_public_addresses(address: str, kind: str) -> None:
     with pytest.raises(BlockedAddress, match=kind):
         AddressPolicy().check_address("host", ipaddress.ip_address(address))
-    AddressPolicy().check_address("host", ipaddress.ip_address("93.184.216.34"))
+    AddressPolicy(allow_private=True).check_address("host", ipaddress.ip_address(address))
+    for public in ("93.184.216.34", "64:ff9b::5db8:d822", "2002:5db8:d822::1"):
+        AddressPolicy().check_address("host", ipaddress.ip_address(public))
+
+
+@pytest.mark.parametrize(
+    ("address", "kind"),
+    [
+        ("169.254.169.254", "cloud metadata"),
+        ("169.254.170.23", "cloud metadata"),  # EKS pod identity agent
+        ("192.0.0.192", "cloud metadata"),  # Oracle Cloud
+        ("fd00:ec2::254", "cloud metadata"),
+        ("fd00:ec2::23", "cloud metadata"),
+        ("169.254.1.1", "link-local"),
+        ("fe80::1", "link-local"),
+        ("::ffff:169.254.169.254", "cloud metadata"),
+        ("64:ff9b::a9fe:a9fe", "cloud metadata"),  # NAT64
+        ("64:ff9b:1:a9fe:a9:fe00::", "cloud metadata"),  # local-use NAT64, /48 layout
+        ("2002:a9fe:a9fe::1", "cloud metadata"),  # 6to4
+        ("2001:0:4136:e378:8000:63bf:5601:5601", "cloud metadata"),  # Teredo client
+        ("::a9fe:a9fe", "cloud metadata"),  # IPv4-compatible
+    ],
+)
+def test_metadata_class_addresses_are_refused_even_with_private_allowed(
+    address: str, kind: str
+) -> None:
+    for policy in (AddressPolicy(), AddressPolicy(allow_private=True)):
+        with pytest.raises(BlockedAddress, match=kind):
+            policy.check_address("host", ipaddress.ip_address(address))
 
 
 async def test_ip_literal_to_loopback_is_refused_without_connecting(pages: PageServer) -> None:
     page = await fetch(f"{pages.url}/article/secret", policy=AddressPolicy())
-    assert page.skipped.startswith("refused: 127.0.0.1 resolves to 127.0.0.1, a loopback")
+    assert page.skipped.startswith("refused: the host resolves to 127.0.0.1, a loopback")
     assert pages.requests == [], "no connection was made"
 
 
 async def test_name_resolving_to_a_private_address_is_refused(resolver: Resolver) -> None:
     resolver({"intranet.test": ["10.0.0.5"], "mixed.test": ["93.184.216.34", "192.168.1.1"]})
     page = await fetch("http://intranet.test/wiki", policy=AddressPolicy())
-    assert "intranet.test resolves to 10.0.0.5, a private address" in page.skipped
+    assert "the host resolves to 10.0.0.5, a private address" in page.skipped
     page = await fetch("https://mixed.test/", policy=AddressPolicy())
-    assert "mixed.test resolves to 192.168.1.1" in page.skipped
+    assert "the host resolves to 192.168.1.1" in page.skipped
 
 
 async def test_metadata_names_are_refused_before_any_lookup(resolver: Resolver) -> None:
@@ -216,5 +251,5 @@ async def test_opt_ins_come_from_the_environment_only(
     metadata = await fetch("http://169.254.169.254/latest/", AddressPolicy.from_env())
     assert "cloud metadata address" in metadata.skipped, "metadata stays refused"
     for field in ("fetch_allow_private", "fetch_allowed_hosts"):
-        with pytest.raises(ConfigError, match="Extra inputs are not permitted"):
+        with pytest.raises(ConfigError, match="unknown setting"):
             Context(**{field: "true"})

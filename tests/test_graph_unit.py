@@ -90,6 +90,23 @@ async def test_research_calls_fan_out_and_findings_reach_the_report(
     assert out["messages"][-1].content == out["final_report"]
 
 
+async def test_a_report_that_writes_about_think_tags_is_published_whole(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    mention = "Reasoning models wrap their thoughts in <think> and </think> tags."
+
+    def orchestrator(messages: list[BaseMessage]) -> AIMessage:
+        report = orchestrator_fanning_out("topic alpha")(messages)
+        if report.tool_calls:
+            return report
+        return AIMessage(f"<think>plan the report</think>\n{report.content}\n\n{mention}")
+
+    use_script(script_for(orchestrator))
+    out = await run(NO_CLARIFY)
+    assert out["final_report"].startswith("# Report") and mention in out["final_report"]
+    assert "plan the report" not in out["final_report"]
+
+
 async def test_relevance_threshold_drops_off_topic_results_by_minilm_similarity(
     use_script: Callable[..., ScriptedChatModel],
     scripted_search: ScriptedSearch,
@@ -97,17 +114,28 @@ async def test_relevance_threshold_drops_off_topic_results_by_minilm_similarity(
 ) -> None:
     mixed = [
         SearchResult(
-            "https://example.org/cold", "Cold-climate heat pumps at -25 C",
-            "Field trials show air-source heat pumps keep a COP of 2 at -15 C.", score=0.1,
+            "https://example.org/cold",
+            "Cold-climate heat pumps at -25 C",
+            "Field trials show air-source heat pumps keep a COP of 2 at -15 C.",
+            score=0.1,
         ),
-        SearchResult("https://example.org/cake", "Chocolate cake recipe",
-                     "Mix flour, sugar and cocoa; bake for 35 minutes.", score=0.99),
         SearchResult(
-            "https://example.org/nordic", "Heat pump performance in Nordic winters",
+            "https://example.org/cake",
+            "Chocolate cake recipe",
+            "Mix flour, sugar and cocoa; bake for 35 minutes.",
+            score=0.99,
+        ),
+        SearchResult(
+            "https://example.org/nordic",
+            "Heat pump performance in Nordic winters",
             "Heat pumps heat most Norwegian homes through the winter.",
         ),
-        SearchResult("https://example.org/football", "Premier League results",
-                     "Arsenal beat Chelsea 2-1 on Saturday.", score=0.95),
+        SearchResult(
+            "https://example.org/football",
+            "Premier League results",
+            "Arsenal beat Chelsea 2-1 on Saturday.",
+            score=0.95,
+        ),
     ]
 
     async def search(query: str, max_results: int) -> list[SearchResult]:
@@ -368,6 +396,12 @@ def test_parse_decision_tolerates_prose_fences_think_and_truncation() -> None:
         assert decision is not None, text
         assert decision.need_clarification and decision.questions == ["A?"], text
     assert parse_decision("I have no idea") is None
+
+
+def test_parse_decision_keeps_a_think_tag_inside_the_json() -> None:
+    text = '{"need_clarification": false, "verification": "How models use <think> tags."}'
+    decision = parse_decision(text)
+    assert decision is not None and decision.verification == "How models use <think> tags."
 
 
 def test_read_answer_accepts_only_documented_shapes() -> None:

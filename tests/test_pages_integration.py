@@ -2,36 +2,17 @@
 
 from __future__ import annotations
 
-import ipaddress
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from deep_research.graph import builder
-from deep_research.search import netguard
 from tests.brain import LINK, ResearchBrain, role_of
+from tests.conftest import PAGES_HOST
 from tests.fakes.openai_server import ScriptedOpenAIServer
 from tests.fakes.page_server import PageServer
 from tests.fakes.tavily_server import FakeTavilyServer, slugify
-
-PAGES_HOST = "pages.test"
-
-
-@pytest.fixture
-def pages(monkeypatch: pytest.MonkeyPatch) -> Iterator[PageServer]:
-    offline = netguard.resolve
-
-    async def resolve(host: str, port: int) -> list[netguard.IPAddress]:
-        if host == PAGES_HOST:
-            return [ipaddress.ip_address("127.0.0.1")]
-        return await offline(host, port)
-
-    monkeypatch.setattr(netguard, "resolve", resolve)
-    monkeypatch.setenv("FETCH_ALLOWED_HOSTS", PAGES_HOST)
-    with PageServer() as server:
-        yield server
 
 
 async def test_run_reads_pages_and_sources_carry_their_text(

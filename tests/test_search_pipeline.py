@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -12,36 +11,18 @@ import pytest
 from langchain_core.messages import ToolMessage
 
 from deep_research.search import chain as chain_module
-from deep_research.search import netguard
 from deep_research.search.cache import OnceMap, run_cache
 from deep_research.search.chain import SearchChain
 from deep_research.search.providers import SearchError, SearchResult, make_provider
 from deep_research.search.relevance import cosine_scores
-from tests.conftest import ScriptedSearch
+from tests.conftest import PAGES_HOST, ScriptedSearch
 from tests.fakes.page_server import INJECTION, PageServer
 from tests.fakes.searxng_server import FakeSearxngServer
 from tests.fakes.tavily_server import FakeTavilyServer
 from tests.scripted_model import ScriptedChatModel
 from tests.test_graph_unit import NO_CLARIFY, orchestrator_fanning_out, run, script_for
 
-PAGES_HOST = "pages.test"
 FENCE = re.compile(r"<<<data ([0-9a-f]{12})>>>")
-
-
-@pytest.fixture
-def pages(monkeypatch: pytest.MonkeyPatch) -> Iterator[PageServer]:
-    """The page server under a host name the environment allows, as for an intranet."""
-    offline = netguard.resolve
-
-    async def resolve(host: str, port: int) -> list[netguard.IPAddress]:
-        if host == PAGES_HOST:
-            return [ipaddress.ip_address("127.0.0.1")]
-        return await offline(host, port)
-
-    monkeypatch.setattr(netguard, "resolve", resolve)
-    monkeypatch.setenv("FETCH_ALLOWED_HOSTS", PAGES_HOST)
-    with PageServer() as server:
-        yield server
 
 
 class PagesSearch(ScriptedSearch):
@@ -168,7 +149,7 @@ async def test_unreachable_pages_are_reported_and_their_snippets_kept(
     model = use_script(script_for(orchestrator_fanning_out("offline topic")))
     out = await run({**NO_CLARIFY, "fetch_top_n": 1})
     (view,) = researcher_views(model)
-    assert "page not read (ConnectError: cannot resolve example.org" in str(view.content)
+    assert "page not read (ConnectError); search snippet instead" in str(view.content)
     assert "Finding 0 about offline topic q0." in str(view.content)
     assert view.artifact["skipped_pages"][0]["url"].startswith("https://example.org/")
     assert out["failures"] == []

@@ -37,7 +37,7 @@ from deep_research.cli.runs import (
 from deep_research.cli.session import Outcome, ResumeError, run_research
 from deep_research.cli.summary import citation_line, totals
 from deep_research.context import ConfigError, Context, load_context
-from deep_research.models import ModelEndpointError
+from deep_research.models import EmptyReplyError, ModelEndpointError
 
 HOME = Home(Path(".deep_research"))
 REPORTS = Path("reports")
@@ -203,6 +203,19 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, ConfigError) as error:
         print(f"deep-research: {error}", file=sys.stderr)
         return 2
-    except (ModelEndpointError, openai.APIError, UnknownRunError, ResumeError) as error:
+    except (
+        ModelEndpointError,
+        EmptyReplyError,
+        openai.APIError,
+        UnknownRunError,
+        ResumeError,
+    ) as error:
         print(f"deep-research: {error}", file=sys.stderr)
+        return 1
+    except Exception as error:  # last resort: one line, never a traceback; the run is saved
+        print(
+            f"deep-research: {type(error).__name__}: {error} (the run is checkpointed: "
+            "resume it with the thread id shown above)",
+            file=sys.stderr,
+        )
         return 1

@@ -89,9 +89,13 @@ def _render_finding(
     if page is None:
         return f"{header}, search snippet:\n{snippet}"
     if page.skipped:
-        return f"{header}, page not read ({page.skipped}); search snippet instead:\n{snippet}"
+        # Skip reasons are built from fixed words and sanitised names (fetch.skip_reason);
+        # defused as well, since they sit outside the fence.
+        reason = defuse(page.skipped)
+        return f"{header}, page not read ({reason}); search snippet instead:\n{snippet}"
     if result.url in shown:
-        return f"{header}: {link}, page text shown above."
+        # Only the page text is left out: the title is web text and is fenced like the rest.
+        return f"{header}, page text shown above; its title and link:\n{fence(link, nonce)}"
     shown.add(result.url)
     note = f" ({page.note})" if page.note else ""
     excerpt = fence(f"{link}\n{clip(page.text, allowance)}", nonce)

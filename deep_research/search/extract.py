@@ -59,13 +59,36 @@ def pdf_to_text(raw: bytes) -> str:
     return "\n\n".join((page.extract_text() or "").strip() for page in reader.pages).strip()
 
 
+class ExtractionFailed(Exception):
+    """A parser failed on a page; the message is fixed text naming the error's type."""
+
+
 def to_text(kind: str, raw: bytes, charset: str | None, url: str) -> str:
-    """Readable text of a downloaded body of `kind` ('html', 'text' or 'pdf')."""
-    if kind == "html":
-        return html_to_markdown(raw, url)
-    if kind == "pdf":
-        return pdf_to_text(raw)
-    return raw.decode(charset or "utf-8", errors="replace").strip()
+    """Readable text of a downloaded body of `kind` ('html', 'text' or 'pdf').
+
+    Raises `ExtractionFailed` whatever went wrong inside the parsers.
+    """
+    try:
+        if kind == "html":
+            return html_to_markdown(raw, url)
+        if kind == "pdf":
+            return pdf_to_text(raw)
+        return decode_text(raw, charset).strip()
+    except Exception as error:
+        # lxml, trafilatura and pypdf parse hostile bytes and raise types of their own
+        # (RecursionError, parser and PDF errors, ...): one bad page must be skipped, not
+        # end the research topic that asked for it.
+        raise ExtractionFailed(f"text extraction failed ({type(error).__name__})") from error
+
+
+def decode_text(raw: bytes, charset: str | None) -> str:
+    """`raw` in the charset the server declared, or UTF-8 when Python cannot use that one."""
+    try:
+        return raw.decode(charset or "utf-8", errors="replace")
+    except (LookupError, UnicodeError):
+        # An unknown name (x-bogus), a codec that is not a text encoding (rot13, zlib) or
+        # one that cannot replace bad bytes (idna): read the text as UTF-8, the web's default.
+        return raw.decode("utf-8", errors="replace")
 
 
 def clip(text: str, limit: int) -> str:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import dataclass
 from types import TracebackType
 
 import httpx
 
 from deep_research.search import extract
+from deep_research.search.body import ACCEPT_ENCODING, UnreadableBody, read_capped
 from deep_research.search.netguard import AddressPolicy, BlockedAddress, GuardedTransport
 
 MAX_REDIRECTS = 5
@@ -20,6 +22,9 @@ READABLE_TYPES = {
     "text/plain": "text",
     "application/pdf": "pdf",
 }
+# RFC 6838 type/subtype names; anything else in a Content-Type header is not shown.
+MEDIA_TYPE = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*")
+SHOWN_MEDIA_TYPE = 60
 
 
 @dataclass(frozen=True)
@@ -30,7 +35,7 @@ class Page:
     text: str = ""
     skipped: str = ""  # why no text was read; empty when `text` holds the page
     note: str = ""  # a remark on text that was read, e.g. that the download was cut
-    raw_bytes: int = 0  # bytes downloaded, for the frugality benchmark
+    raw_bytes: int = 0  # body bytes read (decompressed), for the frugality benchmark
 
 
 class PageFetcher:
@@ -52,7 +57,11 @@ class PageFetcher:
             transport=GuardedTransport(policy),
             follow_redirects=False,  # followed by hand so every hop is checked
             timeout=timeout,
-            headers={"User-Agent": USER_AGENT, "Accept": "text/html,text/plain;q=0.9,*/*;q=0.5"},
+            headers={
+                "User-Agent": USER_AGENT,
+                "Accept": "text/html,text/plain;q=0.9,*/*;q=0.5",
+                "Accept-Encoding": ACCEPT_ENCODING,
+            },
         )
 
     async def __aenter__(self) -> PageFetcher:
@@ -75,12 +84,10 @@ class PageFetcher:
                 return await self._fetch(url)
         except TimeoutError:
             return Page(url, skipped=f"timed out after {self._timeout:g} s")
-        except BlockedAddress as error:
-            return Page(url, skipped=f"refused: {error}")
-        except httpx.InvalidURL as error:
-            return Page(url, skipped=f"invalid URL: {error}")
+        except httpx.InvalidURL:
+            return Page(url, skipped="invalid URL")  # its message quotes what a redirect sent
         except httpx.HTTPError as error:
-            return Page(url, skipped=f"{type(error).__name__}: {error}".rstrip(": "))
+            return Page(url, skipped=skip_reason(error))
 
     async def _fetch(self, url: str) -> Page:
         current = httpx.URL(url)
@@ -92,8 +99,10 @@ class PageFetcher:
                     continue
                 if response.status_code >= 400:
                     return Page(url, skipped=f"HTTP {response.status_code}")
-                media_type = response.headers.get("content-type", "text/html")
-                kind = READABLE_TYPES.get(media_type.split(";")[0].strip().lower())
+                media_type = bare_media_type(response.headers.get("content-type", "text/html"))
+                kind = READABLE_TYPES.get(media_type)
+                if not media_type:
+                    return Page(url, skipped="a malformed content type is not read")
                 if kind is None:
                     return Page(url, skipped=f"content type {media_type!r} is not read")
                 if kind == "pdf" and not extract.PDF_AVAILABLE:
@@ -101,10 +110,16 @@ class PageFetcher:
                         url,
                         skipped=f"PDF not read: install {extract.PDF_READER!r} to extract PDFs",
                     )
-                raw, cut = await self._read_capped(response)
+                try:
+                    raw, cut = await read_capped(response, self._max_bytes)
+                except UnreadableBody as error:
+                    return Page(url, skipped=str(error))
                 charset = response.charset_encoding
-            text = await asyncio.to_thread(extract.to_text, kind, raw, charset, str(current))
-            note = f"only the first {self._max_bytes:,} bytes were downloaded" if cut else ""
+            try:
+                text = await asyncio.to_thread(extract.to_text, kind, raw, charset, str(current))
+            except extract.ExtractionFailed as error:
+                return Page(url, skipped=str(error), raw_bytes=len(raw))
+            note = f"only the first {self._max_bytes:,} bytes were read" if cut else ""
             if not text:
                 return Page(url, skipped="no main text could be extracted", raw_bytes=len(raw))
             return Page(
@@ -112,12 +127,26 @@ class PageFetcher:
             )
         return Page(url, skipped=f"more than {MAX_REDIRECTS} redirects")
 
-    async def _read_capped(self, response: httpx.Response) -> tuple[bytes, bool]:
-        """The body up to the byte cap (the rest is never downloaded), and whether it was cut."""
-        chunks, size = [], 0
-        async for chunk in response.aiter_bytes():
-            chunks.append(chunk)
-            size += len(chunk)
-            if size >= self._max_bytes:
-                return b"".join(chunks)[: self._max_bytes], True
-        return b"".join(chunks), False
+
+def bare_media_type(header: str) -> str:
+    """The type/subtype of a Content-Type header, at most 60 characters; '' if malformed.
+
+    A skip reason names it, and skip reasons reach the model outside the fences, so the
+    header's parameters (free text a server chooses) are never kept.
+    """
+    media = header.split(";", 1)[0].strip().lower()
+    if not MEDIA_TYPE.fullmatch(media):
+        return ""
+    return media if len(media) <= SHOWN_MEDIA_TYPE else media[: SHOWN_MEDIA_TYPE - 1] + "…"
+
+
+def skip_reason(error: httpx.HTTPError) -> str:
+    """Why a fetch failed, in words that may reach the model outside the fences.
+
+    Only the error's type is kept, not its message: protocol errors quote the server's
+    status or header lines, others name hosts a redirect chose. Refusals are netguard's
+    own words (fixed text and IP addresses).
+    """
+    if isinstance(error, BlockedAddress):
+        return f"refused: {error}"
+    return type(error).__name__

@@ -22,8 +22,8 @@ from deep_research.context import Endpoints
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
-# Cloud instance-metadata services hand out credentials: refused even with
-# FETCH_ALLOW_PRIVATE, unless a host is named in FETCH_ALLOWED_HOSTS.
+# Cloud instance-metadata services hand out credentials: their names and addresses are
+# refused even with FETCH_ALLOW_PRIVATE, unless a host is named in FETCH_ALLOWED_HOSTS.
 METADATA_HOSTS = frozenset(
     {
         "metadata",
@@ -34,15 +34,39 @@ METADATA_HOSTS = frozenset(
         "instance-data.ec2.internal",
     }
 )
+# Addresses that hand out credentials are refused even with FETCH_ALLOW_PRIVATE (only
+# FETCH_ALLOWED_HOSTS naming them lets them through): the instance-metadata services of
+# AWS (IPv4, IPv6 and the ECS/EKS agents), Azure, GCP and Alibaba, Oracle's 192.0.0.192,
+# and every link-local address, since providers put new metadata endpoints there.
 METADATA_ADDRESSES = frozenset(
     ipaddress.ip_address(a)
-    for a in ("169.254.169.254", "169.254.170.2", "fd00:ec2::254", "100.100.100.200")
+    for a in (
+        "169.254.169.254",
+        "169.254.170.2",
+        "169.254.170.23",
+        "fd00:ec2::254",
+        "fd00:ec2::23",
+        "100.100.100.200",
+        "192.0.0.192",
+    )
 )
+LINK_LOCAL = (ipaddress.ip_network("169.254.0.0/16"), ipaddress.ip_network("fe80::/10"))
+# IPv6 prefixes whose low 32 bits are an IPv4 address the packet ends up at.
+IPV4_IN_LOW_BITS = (
+    ipaddress.ip_network("64:ff9b::/96"),  # NAT64, well-known prefix
+    ipaddress.ip_network("::ffff:0:0:0/96"),  # IPv4-translated (SIIT)
+    ipaddress.ip_network("::/96"),  # IPv4-compatible (deprecated, still routed by some stacks)
+)
+NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")  # local-use NAT64, RFC 8215
 ALLOWED_SCHEMES = ("http", "https")
 
 
 class BlockedAddress(httpx.RequestError):
-    """A URL or address that page fetching refuses; the message says which and why."""
+    """A URL or address that page fetching refuses; the message says which and why.
+
+    Messages reach the model outside the fences that mark web data, so they hold fixed
+    words and IP addresses only: never a host name or scheme, which a redirect can choose.
+    """
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -64,45 +88,84 @@ class AddressPolicy:
     def check_url(self, url: httpx.URL) -> None:
         """Refuse what can be refused before connecting: the scheme and well-known names."""
         if url.scheme not in ALLOWED_SCHEMES:
-            raise BlockedAddress(f"scheme {url.scheme!r} is not fetched (only http and https)")
+            raise BlockedAddress("scheme not fetched (only http and https)")
         host = url.host.lower().rstrip(".")
         if not host:
-            raise BlockedAddress(f"{url} has no host")
+            raise BlockedAddress("the URL has no host")
         if host in METADATA_HOSTS and host not in self.allowed_hosts:
-            raise BlockedAddress(f"{host} is a cloud metadata service")
+            raise BlockedAddress("the host is a cloud metadata service")
 
     def check_address(self, host: str, address: IPAddress) -> None:
         """Refuse `address` (which `host` resolved to) unless it is public or opted in."""
         if host.lower().rstrip(".") in self.allowed_hosts or str(address) in self.allowed_hosts:
             return
-        reason = _why_not_public(address)
-        if reason is None:
+        verdict = _why_not_public(address)
+        if verdict is None:
             return
-        if reason == "cloud metadata":
-            raise BlockedAddress(f"{host} resolves to {address}, a cloud metadata address")
+        reason, always_refused = verdict
+        if always_refused:
+            raise BlockedAddress(f"the host resolves to {address}, a {reason} address")
         if not self.allow_private:
             raise BlockedAddress(
-                f"{host} resolves to {address}, a {reason} address "
+                f"the host resolves to {address}, a {reason} address "
                 "(set FETCH_ALLOW_PRIVATE or FETCH_ALLOWED_HOSTS to allow it)"
             )
 
 
-def _why_not_public(address: IPAddress) -> str | None:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    if address in METADATA_ADDRESSES:
-        return "cloud metadata"
+def _why_not_public(address: IPAddress) -> tuple[str, bool] | None:
+    """Why `address` is not a public one, and whether no opt-in may allow it; None if public.
+
+    An IPv6 address that carries an IPv4 address (mapped, NAT64, 6to4, Teredo, ...) reaches
+    that IPv4 host, so the IPv4 addresses inside are judged too, before the wrapper.
+    """
+    candidates = [*embedded_ipv4(address), address]
+    for candidate in candidates:
+        if candidate in METADATA_ADDRESSES:
+            return "cloud metadata", True
+        if any(candidate in network for network in LINK_LOCAL):
+            return "link-local (cloud metadata range)", True
+    if address in NAT64_LOCAL:  # an operator's own translator: never the public internet
+        return "private", False
+    for candidate in candidates:
+        reason = _plain_reason(candidate)
+        if reason is not None:
+            return reason, False
+    return None
+
+
+def _plain_reason(address: IPAddress) -> str | None:
     for reason, test in (
         ("loopback", address.is_loopback),
-        ("link-local", address.is_link_local),
         ("multicast", address.is_multicast),
         ("unspecified", address.is_unspecified),
+        ("site-local", isinstance(address, ipaddress.IPv6Address) and address.is_site_local),
         ("private", address.is_private),
     ):
         if test:
             return reason
     # Whatever else is not globally routable: CGNAT (100.64/10), reserved, documentation.
     return None if address.is_global else "non-public"
+
+
+def embedded_ipv4(address: IPAddress) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address carries (where its packets really go)."""
+    if isinstance(address, ipaddress.IPv4Address):
+        return []
+    if address.ipv4_mapped is not None:
+        return [address.ipv4_mapped]
+    if address.sixtofour is not None:
+        return [address.sixtofour]
+    if address.teredo is not None:
+        return list(address.teredo)  # the relay server and the client behind it
+    packed = address.packed
+    if any(address in network for network in IPV4_IN_LOW_BITS) and int(address) > 1:
+        return [ipaddress.IPv4Address(packed[12:])]  # ::1 and :: are IPv6's own, not IPv4
+    if address in NAT64_LOCAL:
+        # The IPv4 address sits where the operator's prefix length (48 to 96) puts it,
+        # skipping bits 64-71 (RFC 6052); every placement is judged.
+        layouts = (packed[6:8] + packed[9:11], packed[7:8] + packed[9:12], packed[9:13])
+        return [ipaddress.IPv4Address(b) for b in (*layouts, packed[12:])]
+    return []
 
 
 async def resolve(host: str, port: int) -> list[IPAddress]:
@@ -159,7 +222,8 @@ class GuardedTransport(httpx.AsyncHTTPTransport):
     def __init__(self, policy: AddressPolicy, max_connections: int = 20) -> None:
         super().__init__(trust_env=False)  # a proxy would be checked instead of the target
         # httpx has no public hook for the network backend; its pool accepts one, so the
-        # pool is rebuilt with it (tests/test_netguard.py fails loudly if this stops working).
+        # pool is rebuilt with it (test_the_checked_address_is_the_one_connected_to in
+        # tests/test_fetch.py fails loudly if this stops working).
         self._pool = httpcore.AsyncConnectionPool(
             ssl_context=httpx.create_ssl_context(),
             max_connections=max_connections,

@@ -1,0 +1,94 @@
+"""A response body read within a byte cap, decompressed here rather than by httpx.
+
+httpx decompresses each network chunk without any bound and applies every encoding a
+server lists (`Content-Encoding: gzip, gzip`), so a few kilobytes on the wire can become
+gigabytes in memory before a cap on decoded bytes is ever checked. Here the bytes on the
+wire count against the cap, one encoding at most is accepted, and zlib is never asked for
+more output than the room left under the cap.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import httpx
+
+# Sent instead of httpx's default, which also offers zstd and br when their packages
+# are installed: nothing but these is decoded here.
+ACCEPT_ENCODING = "gzip, deflate"
+_ALIASES = {"x-gzip": "gzip", "x-deflate": "deflate"}
+
+
+class UnreadableBody(Exception):
+    """The body cannot be read safely; the message is fixed text, safe to show the model."""
+
+
+class _Inflater:
+    """Decompresses a gzip or deflate stream, never producing more than the room given."""
+
+    def __init__(self, coding: str) -> None:
+        self._coding = coding
+        self._head = b""  # deflate: bytes held until the stream's first two can be sniffed
+        self._zlib: zlib._Decompress | None = None
+
+    def feed(self, data: bytes, room: int) -> bytes:
+        """Up to `room` bytes of output for `data`; input beyond that is dropped (cut)."""
+        if self._zlib is None:
+            self._head += data
+            if self._coding == "deflate" and len(self._head) < 2:
+                return b""
+            data, self._head = self._head, b""
+            self._zlib = zlib.decompressobj(_window_bits(self._coding, data))
+        if room <= 0 or self._zlib.eof:
+            return b""  # data after the end of the stream is ignored, as browsers do
+        try:
+            # With max_length, input left over stays in unconsumed_tail: it is only left
+            # when the room is full, and then the body is cut, so it is never needed.
+            return self._zlib.decompress(data, room)
+        except zlib.error as error:
+            raise UnreadableBody("the compressed body is corrupt") from error
+
+
+def _window_bits(coding: str, head: bytes) -> int:
+    if coding == "gzip":
+        return 47  # 32 + 15: a gzip or zlib header, detected from the stream
+    # "deflate" means zlib-wrapped (RFC 9110), but some servers send a raw deflate stream;
+    # a zlib header is a deflate method nibble and a 16-bit value divisible by 31.
+    is_zlib = head[0] & 0x0F == 8 and int.from_bytes(head[:2], "big") % 31 == 0
+    return 15 if is_zlib else -15
+
+
+def content_coding(headers: httpx.Headers) -> str:
+    """'identity', 'gzip' or 'deflate'; raises `UnreadableBody` for anything else."""
+    listed = headers.get_list("content-encoding", split_commas=True)
+    codings = [c.strip().lower() for c in listed if c.strip().lower() not in ("", "identity")]
+    if len(codings) > 1:  # stacked encodings multiply a bomb's ratio; no real site needs them
+        raise UnreadableBody("more than one content encoding")
+    if not codings:
+        return "identity"
+    coding = _ALIASES.get(codings[0], codings[0])
+    if coding not in ("gzip", "deflate"):
+        raise UnreadableBody("unsupported content encoding")
+    return coding
+
+
+async def read_capped(response: httpx.Response, cap: int) -> tuple[bytes, bool]:
+    """At most `cap` decoded bytes of the body, and whether it was cut.
+
+    Reading stops once `cap` bytes came over the wire or `cap` bytes were decoded, so
+    neither the download nor the memory used can grow past the cap (by more than one
+    network chunk on the wire side). Each step decodes at most `cap` bytes from one chunk,
+    which keeps the event loop free.
+    """
+    coding = content_coding(response.headers)
+    inflater = _Inflater(coding) if coding != "identity" else None
+    chunks: list[bytes] = []
+    wire = size = 0
+    async for raw in response.aiter_raw():
+        wire += len(raw)
+        piece = inflater.feed(raw, cap - size) if inflater else raw[: cap - size]
+        chunks.append(piece)
+        size += len(piece)
+        if size >= cap or wire >= cap:
+            return b"".join(chunks), True  # the rest is never downloaded
+    return b"".join(chunks), False
