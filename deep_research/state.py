@@ -39,7 +39,7 @@ class CitationCheck(TypedDict):
     fragments_dropped: int
     pdf_fragments_removed: int
     images_removed: int  # Markdown images of URLs never retrieved (they load unclicked)
-    html_removed: int  # raw HTML tags that could link or load (see citations/html.py)
+    html_removed: int  # raw HTML tags removed or shown as text (see citations/html.py)
     tildes_escaped: int
     headings_fixed: int
     sources_listed: int

@@ -53,9 +53,9 @@ def test_tags_with_attributes_go_and_bare_formatting_tags_stay() -> None:
     )
     checked = check_report(report, SOURCES)
     assert checked.body == report.replace(f'<img src="{SPY}">', "").replace(
-        f'<span style="background:url({SPY})">', ""
+        f'<span style="background:url({SPY})">x</span>', "x"
     )
-    assert checked.check["removed_urls"] == [SPY] and checked.check["html_removed"] == 2
+    assert checked.check["removed_urls"] == [SPY] and checked.check["html_removed"] == 3
 
 
 def test_html_blocks_lose_their_tags_and_keep_their_text() -> None:
@@ -79,5 +79,12 @@ def test_tag_like_text_in_an_html_block_is_shown_as_text() -> None:
 
 
 def test_markdown_an_html_block_hid_is_checked_once_its_tag_is_gone() -> None:
-    checked = check_report("<section>[x](https://fake.example/s)</section>", SOURCES)
+    checked = check_report('<section class="c">[x](https://fake.example/s)</section>', SOURCES)
     assert checked.body == "x" and checked.check["fabricated_removed"] == 1
+
+
+def test_tags_without_attributes_stay_as_written_unless_their_content_is_not_text() -> None:
+    report = "Models wrap thoughts in <think> and </think>; List<String>; <script>x()</script>"
+    checked = check_report(report, SOURCES)
+    assert checked.body == report.replace("<script>x()</script>", "&lt;script>x()&lt;/script>")
+    assert checked.check["html_removed"] == 2

@@ -1,10 +1,12 @@
-"""Raw HTML in a report: which tags may stay, and what a removed tag pointed at.
+"""Raw HTML in a report: which tags may stay, which are shown as text, which go.
 
 Markdown passes raw HTML through to the page, so `<a href>` is a link no check has seen
-and `<img src>` (or `<iframe>`, `<video>`, a `style` with `url(...)`) loads a URL without
-a click, which can carry data out. Allow-listing is the only safe direction: a tag stays
-only if it is a formatting element with no attributes at all, so nothing in it can name a
-URL. Everything else is removed and the text between tags stays.
+and `<img src>` (or `<iframe src>`, a `style` with `url(...)`) loads a URL without a
+click, which can carry data out. Only attributes can name a URL, so a tag with any goes
+(the text between tags stays). A tag without attributes stays as written (`<sub>`, or
+prose like "wrapped in <think> tags", "List<String>"), unless its element's content is
+not text: script runs, style can load URLs, and the others change how everything after
+them parses; those are shown as text, as the model wrote them.
 """
 
 from __future__ import annotations
@@ -14,14 +16,9 @@ from collections.abc import Iterator
 
 from markdown_it.common import html_re
 
-# Formatting elements a report might reasonably use; without attributes they cannot link,
-# load or script anything.
-ALLOWED_TAGS = frozenset(
-    {"b", "i", "em", "strong", "u", "s", "del", "ins", "mark", "small", "sub", "sup", "kbd",
-     "code", "var", "samp", "abbr", "cite", "q", "br", "hr", "p", "div", "span", "pre",
-     "blockquote", "details", "summary", "ul", "ol", "li", "dl", "dt", "dd", "table",
-     "thead", "tbody", "tfoot", "tr", "th", "td", "caption", "h1", "h2", "h3", "h4", "h5",
-     "h6"}
+_RAW_CONTENT = frozenset(
+    {"script", "style", "textarea", "title", "xmp", "plaintext", "noscript", "noembed",
+     "noframes", "template", "iframe", "object", "embed", "applet", "svg", "math", "select"}
 )  # fmt: skip
 # Built from markdown-it's own pieces, so a tag here is exactly what it parses as one.
 _ANY_TAG = re.compile(
@@ -29,6 +26,7 @@ _ANY_TAG = re.compile(
               html_re.declaration, html_re.cdata])
 )  # fmt: skip
 _TAG_START = re.compile(r"<[A-Za-z/!?]")
+_TAG_NAME = re.compile(r"<([A-Za-z][A-Za-z0-9-]*)")
 _BARE_TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9-]*)\s*/?>")
 _COMMENT = re.compile(r"<!--.*-->\Z|<!---?>\Z", re.DOTALL)
 _URL_ATTRIBUTE = re.compile(
@@ -36,12 +34,23 @@ _URL_ATTRIBUTE = re.compile(
 )
 
 
-def is_allowed(tag: str) -> bool:
-    """Whether one raw HTML tag (or comment) may stay in the report."""
+def replacement(tag: str, gone: set[str]) -> str | None:
+    """What one raw HTML tag becomes in the report: None when it stays as it is.
+
+    `gone` holds the names of elements whose opening tags went; their closing tags go
+    too, rather than dangle. Removing an opening tag adds its name.
+    """
     if _COMMENT.match(tag):  # never rendered
-        return True
+        return None
     bare = _BARE_TAG.fullmatch(tag)
-    return bare is not None and bare.group(1).lower() in ALLOWED_TAGS
+    if bare is None:  # attributes, or a declaration, processing instruction or CDATA
+        if opened := _TAG_NAME.match(tag):
+            gone.add(opened.group(1).lower())
+        return ""
+    name = bare.group(1).lower()
+    if tag.startswith("</") and name in gone:
+        return ""
+    return "&lt;" + tag[1:] if name in _RAW_CONTENT else None
 
 
 def is_link_tag(tag: str) -> bool:
@@ -54,27 +63,27 @@ def target(tag: str) -> str | None:
     return next((group for group in match.groups() if group is not None), None) if match else None
 
 
-def pieces(raw: str) -> Iterator[tuple[int, int, str | None]]:
-    """What in raw HTML a browser could read as markup, other than allowed tags.
+def pieces(raw: str, gone: set[str] | None = None) -> Iterator[tuple[int, int, str]]:
+    """`(start, end, replacement)` for each tag in raw HTML that may not stay as it is.
 
-    `(start, end, tag)` for each tag that may not stay, and `(start, start + 1, None)` for a
-    `<` that starts something tag-like this grammar does not accept (`<a href=x / >`, say):
-    a browser is more forgiving than any grammar, so such a `<` must become `&lt;`.
+    A `<` that starts something tag-like this grammar does not accept (`<a href=x / >`,
+    say) becomes `&lt;`: a browser is more forgiving than any grammar.
     """
+    gone = set() if gone is None else gone
     position = 0
     while match := _TAG_START.search(raw, position):
         tag = _ANY_TAG.match(raw, match.start())
         if tag is None:
-            yield match.start(), match.start() + 1, None
+            yield match.start(), match.start() + 1, "&lt;"
             position = match.start() + 1
             continue
-        if not is_allowed(tag.group()):
-            yield tag.start(), tag.end(), tag.group()
+        if (text := replacement(tag.group(), gone)) is not None:
+            yield tag.start(), tag.end(), text
         position = tag.end()
 
 
-def without_disallowed(raw: str) -> str:
-    """`raw` as the check leaves it, to see whether anything of it is left."""
-    for start, end, tag in reversed(list(pieces(raw))):
-        raw = raw[:start] + ("" if tag else "&lt;") + raw[end:]
+def neutralised(raw: str, gone: set[str] | None = None) -> str:
+    """`raw` as the check leaves it."""
+    for start, end, text in reversed(list(pieces(raw, gone))):
+        raw = raw[:start] + text + raw[end:]
     return raw

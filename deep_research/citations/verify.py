@@ -67,6 +67,7 @@ class _Verifier:
     counts: Counter[str] = field(default_factory=Counter)
     cited: dict[int, RegisteredSource] = field(default_factory=dict)
     removed_urls: list[str] = field(default_factory=list)
+    gone_elements: set[str] = field(default_factory=set)  # see html.replacement
 
     def link_edits(self, inline: Inline, link: Link) -> list[Edit]:
         if link.href.startswith("#"):  # a jump within the report, not a citation
@@ -98,27 +99,23 @@ class _Verifier:
         self.removed_urls.append(image.href)
         return [Edit(image.start, image.end, escape_label(image.alt))]
 
-    def html_edit(self, tag: str, start: int, end: int) -> list[Edit]:
-        """Raw HTML no check could follow goes; the text between tags stays (see html.py)."""
-        if html.is_allowed(tag):
-            return []
-        self.counts["html_removed"] += 1
-        url = html.target(tag)
-        if url is not None and not url.startswith("#") and not self.retrieved(url):
-            self.removed_urls.append(url)
-            if html.is_link_tag(tag):  # a citation in HTML form, of a page never retrieved
-                self.counts["fabricated_removed"] += 1
-        return [Edit(start, end, "")]
+    def html_edits(self, raw: str, offset: int) -> list[Edit]:
+        """Edits for raw HTML found at `offset`: see html.py for what goes and what stays."""
+        edits = []
+        for start, end, text in html.pieces(raw, self.gone_elements):
+            tag = raw[start:end]
+            self.counts["html_removed"] += 1
+            url = html.target(tag)
+            if url is not None and not url.startswith("#") and not self.retrieved(url):
+                self.removed_urls.append(url)
+                if html.is_link_tag(tag):  # a citation in HTML form, of a page never retrieved
+                    self.counts["fabricated_removed"] += 1
+            edits.append(Edit(offset + start, offset + end, text))
+        return edits
 
     def html_block_edits(self, document: str, start: int, end: int, content: str) -> list[Edit]:
-        edits = []
-        for first, last, tag in html.pieces(document[start:end]):
-            if tag is None:  # tag-like, but not to this grammar: shown as text instead
-                self.counts["html_removed"] += 1
-                edits.append(Edit(start + first, start + last, "&lt;"))
-            else:
-                edits.extend(self.html_edit(tag, start + first, start + last))
-        if edits and not html.without_disallowed(content).strip():
+        edits = self.html_edits(document[start:end], start)
+        if edits and not html.neutralised(content, set(self.gone_elements)).strip():
             # As with an emptied paragraph: a vanished block could change how later lines parse.
             edits[0] = Edit(edits[0].start, edits[0].end, HTML_EMPTIED)
         return edits
@@ -214,7 +211,7 @@ def check_once(document: str, registry: SourceRegistry) -> CheckedReport:
         for image in inline.images:
             local.extend(verifier.image_edits(image))
         for start, end in inline.html:
-            local.extend(verifier.html_edit(inline.source[start:end], start, end))
+            local.extend(verifier.html_edits(inline.source[start:end], start))
         if local and not _apply(inline.source, local).strip():
             # An emptied paragraph would vanish and could change how the lines after it
             # parse (an indented block after it would join a list above, say).
