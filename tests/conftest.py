@@ -15,6 +15,7 @@ from deep_research.context import Context, Endpoints
 from deep_research.search import netguard
 from deep_research.search.providers import SearchError, SearchResult
 from tests.fakes.page_server import PageServer
+from tests.fakes.tavily_server import FakeTavilyServer
 from tests.scripted_model import Script, ScriptedChatModel
 
 ENV_NAMES = [name.upper() for name in [*Context.model_fields, *Endpoints.model_fields]] + [
@@ -124,4 +125,13 @@ def pages(monkeypatch: pytest.MonkeyPatch) -> Iterator[PageServer]:
     monkeypatch.setattr(netguard, "resolve", resolve)
     monkeypatch.setenv("FETCH_ALLOWED_HOSTS", PAGES_HOST)
     with PageServer() as server:
+        yield server
+
+
+@pytest.fixture
+def tavily(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeTavilyServer]:
+    """The fake Tavily API, with the environment pointing the real client at it."""
+    with FakeTavilyServer() as server:
+        monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
+        monkeypatch.setenv("TAVILY_API_BASE_URL", server.url)
         yield server

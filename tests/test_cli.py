@@ -276,3 +276,20 @@ def test_redactor_scrubs_secret_fields_known_values_and_key_shapes() -> None:
         "max_tokens": 512,
         "text": f"curl -H 'authorization: bearer {REDACTED}'",
     }
+
+
+def test_summary_mentions_removed_images_and_html_only_when_there_were_any() -> None:
+    from deep_research.cli.summary import citation_line
+
+    check = {
+        "links_kept": 3,
+        "fabricated_removed": 1,
+        "fragments_kept": 2,
+        "fragments_built": 1,
+        "fragments_dropped": 0,
+        "images_removed": 1,
+        "html_removed": 2,
+    }
+    assert citation_line({"citation_check": check}).endswith("; 3 images/HTML links removed")
+    check.update(images_removed=0, html_removed=0)
+    assert "images" not in citation_line({"citation_check": check})

@@ -23,14 +23,6 @@ from tests.fakes.tavily_server import FakeTavilyServer
 QUESTION = {"messages": [{"role": "user", "content": "How well do heat pumps work in the cold?"}]}
 
 
-@pytest.fixture
-def tavily(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeTavilyServer]:
-    with FakeTavilyServer() as server:
-        monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
-        monkeypatch.setenv("TAVILY_API_BASE_URL", server.url)
-        yield server
-
-
 @contextmanager
 def serve(brain: ResearchBrain, monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedOpenAIServer]:
     with ScriptedOpenAIServer(brain) as server:

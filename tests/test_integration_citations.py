@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from urllib.parse import quote
 
 import pytest
@@ -15,14 +14,6 @@ from tests.fakes.openai_server import ScriptedOpenAIServer
 from tests.fakes.tavily_server import FakeTavilyServer
 
 QUESTION = {"messages": [{"role": "user", "content": "How well do heat pumps work in the cold?"}]}
-
-
-@pytest.fixture
-def tavily(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeTavilyServer]:
-    with FakeTavilyServer() as server:
-        monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
-        monkeypatch.setenv("TAVILY_API_BASE_URL", server.url)
-        yield server
 
 
 async def test_fabricated_link_and_missing_passage_never_reach_the_user(

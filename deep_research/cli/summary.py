@@ -73,8 +73,11 @@ def citation_line(values: dict[str, Any]) -> str:
     if not check:
         return "citations     not checked (no citation_check in the final state)"
     fragments = check["fragments_kept"] + check["fragments_built"]
-    return (
+    line = (
         f"citations     {check['links_kept']} kept, {check['fabricated_removed']} removed "
         f"(never retrieved); text fragments {fragments} kept, "
         f"{check['fragments_dropped']} dropped"
     )
+    # Images and raw HTML that pointed outside the retrieved sources (rare; shown when > 0).
+    unchecked = check.get("images_removed", 0) + check.get("html_removed", 0)
+    return f"{line}; {unchecked} images/HTML links removed" if unchecked else line
