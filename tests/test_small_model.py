@@ -16,9 +16,7 @@ from deep_research.researcher import WebSearch
 from tests.brain import role_of
 from tests.fakes.tavily_server import FakeTavilyServer, topic_corpus
 from tests.small_brain import INJECTED_PAGE, TEXT_MODES, Mode, SmallModelBrain
-from tests.test_integration import QUESTION, cited, research_run, serve, tavily
-
-__all__ = ["tavily"]  # a fixture: importing it is how pytest shares it with this module
+from tests.test_integration import QUESTION, cited, research_run, serve
 
 TOPICS = ["heat pump efficiency in cold climates", "heat pump installation costs"]
 
