@@ -17,6 +17,8 @@ from deep_research.search.lookup import Finding, QueryOutcome
 MIN_EXCERPT = 300  # a page excerpt shorter than this is not worth its header
 ENTRY_OVERHEAD = 160  # characters of headers and delimiters around each entry
 # Fence look-alikes, including Markdown-escaped ones (trafilatura writes "<" as "\<").
+# A provider error worth showing fits in a line; longer text is the provider's page body.
+MAX_NOTE_CHARS = 300
 _OPENERS = re.compile(r"(?:\\?<){3}")
 _CLOSERS = re.compile(r"(?:\\?>){3}")
 
@@ -28,6 +30,10 @@ def new_nonce() -> str:
 def defuse(text: str) -> str:
     """Make delimiter look-alikes in web text inert (the fences are built from <<< and >>>)."""
     return _CLOSERS.sub("›››", _OPENERS.sub("‹‹‹", text))
+
+
+def _outside(text: str) -> str:
+    return clip(defuse(" ".join(text.split())), MAX_NOTE_CHARS)
 
 
 def fence(text: str, nonce: str) -> str:
@@ -66,9 +72,11 @@ def render(
 
 
 def _render_query(outcome: QueryOutcome, nonce: str, allowance: int, shown: set[str]) -> str:
-    lines = [f'## "{defuse(outcome.query)}"', *outcome.notes]
+    # Notes and errors can quote a search provider's own error text: outside the fences,
+    # so defused and kept short.
+    lines = [f'## "{defuse(outcome.query)}"', *(_outside(note) for note in outcome.notes)]
     if outcome.error:
-        lines.append(outcome.error)
+        lines.append(_outside(outcome.error))
     elif not outcome.findings:
         lines.append("No relevant results." if outcome.dropped else "No results.")
     for number, finding in enumerate(outcome.findings, 1):
