@@ -77,16 +77,21 @@ class TavilyProvider:
             raise _search_error(self.name, query, error) from error
         if not isinstance(response, dict):  # Tavily answers a bare string when nothing matched
             return []
-        return [
-            SearchResult(
-                url=item["url"],
-                title=item.get("title") or item["url"],
-                content=item.get("content") or "",
-                score=item.get("score"),
-            )
-            for item in response.get("results", [])
-            if item.get("url")
-        ]
+        return _results(response.get("results", []))
+
+
+def _results(items: list[Any]) -> list[SearchResult]:
+    """Tavily and SearXNG share a result shape: url, title, content and a score."""
+    return [
+        SearchResult(
+            url=item["url"],
+            title=item.get("title") or item["url"],
+            content=item.get("content") or "",
+            score=item.get("score"),
+        )
+        for item in items
+        if isinstance(item, dict) and item.get("url")
+    ]
 
 
 class SearxngProvider:
@@ -108,16 +113,7 @@ class SearxngProvider:
         except (httpx.HTTPError, ValueError) as error:  # ValueError: the body is not JSON
             raise _search_error(self.name, query, error) from error
         items = payload.get("results", []) if isinstance(payload, dict) else []
-        return [
-            SearchResult(
-                url=item["url"],
-                title=item.get("title") or item["url"],
-                content=item.get("content") or "",
-                score=item.get("score"),
-            )
-            for item in items
-            if isinstance(item, dict) and item.get("url")
-        ][:max_results]
+        return _results(items)[:max_results]
 
 
 class DdgsProvider:
