@@ -7,6 +7,8 @@ project's `.env`) override the process environment, so a developer's `.env` must
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import signal
@@ -24,8 +26,9 @@ from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
 from tests.brain import LINK, ResearchBrain, role_of
-from tests.fakes.openai_server import ScriptedOpenAIServer, message_text
+from tests.fakes.openai_server import ScriptedOpenAIServer, message_text, system_text
 from tests.fakes.tavily_server import FakeTavilyServer
+from tests.readme_snippets import block_after, run_with_top_level_await, section
 
 pytestmark = pytest.mark.e2e
 
@@ -190,3 +193,21 @@ async def test_context_schema_describes_every_field(server_url: str) -> None:
     assert "max_searches_per_run" in properties
     undescribed = [name for name, prop in properties.items() if not prop.get("description")]
     assert not undescribed, f"context fields without a description: {undescribed}"
+
+
+async def test_the_readme_api_snippet_runs_as_written_and_keeps_its_context_on_resume(
+    server_url: str, model: ScriptedOpenAIServer, tavily: FakeTavilyServer
+) -> None:
+    snippet = block_after("```python", section("### Through the Agent Server and Studio"))
+    assert snippet.count('"http://127.0.0.1:2024"') == 1
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        await run_with_top_level_await(snippet.replace("http://127.0.0.1:2024", server_url))
+    printed = output.getvalue()
+    assert "Which climate zone?" in printed, "the clarifying questions are printed"
+    cited = set(LINK.findall(printed))
+    assert cited and cited <= tavily.returned_urls, printed
+    orchestrator = [body for body in model.requests if role_of(body) == "orchestrator"]
+    assert orchestrator, "the resumed run reached the orchestrator"
+    # The snippet's context (a cap of 15, not the default 25) reaches the resumed run too.
+    assert all("15 searches" in system_text(body) for body in orchestrator)
