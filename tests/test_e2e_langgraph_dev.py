@@ -72,6 +72,7 @@ def server_env(home: Path, model: ScriptedOpenAIServer, tavily: FakeTavilyServer
         "SEARCH_PROVIDER": "tavily",
         "NO_PROXY": "127.0.0.1,localhost",
         "no_proxy": "127.0.0.1,localhost",
+        "DEEP_RESEARCH_DOTENV": "0",  # the graph's own `.env` read, too
     }
 
 
