@@ -16,6 +16,8 @@ from langgraph.runtime import Runtime
 from pydantic import Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from deep_research import envfile
+
 DEFAULT_LLM_MODEL = "mlx-community/Qwen3-8B-4bit"
 MODEL_PROVIDERS = ("local", "openai")
 SEARCH_PROVIDERS = ("tavily", "searxng", "ddgs")
@@ -275,7 +277,7 @@ def _describe(error: ValidationError, given: set[str]) -> str:
     for item in error.errors():
         field = ".".join(str(part) for part in item["loc"]) or "context"
         from_env = field not in given and os.environ.get(field.upper())
-        source = f" (from environment variable {field.upper()})" if from_env else ""
+        source = f" (from {envfile.source_of(field.upper())})" if from_env else ""
         if item["type"] == "value_error" and not item["loc"]:
             lines.append(str(item["msg"]).removeprefix("Value error, "))
             continue

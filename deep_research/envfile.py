@@ -22,6 +22,9 @@ _OFF = {"0", "false", "no", "off"}
 
 log = logging.getLogger(__name__)
 _loaded = False
+# Variable name -> the `.env` it came from and its value there, so errors can say where a
+# bad value was set.
+_origin: dict[str, tuple[Path, str]] = {}
 
 
 def disabled() -> bool:
@@ -39,8 +42,16 @@ def load_once() -> Path | None:
     if not found:
         return None
     path = Path(found)
-    load(path, os.environ)
+    _origin.update({name: (path, os.environ[name]) for name in load(path, os.environ)})
     return path
+
+
+def source_of(name: str) -> str:
+    """Where the environment variable `name` was set, for error messages."""
+    path, value = _origin.get(name, (None, None))
+    if path is not None and os.environ.get(name) == value:
+        return f"{name} in {path}"
+    return f"environment variable {name}"
 
 
 def load(path: Path, environ: MutableMapping[str, str]) -> list[str]:

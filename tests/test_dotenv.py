@@ -116,6 +116,7 @@ def dotenv_on(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     saved = dict(os.environ)
     monkeypatch.delenv(envfile.OPT_OUT)
     monkeypatch.setattr(envfile, "_loaded", False)
+    monkeypatch.setattr(envfile, "_origin", {})
     yield
     os.environ.clear()
     os.environ.update(saved)
@@ -225,6 +226,8 @@ def test_config_errors_never_print_a_key_read_from_dotenv(
     captured = capsys.readouterr()
     [line] = captured.err.splitlines()
     assert line.startswith("deep-research: Invalid configuration: ") and names in line
+    if names.isupper():
+        assert f"(from {names} in {tmp_path / '.env'})" in line, "the error says where"
     assert OPENAI_KEY not in captured.err + captured.out
     assert LLM_KEY not in captured.err + captured.out
     assert not (tmp_path / ".deep_research").exists()
