@@ -253,9 +253,8 @@ class Endpoints(BaseSettings):
 
     def has_key(self, model_provider: str) -> bool:
         """Whether the key a cloud model provider needs is set (`local` needs none)."""
-        if model_provider == "openai":
-            return self.openai_api_key is not None
-        return model_provider not in PROVIDER_KEYS
+        variable = PROVIDER_KEYS.get(model_provider)
+        return variable is None or getattr(self, variable.lower()) is not None
 
     def missing_for(self, provider: str) -> str | None:
         """Why `provider` cannot be used with this environment, or None when it can."""
