@@ -1,23 +1,34 @@
 """Run configuration: the graph's `Context`, and the environment-only endpoints and keys.
 
-Precedence for every `Context` field: per-run context (Studio, SDK, notebook) > the
-upper-cased environment variable of the same name (`.env`) > the default below.
-Endpoints, keys and anything that widens what the agent may reach live in `Endpoints`,
-which only the environment can set.
+Precedence for every `Context` field: per-run context (Studio, SDK, notebook, CLI flags) >
+the upper-cased environment variable of the same name > the nearest `.env` (loaded below
+the environment by `envfile`) > the default below. Endpoints, keys and anything that
+widens what the agent may reach live in `Endpoints`, which only the environment can set.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 from pydantic import Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from deep_research import envfile
+
 DEFAULT_LLM_MODEL = "mlx-community/Qwen3-8B-4bit"
 MODEL_PROVIDERS = ("local", "openai")
 SEARCH_PROVIDERS = ("tavily", "searxng", "ddgs")
+ROLES = ("clarifier", "orchestrator", "researcher")
+# The environment variable each cloud model provider needs; `local` needs none.
+PROVIDER_KEYS = {"openai": "OPENAI_API_KEY"}
+# Errors never echo secrets: values of variables named like these, and values shaped like keys.
+SECRET_NAME = re.compile(r"(API_KEY|_TOKEN|_SECRET|PASSWORD)$", re.I)
+KEY_SHAPE = re.compile(r"\b(?:sk-|tvly-|lsv2_)[A-Za-z0-9_\-]{8,}")
+HIDDEN = "[hidden]"
+MIN_SECRET_CHARS = 6
 
 
 def _default_model() -> str:
@@ -170,17 +181,19 @@ class Context(BaseSettings):
         unknown = sorted(name for name in values if name not in type(self).model_fields)
         if unknown:
             raise ConfigError(
-                f"Invalid configuration: unknown setting(s) {', '.join(unknown)}; "
-                f"the settings are: {', '.join(type(self).model_fields)}"
+                hide_secrets(
+                    f"Invalid configuration: unknown setting(s) {', '.join(unknown)}; "
+                    f"the settings are: {', '.join(type(self).model_fields)}"
+                )
             )
         try:
             super().__init__(**values)
         except ValidationError as error:
-            raise ConfigError(_describe(error, set(values))) from None
+            raise ConfigError(hide_secrets(_describe(error, set(values)))) from None
 
     @model_validator(mode="after")
     def _check_cross_field(self) -> Context:
-        for role in ("clarifier", "orchestrator", "researcher"):
+        for role in ROLES:
             spec = getattr(self, f"{role}_model")
             provider, sep, name = spec.partition(":")
             if not sep or not name or provider not in MODEL_PROVIDERS:
@@ -188,6 +201,18 @@ class Context(BaseSettings):
                     f"{role}_model={spec!r} is not a model spec: use 'provider:model' with "
                     f"provider one of {', '.join(MODEL_PROVIDERS)} "
                     f"(e.g. 'local:{DEFAULT_LLM_MODEL}')"
+                )
+        endpoints = Endpoints()
+        # A missing cloud key stops the run here, when LangGraph builds the context, before
+        # any checkpoint or traffic log exists, rather than as a failed model call later.
+        for provider, variable in PROVIDER_KEYS.items():
+            roles = [r for r in ROLES if getattr(self, f"{r}_model").startswith(f"{provider}:")]
+            if roles and not endpoints.has_key(provider):
+                named = ", ".join(f"{r}_model={getattr(self, f'{r}_model')!r}" for r in roles)
+                raise ValueError(
+                    f"{named} {'needs' if len(roles) == 1 else 'need'} {variable}: set it in "
+                    f"the environment or .env, or use a local: model (e.g. "
+                    f"'local:{DEFAULT_LLM_MODEL}')"
                 )
         unknown = [name for name in self.fallback_providers if name not in SEARCH_PROVIDERS]
         if unknown:
@@ -197,7 +222,7 @@ class Context(BaseSettings):
                 f"{', '.join(SEARCH_PROVIDERS)} (e.g. 'tavily,searxng,ddgs')"
             )
         for name in [self.search_provider, *self.fallback_providers]:
-            problem = Endpoints().missing_for(name)
+            problem = endpoints.missing_for(name)
             if problem:
                 raise ValueError(problem)
         return self
@@ -226,6 +251,11 @@ class Endpoints(BaseSettings):
     fetch_allow_private: bool = False
     fetch_allowed_hosts: str = ""
 
+    def has_key(self, model_provider: str) -> bool:
+        """Whether the key a cloud model provider needs is set (`local` needs none)."""
+        variable = PROVIDER_KEYS.get(model_provider)
+        return variable is None or getattr(self, variable.lower()) is not None
+
     def missing_for(self, provider: str) -> str | None:
         """Why `provider` cannot be used with this environment, or None when it can."""
         if provider == "tavily" and not self.tavily_api_key:
@@ -246,12 +276,25 @@ def _describe(error: ValidationError, given: set[str]) -> str:
     for item in error.errors():
         field = ".".join(str(part) for part in item["loc"]) or "context"
         from_env = field not in given and os.environ.get(field.upper())
-        source = f" (from environment variable {field.upper()})" if from_env else ""
+        source = f" (from {envfile.source_of(field.upper())})" if from_env else ""
         if item["type"] == "value_error" and not item["loc"]:
             lines.append(str(item["msg"]).removeprefix("Value error, "))
             continue
-        lines.append(f"{field}={item['input']!r}{source}: {item['msg']}")
+        value = HIDDEN if SECRET_NAME.search(field) else repr(item["input"])
+        lines.append(f"{field}={value}{source}: {item['msg']}")
     return "Invalid configuration: " + "; ".join(lines)
+
+
+def hide_secrets(text: str) -> str:
+    """`text` without the values of secret-named variables or anything shaped like a key."""
+    secrets = {
+        value
+        for name, value in os.environ.items()
+        if SECRET_NAME.search(name) and len(value) >= MIN_SECRET_CHARS
+    }
+    for secret in sorted(secrets, key=len, reverse=True):  # a key containing another: whole
+        text = text.replace(secret, HIDDEN)
+    return KEY_SHAPE.sub(HIDDEN, text)
 
 
 def load_context(overrides: dict[str, Any] | Context | None = None) -> Context:

@@ -40,6 +40,7 @@ def cli_env(llm: ScriptedOpenAIServer, tavily: FakeTavilyServer, home: Path) -> 
         "LANGSMITH_TRACING": "false",
         "NO_PROXY": "127.0.0.1,localhost",
         "no_proxy": "127.0.0.1,localhost",
+        "DEEP_RESEARCH_DOTENV": "0",  # no `.env` above the temporary directory is read
     }
 
 

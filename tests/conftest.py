@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
+# Before anything imports deep_research (which reads `.env` on import): no test reads a
+# developer's `.env`; the tests that prove `.env` is read switch this back on.
+os.environ["DEEP_RESEARCH_DOTENV"] = "0"
+
 import asyncio
 import contextlib
 import ipaddress

@@ -40,13 +40,15 @@ STARTUP_DEADLINE = 60.0
 RUN_TIMEOUT = 120.0
 
 
-@pytest.fixture
+# One server for the module: starting `langgraph dev` costs seconds, and each test runs on
+# its own thread.
+@pytest.fixture(scope="module")
 def model() -> Iterator[ScriptedOpenAIServer]:
     with ScriptedOpenAIServer(ResearchBrain()) as server:
         yield server
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def tavily() -> Iterator[FakeTavilyServer]:
     with FakeTavilyServer() as server:
         yield server
@@ -64,6 +66,7 @@ def server_env(home: Path, model: ScriptedOpenAIServer, tavily: FakeTavilyServer
         "PATH": os.pathsep.join([bin_dir, "/usr/local/bin", "/usr/bin", "/bin"]),
         "HOME": str(home),
         "VIRTUAL_ENV": str(Path(bin_dir).parent),
+        "PYTHONPATH": str(REPO),  # this checkout's graph, whatever the venv has installed
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
         "LANGGRAPH_NO_VERSION_CHECK": "true",  # no PyPI look-up at startup
         "LANGSMITH_TRACING": "false",
@@ -75,6 +78,7 @@ def server_env(home: Path, model: ScriptedOpenAIServer, tavily: FakeTavilyServer
         "SEARCH_PROVIDER": "tavily",
         "NO_PROXY": "127.0.0.1,localhost",
         "no_proxy": "127.0.0.1,localhost",
+        "DEEP_RESEARCH_DOTENV": "0",  # the graph's own `.env` read, too
     }
 
 
@@ -93,10 +97,11 @@ def wait_until_ready(url: str, proc: subprocess.Popen[bytes], log: Path) -> None
     pytest.fail(f"langgraph dev not ready after {STARTUP_DEADLINE:.0f}s:\n{log.read_text()}")
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def server_url(
-    tmp_path: Path, model: ScriptedOpenAIServer, tavily: FakeTavilyServer
+    tmp_path_factory: pytest.TempPathFactory, model: ScriptedOpenAIServer, tavily: FakeTavilyServer
 ) -> Iterator[str]:
+    tmp_path = tmp_path_factory.mktemp("langgraph-dev")
     graphs = json.loads((REPO / "langgraph.json").read_text())["graphs"]
     config = tmp_path / "langgraph.json"
     config.write_text(json.dumps({"dependencies": [str(REPO)], "graphs": graphs, "env": {}}))
@@ -200,6 +205,7 @@ async def test_the_readme_api_snippet_runs_as_written_and_keeps_its_context_on_r
 ) -> None:
     snippet = block_after("```python", section("### Through the Agent Server and Studio"))
     assert snippet.count('"http://127.0.0.1:2024"') == 1
+    before = len(model.requests)  # the server (and its fakes) serve the whole module
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
         await run_with_top_level_await(snippet.replace("http://127.0.0.1:2024", server_url))
@@ -207,7 +213,28 @@ async def test_the_readme_api_snippet_runs_as_written_and_keeps_its_context_on_r
     assert "Which climate zone?" in printed, "the clarifying questions are printed"
     cited = set(LINK.findall(printed))
     assert cited and cited <= tavily.returned_urls, printed
-    orchestrator = [body for body in model.requests if role_of(body) == "orchestrator"]
+    bodies = model.requests[before:]
+    orchestrator = [body for body in bodies if role_of(body) == "orchestrator"]
     assert orchestrator, "the resumed run reached the orchestrator"
     # The snippet's context (a cap of 15, not the default 25) reaches the resumed run too.
     assert all("15 searches" in system_text(body) for body in orchestrator)
+
+
+async def test_cloud_role_without_its_key_fails_the_run_before_a_checkpoint(
+    server_url: str, model: ScriptedOpenAIServer
+) -> None:
+    client = get_client(url=server_url, api_key=None, timeout=RUN_TIMEOUT)
+    thread_id = (await client.threads.create())["thread_id"]
+    calls_before = len(model.requests)
+    user = {"role": "user", "content": QUESTION}
+    with pytest.raises(Exception, match="ConfigError: .*needs OPENAI_API_KEY") as error:
+        await client.runs.wait(
+            thread_id,
+            ASSISTANT,
+            input={"messages": [user]},
+            context={"researcher_model": "openai:gpt-4.1"},
+        )
+    assert len(str(error.value).splitlines()) == 1
+    state = await client.threads.get_state(thread_id)
+    assert state["checkpoint"] is None and not state["values"], state
+    assert len(model.requests) == calls_before, "no model was called"

@@ -24,6 +24,7 @@ import openai
 from langchain_core.tracers.langchain import wait_for_all_tracers
 from rich.console import Console
 
+from deep_research import envfile
 from deep_research.cli.replay import timeline
 from deep_research.cli.runs import (
     Home,
@@ -192,6 +193,7 @@ def replay(argv: list[str], console: Console) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    envfile.load_once()  # `.env` below the process environment, before anything reads either
     argv = sys.argv[1:] if argv is None else argv
     # soft_wrap: long lines stay whole in logs and pipes; the live view sizes itself.
     console = Console(soft_wrap=True)

@@ -1,0 +1,94 @@
+"""Reading `.env`: the nearest one from the working directory upward, below the environment.
+
+Every entry point (the CLI, `import deep_research` for the Python API and notebooks) calls
+`load_once()`, so everything that reads the environment sees `.env` the same way: settings
+the process environment already has win, empty values mean unset, and the file is read
+once per process. This module imports python-dotenv only: it must stay cheap to import.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+from collections.abc import MutableMapping
+from pathlib import Path
+
+from dotenv import dotenv_values, find_dotenv
+from dotenv.parser import parse_stream
+
+OPT_OUT = "DEEP_RESEARCH_DOTENV"
+_OFF = {"0", "false", "no", "off"}
+
+log = logging.getLogger(__name__)
+_loaded = False
+# Variable name -> the `.env` it came from and its value there, so errors can say where a
+# bad value was set.
+_origin: dict[str, tuple[Path, str]] = {}
+
+
+def disabled() -> bool:
+    """Whether `DEEP_RESEARCH_DOTENV` switches reading `.env` off."""
+    return os.environ.get(OPT_OUT, "").strip().lower() in _OFF
+
+
+def load_once() -> Path | None:
+    """Load the nearest `.env` into `os.environ` the first time this is called."""
+    global _loaded
+    if _loaded or disabled():
+        return None
+    _loaded = True
+    found = find_dotenv(usecwd=True)
+    if not found:
+        return None
+    path = Path(found)
+    _origin.update({name: (path, os.environ[name]) for name in load(path, os.environ)})
+    return path
+
+
+def source_of(name: str) -> str:
+    """Where the environment variable `name` was set, for error messages."""
+    path, value = _origin.get(name, (None, None))
+    if path is not None and os.environ.get(name) == value:
+        return f"{name} in {path}"
+    return f"environment variable {name}"
+
+
+def load(path: Path, environ: MutableMapping[str, str]) -> list[str]:
+    """Set the variables of `path` that `environ` lacks; the names set, in file order."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        log.warning("ignored %s: cannot read it (%s)", path, type(error).__name__)
+        return []
+    _warn_unparsable(path, text)
+    dotenv_log = logging.getLogger("dotenv.main")
+    # python-dotenv logs one line per bad statement; `_warn_unparsable` said it once.
+    quiet = _DropAll()
+    dotenv_log.addFilter(quiet)
+    try:
+        values = dotenv_values(stream=io.StringIO(text))
+    finally:
+        dotenv_log.removeFilter(quiet)
+    added = []
+    for name, value in values.items():
+        # `KEY=` (as in .env.example) means unset, as pydantic-settings reads it; a variable
+        # the process already has wins over the file.
+        if value is None or value == "" or name in environ:
+            continue
+        environ[name] = value
+        added.append(name)
+    return added
+
+
+def _warn_unparsable(path: Path, text: str) -> None:
+    lines = [str(b.original.line) for b in parse_stream(io.StringIO(text)) if b.error]
+    if lines:
+        # Line numbers only: the content of a bad line may be a secret.
+        noun = "line" if len(lines) == 1 else "lines"
+        log.warning("ignored %s %s of %s: not NAME=value", noun, ", ".join(lines), path)
+
+
+class _DropAll(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return False
