@@ -113,7 +113,7 @@ async def check_searches(context: Context, timeout: float) -> list[Check]:
     checks = await asyncio.gather(*(check_search(name, timeout) for name in search_names(context)))
     if any(check.status == "ok" for check in checks):
         return [
-            Check(c.name, "warn", c.detail + " (a run falls back past it)", c.fix)
+            Check(c.name, "warn", c.detail + " (the run can use another provider)", c.fix)
             if c.status == "fail"
             else c
             for c in checks
@@ -204,10 +204,12 @@ async def _check_ddgs(timeout: float) -> Check:
     except DDGSException as error:
         if "no results" in str(error).lower():
             return Check("search ddgs", "warn", "answered but found nothing")
+        # ddgs chains its HTTP client's errors with " > "; the last link is the reason.
+        reason = str(error).rsplit(" > ", 1)[-1].removesuffix("')")
         return Check(
             "search ddgs",
             "fail",
-            f"unreachable: {error}",
+            f"unreachable: {reason}",
             "check the internet connection, or set TAVILY_API_KEY or SEARXNG_URL",
         )
     seconds = time.monotonic() - started

@@ -151,9 +151,8 @@ async def probe_tool_call(model: Any, target: ModelTarget, where: str, timeout: 
             "re-run `deep-research doctor` in a minute (or raise --timeout)",
         )
     except openai.APIStatusError as error:
-        return Check(
-            label, "fail", f"HTTP {error.status_code}: {error.message}", _status_fix(error)
-        )
+        message = error.message.removeprefix(f"Error code: {error.status_code} - ")
+        return Check(label, "fail", f"HTTP {error.status_code}: {message}", _status_fix(error))
     except openai.APIError as error:  # connection lost mid-request, bad response
         return Check(label, "fail", f"{type(error).__name__}: {error}", "check the server log")
     if not isinstance(reply, AIMessage):
