@@ -4,6 +4,7 @@
     deep-research --resume THREAD_ID
     deep-research runs
     deep-research replay FILE
+    deep-research doctor [--model SPEC] [--search NAME] [--set FIELD=VALUE] [--json]
 
 Every setting flag is a `Context` field (`--set FIELD=VALUE` reaches any of them), so the
 CLI validates and explains bad values exactly as Studio and the SDK do. Errors are one
@@ -57,7 +58,8 @@ def research_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="deep-research",
         description="Research a question on the web and write a cited Markdown report. "
-        "Other commands: `deep-research runs` lists past runs; "
+        "Other commands: `deep-research doctor` checks that a run can succeed and says what "
+        "to change; `deep-research runs` lists past runs; "
         "`deep-research replay FILE` prints a run's traffic log as a timeline.",
     )
     parser.add_argument("question", nargs="?", help="what to research")
@@ -192,12 +194,18 @@ def replay(argv: list[str], console: Console) -> int:
     return 0
 
 
+def doctor(argv: list[str], console: Console) -> int:
+    from deep_research.cli.doctor import doctor as run_doctor  # its probes load only for it
+
+    return run_doctor(argv, console)
+
+
 def main(argv: list[str] | None = None) -> int:
     envfile.load_once()  # `.env` below the process environment, before anything reads either
     argv = sys.argv[1:] if argv is None else argv
     # soft_wrap: long lines stay whole in logs and pipes; the live view sizes itself.
     console = Console(soft_wrap=True)
-    commands = {"runs": show_runs, "replay": replay}
+    commands = {"runs": show_runs, "replay": replay, "doctor": doctor}
     try:
         if argv and argv[0] in commands:
             return commands[argv[0]](argv[1:], console)

@@ -137,13 +137,18 @@ class DdgsProvider:
         ]
 
 
+def resolve_provider(name: str, endpoints: Endpoints | None = None) -> str:
+    """The provider `name` stands for (`auto`: tavily with a key, else searxng, else ddgs)."""
+    if name != "auto":
+        return name
+    endpoints = endpoints or Endpoints()
+    return "tavily" if endpoints.tavily_api_key else "searxng" if endpoints.searxng_url else "ddgs"
+
+
 def make_provider(name: str) -> SearchProvider:
-    """The provider for `name`; `auto`: tavily with a key, else searxng with a URL, else ddgs."""
+    """The provider for `name` (`auto` resolved by `resolve_provider`)."""
     endpoints = Endpoints()
-    if name == "auto":
-        name = (
-            "tavily" if endpoints.tavily_api_key else "searxng" if endpoints.searxng_url else "ddgs"
-        )
+    name = resolve_provider(name, endpoints)
     problem = endpoints.missing_for(name)
     if problem:
         raise ConfigError(problem)

@@ -49,6 +49,8 @@ class Reply:
     delay: float = 0.0
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    # None: "tool_calls" when there are calls, else "stop"; "length" plays a server's cap.
+    finish_reason: str | None = None
 
 
 Brain = Callable[[dict[str, Any]], Reply | str | Awaitable[Reply | str]]
@@ -210,7 +212,7 @@ class ScriptedOpenAIServer(BackgroundServer):
             "total_tokens": prompt + completion,
         }
         base = {"id": f"chatcmpl-{n}", "created": int(time.time()), "model": body.get("model")}
-        finish = "tool_calls" if calls else "stop"
+        finish = reply.finish_reason or ("tool_calls" if calls else "stop")
         if not body.get("stream"):
             content = reply.content if reply.content or not calls else None
             message: dict[str, Any] = {"role": "assistant", "content": content}

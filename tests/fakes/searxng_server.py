@@ -1,7 +1,8 @@
 """A fake SearXNG JSON API: ``GET /search?q=...&format=json``.
 
 Queries containing FAIL_SEARCH get HTTP 500, RATE_LIMIT gets 429, NO_RESULTS gets an
-empty list. Result scores are unbounded, as SearXNG's are.
+empty list. Result scores are unbounded, as SearXNG's are. ``json_format=False`` plays an
+instance whose settings.yml does not enable the JSON format: every request gets 403.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from .tavily_server import slugify
 
 
 class FakeSearxngServer(BackgroundServer):
-    def __init__(self) -> None:
+    def __init__(self, json_format: bool = True) -> None:
+        self.json_format = json_format
         self._lock = threading.Lock()
         self._queries: list[str] = []
         app = web.Application()
@@ -31,7 +33,7 @@ class FakeSearxngServer(BackgroundServer):
         query = request.query.get("q", "")
         with self._lock:
             self._queries.append(query)
-        if request.query.get("format") != "json":
+        if request.query.get("format") != "json" or not self.json_format:
             return web.Response(status=403, text="format not allowed")
         if "RATE_LIMIT" in query:
             return web.Response(status=429, text="too many requests")

@@ -3,7 +3,9 @@
 The real client sends ``POST {api_base_url}/search`` with a JSON body (``query``,
 ``max_results``, ...) and ``Authorization: Bearer <key>``; it expects a JSON object
 with a ``results`` list of ``{url, title, content, score, raw_content}`` items.
-Non-200 statuses make it raise (HTTP 500 -> ``httpx.HTTPStatusError``).
+Non-200 statuses make it raise (HTTP 500 -> ``httpx.HTTPStatusError``). Given
+``api_keys``, any other key is answered 401, as Tavily answers an invalid key (the client
+raises ``InvalidAPIKeyError``); without it every key is accepted.
 """
 
 from __future__ import annotations
@@ -52,8 +54,9 @@ def topic_corpus(query: str, max_results: int) -> list[dict[str, Any]]:
 class FakeTavilyServer(BackgroundServer):
     """Fake Tavily backend; use as ``with FakeTavilyServer() as srv``."""
 
-    def __init__(self, corpus: Corpus = topic_corpus) -> None:
+    def __init__(self, corpus: Corpus = topic_corpus, api_keys: set[str] | None = None) -> None:
         self.corpus = corpus
+        self.api_keys = api_keys
         self._lock = threading.Lock()
         self._requests: list[dict[str, Any]] = []
         self._auth_headers: list[str] = []
@@ -95,6 +98,9 @@ class FakeTavilyServer(BackgroundServer):
             self._requests.append(body)
             self._auth_headers.append(request.headers.get("Authorization", ""))
         query = str(body.get("query", ""))
+        key = request.headers.get("Authorization", "").removeprefix("Bearer ")
+        if self.api_keys is not None and key not in self.api_keys:
+            return _error(401, "Unauthorized: missing or invalid API key.")
         if FAIL_MARKER in query:
             return _error(500, f"simulated search failure for {query!r}")
         max_results = int(body.get("max_results") or DEFAULT_MAX_RESULTS)

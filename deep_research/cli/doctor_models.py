@@ -1,0 +1,205 @@
+"""`deep-research doctor`'s model checks: each endpoint answers, serves the model, calls a tool.
+
+Roles that name the same `provider:model` share one server and one model, so it is probed
+once and the lines name every role that uses it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any, get_args
+
+import httpx
+import openai
+from langchain_core.messages import AIMessage, HumanMessage
+from pydantic import BaseModel, ConfigDict, Field
+
+from deep_research import prompts, toolcalls
+from deep_research.cli.doctor_checks import Check
+from deep_research.context import ConfigError, Context, Endpoints
+from deep_research.models import Role, chat_model, public_url
+
+ROLES: tuple[Role, ...] = get_args(Role)
+OPENAI_URL = "https://api.openai.com/v1"
+MAX_LISTED = 8  # served model names shown when the configured one is not among them
+START_SERVER = (
+    "start an OpenAI-compatible server there, e.g. "
+    "`mlx_lm.server --model mlx-community/Qwen3-8B-4bit --port 8080`, or point LLM_BASE_URL "
+    "at yours"
+)
+
+
+class Ping(BaseModel):
+    """Answer the connectivity check."""
+
+    model_config = ConfigDict(title="ping")
+    word: str = Field(description="The word to send back")
+
+
+@dataclass(frozen=True)
+class ModelTarget:
+    """One `provider:model` and every role configured to use it."""
+
+    spec: str
+    roles: tuple[Role, ...]
+
+    def label(self, what: str) -> str:
+        return f"{what} ({', '.join(self.roles)})"
+
+
+def model_targets(context: Context) -> list[ModelTarget]:
+    """The run's models, one per distinct spec, in role order."""
+    roles: dict[str, list[Role]] = {}
+    for role in ROLES:
+        roles.setdefault(getattr(context, f"{role}_model"), []).append(role)
+    return [ModelTarget(spec, tuple(names)) for spec, names in roles.items()]
+
+
+async def check_model(context: Context, target: ModelTarget, timeout: float) -> list[Check]:
+    """Reachable, model served, tool-call probe: stops at the first check that fails."""
+    provider, _, name = target.spec.partition(":")
+    if provider == "openai" and not Endpoints().openai_api_key:
+        return [
+            Check(
+                target.label("endpoint"),
+                "fail",
+                f"{target.spec} needs OPENAI_API_KEY in the environment; nothing was sent",
+                "set OPENAI_API_KEY (environment or .env), or use a local: model",
+            )
+        ]
+    try:
+        model = chat_model(context, target.roles[0])
+    except ConfigError as error:
+        return [Check(target.label("endpoint"), "fail", str(error), "fix the model spec")]
+    base = str(getattr(model, "openai_api_base", None) or OPENAI_URL)
+    secret = getattr(model, "openai_api_key", None)
+    key = secret.get_secret_value() if secret is not None else ""
+    reachable, served = await _served_models(target, base, key, timeout)
+    checks = [reachable]
+    if reachable.status == "fail":
+        return checks
+    if served is not None:
+        checks.append(_name_check(target, name, served))
+    checks.append(await probe_tool_call(model, target, public_url(base), timeout))
+    return checks
+
+
+async def _served_models(
+    target: ModelTarget, base: str, key: str, timeout: float
+) -> tuple[Check, list[str] | None]:
+    """`GET /models`: whether the server answers, and the names it serves when it says."""
+    where = public_url(base)
+    label = target.label("endpoint")
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    local = target.spec.startswith("local:")
+    try:
+        async with asyncio.timeout(timeout), httpx.AsyncClient(timeout=timeout) as client:
+            response = await client.get(base.rstrip("/") + "/models", headers=headers)
+    except TimeoutError:
+        fix = "is the server busy or hung? re-run doctor in a minute, or raise --timeout"
+        return Check(label, "fail", f"{where} did not answer within {timeout:g} s", fix), None
+    except httpx.HTTPError as error:
+        fix = START_SERVER if local else "check the network (and OPENAI_BASE_URL if set)"
+        detail = f"unreachable: {where} ({type(error).__name__}: {error})"
+        return Check(label, "fail", detail, fix), None
+    if response.status_code in (401, 403):
+        variable = "LLM_API_KEY" if local else "OPENAI_API_KEY"
+        detail = f"{where} refused the key (HTTP {response.status_code})"
+        return Check(label, "fail", detail, f"check {variable}"), None
+    try:
+        response.raise_for_status()
+        names = [str(item["id"]) for item in response.json()["data"]]
+    except (httpx.HTTPStatusError, ValueError, KeyError, TypeError):
+        # Some servers have no model list but chat fine: the probe decides.
+        detail = f"{where} answers, but not with a model list (HTTP {response.status_code})"
+        fix = "is LLM_BASE_URL the API root, ending in /v1?"
+        return Check(label, "warn", detail, fix), None
+    listed = f"{len(names)} model{'s' if len(names) != 1 else ''}"
+    return Check(label, "ok", f"{where} answers, serving {listed}"), names
+
+
+def _name_check(target: ModelTarget, name: str, served: list[str]) -> Check:
+    label = target.label("model name")
+    if name in served:
+        return Check(label, "ok", f"{name} is served")
+    shown = ", ".join(served[:MAX_LISTED]) + (", …" if len(served) > MAX_LISTED else "")
+    # A warning: llama.cpp and LM Studio answer with whatever is loaded; the probe decides.
+    return Check(
+        label,
+        "warn",
+        f"{name} is not among the served models: {shown or 'none'}",
+        "set LLM_MODEL (or --model local:NAME) to a served name"
+        if target.spec.startswith("local:")
+        else "check the model name",
+    )
+
+
+async def probe_tool_call(model: Any, target: ModelTarget, where: str, timeout: float) -> Check:
+    """One chat request offering one trivial tool, classified by how the model answers."""
+    label = target.label("tool calls")
+    request = [HumanMessage(prompts.render("doctor_probe"))]
+    try:
+        async with asyncio.timeout(timeout):
+            reply = await model.bind_tools([Ping]).ainvoke(request)
+    except TimeoutError:
+        return Check(
+            label,
+            "fail",
+            f"no reply within {timeout:g} s, though {where} answers /models: the server may "
+            "still be loading the weights (mlx_lm.server loads them on the first request)",
+            "re-run `deep-research doctor` in a minute (or raise --timeout)",
+        )
+    except openai.APIStatusError as error:
+        message = error.message.removeprefix(f"Error code: {error.status_code} - ")
+        return Check(label, "fail", f"HTTP {error.status_code}: {message}", _status_fix(error))
+    except openai.APIError as error:  # connection lost mid-request, bad response
+        return Check(label, "fail", f"{type(error).__name__}: {error}", "check the server log")
+    if not isinstance(reply, AIMessage):
+        raise TypeError(f"expected an AIMessage from the model, got {type(reply).__name__}")
+    return classify(reply, label, target)
+
+
+def classify(reply: AIMessage, label: str, target: ModelTarget) -> Check:
+    """Native call, call written as text, empty, plain text, or cut off by the token limit."""
+    if reply.response_metadata.get("finish_reason") == "length":
+        limit = Endpoints().llm_max_tokens
+        return Check(
+            label,
+            "fail",
+            "the reply was cut off at the completion limit (finish_reason=length): a tool call "
+            "cut off this way is lost",
+            f"raise the server's completion limit: LLM_MAX_TOKENS (now {limit}) and the "
+            "server's own cap (llama.cpp: -n)",
+        )
+    if reply.tool_calls or reply.invalid_tool_calls:
+        return Check(label, "ok", "native tool calls")
+    if toolcalls.settle(reply, [Ping]).tool_calls:
+        return Check(label, "ok", "tool calls written as text (the agent salvages these)")
+    if toolcalls.is_empty(reply):
+        return Check(
+            label,
+            "warn",
+            "empty reply: servers send one when they drop a tool call they could not parse "
+            "(the agent nudges once, then gives up)",
+            "check the server log (mlx_lm: 'Failed to parse tool call'); raise LLM_MAX_TOKENS",
+        )
+    text = reply.content if isinstance(reply.content, str) else str(reply.content)
+    return Check(
+        label,
+        "warn",
+        f"answered in text without calling the tool: {toolcalls.strip_think(text)[:80]!r}",
+        "use a model with tool calling (e.g. Qwen3); llama.cpp needs --jinja"
+        if target.spec.startswith("local:")
+        else "use a model with tool calling",
+    )
+
+
+def _status_fix(error: openai.APIStatusError) -> str:
+    if "jinja" in error.message.lower():
+        return "start llama-server with --jinja"
+    if error.status_code in (401, 403):
+        return "check LLM_API_KEY / OPENAI_API_KEY"
+    if error.status_code == 404:
+        return "the server does not know this model: set LLM_MODEL to a served name"
+    return "check the server log"
