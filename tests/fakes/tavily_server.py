@@ -8,6 +8,8 @@ Non-200 statuses make it raise (HTTP 500 -> ``httpx.HTTPStatusError``).
 
 from __future__ import annotations
 
+import asyncio
+
 import re
 import threading
 import uuid
@@ -58,6 +60,9 @@ class FakeTavilyServer(BackgroundServer):
         self._requests: list[dict[str, Any]] = []
         self._auth_headers: list[str] = []
         self._returned_urls: set[str] = set()
+        self._hold_marker: str | None = None
+        self.held = threading.Event()  # set when a held search has arrived
+        self._released: asyncio.Event | None = None
         app = web.Application()
         app.router.add_post("/search", self._search)
         super().__init__(app)
@@ -83,6 +88,16 @@ class FakeTavilyServer(BackgroundServer):
         with self._lock:
             return set(self._returned_urls)
 
+    def hold(self, marker: str) -> threading.Event:
+        """Keep every search whose query contains `marker` open until `release()`."""
+        self._hold_marker = marker
+        return self.held
+
+    def release(self) -> None:
+        self._hold_marker = None
+        if self._released is not None:
+            self.loop.call_soon_threadsafe(self._released.set)
+
     def reset(self) -> None:
         with self._lock:
             self._requests.clear()
@@ -95,6 +110,10 @@ class FakeTavilyServer(BackgroundServer):
             self._requests.append(body)
             self._auth_headers.append(request.headers.get("Authorization", ""))
         query = str(body.get("query", ""))
+        if self._hold_marker is not None and self._hold_marker in query:
+            self._released = self._released or asyncio.Event()
+            self.held.set()
+            await self._released.wait()
         if FAIL_MARKER in query:
             return _error(500, f"simulated search failure for {query!r}")
         max_results = int(body.get("max_results") or DEFAULT_MAX_RESULTS)
