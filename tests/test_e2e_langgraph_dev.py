@@ -104,6 +104,7 @@ def server_url(
     port, log = free_port(), tmp_path / "langgraph-dev.log"
     command = ["langgraph", "dev", "--port", str(port), "--host", "127.0.0.1"]
     command += ["--no-browser", "--no-reload", "--config", str(config)]
+    command += ["--n-jobs-per-worker", "4"]  # several threads' runs at once
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [str(Path(sys.executable).parent / command[0]), *command[1:]],
@@ -211,3 +212,24 @@ async def test_the_readme_api_snippet_runs_as_written_and_keeps_its_context_on_r
     assert orchestrator, "the resumed run reached the orchestrator"
     # The snippet's context (a cap of 15, not the default 25) reaches the resumed run too.
     assert all("15 searches" in system_text(body) for body in orchestrator)
+
+
+async def test_concurrent_threads_each_keep_their_own_search_cap(
+    server_url: str, tavily: FakeTavilyServer
+) -> None:
+    """Three threads at once, cap 1 each, two research topics each: one search per thread."""
+    client = get_client(url=server_url, api_key=None, timeout=RUN_TIMEOUT)
+    context = {"allow_clarification": False, "max_searches_per_run": 1}
+    user = {"role": "user", "content": QUESTION}
+    threads = [(await client.threads.create())["thread_id"] for _ in range(3)]
+    runs = [
+        await client.runs.create(thread, ASSISTANT, input={"messages": [user]}, context=context)
+        for thread in threads
+    ]
+    for thread, run in zip(threads, runs, strict=True):
+        await client.runs.join(thread, run["run_id"])
+    counted = [
+        (await client.threads.get_state(thread))["values"]["searches_used"] for thread in threads
+    ]
+    assert counted == [1, 1, 1]
+    assert len(tavily.queries) == 3, tavily.queries
