@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from deep_research import churn, models, progress, prompts
 from deep_research.context import Context, context_of
+from deep_research.search.budget import quotas
 from deep_research.state import ResearchState, ResearchTask, Todo
 from deep_research.toolcalls import invalid_arguments
 
@@ -78,13 +79,21 @@ def _findings(state: ResearchState) -> str:
     return "\n\n".join(parts)
 
 
-def route_orchestrator(state: ResearchState) -> list[Send | str] | Literal["finalize"]:
-    """Each valid research call becomes its own task; everything else goes to `answer_tools`."""
+def route_orchestrator(
+    state: ResearchState, runtime: Runtime[Context]
+) -> list[Send | str] | Literal["finalize"]:
+    """Each valid research call becomes its own task; everything else goes to `answer_tools`.
+
+    The searches left (cap minus those counted in state) are split into one quota per task:
+    sibling tasks cannot see each other's searches, so no other split keeps the cap exact.
+    """
     last = state["messages"][-1]
     if not isinstance(last, AIMessage) or not last.tool_calls:
         return "finalize"
     dispatch_id = str(uuid.uuid4())
     runnable = _runnable_research(state, last)
+    left = context_of(runtime).max_searches_per_run - state.get("searches_used", 0)
+    shares = iter(quotas(left, len(runnable)))
     targets: list[Send | str] = []
     for call in last.tool_calls:
         topic = runnable.get(call.get("id") or "")
@@ -93,7 +102,7 @@ def route_orchestrator(state: ResearchState) -> list[Send | str] | Literal["fina
                 topic=topic,
                 tool_call_id=call.get("id") or "",
                 dispatch_id=dispatch_id,
-                searches_before=state.get("searches_used", 0),
+                quota=next(shares),
             )
             targets.append(Send("research", task))
         elif "answer_tools" not in targets:

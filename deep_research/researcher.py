@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import weakref
 from typing import Any, Literal
 
 from langchain_core.messages import (
@@ -17,13 +16,13 @@ from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp
 from langgraph.graph import START, StateGraph
 from langgraph.runtime import Runtime
+from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from deep_research import models, progress, prompts, tracing
+from deep_research import models, process, progress, prompts, tracing
 from deep_research.citations import check_report
 from deep_research.context import Context, context_of
-from deep_research.search import digest
-from deep_research.search.budget import shared_budget
+from deep_research.search import budget, digest
 from deep_research.search.cache import run_cache
 from deep_research.search.chain import SearchChain
 from deep_research.search.fetch import PageFetcher
@@ -51,19 +50,9 @@ WEB_SEARCH_EXAMPLE = 'web_search({"queries": ["EU battery recycling capacity 202
 async def think(state: ResearcherState, runtime: Runtime[Context]) -> dict[str, Any]:
     """The researcher's turn: search more, or write the cited report."""
     context = context_of(runtime)
-    # After a resume this process's budget has not seen the searches made before the crash;
-    # count them now, so a failure before the next search still reports them.
-    budget = shared_budget(
-        state["dispatch_id"], context.max_searches_per_run, state["searches_before"]
-    )
-    await budget.restore(state["tool_call_id"], state.get("searches", 0))
     model = models.role_model(context, "researcher")
     system = SystemMessage(
-        prompts.render(
-            "researcher",
-            max_queries=MAX_QUERIES_PER_CALL,
-            max_searches=context.max_searches_per_run,
-        )
+        prompts.render("researcher", max_queries=MAX_QUERIES_PER_CALL, quota=state["quota"])
     )
     turns = state.get("turns", 0) + 1
     if turns >= context.max_researcher_turns:
@@ -88,22 +77,48 @@ def _as_plain_text(messages: list[Any]) -> list[Any]:
     return plain
 
 
-def route_researcher(state: ResearcherState) -> Literal["search", "__end__"]:
+def route_researcher(state: ResearcherState) -> Literal["reserve", "__end__"]:
     last = state["messages"][-1]
-    return "search" if isinstance(last, AIMessage) and last.tool_calls else "__end__"
+    return "reserve" if isinstance(last, AIMessage) and last.tool_calls else "__end__"
 
 
-async def search(state: ResearcherState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Run the researcher's queries in parallel: cached, within budget, top pages read."""
+def reserve(state: ResearcherState) -> dict[str, Any]:
+    """Count the searches the next step may send, in state, before it sends any."""
+    last = state["messages"][-1]
+    assert isinstance(last, AIMessage)
+    wanted = sum(len(_queries(call)) for call in last.tool_calls)
+    reservation = budget.reserve(wanted, state["quota"], state["searches"])
+    return {"reservation": reservation, "searches": state["searches"] + reservation["granted"]}
+
+
+def _queries(call: ToolCall) -> list[str]:
+    """The queries a `web_search` call will run (none for a malformed or unknown call)."""
+    if call["name"] != "web_search":
+        return []
+    try:
+        return WebSearch.model_validate(call["args"]).queries[:MAX_QUERIES_PER_CALL]
+    except ValidationError:
+        return []
+
+
+async def search(state: ResearcherState, runtime: Runtime[Context]) -> Command[Any]:
+    """Run the researcher's queries in parallel: cached, within its reservation, pages read."""
+    reservation = state.get("reservation")
+    if not budget.may_send(reservation):
+        # This step already ran under this reservation and did not finish (a crash, Ctrl-C):
+        # its searches may have been sent, so they stay counted; reserve again to retry.
+        return Command(goto="reserve")
+    assert reservation is not None
     context = context_of(runtime)
     last = state["messages"][-1]
     assert isinstance(last, AIMessage)
-    budget = shared_budget(
-        state["dispatch_id"], context.max_searches_per_run, state["searches_before"]
-    )
     owner = state["tool_call_id"]
-    await budget.restore(owner, state.get("searches", 0))
-    taken = budget.used_by[owner]
+    grant = budget.Grant(
+        reservation["granted"],
+        quota=state["quota"],
+        counted_before=state["searches"] - reservation["granted"],
+        cap=context.max_searches_per_run,
+    )
     chain = SearchChain(
         [make_provider(name) for name in [context.search_provider, *context.fallback_providers]]
     )
@@ -117,7 +132,7 @@ async def search(state: ResearcherState, runtime: Runtime[Context]) -> dict[str,
         lookup = Lookup(
             chain=chain,
             cache=cache,
-            budget=budget,
+            grant=grant,
             owner=owner,
             fetcher=fetcher,
             max_results=context.max_results_per_search,
@@ -134,11 +149,13 @@ async def search(state: ResearcherState, runtime: Runtime[Context]) -> dict[str,
         for outcome in outcomes
         for f in outcome.findings
     ]
-    return {
+    update = {
         "messages": [message for message, _ in answers],
         "sources": found,
-        "searches": budget.used_by[owner] - taken,
+        "searches": state["searches"] - grant.unused,  # what was not sent goes back
+        "reservation": None,
     }
+    return Command(goto="think", update=update)
 
 
 async def _answer_call(
@@ -178,39 +195,43 @@ async def _answer_call(
 
 researcher_builder = StateGraph(ResearcherState, context_schema=Context)
 researcher_builder.add_node(think)
-researcher_builder.add_node(search)
+researcher_builder.add_node(reserve)
+researcher_builder.add_node(search, destinations=("think", "reserve"))
 researcher_builder.add_edge(START, "think")
 researcher_builder.add_conditional_edges("think", route_researcher)
-researcher_builder.add_edge("search", "think")
+researcher_builder.add_edge("reserve", "search")
 researcher_graph = researcher_builder.compile(name="researcher")
 
 
-# Research calls of one orchestrator turn share a limit on how many run at once.
-_slots: weakref.WeakValueDictionary[str, asyncio.Semaphore] = weakref.WeakValueDictionary()
-
-
-def _turn_slots(dispatch_id: str, size: int) -> asyncio.Semaphore:
-    slots = _slots.get(dispatch_id)
-    if slots is None:
-        slots = asyncio.Semaphore(size)
-        _slots[dispatch_id] = slots
-    return slots
+class OldCheckpointError(RuntimeError):
+    """A research task checkpointed by an older version, whose search budget worked otherwise."""
 
 
 async def research(task: ResearchTask, runtime: Runtime[Context]) -> dict[str, Any]:
     """One `research` tool call, run as its own graph task; a failure stays its own."""
     context = context_of(runtime)
-    budget = shared_budget(
-        task["dispatch_id"], context.max_searches_per_run, task["searches_before"]
-    )
-    async with _turn_slots(task["dispatch_id"], context.max_researchers_per_turn):
+    if "quota" not in task:
+        raise OldCheckpointError(
+            "This run was checkpointed by an older deep_research whose search budget worked "
+            "differently; it cannot be resumed. Start the question again."
+        )
+    async with process.turn_slots(task["dispatch_id"], context.max_researchers_per_turn):
         progress.emit("research_started", id=task["tool_call_id"], topic=task["topic"])
         try:
             start = ResearcherState(
-                messages=[HumanMessage(task["topic"])], sources=[], turns=0, searches=0, **task
+                messages=[HumanMessage(task["topic"])],
+                sources=[],
+                turns=0,
+                searches=0,
+                reservation=None,
+                **task,
             )
+            # "sync": each reservation is on disk before the step that sends its searches.
             result = await researcher_graph.ainvoke(
-                start, tracing.research_config(task["topic"], context), context=context
+                start,
+                tracing.research_config(task["topic"], context),
+                context=context,
+                durability="sync",
             )
         except (GraphBubbleUp, models.ModelEndpointError):
             # An unreachable model server is an outage, not a finding about this topic: the
@@ -232,7 +253,7 @@ async def research(task: ResearchTask, runtime: Runtime[Context]) -> dict[str, A
                     )
                 ],
                 "failures": [{"topic": task["topic"], "error": message}],
-                "searches_used": budget.used_by[task["tool_call_id"]],
+                "searches_used": await _searches_counted(),
             }
     sources = result.get("sources", [])
     # Checked against this researcher's own sources, before the orchestrator can copy a link.
@@ -258,3 +279,9 @@ async def research(task: ResearchTask, runtime: Runtime[Context]) -> dict[str, A
         "sources": sources,
         "searches_used": searches,
     }
+
+
+async def _searches_counted() -> int:
+    """The failed subgraph's checkpointed search count (reserved searches included)."""
+    snapshot = await researcher_graph.aget_state(get_config())
+    return int(snapshot.values.get("searches", 0))

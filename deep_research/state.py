@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
@@ -44,6 +44,14 @@ class CitationCheck(TypedDict):
     headings_fixed: int
     sources_listed: int
     removed_urls: list[str]
+
+
+class Reservation(TypedDict):
+    """Searches counted in state for one search step before it runs (search/budget.py)."""
+
+    id: str
+    process: str  # `process.PROCESS_ID` of the process that reserved them
+    granted: int
 
 
 class ChurnGuard(TypedDict):
@@ -93,6 +101,7 @@ class ResearchState(InputState):
     todos: list[Todo]
     sources: Annotated[list[Source], merge_sources]
     failures: Annotated[list[ResearchFailure], extend_or_reset]
+    # Each research task adds its own checkpointed total once, when it ends.
     searches_used: Annotated[int, operator.add]
     pending_questions: list[str]
     clarification_rounds: int
@@ -116,7 +125,8 @@ class ResearchTask(TypedDict):
     topic: str
     tool_call_id: str
     dispatch_id: str
-    searches_before: int
+    # This task's share of the searches left when it was dispatched (see search/budget.py).
+    quota: int
 
 
 class ResearcherState(TypedDict):
@@ -126,8 +136,10 @@ class ResearcherState(TypedDict):
     topic: str
     tool_call_id: str
     dispatch_id: str
-    searches_before: int
-    # Checkpointed with the subgraph, so searches made before a crash still count on resume.
-    searches: Annotated[int, operator.add]
+    quota: int
+    # Searches this task has reserved or sent: a total, checkpointed before each search step
+    # (durability "sync"), so searches sent before a crash still count on resume.
+    searches: int
+    reservation: NotRequired[Reservation | None]  # the next search step's, until it ends
     sources: Annotated[list[Source], merge_sources]
     turns: int

@@ -109,6 +109,7 @@ def server_url(
     port, log = free_port(), tmp_path / "langgraph-dev.log"
     command = ["langgraph", "dev", "--port", str(port), "--host", "127.0.0.1"]
     command += ["--no-browser", "--no-reload", "--config", str(config)]
+    command += ["--n-jobs-per-worker", "4"]  # several threads' runs at once
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [str(Path(sys.executable).parent / command[0]), *command[1:]],
@@ -238,3 +239,25 @@ async def test_cloud_role_without_its_key_fails_the_run_before_a_checkpoint(
     state = await client.threads.get_state(thread_id)
     assert state["checkpoint"] is None and not state["values"], state
     assert len(model.requests) == calls_before, "no model was called"
+
+
+async def test_concurrent_threads_each_keep_their_own_search_cap(
+    server_url: str, tavily: FakeTavilyServer
+) -> None:
+    """Three threads at once, cap 1 each, two research topics each: one search per thread."""
+    client = get_client(url=server_url, api_key=None, timeout=RUN_TIMEOUT)
+    before = len(tavily.queries)  # the fake serves the whole module
+    context = {"allow_clarification": False, "max_searches_per_run": 1}
+    user = {"role": "user", "content": QUESTION}
+    threads = [(await client.threads.create())["thread_id"] for _ in range(3)]
+    runs = [
+        await client.runs.create(thread, ASSISTANT, input={"messages": [user]}, context=context)
+        for thread in threads
+    ]
+    for thread, run in zip(threads, runs, strict=True):
+        await client.runs.join(thread, run["run_id"])
+    counted = [
+        (await client.threads.get_state(thread))["values"]["searches_used"] for thread in threads
+    ]
+    assert counted == [1, 1, 1]
+    assert len(tavily.queries) - before == 3, tavily.queries

@@ -93,7 +93,9 @@ async def run_research(
                 payload = None
                 if state.interrupts:
                     payload = await _answer(console, state.interrupts[0].value, interactive, log)
-            tracker = Tracker(thread_id)
+            # A resumed run's view starts from the searches its checkpoints already count.
+            counted = (await graph.aget_state(config)).values.get("searches_used", 0)
+            tracker = Tracker(thread_id, searches_used=counted)
             while True:
                 view = ProgressView(tracker, console)
                 view.start()

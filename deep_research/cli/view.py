@@ -55,10 +55,10 @@ class Tracker:
             self.search_cap = event.get("cap", self.search_cap)
             if name == "search_refused":
                 return f"search cap reached ({event['cap']}): {event['query']!r} not run"
-            self.searches_used = max(self.searches_used, int(event["used"]))
+            self.searches_used += 1  # each event is one search sent
             if who:
                 who.searches += 1
-            return f"search {event['used']}/{event['cap']}: {event['query']}"
+            return f"search {self.searches_used}/{event['cap']}: {event['query']}"
         if name == "search_done":
             self.sources.update(event.get("urls") or [])
             return None

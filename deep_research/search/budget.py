@@ -1,48 +1,60 @@
-"""The per-run search budget, shared by every researcher running in parallel."""
+"""A research task's search quota, reserved in checkpointed state before any search is sent.
+
+The run's cap is split into quotas when the orchestrator dispatches its research calls
+(`quotas`): research tasks of one turn run as sibling `Send` tasks that cannot see each
+other's writes, so each gets its own share of what is left (cap minus searches counted in
+state), and the shares never add up to more. Inside a task, the `reserve` step counts the
+searches its next step may send and is checkpointed before that step starts; the search
+step then sends at most that many (`Grant`) and gives back what it did not send.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import weakref
-from collections import Counter
+import uuid
+from dataclasses import dataclass
+
+from deep_research import process
+from deep_research.state import Reservation
 
 
-class SearchBudget:
-    """Counts real searches against the run's cap; safe across concurrent researchers."""
-
-    def __init__(self, limit: int, used: int) -> None:
-        self.limit = limit
-        self.used = used
-        self.used_by: Counter[str] = Counter()
-        self._lock = asyncio.Lock()
-
-    async def take(self, owner: str) -> bool:
-        """Reserve one search for `owner` (a research call); False once the cap is reached."""
-        async with self._lock:
-            if self.used >= self.limit:
-                return False
-            self.used += 1
-            self.used_by[owner] += 1
-            return True
-
-    async def restore(self, owner: str, made: int) -> None:
-        """Count `owner`'s searches from before a resume, which this fresh budget never saw."""
-        async with self._lock:
-            missing = made - self.used_by[owner]
-            if missing > 0:
-                self.used += missing
-                self.used_by[owner] += missing
+def quotas(remaining: int, tasks: int) -> list[int]:
+    """Split `remaining` searches among `tasks` as evenly as possible (earlier tasks first)."""
+    share, extra = divmod(max(0, remaining), max(1, tasks))
+    return [share + (1 if i < extra else 0) for i in range(tasks)]
 
 
-# One budget per dispatch (one orchestrator turn's research calls). Entries vanish when
-# the last researcher of that dispatch lets go; the persisted count lives in graph state.
-_budgets: weakref.WeakValueDictionary[str, SearchBudget] = weakref.WeakValueDictionary()
+def reserve(wanted: int, quota: int, counted: int) -> Reservation:
+    """A reservation for up to `wanted` searches within what is left of `quota`."""
+    granted = max(0, min(wanted, quota - counted))
+    return Reservation(id=uuid.uuid4().hex, process=process.PROCESS_ID, granted=granted)
 
 
-def shared_budget(dispatch_id: str, limit: int, used: int) -> SearchBudget:
-    """The budget all researchers of `dispatch_id` share, created on first use."""
-    budget = _budgets.get(dispatch_id)
-    if budget is None:
-        budget = SearchBudget(limit=limit, used=used)
-        _budgets[dispatch_id] = budget
-    return budget
+def may_send(reservation: Reservation | None) -> bool:
+    """Whether a search step may send under `reservation`: only its first start in the
+    process that made it. Otherwise the step ran before and died or was cancelled, so its
+    searches may already have gone out: they stay counted and must be reserved again."""
+    if reservation is None or reservation["process"] != process.PROCESS_ID:
+        return False
+    return process.start_reservation(reservation["id"])
+
+
+@dataclass
+class Grant:
+    """What one search step may still send; cache hits and refused queries take nothing."""
+
+    granted: int
+    quota: int  # the research task's
+    counted_before: int  # the task's searches before this step
+    cap: int  # the run's
+    sent: int = 0
+
+    def take(self) -> bool:
+        """Use one search; False once the step's reservation is spent."""
+        if self.sent >= self.granted:
+            return False
+        self.sent += 1
+        return True
+
+    @property
+    def unused(self) -> int:
+        return self.granted - self.sent

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from deep_research import progress, tracing
 from deep_research.search import relevance
-from deep_research.search.budget import SearchBudget
+from deep_research.search.budget import Grant
 from deep_research.search.cache import RunCache, query_key, url_key
 from deep_research.search.chain import SearchChain
 from deep_research.search.fetch import Page, PageFetcher
@@ -15,7 +15,7 @@ from deep_research.search.providers import SearchError, SearchResult
 
 
 class CapReached(Exception):
-    """The run's search budget is spent; the query was not sent to any provider."""
+    """The search step's reservation is spent; the query was not sent to any provider."""
 
 
 @dataclass(frozen=True)
@@ -51,11 +51,11 @@ class QueryOutcome:
 
 @dataclass(frozen=True)
 class Lookup:
-    """What one researcher's search step needs; the cache and budget are the run's."""
+    """What one researcher's search step needs; the cache is the run's, the grant the step's."""
 
     chain: SearchChain
     cache: RunCache
-    budget: SearchBudget
+    grant: Grant
     owner: str
     fetcher: PageFetcher
     max_results: int
@@ -67,11 +67,12 @@ class Lookup:
         try:
             searched, started = await self.cache.searches.get(key, lambda: self._search(query))
         except CapReached:
-            progress.emit("search_refused", id=self.owner, query=query, cap=self.budget.limit)
+            progress.emit("search_refused", id=self.owner, query=query, cap=self.grant.cap)
             return QueryOutcome(
                 query,
-                error=f"Search cap reached ({self.budget.limit} searches per run): this query "
-                "was not run. Write your report from the results you have.",
+                error="Search cap reached (this topic's share of the run's "
+                f"{self.grant.cap} searches is used): this query was not run. Write your "
+                "report from the results you have.",
             )
         except SearchError as error:
             progress.emit("search_failed", id=self.owner, query=query, error=str(error))
@@ -94,10 +95,17 @@ class Lookup:
 
     async def _search(self, query: str) -> Searched:
         # Only a query that reaches a provider spends budget: cache hits never get here.
-        if not await self.budget.take(self.owner):
+        if not self.grant.take():
             raise CapReached(query)
-        budget = self.budget
-        progress.emit("search", id=self.owner, query=query, used=budget.used, cap=budget.limit)
+        grant = self.grant
+        progress.emit(
+            "search",
+            id=self.owner,
+            query=query,
+            sent=grant.counted_before + grant.sent,
+            quota=grant.quota,
+            cap=grant.cap,
+        )
         first = self.chain.providers[0].name
         found = await tracing.named_search(
             query, first, lambda: self.chain.search(query, self.max_results)

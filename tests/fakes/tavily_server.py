@@ -10,6 +10,7 @@ raises ``InvalidAPIKeyError``); without it every key is accepted.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import threading
 import uuid
@@ -61,6 +62,9 @@ class FakeTavilyServer(BackgroundServer):
         self._requests: list[dict[str, Any]] = []
         self._auth_headers: list[str] = []
         self._returned_urls: set[str] = set()
+        self._hold_marker: str | None = None
+        self.held = threading.Event()  # set when a held search has arrived
+        self._released: asyncio.Event | None = None
         app = web.Application()
         app.router.add_post("/search", self._search)
         super().__init__(app)
@@ -86,6 +90,16 @@ class FakeTavilyServer(BackgroundServer):
         with self._lock:
             return set(self._returned_urls)
 
+    def hold(self, marker: str) -> threading.Event:
+        """Keep every search whose query contains `marker` open until `release()`."""
+        self._hold_marker = marker
+        return self.held
+
+    def release(self) -> None:
+        self._hold_marker = None
+        if self._released is not None:
+            self.loop.call_soon_threadsafe(self._released.set)
+
     def reset(self) -> None:
         with self._lock:
             self._requests.clear()
@@ -98,6 +112,10 @@ class FakeTavilyServer(BackgroundServer):
             self._requests.append(body)
             self._auth_headers.append(request.headers.get("Authorization", ""))
         query = str(body.get("query", ""))
+        if self._hold_marker is not None and self._hold_marker in query:
+            self._released = self._released or asyncio.Event()
+            self.held.set()
+            await self._released.wait()
         key = request.headers.get("Authorization", "").removeprefix("Bearer ")
         if self.api_keys is not None and key not in self.api_keys:
             return _error(401, "Unauthorized: missing or invalid API key.")
