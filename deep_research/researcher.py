@@ -13,6 +13,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from langgraph.config import get_config
+from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.errors import GraphBubbleUp
 from langgraph.graph import START, StateGraph
 from langgraph.runtime import Runtime
@@ -231,7 +232,7 @@ async def research(task: ResearchTask, runtime: Runtime[Context]) -> dict[str, A
                 start,
                 tracing.research_config(task["topic"], context),
                 context=context,
-                durability="sync",
+                durability="sync" if _checkpointed() else None,
             )
         except (GraphBubbleUp, models.ModelEndpointError):
             # An unreachable model server is an outage, not a finding about this topic: the
@@ -253,7 +254,7 @@ async def research(task: ResearchTask, runtime: Runtime[Context]) -> dict[str, A
                     )
                 ],
                 "failures": [{"topic": task["topic"], "error": message}],
-                "searches_used": await _searches_counted(),
+                "searches_used": await _searches_counted(task["quota"]),
             }
     sources = result.get("sources", [])
     # Checked against this researcher's own sources, before the orchestrator can copy a link.
@@ -281,7 +282,18 @@ async def research(task: ResearchTask, runtime: Runtime[Context]) -> dict[str, A
     }
 
 
-async def _searches_counted() -> int:
-    """The failed subgraph's checkpointed search count (reserved searches included)."""
+def _checkpointed() -> bool:
+    """Whether this run has a checkpointer (a graph compiled without one has no durability)."""
+    return get_config().get("configurable", {}).get(CONFIG_KEY_CHECKPOINTER) is not None
+
+
+async def _searches_counted(quota: int) -> int:
+    """The failed subgraph's checkpointed search count (reserved searches included).
+
+    Without a checkpointer nothing survives the failure, so the whole quota is counted:
+    more than was sent, perhaps, but never fewer.
+    """
+    if not _checkpointed():
+        return quota
     snapshot = await researcher_graph.aget_state(get_config())
     return int(snapshot.values.get("searches", 0))
