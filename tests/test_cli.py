@@ -93,6 +93,15 @@ def test_piped_run_skips_questions_and_saves_a_cited_report(piped_run: FinishedR
     assert "citations     4 kept, 1 removed (never retrieved)" in out, out
 
 
+def test_piped_run_shows_no_third_party_bars_or_warnings(piped_run: FinishedRun) -> None:
+    # The relevance model loads during this run: its "Loading weights: 100%|…" bar went to
+    # stderr, the same stream as our one-line errors.
+    for stream in (piped_run.result.stdout, piped_run.result.stderr):
+        assert "%|" not in stream and "Loading weights" not in stream, stream
+        assert "Warning" not in stream, stream
+    assert piped_run.result.stderr == ""
+
+
 def test_traffic_log_has_model_calls_searches_and_timings(piped_run: FinishedRun) -> None:
     records = piped_run.records
     assert records[0]["kind"] == "run" and records[0]["question"] == QUESTION
