@@ -15,17 +15,17 @@ from langgraph.runtime import Runtime
 from pydantic import Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-DEFAULT_LLM_MODEL = "mlx-community/Qwen3-8B-4bit"
-MODEL_PROVIDERS = ("local", "openai")
-SEARCH_PROVIDERS = ("tavily", "searxng", "ddgs")
+# Re-exported: callers name them from here; they live apart so the CLI's help stays light.
+from deep_research.choices import (
+    DEFAULT_LLM_MODEL,
+    MODEL_PROVIDERS,
+    SEARCH_PROVIDERS,
+    ConfigError,
+)
 
 
 def _default_model() -> str:
     return f"local:{os.environ.get('LLM_MODEL') or DEFAULT_LLM_MODEL}"
-
-
-class ConfigError(ValueError):
-    """A configuration value is invalid; the message names the field, value and what is allowed."""
 
 
 class Context(BaseSettings):

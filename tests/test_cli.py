@@ -152,8 +152,57 @@ def test_runs_lists_the_finished_run(
 ) -> None:
     monkeypatch.chdir(piped_run.cwd)
     assert main(["runs"]) == 0
-    [line] = capsys.readouterr().out.splitlines()
+    header, line = capsys.readouterr().out.splitlines()
+    assert header.split() == ["thread", "started", "status", "question", "report", "or", "error"]
     assert line.startswith(piped_run.log.stem) and " done " in line and QUESTION in line
+    [report] = (piped_run.cwd / "reports").glob("*.md")
+    assert line.endswith(f"reports/{report.name}")
+    # Columns line up under the header.
+    assert line.index(" done ") + 1 == header.index("status")
+    assert line.index(QUESTION) == header.index("question")
+
+
+def test_runs_cuts_a_long_multi_line_error_to_one_short_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    error = "ModelEndpointError: " + "the server said no; " * 10 + "\nTraceback (most recent call)"
+    long_question = "Why is the sky blue " + "and why does it matter " * 5
+    log = tmp_path / ".deep_research" / "runs" / "abc12345.jsonl"
+    log.parent.mkdir(parents=True)
+    records = [
+        {"t": 1.0, "kind": "run", "action": "start", "question": long_question, "settings": {}},
+        {"t": 2.0, "kind": "run", "action": "end", "status": "failed", "error": error},
+    ]
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+    monkeypatch.chdir(tmp_path)
+    assert main(["runs"]) == 0
+    header, line = capsys.readouterr().out.splitlines()
+    assert line.startswith("abc12345  ") and "not started" in line
+    assert "Why is the sky blue and why does it matter" in line and "…" in line
+    detail = line[header.index("report or error") :]
+    assert detail.startswith("ModelEndpointError: the server said no;") and detail.endswith("…")
+    assert len(detail) == 80 and "Traceback" not in line
+
+
+def test_counts_are_pluralised() -> None:
+    from deep_research.cli.wording import plural
+
+    assert [plural(n, "source") for n in (0, 1, 2)] == ["0 sources", "1 source", "2 sources"]
+    assert plural(1, "search") == "1 search" and plural(3, "search") == "3 searches"
+    assert plural(1200, "token") == "1,200 tokens"
+
+
+def test_summary_and_progress_lines_say_one_source_and_one_call() -> None:
+    from deep_research.cli.summary import totals
+    from deep_research.cli.view import Tracker
+
+    tracker = Tracker("t1")
+    tracker.handle({"event": "research_started", "id": "r1", "topic": "heat pumps"})
+    line = tracker.handle({"event": "research_done", "id": "r1", "sources": 1})
+    assert line == "research done: heat pumps (1 source)"
+    records = [{"kind": "model_reply", "role": "researcher", "tokens_in": 1, "tokens_out": 9}]
+    [researcher, *_] = totals(records).lines()
+    assert re.fullmatch(r"researcher\s+1 call\s+1 token in\s+9 out", researcher), researcher
 
 
 def read_until(fd: int, marker: bytes, seen: bytearray) -> None:
@@ -299,6 +348,8 @@ def test_summary_mentions_removed_images_and_html_only_when_there_were_any() -> 
         "images_removed": 1,
         "html_removed": 2,
     }
-    assert citation_line({"citation_check": check}).endswith("; 3 images/HTML links removed")
+    assert citation_line({"citation_check": check}).endswith("; 3 image/HTML links removed")
+    check.update(images_removed=0, html_removed=1)
+    assert citation_line({"citation_check": check}).endswith("; 1 image/HTML link removed")
     check.update(images_removed=0, html_removed=0)
     assert "images" not in citation_line({"citation_check": check})
