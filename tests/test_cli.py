@@ -9,7 +9,6 @@ import json
 import os
 import pty
 import re
-import select
 import socket
 import subprocess
 import sys
@@ -30,6 +29,7 @@ from tests.cli_helpers import (
     TAVILY_KEY,
     cli_command,
     cli_env,
+    read_until,
     run_cli,
     traffic_records,
 )
@@ -203,20 +203,6 @@ def test_summary_and_progress_lines_say_one_source_and_one_call() -> None:
     records = [{"kind": "model_reply", "role": "researcher", "tokens_in": 1, "tokens_out": 9}]
     [researcher, *_] = totals(records).lines()
     assert re.fullmatch(r"researcher\s+1 call\s+1 token in\s+9 out", researcher), researcher
-
-
-def read_until(fd: int, marker: bytes, seen: bytearray) -> None:
-    """Read a pseudo-terminal into `seen` until `marker` appears (or the child is gone)."""
-    while marker not in seen:
-        ready, _, _ = select.select([fd], [], [], CLI_TIMEOUT)
-        assert ready, f"no output for {CLI_TIMEOUT}s; so far:\n{seen.decode(errors='replace')}"
-        try:
-            chunk = os.read(fd, 4096)
-        except OSError:  # EIO: the child closed the terminal
-            chunk = b""
-        if not chunk:
-            return
-        seen.extend(chunk)
 
 
 def test_terminal_run_asks_the_questions_and_uses_the_answer(tmp_path: Path) -> None:

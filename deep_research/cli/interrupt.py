@@ -17,7 +17,6 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Coroutine
-from types import FrameType
 from typing import Any, NoReturn, TypeVar
 
 T = TypeVar("T")
@@ -34,20 +33,18 @@ def run_until_interrupted(main: Coroutine[Any, Any, T], on_stop: Callable[[], No
     task = loop.create_task(main)
     stopping = False
 
-    def stop() -> None:
+    def on_sigint() -> None:
+        nonlocal stopping
+        if stopping or task.done():
+            raise KeyboardInterrupt  # propagates out of `run_until_complete`
+        stopping = True
         on_stop()
         task.cancel()
 
-    def on_sigint(signum: int, frame: FrameType | None) -> None:
-        nonlocal stopping
-        if stopping or task.done():
-            raise KeyboardInterrupt
-        stopping = True
-        # Signal handlers run between bytecodes; the loop's own thread does the work.
-        loop.call_soon_threadsafe(stop)
-
-    in_main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, on_sigint) if in_main_thread else None
+    # The loop's own handler, not `signal.signal`: the kernel may deliver SIGINT to a worker
+    # thread (one blocked reading the terminal, say), and only the loop's wakeup fd then
+    # rouses a main thread asleep in `select` with nothing scheduled.
+    loop.add_signal_handler(signal.SIGINT, on_sigint)
     try:
         return loop.run_until_complete(task)
     except asyncio.CancelledError:
@@ -55,8 +52,7 @@ def run_until_interrupted(main: Coroutine[Any, Any, T], on_stop: Callable[[], No
             raise KeyboardInterrupt from None
         raise
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
+        loop.remove_signal_handler(signal.SIGINT)
         if not stopping:
             # Finished (or failed) on its own: close down as `asyncio.run` does.
             loop.run_until_complete(loop.shutdown_asyncgens())
