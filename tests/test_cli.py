@@ -236,6 +236,7 @@ def test_terminal_run_asks_the_questions_and_uses_the_answer(tmp_path: Path) -> 
     screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", seen.decode(errors="replace"))
     assert "round 1" in screen and "1. Which climate zone?" in screen
     assert "2. Home or commercial buildings?" in screen and "Report saved:" in screen
+    assert "%|" not in screen and "Loading weights" not in screen, "only our live view"
     assert [role_of(b) for b in bodies].count("clarifier") == 1
     orchestrator = [b for b in bodies if role_of(b) == "orchestrator"]
     assert all(answer in _texts(b, "user") for b in orchestrator), "the answer reached the plan"

@@ -44,15 +44,23 @@ def run_until_interrupted(main: Coroutine[Any, Any, T], on_stop: Callable[[], No
     # The loop's own handler, not `signal.signal`: the kernel may deliver SIGINT to a worker
     # thread (one blocked reading the terminal, say), and only the loop's wakeup fd then
     # rouses a main thread asleep in `select` with nothing scheduled.
-    loop.add_signal_handler(signal.SIGINT, on_sigint)
+    try:
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+        handled = True
+    except NotImplementedError:  # Windows: Ctrl-C raises KeyboardInterrupt where it lands
+        handled = False
     try:
         return loop.run_until_complete(task)
     except asyncio.CancelledError:
         if stopping:
             raise KeyboardInterrupt from None
         raise
+    except KeyboardInterrupt:
+        stopping = True
+        raise
     finally:
-        loop.remove_signal_handler(signal.SIGINT)
+        if handled:
+            loop.remove_signal_handler(signal.SIGINT)
         if not stopping:
             # Finished (or failed) on its own: close down as `asyncio.run` does.
             loop.run_until_complete(loop.shutdown_asyncgens())
