@@ -12,7 +12,7 @@ line on stderr: exit code 2 for bad input, 1 for a failed run, 130 for Ctrl-C.
 
 from __future__ import annotations
 
-# Only light imports up here: `--help` and usage errors answer in a few hundredths of a
+# Only light imports up here: `--help` and usage errors answer in about a tenth of a
 # second. The graph, `Context` (pydantic), openai and LangChain are imported by the
 # commands that use them.
 import argparse
