@@ -18,9 +18,14 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from deep_research import envfile
 
-DEFAULT_LLM_MODEL = "mlx-community/Qwen3-8B-4bit"
-MODEL_PROVIDERS = ("local", "openai")
-SEARCH_PROVIDERS = ("tavily", "searxng", "ddgs")
+# Re-exported: callers name them from here; they live apart so the CLI's help stays light.
+from deep_research.choices import (
+    DEFAULT_LLM_MODEL,
+    MODEL_PROVIDERS,
+    SEARCH_PROVIDERS,
+    ConfigError,
+)
+
 ROLES = ("clarifier", "orchestrator", "researcher")
 # The environment variable each cloud model provider needs; `local` needs none.
 PROVIDER_KEYS = {"openai": "OPENAI_API_KEY"}
@@ -33,10 +38,6 @@ MIN_SECRET_CHARS = 6
 
 def _default_model() -> str:
     return f"local:{os.environ.get('LLM_MODEL') or DEFAULT_LLM_MODEL}"
-
-
-class ConfigError(ValueError):
-    """A configuration value is invalid; the message names the field, value and what is allowed."""
 
 
 class Context(BaseSettings):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
 from pathlib import Path
@@ -67,3 +68,17 @@ def traffic_records(cwd: Path) -> tuple[Path, list[dict[str, Any]]]:
     """The only traffic log under `cwd/.deep_research/runs/`, parsed."""
     [path] = (cwd / ".deep_research" / "runs").glob("*.jsonl")
     return path, [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def read_until(fd: int, marker: bytes, seen: bytearray) -> None:
+    """Read a pseudo-terminal into `seen` until `marker` appears (or the child is gone)."""
+    while marker not in seen:
+        ready, _, _ = select.select([fd], [], [], CLI_TIMEOUT)
+        assert ready, f"no output for {CLI_TIMEOUT}s; so far:\n{seen.decode(errors='replace')}"
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # EIO: the child closed the terminal
+            chunk = b""
+        if not chunk:
+            return
+        seen.extend(chunk)

@@ -9,7 +9,6 @@ import json
 import os
 import pty
 import re
-import select
 import socket
 import subprocess
 import sys
@@ -30,6 +29,7 @@ from tests.cli_helpers import (
     TAVILY_KEY,
     cli_command,
     cli_env,
+    read_until,
     run_cli,
     traffic_records,
 )
@@ -93,6 +93,15 @@ def test_piped_run_skips_questions_and_saves_a_cited_report(piped_run: FinishedR
     assert "citations     4 kept, 1 removed (never retrieved)" in out, out
 
 
+def test_piped_run_shows_no_third_party_bars_or_warnings(piped_run: FinishedRun) -> None:
+    # The relevance model loads during this run: its "Loading weights: 100%|…" bar went to
+    # stderr, the same stream as our one-line errors.
+    for stream in (piped_run.result.stdout, piped_run.result.stderr):
+        assert "%|" not in stream and "Loading weights" not in stream, stream
+        assert "Warning" not in stream, stream
+    assert piped_run.result.stderr == ""
+
+
 def test_traffic_log_has_model_calls_searches_and_timings(piped_run: FinishedRun) -> None:
     records = piped_run.records
     assert records[0]["kind"] == "run" and records[0]["question"] == QUESTION
@@ -145,22 +154,57 @@ def test_runs_lists_the_finished_run(
 ) -> None:
     monkeypatch.chdir(piped_run.cwd)
     assert main(["runs"]) == 0
-    [line] = capsys.readouterr().out.splitlines()
+    header, line = capsys.readouterr().out.splitlines()
+    assert header.split() == ["thread", "started", "status", "question", "report", "or", "error"]
     assert line.startswith(piped_run.log.stem) and " done " in line and QUESTION in line
+    [report] = (piped_run.cwd / "reports").glob("*.md")
+    assert line.endswith(f"reports/{report.name}")
+    # Columns line up under the header.
+    assert line.index(" done ") + 1 == header.index("status")
+    assert line.index(QUESTION) == header.index("question")
 
 
-def read_until(fd: int, marker: bytes, seen: bytearray) -> None:
-    """Read a pseudo-terminal into `seen` until `marker` appears (or the child is gone)."""
-    while marker not in seen:
-        ready, _, _ = select.select([fd], [], [], CLI_TIMEOUT)
-        assert ready, f"no output for {CLI_TIMEOUT}s; so far:\n{seen.decode(errors='replace')}"
-        try:
-            chunk = os.read(fd, 4096)
-        except OSError:  # EIO: the child closed the terminal
-            chunk = b""
-        if not chunk:
-            return
-        seen.extend(chunk)
+def test_runs_cuts_a_long_multi_line_error_to_one_short_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    error = "ModelEndpointError: " + "the server said no; " * 10 + "\nTraceback (most recent call)"
+    long_question = "Why is the sky blue " + "and why does it matter " * 5
+    log = tmp_path / ".deep_research" / "runs" / "abc12345.jsonl"
+    log.parent.mkdir(parents=True)
+    records = [
+        {"t": 1.0, "kind": "run", "action": "start", "question": long_question, "settings": {}},
+        {"t": 2.0, "kind": "run", "action": "end", "status": "failed", "error": error},
+    ]
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+    monkeypatch.chdir(tmp_path)
+    assert main(["runs"]) == 0
+    header, line = capsys.readouterr().out.splitlines()
+    assert line.startswith("abc12345  ") and "not started" in line
+    assert "Why is the sky blue and why does it matter" in line and "…" in line
+    detail = line[header.index("report or error") :]
+    assert detail.startswith("ModelEndpointError: the server said no;") and detail.endswith("…")
+    assert len(detail) == 80 and "Traceback" not in line
+
+
+def test_counts_are_pluralised() -> None:
+    from deep_research.cli.wording import plural
+
+    assert [plural(n, "source") for n in (0, 1, 2)] == ["0 sources", "1 source", "2 sources"]
+    assert plural(1, "search") == "1 search" and plural(3, "search") == "3 searches"
+    assert plural(1200, "token") == "1,200 tokens"
+
+
+def test_summary_and_progress_lines_say_one_source_and_one_call() -> None:
+    from deep_research.cli.summary import totals
+    from deep_research.cli.view import Tracker
+
+    tracker = Tracker("t1")
+    tracker.handle({"event": "research_started", "id": "r1", "topic": "heat pumps"})
+    line = tracker.handle({"event": "research_done", "id": "r1", "sources": 1})
+    assert line == "research done: heat pumps (1 source)"
+    records = [{"kind": "model_reply", "role": "researcher", "tokens_in": 1, "tokens_out": 9}]
+    [researcher, *_] = totals(records).lines()
+    assert re.fullmatch(r"researcher\s+1 call\s+1 token in\s+9 out", researcher), researcher
 
 
 def test_terminal_run_asks_the_questions_and_uses_the_answer(tmp_path: Path) -> None:
@@ -194,6 +238,7 @@ def test_terminal_run_asks_the_questions_and_uses_the_answer(tmp_path: Path) -> 
     screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", seen.decode(errors="replace"))
     assert "round 1" in screen and "1. Which climate zone?" in screen
     assert "2. Home or commercial buildings?" in screen and "Report saved:" in screen
+    assert "%|" not in screen and "Loading weights" not in screen, "only our live view"
     assert [role_of(b) for b in bodies].count("clarifier") == 1
     orchestrator = [b for b in bodies if role_of(b) == "orchestrator"]
     assert all(answer in _texts(b, "user") for b in orchestrator), "the answer reached the plan"
@@ -292,6 +337,8 @@ def test_summary_mentions_removed_images_and_html_only_when_there_were_any() -> 
         "images_removed": 1,
         "html_removed": 2,
     }
-    assert citation_line({"citation_check": check}).endswith("; 3 images/HTML links removed")
+    assert citation_line({"citation_check": check}).endswith("; 3 image/HTML links removed")
+    check.update(images_removed=0, html_removed=1)
+    assert citation_line({"citation_check": check}).endswith("; 1 image/HTML link removed")
     check.update(images_removed=0, html_removed=0)
     assert "images" not in citation_line({"citation_check": check})

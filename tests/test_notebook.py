@@ -42,6 +42,9 @@ def test_quickstart_notebook_runs_top_to_bottom(tmp_path: Path) -> None:
         client.execute(env=env)  # raises CellExecutionError if any cell fails
         bodies = llm.requests
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    # Only our output: no "Loading weights" bar, no tqdm "IProgress not found" warning.
+    stderr = [o.text for c in code for o in c.outputs if o.get("name") == "stderr"]
+    assert not stderr, stderr
     questions = outputs_text(code[1])
     assert "Which climate zone?" in questions, "the interrupt's questions are shown"
     progress = outputs_text(code[2])

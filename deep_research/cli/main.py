@@ -13,36 +13,40 @@ line on stderr: exit code 2 for bad input, 1 for a failed run, 130 for Ctrl-C.
 
 from __future__ import annotations
 
+# Only light imports up here: `--help` and usage errors answer in about a tenth of a
+# second. The graph, `Context` (pydantic), openai and LangChain are imported by the
+# commands that use them.
 import argparse
-import asyncio
 import sys
+import textwrap
 import uuid
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NoReturn
-
-import openai
-from langchain_core.tracers.langchain import wait_for_all_tracers
-from rich.console import Console
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from deep_research import envfile
-from deep_research.cli.replay import timeline
-from deep_research.cli.runs import (
-    Home,
-    UnknownRunError,
-    durable_graph,
-    list_runs,
-    load_run,
-    read_log,
-    status_of,
+from deep_research.choices import (
+    DEFAULT_LLM_MODEL,
+    MODEL_PROVIDERS,
+    SEARCH_CHOICES,
+    SETTING_NAMES,
+    ConfigError,
 )
-from deep_research.cli.session import Outcome, ResumeError, run_research
+from deep_research.cli.runs import Home, list_runs, load_run, read_log
 from deep_research.cli.summary import citation_line, totals
-from deep_research.context import ConfigError, Context, load_context
-from deep_research.models import EmptyReplyError, ModelEndpointError
+from deep_research.cli.wording import first_line
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from deep_research.cli.session import Outcome
+    from deep_research.context import Context
 
 HOME = Home(Path(".deep_research"))
 REPORTS = Path("reports")
+RUNS_HEADER = ("thread", "started", "status", "question", "report or error")
+QUESTION_CHARS = 48
+DETAIL_CHARS = 80
 
 
 class UsageError(ValueError):
@@ -54,26 +58,55 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see deep-research --help)")
 
 
+def _epilog() -> str:
+    settings = textwrap.fill(", ".join(SETTING_NAMES), width=78, subsequent_indent="  ")
+    return (
+        "search providers (--search, --set search_fallback=A,B):\n"
+        f"  {', '.join(SEARCH_CHOICES)}. auto: tavily when TAVILY_API_KEY is set, else\n"
+        "  searxng when SEARXNG_URL is set, else ddgs (keyless).\n"
+        "model providers (--model, --set ROLE_model=provider:model):\n"
+        f"  {', '.join(MODEL_PROVIDERS)}. local: the OpenAI-compatible server at LLM_BASE_URL;\n"
+        "  openai: OpenAI's cloud, needs OPENAI_API_KEY.\n"
+        f"  e.g. --model local:{DEFAULT_LLM_MODEL}\n"
+        "settings (--set FIELD=VALUE; each also read from its upper-cased environment\n"
+        f"variable):\n  {settings}\n"
+        "other commands:\n"
+        "  deep-research doctor        check that a run can succeed, and what to change\n"
+        "  deep-research runs          list past runs in this directory\n"
+        "  deep-research replay FILE   print a run's traffic log as a timeline\n"
+        "Ctrl-C stops a run at once; resume it with --resume THREAD_ID."
+    )
+
+
 def research_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="deep-research",
-        description="Research a question on the web and write a cited Markdown report. "
-        "Other commands: `deep-research doctor` checks that a run can succeed and says what "
-        "to change; `deep-research runs` lists past runs; "
-        "`deep-research replay FILE` prints a run's traffic log as a timeline.",
+        description="Research a question on the web and write a cited Markdown report.",
+        epilog=_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("question", nargs="?", help="what to research")
     parser.add_argument("--resume", metavar="THREAD_ID", help="continue a stopped run")
     parser.add_argument("--no-clarify", action="store_true", help="skip clarifying questions")
-    parser.add_argument("--model", help="model for every role, as provider:model")
-    parser.add_argument("--search", help="search provider: auto, tavily or ddgs")
+    parser.add_argument(
+        "--model",
+        metavar="PROVIDER:MODEL",
+        help=f"model for every role; provider one of {', '.join(MODEL_PROVIDERS)}",
+    )
+    parser.add_argument(
+        "--search",
+        metavar="PROVIDER",
+        help=f"search provider: {', '.join(SEARCH_CHOICES[:-1])} or {SEARCH_CHOICES[-1]} "
+        "(default: auto)",
+    )
     parser.add_argument("--max-searches", type=int, help="searches allowed for the whole run")
     parser.add_argument(
         "--set",
         action="append",
         default=[],
         metavar="FIELD=VALUE",
-        help="any other setting, e.g. --set max_researcher_turns=3 (repeatable)",
+        help="any other setting, e.g. --set max_researcher_turns=3 (repeatable; "
+        "the fields are listed below)",
     )
     return parser
 
@@ -100,6 +133,7 @@ def settings_from(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def research(argv: list[str], console: Console) -> int:
+    """Run or resume one thread. Ctrl-C ends the process (exit 130) once the run is saved."""
     args = research_parser().parse_args(argv)
     settings = settings_from(args)
     if args.resume and args.question:
@@ -112,6 +146,12 @@ def research(argv: list[str], console: Console) -> int:
         thread_id, question = uuid.uuid4().hex[:8], args.question.strip()
     else:
         raise UsageError('give a question, e.g. deep-research "Are heat pumps worth it?"')
+    from langchain_core.tracers.langchain import wait_for_all_tracers
+
+    from deep_research.cli.interrupt import exit_now, run_until_interrupted
+    from deep_research.cli.session import run_research
+    from deep_research.context import load_context
+
     context = load_context(settings)  # a bad value stops here, before anything is written
     interactive = sys.stdin.isatty()
     if not interactive and context.allow_clarification:
@@ -120,7 +160,7 @@ def research(argv: list[str], console: Console) -> int:
         context = load_context(settings)
     console.print(f"Thread {thread_id} · resume with: deep-research --resume {thread_id}")
     try:
-        outcome = asyncio.run(
+        outcome = run_until_interrupted(
             run_research(
                 HOME,
                 REPORTS,
@@ -131,11 +171,14 @@ def research(argv: list[str], console: Console) -> int:
                 settings=settings,
                 resume=bool(args.resume),
                 interactive=interactive,
-            )
+            ),
+            on_stop=lambda: print("stopping…", file=sys.stderr, flush=True),
         )
     except KeyboardInterrupt:
         print(f"Stopped. Resume with: deep-research --resume {thread_id}", file=sys.stderr)
-        return 130
+        # Threads still loading the model or reading the terminal are not waited for (see
+        # `deep_research.cli.interrupt`); LangSmith gets a moment for the last traces.
+        exit_now(130, last=wait_for_all_tracers)
     finally:
         # LangSmith sends runs from a background thread; without this, the last ones
         # (the run's end, the report) may be lost when the process exits.
@@ -156,18 +199,34 @@ def print_summary(console: Console, outcome: Outcome, context: Context) -> None:
     for line in totals(records).lines():
         console.print(line, highlight=False)
     cap = context.max_searches_per_run
-    console.print(f"search budget {values.get('searches_used', 0)} of {cap} used", highlight=False)
+    used = values.get("searches_used", 0)
+    console.print(f"search budget {used} of {cap} used", highlight=False)
     console.print(f"sources       {len(values.get('sources', []))}", highlight=False)
     console.print(citation_line(values), highlight=False)
     console.print(f"traffic log   {HOME.log_path(outcome.thread_id)}", highlight=False)
 
 
 async def _statuses(thread_ids: list[str]) -> list[str]:
+    from deep_research.cli.runs import durable_graph, status_of
+
     async with durable_graph(HOME) as graph:
         return [await status_of(graph, thread_id) for thread_id in thread_ids]
 
 
+def runs_table(rows: list[tuple[str, str, str, str, str]]) -> list[str]:
+    """`runs` output: a header, then one line per run (thread, started, status, question,
+    report or error), each cell cut to one line so a long error cannot spill."""
+    lines = []
+    for thread, when, status, question, detail in [RUNS_HEADER, *rows]:
+        question = first_line(question, QUESTION_CHARS)
+        line = f"{thread:<8}  {when:<16}  {status:<22}  {question:<{QUESTION_CHARS}}"
+        lines.append(f"{line}  {first_line(detail, DETAIL_CHARS)}".rstrip())
+    return lines
+
+
 def show_runs(argv: list[str], console: Console) -> int:
+    import asyncio
+
     if argv:
         raise UsageError(f"`runs` takes no arguments, got {' '.join(argv)!r}")
     runs = list_runs(HOME)
@@ -175,15 +234,24 @@ def show_runs(argv: list[str], console: Console) -> int:
         console.print(f"No runs yet in {HOME.root}/.")
         return 0
     statuses = asyncio.run(_statuses([run.thread_id for run in runs]))
-    for run, status in zip(runs, statuses, strict=True):
-        when = datetime.fromtimestamp(run.started).strftime("%Y-%m-%d %H:%M")
-        detail = run.report if status == "done" else run.error
-        line = f"{run.thread_id}  {when}  {status:<22} {run.question[:60]}"
-        console.print(line + (f"  ({detail})" if detail else ""), highlight=False)
+    rows = [
+        (
+            run.thread_id,
+            datetime.fromtimestamp(run.started).strftime("%Y-%m-%d %H:%M"),
+            status,
+            run.question,
+            (run.report if status == "done" else run.error) or "",
+        )
+        for run, status in zip(runs, statuses, strict=True)
+    ]
+    for line in runs_table(rows):
+        console.print(line, highlight=False, markup=False)
     return 0
 
 
 def replay(argv: list[str], console: Console) -> int:
+    from deep_research.cli.replay import timeline
+
     if len(argv) != 1:
         raise UsageError("usage: deep-research replay FILE (a .deep_research/runs/*.jsonl log)")
     path = Path(argv[0])
@@ -200,9 +268,31 @@ def doctor(argv: list[str], console: Console) -> int:
     return run_doctor(argv, console)
 
 
+def run_failures() -> tuple[type[Exception], ...]:
+    """Errors that end a run with their own one-line message (exit 1); imported only when
+    one is being handled, so `--help` stays light."""
+    import openai
+
+    from deep_research.cli.runs import UnknownRunError
+    from deep_research.cli.session import ResumeError
+    from deep_research.models import EmptyReplyError, ModelEndpointError
+    from deep_research.researcher import OldCheckpointError
+
+    return (
+        ModelEndpointError,
+        EmptyReplyError,
+        openai.APIError,
+        UnknownRunError,
+        ResumeError,
+        OldCheckpointError,
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     envfile.load_once()  # `.env` below the process environment, before anything reads either
     argv = sys.argv[1:] if argv is None else argv
+    from rich.console import Console
+
     # soft_wrap: long lines stay whole in logs and pipes; the live view sizes itself.
     console = Console(soft_wrap=True)
     commands = {"runs": show_runs, "replay": replay, "doctor": doctor}
@@ -213,16 +303,14 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, ConfigError) as error:
         print(f"deep-research: {error}", file=sys.stderr)
         return 2
-    except (
-        ModelEndpointError,
-        EmptyReplyError,
-        openai.APIError,
-        UnknownRunError,
-        ResumeError,
-    ) as error:
-        print(f"deep-research: {error}", file=sys.stderr)
-        return 1
-    except Exception as error:  # last resort: one line, never a traceback; the run is saved
+    except KeyboardInterrupt:  # before a run started (a run's Ctrl-C ends in `research`)
+        print("deep-research: stopped", file=sys.stderr)
+        return 130
+    except Exception as error:
+        if isinstance(error, run_failures()):
+            print(f"deep-research: {error}", file=sys.stderr)
+            return 1
+        # Last resort: one line, never a traceback; the run is saved.
         print(
             f"deep-research: {type(error).__name__}: {error} (the run is checkpointed: "
             "resume it with the thread id shown above)",

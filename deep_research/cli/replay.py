@@ -8,6 +8,7 @@ from typing import Any
 
 from deep_research.cli.summary import totals
 from deep_research.cli.view import Tracker
+from deep_research.cli.wording import plural
 
 PREVIEW_CHARS = 100
 
@@ -35,7 +36,7 @@ def describe(record: dict[str, Any], tracker: Tracker) -> str | None:
     if kind == "model_request":
         messages = record.get("messages") or []
         tools = ", ".join(record.get("tools") or []) or "none"
-        return f"{role:<13} → {len(messages)} messages, tools: {tools}"
+        return f"{role:<13} → {plural(len(messages), 'message')}, tools: {tools}"
     if kind == "model_reply":
         said = (
             _calls(record["tool_calls"])

@@ -13,12 +13,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-from langgraph.graph.state import CompiledStateGraph
-
-from deep_research.graph import builder
+if TYPE_CHECKING:
+    from langgraph.graph.state import CompiledStateGraph
 
 Status = Literal["done", "waiting for an answer", "stopped mid-run", "not started"]
 
@@ -106,6 +104,11 @@ def list_runs(home: Home) -> list[RunRecord]:
 @asynccontextmanager
 async def durable_graph(home: Home) -> AsyncIterator[CompiledStateGraph[Any, Any, Any, Any]]:
     """The research graph checkpointing to `.deep_research/checkpoints.sqlite`."""
+    # Imported here: the graph costs ~2 s, and `--help` or a usage error should not wait.
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from deep_research.graph import builder
+
     home.root.mkdir(parents=True, exist_ok=True)
     async with AsyncSqliteSaver.from_conn_string(str(home.checkpoints)) as saver:
         yield builder.compile(checkpointer=saver)

@@ -10,6 +10,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from deep_research.cli.wording import plural
+
 
 @dataclass
 class RoleUsage:
@@ -33,7 +35,8 @@ class Totals:
         for role, usage in sorted(self.roles.items()):
             errors = f", {usage.errors} failed" if usage.errors else ""
             out.append(
-                f"{role:<13} {usage.calls:>3} calls  {usage.tokens_in:>8,} tokens in  "
+                f"{role:<13} {plural(usage.calls, 'call'):>9}  "
+                f"{plural(usage.tokens_in, 'token'):>15} in  "
                 f"{usage.tokens_out:>7,} out{errors}"
             )
         refused = f", {self.searches_refused} refused at the cap" if self.searches_refused else ""
@@ -80,4 +83,4 @@ def citation_line(values: dict[str, Any]) -> str:
     )
     # Images and raw HTML that pointed outside the retrieved sources (rare; shown when > 0).
     unchecked = check.get("images_removed", 0) + check.get("html_removed", 0)
-    return f"{line}; {unchecked} images/HTML links removed" if unchecked else line
+    return f"{line}; {plural(unchecked, 'image/HTML link')} removed" if unchecked else line

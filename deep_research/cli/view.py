@@ -13,6 +13,8 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from deep_research.cli.wording import plural
+
 ResearcherStatus = Literal["running", "done", "failed"]
 TODO_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
 
@@ -66,13 +68,12 @@ class Tracker:
             return f"search failed: {event.get('error')}"
         if name in ("research_done", "research_failed") and who:
             who.status = "done" if name == "research_done" else "failed"
-            who.detail = (
-                f"{event.get('sources', 0)} sources" if who.status == "done" else event["error"]
-            )
+            sources = plural(int(event.get("sources", 0)), "source")
+            who.detail = sources if who.status == "done" else event["error"]
             return f"research {who.status}: {who.topic} ({who.detail})"
         if name == "report_written":
             self.phase = "report written"
-            return f"report written ({event['chars']:,} characters)"
+            return f"report written ({plural(event['chars'], 'character')})"
         return None
 
     def elapsed(self) -> str:

