@@ -22,6 +22,7 @@ SETTING_NAMES = (
     "allow_clarification",
     "max_clarification_rounds",
     "max_researchers_per_turn",
+    "max_research_calls_per_reply",
     "max_orchestrator_turns",
     "max_todo_updates",
     "max_todo_only_turns",

@@ -16,13 +16,12 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 from pydantic import BaseModel, Field, ValidationError
 
-from deep_research import churn, models, prompts, toolcalls
+from deep_research import churn, limits, models, prompts, toolcalls
 from deep_research.context import Context, context_of
 from deep_research.state import ResearchState
 
 log = logging.getLogger(__name__)
 
-MAX_QUESTIONS = 3
 # A thread must never stay stuck on bad resume values; after this many we go on without.
 MAX_BAD_ANSWERS = 5
 ANSWER_SHAPES = 'Resume with a string, or with {"answer": "<your answers>"}.'
@@ -71,7 +70,7 @@ def new_question(state: ResearchState) -> dict[str, Any]:
     The search budget and the sources stay: the cap is per thread, and earlier findings may
     still be cited.
     """
-    return {
+    update: dict[str, Any] = {
         "todos": [],
         "orchestrator_turns": 0,
         "clarification_rounds": 0,
@@ -79,6 +78,12 @@ def new_question(state: ResearchState) -> dict[str, Any]:
         "churn": churn.fresh(),
         "failures": None,
     }
+    question = next((m for m in reversed(state["messages"]) if isinstance(m, HumanMessage)), None)
+    if question is not None and len(question.text) > limits.USER_TEXT_CHARS:
+        # Same id: the stored question is replaced, so no later request carries it whole.
+        text = limits.cut(question.text, limits.USER_TEXT_CHARS)
+        update["messages"] = [HumanMessage(text, id=question.id)]
+    return update
 
 
 async def clarify(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -91,12 +96,14 @@ async def clarify(state: ResearchState, runtime: Runtime[Context]) -> dict[str, 
     decision = await _decide(context, messages)
     if decision is None:
         return {"pending_questions": []}
-    questions = [q.strip() for q in decision.questions if q.strip()][:MAX_QUESTIONS]
+    questions = [
+        limits.cut(q.strip(), limits.QUESTION_CHARS) for q in decision.questions if q.strip()
+    ][: limits.MAX_QUESTIONS]
     if decision.need_clarification and questions:
         return {"pending_questions": questions}
     update: dict[str, Any] = {"pending_questions": []}
-    if decision.verification.strip():
-        update["messages"] = [AIMessage(decision.verification.strip(), name="clarifier")]
+    if verification := limits.cut(decision.verification.strip(), limits.QUESTION_CHARS):
+        update["messages"] = [AIMessage(verification, name="clarifier")]
     return update
 
 
@@ -146,6 +153,8 @@ def ask_user(state: ResearchState) -> dict[str, Any]:
             break
         # Raising here would leave the bad value stored and the thread stuck.
         payload = {**payload, "error": f"Got {type(value).__name__} {value!r:.80}. {ANSWER_SHAPES}"}
+    if answer is not None:
+        answer = limits.cut(answer, limits.USER_TEXT_CHARS)
     asked = "\n".join(f"{i}. {q}" for i, q in enumerate(questions, start=1))
     return {
         "messages": [

@@ -89,6 +89,13 @@ class Context(BaseSettings):
         le=16,
         description="Most researchers running at once; further research calls wait their turn.",
     )
+    max_research_calls_per_reply: int = Field(
+        default=6,
+        ge=1,
+        le=50,
+        description="Research calls run per orchestrator reply; the calls beyond it are "
+        "answered with an error naming this limit, to be made again next turn.",
+    )
     max_orchestrator_turns: int = Field(
         default=6,
         ge=1,

@@ -10,12 +10,13 @@ from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 import openai
+from langchain_core.exceptions import ContextOverflowError
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel
 
-from deep_research import prompts, toolcalls, tracing
+from deep_research import limits, prompts, toolcalls, tracing
 from deep_research.context import MODEL_PROVIDERS, ConfigError, Context, Endpoints
 
 log = logging.getLogger(__name__)
@@ -30,6 +31,34 @@ PLACEHOLDER_API_KEY = "not-needed"
 
 class ModelEndpointError(RuntimeError):
     """The model server could not be reached; the message says where and what to do."""
+
+
+class ContextTooLongError(ModelEndpointError):
+    """The server refused a request as longer than its context window.
+
+    An outage of sorts: the server's context is too small for this run, not something one
+    topic did, so a researcher re-raises it like any `ModelEndpointError`.
+    """
+
+
+# Phrases that servers put in a context-overflow error (vLLM says only this, in the text).
+_OVERFLOW_PHRASES = ("maximum context length", "exceeds the available context size")
+
+
+def is_context_overflow(error: openai.APIStatusError) -> bool:
+    """Whether `error` is a server saying the request is longer than its context.
+
+    OpenAI: HTTP 400, code `context_length_exceeded`; llama.cpp: HTTP 400, type
+    `exceed_context_size_error`; vLLM: HTTP 400 "maximum context length"; any HTTP 413
+    (request body too large, e.g. a proxy's limit).
+    """
+    if error.status_code == 413 or isinstance(error, ContextOverflowError):
+        return True
+    if error.status_code != 400:
+        return False
+    if error.code == "context_length_exceeded" or error.type == "exceed_context_size_error":
+        return True
+    return any(phrase in error.message.lower() for phrase in _OVERFLOW_PHRASES)
 
 
 class EmptyReplyError(RuntimeError):
@@ -99,12 +128,14 @@ class RoleModel:
 
         An empty reply gets one nudge; a second one raises `EmptyReplyError`.
         """
-        reply = toolcalls.settle(await self._call(messages, tools), tools)
+        raw, sent = await self._fitted(messages, tools)
+        reply = toolcalls.settle(raw, tools)
         if not toolcalls.is_empty(reply):
             return _unique_call_ids(reply)
         log.warning("the %s model returned an empty reply; nudging it once", self.role)
         nudge = HumanMessage(prompts.render("empty_reply"))
-        reply = toolcalls.settle(await self._call([*messages, nudge], tools), tools)
+        raw, _ = await self._fitted([*sent, nudge], tools)
+        reply = toolcalls.settle(raw, tools)
         if toolcalls.is_empty(reply):
             raise EmptyReplyError(
                 f"The {self.role} model at {self.endpoint} returned an empty reply twice, the "
@@ -112,6 +143,38 @@ class RoleModel:
                 "raise LLM_MAX_TOKENS, or check the server log for a dropped tool call."
             )
         return _unique_call_ids(reply)
+
+    async def _fitted(
+        self, messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]]
+    ) -> tuple[AIMessage, list[BaseMessage]]:
+        """The reply and the messages that got it: shortened while the server says too long.
+
+        Each retry is strictly shorter (`limits.shorten`), so the server never gets the same
+        prompt twice; after `limits.SHORTEN_ROUNDS` the error says how to raise the context.
+        """
+        attempt = list(messages)
+        for shortened in range(limits.SHORTEN_ROUNDS + 1):
+            try:
+                return await self._call(attempt, tools), attempt
+            except ContextTooLongError as refusal:
+                shorter = limits.shorten(attempt) if shortened < limits.SHORTEN_ROUNDS else None
+                if shorter is None:
+                    raise ContextTooLongError(
+                        f"The {self.role} model at {self.endpoint} refused the request as too "
+                        f"long for its context, also after shortening it {shortened} time(s) "
+                        f"to {_chars(attempt):,} characters ({refusal}). Raise the server's "
+                        "context size (llama.cpp: -c 32768; Ollama: OLLAMA_CONTEXT_LENGTH=32768; "
+                        "vLLM: --max-model-len), or use a model with a longer context."
+                    ) from None
+                log.warning(
+                    "the %s request (%d characters) was too long for %s; retrying with %d",
+                    self.role,
+                    _chars(attempt),
+                    self.endpoint,
+                    _chars(shorter),
+                )
+                attempt = shorter
+        raise AssertionError("unreachable: the last round returns or raises")
 
     async def _call(
         self, messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]]
@@ -122,6 +185,11 @@ class RoleModel:
             reply = await runnable.ainvoke(
                 list(messages), tracing.model_config(self.role, self.spec)
             )
+        except openai.APIStatusError as error:
+            if not is_context_overflow(error):
+                raise
+            said = " ".join(error.message.split())[:200]  # the server's words, on one line
+            raise ContextTooLongError(f"HTTP {error.status_code}: {said}") from None
         except openai.APIConnectionError as error:  # includes timeouts
             raise ModelEndpointError(
                 f"Cannot reach the model server at {self.endpoint} "
@@ -132,6 +200,10 @@ class RoleModel:
         if not isinstance(reply, AIMessage):
             raise TypeError(f"expected an AIMessage from the model, got {type(reply).__name__}")
         return reply
+
+
+def _chars(messages: Sequence[BaseMessage]) -> int:
+    return sum(len(m.text) for m in messages)
 
 
 def _unique_call_ids(reply: AIMessage) -> AIMessage:

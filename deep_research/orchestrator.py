@@ -10,10 +10,10 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from deep_research import churn, models, progress, prompts
+from deep_research import churn, limits, models, progress, prompts
 from deep_research.context import Context, context_of
 from deep_research.search.budget import quotas
-from deep_research.state import ResearchState, ResearchTask, Todo
+from deep_research.state import ChurnGuard, ResearchState, ResearchTask, Todo
 from deep_research.toolcalls import invalid_arguments
 
 
@@ -59,24 +59,31 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
         system = prompts.render(
             "orchestrator",
             max_researchers=context.max_researchers_per_turn,
+            max_calls=context.max_research_calls_per_reply,
             max_turns=context.max_orchestrator_turns,
             max_searches=context.max_searches_per_run,
         )
         reply = await model.ask([SystemMessage(system), *state["messages"]], tools=TOOLS)
         guard = churn.after_reply(state.get("churn"), reply.tool_calls, context)
+        guard = _limit_research(guard, reply, context.max_research_calls_per_reply)
         return {"messages": [reply], "orchestrator_turns": turns, "churn": guard}
     return {"messages": [reply], "orchestrator_turns": turns}
 
 
 def _findings(state: ResearchState) -> str:
-    """The conversation and every research result as one plain message."""
+    """The conversation and every research result as one plain message, of bounded size.
+
+    Each part is cut to a fair share, so every result keeps its start (and its links)
+    rather than the last ones being dropped.
+    """
     parts = []
     for message in state["messages"]:
         if isinstance(message, HumanMessage):
-            parts.append(f"User: {message.content}")
+            parts.append(f"User: {message.text}")
         elif isinstance(message, ToolMessage) and message.name != "write_todos":
-            parts.append(f"Research result:\n{message.content}")
-    return "\n\n".join(parts)
+            parts.append(f"Research result:\n{message.text}")
+    separators = 2 * max(0, len(parts) - 1)
+    return "\n\n".join(limits.fair_cut(parts, limits.FINDINGS_CHARS - separators))
 
 
 def route_orchestrator(
@@ -112,7 +119,22 @@ def route_orchestrator(
 
 def _runnable_research(state: ResearchState, reply: AIMessage) -> dict[str, str]:
     """Call id -> topic for the research calls that will really run this turn."""
-    refused = state.get("churn", churn.fresh())["refused"]
+    return _valid_research(reply, state.get("churn", churn.fresh())["refused"])
+
+
+def _limit_research(guard: ChurnGuard, reply: AIMessage, limit: int) -> ChurnGuard:
+    """The guard with every runnable research call after the first `limit` refused.
+
+    Decided when the reply arrives and kept in state, like the churn verdicts: a resume
+    with another limit cannot then run a call that `answer_tools` already refused.
+    """
+    extra = list(_valid_research(reply, guard["refused"]))[limit:]
+    if not extra:
+        return guard
+    return {**guard, "refused": {**guard["refused"], **dict.fromkeys(extra, "over_limit")}}
+
+
+def _valid_research(reply: AIMessage, refused: dict[str, str]) -> dict[str, str]:
     runnable = {}
     for call in reply.tool_calls:
         call_id = call.get("id") or ""
@@ -129,7 +151,7 @@ def answer_tools(state: ResearchState) -> dict[str, Any]:
     """Answer every call that is not a valid research call: todos, mistakes, unknown tools."""
     last = state["messages"][-1]
     assert isinstance(last, AIMessage)
-    has_research = bool(_runnable_research(state, last))
+    ran = len(_runnable_research(state, last))
     guard = state.get("churn", churn.fresh())
     messages: list[ToolMessage] = []
     update: dict[str, Any] = {}
@@ -138,13 +160,13 @@ def answer_tools(state: ResearchState) -> dict[str, Any]:
         name = call["name"]
         refusal = guard["refused"].get(call_id)
         if refusal is not None:
-            messages.append(_refused(call_id, name, refusal))
+            messages.append(_refused(call_id, name, refusal, ran))
         elif name == "research":
             try:
                 Research.model_validate(call["args"])
             except ValidationError as error:
                 messages.append(_error(call_id, name, invalid_arguments(call["args"], error)))
-        elif name == "write_todos" and has_research:
+        elif name == "write_todos" and ran:
             # The documented rule for a mixed reply: research runs, the plan stays unchanged.
             messages.append(
                 _error(
@@ -174,9 +196,12 @@ def answer_tools(state: ResearchState) -> dict[str, Any]:
     return {**update, "messages": messages}
 
 
-def _refused(call_id: str, name: str, refusal: str) -> ToolMessage:
-    """A call the churn guard stopped: nothing ran and no state changed."""
-    if refusal == "locked":
+def _refused(call_id: str, name: str, refusal: str, ran: int) -> ToolMessage:
+    """A call the churn guard or the per-reply limit stopped: nothing ran, no state changed."""
+    if refusal == "over_limit":  # refused only when the first `ran` calls filled the limit
+        text = prompts.render("research_limit", limit=ran)
+        example = EXAMPLES["research"]
+    elif refusal == "locked":
         text = f"Plan locked: this update was not saved. {prompts.render('plan_locked')}"
         example = EXAMPLES["research"]
     else:

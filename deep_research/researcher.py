@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from deep_research import models, process, progress, prompts, tracing
 from deep_research.citations import check_report
 from deep_research.context import Context, context_of
+from deep_research.limits import cut_report
 from deep_research.search import budget, digest
 from deep_research.search.cache import run_cache
 from deep_research.search.chain import SearchChain
@@ -271,7 +272,7 @@ async def research(task: ResearchTask, runtime: Runtime[Context]) -> dict[str, A
     return {
         "messages": [
             ToolMessage(
-                f"{checked.body.strip()}\n\nSources retrieved:\n{listing or '(none)'}",
+                cut_report(f"{checked.body.strip()}\n\nSources retrieved:\n{listing or '(none)'}"),
                 tool_call_id=task["tool_call_id"],
                 name="research",
                 artifact={"citation_check": checked.check},

@@ -61,7 +61,7 @@ class ChurnGuard(TypedDict):
     todo_only_turns: int
     todos_locked: bool
     streaks: dict[str, int]  # call signature -> consecutive replies that made that call
-    refused: dict[str, str]  # call id in the latest reply -> "locked" or "repeated"
+    refused: dict[str, str]  # call id in the latest reply -> "locked", "repeated", "over_limit"
 
 
 def merge_sources(current: list[Source], new: list[Source]) -> list[Source]:

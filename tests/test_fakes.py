@@ -150,6 +150,30 @@ async def test_error_status_raises_bad_request() -> None:
 
 
 @pytest.mark.asyncio
+async def test_bodies_over_one_mebibyte_are_refused_with_413_and_their_size_logged() -> None:
+    with ScriptedOpenAIServer(lambda body: Reply(content="ok")) as srv:
+        llm = chat(srv, max_retries=0)
+        with pytest.raises(openai.APIStatusError) as error:
+            await llm.ainvoke("x" * srv.MAX_BODY_BYTES)
+        assert error.value.status_code == 413
+        assert "Maximum request body size" in error.value.response.text
+        assert (await llm.ainvoke("x" * (srv.MAX_BODY_BYTES - 1000))).content == "ok"
+        assert len(srv.requests) == 1, "the brain never sees a refused body"
+        [size] = srv.oversized
+        assert size > srv.MAX_BODY_BYTES
+
+
+@pytest.mark.asyncio
+async def test_error_body_is_sent_as_given() -> None:
+    llama = {"error": {"code": 400, "message": "too big", "type": "exceed_context_size_error"}}
+    with ScriptedOpenAIServer(lambda body: Reply(status=400, error_body=llama)) as srv:
+        with pytest.raises(openai.BadRequestError) as error:
+            await chat(srv, max_retries=0).ainvoke("hi")
+    assert error.value.type == "exceed_context_size_error"
+    assert error.value.message == "Error code: 400 - too big"
+
+
+@pytest.mark.asyncio
 async def test_models_endpoint() -> None:
     with ScriptedOpenAIServer(lambda body: Reply()) as srv:
         async with openai.AsyncOpenAI(base_url=srv.base_url, api_key="x") as client:

@@ -46,6 +46,9 @@ class Reply:
     tool_calls: list[ToolCall] = field(default_factory=list)
     status: int = 200
     error_message: str = ""
+    # Sent as the whole error response when set: a dict as JSON, a str as plain text, so a
+    # test can give the exact shape a real server uses (llama.cpp, vLLM, a proxy).
+    error_body: dict[str, Any] | str | None = None
     delay: float = 0.0
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
@@ -134,18 +137,26 @@ def _chunks(text: str, pieces: int = 3) -> list[str]:
 
 
 class ScriptedOpenAIServer(BackgroundServer):
-    """Fake OpenAI endpoint; use as ``with ScriptedOpenAIServer(brain) as srv``."""
+    """Fake OpenAI endpoint; use as ``with ScriptedOpenAIServer(brain) as srv``.
+
+    Bodies over ``MAX_BODY_BYTES`` are refused with HTTP 413 before the brain sees them,
+    as aiohttp does by default; their sizes are kept in ``oversized``.
+    """
+
+    MAX_BODY_BYTES = 1 << 20
 
     def __init__(self, brain: Brain) -> None:
         self.brain = brain
         self._lock = threading.Lock()
         self._requests: list[dict[str, Any]] = []
         self._auth_headers: list[str] = []
+        self._oversized: list[int] = []
         self._ids = itertools.count(1)
         self._call_ids = itertools.count(1)
         self.in_flight = 0
         self.max_in_flight = 0
-        app = web.Application()
+        # Read whole, so a refused body's size can be logged; the limit is enforced below.
+        app = web.Application(client_max_size=64 * self.MAX_BODY_BYTES)
         app.router.add_post("/v1/chat/completions", self._chat_completions)
         app.router.add_get("/v1/models", self._models)
         super().__init__(app)
@@ -161,6 +172,12 @@ class ScriptedOpenAIServer(BackgroundServer):
             return list(self._requests)
 
     @property
+    def oversized(self) -> list[int]:
+        """Sizes in bytes of the bodies refused with HTTP 413 as too large, in arrival order."""
+        with self._lock:
+            return list(self._oversized)
+
+    @property
     def auth_headers(self) -> list[str]:
         with self._lock:
             return list(self._auth_headers)
@@ -169,6 +186,7 @@ class ScriptedOpenAIServer(BackgroundServer):
         with self._lock:
             self._requests.clear()
             self._auth_headers.clear()
+            self._oversized.clear()
             self.max_in_flight = self.in_flight
 
     async def _models(self, request: web.Request) -> web.Response:
@@ -176,7 +194,14 @@ class ScriptedOpenAIServer(BackgroundServer):
         return web.json_response({"object": "list", "data": data})
 
     async def _chat_completions(self, request: web.Request) -> web.StreamResponse:
-        body: dict[str, Any] = await request.json()
+        raw = await request.read()
+        if len(raw) > self.MAX_BODY_BYTES:
+            with self._lock:
+                self._oversized.append(len(raw))
+            limit = self.MAX_BODY_BYTES
+            text = f"Maximum request body size {limit} exceeded, actual body size {len(raw)}"
+            return web.Response(status=413, text=text)
+        body: dict[str, Any] = json.loads(raw)
         with self._lock:
             self._requests.append(body)
             self._auth_headers.append(request.headers.get("Authorization", ""))
@@ -198,6 +223,10 @@ class ScriptedOpenAIServer(BackgroundServer):
         reply = Reply(content=result) if isinstance(result, str) else result
         if reply.delay > 0:
             await asyncio.sleep(reply.delay)
+        if reply.status != 200 and isinstance(reply.error_body, dict):
+            return web.json_response(reply.error_body, status=reply.status)
+        if reply.status != 200 and isinstance(reply.error_body, str):
+            return web.Response(status=reply.status, text=reply.error_body)
         if reply.status != 200:
             return _error_response(reply.status, reply.error_message or "scripted error")
 
