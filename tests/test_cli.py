@@ -342,3 +342,14 @@ def test_summary_mentions_removed_images_and_html_only_when_there_were_any() -> 
     assert citation_line({"citation_check": check}).endswith("; 1 image/HTML link removed")
     check.update(images_removed=0, html_removed=0)
     assert "images" not in citation_line({"citation_check": check})
+
+
+def test_a_server_that_echoes_the_key_in_its_error_never_gets_it_printed(tmp_path: Path) -> None:
+    def echoing(body: dict[str, Any]) -> Reply:
+        return Reply(status=401, error_message=f"invalid key: Bearer {LLM_KEY}")
+
+    with ScriptedOpenAIServer(echoing) as llm, FakeTavilyServer() as tavily:
+        result = run_cli(tmp_path, cli_env(llm, tavily, tmp_path), "--no-clarify", QUESTION)
+    assert result.returncode == 1, result.stderr
+    assert LLM_KEY not in result.stderr + result.stdout
+    assert REDACTED in result.stderr and "401" in result.stderr

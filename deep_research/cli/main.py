@@ -307,12 +307,16 @@ def main(argv: list[str] | None = None) -> int:
         print("deep-research: stopped", file=sys.stderr)
         return 130
     except Exception as error:
+        from deep_research.cli.redact import Redactor
+
+        # A server may echo the key it was sent in its error text: scrub it like the log.
+        text = Redactor().text(str(error))
         if isinstance(error, run_failures()):
-            print(f"deep-research: {error}", file=sys.stderr)
+            print(f"deep-research: {text}", file=sys.stderr)
             return 1
         # Last resort: one line, never a traceback; the run is saved.
         print(
-            f"deep-research: {type(error).__name__}: {error} (the run is checkpointed: "
+            f"deep-research: {type(error).__name__}: {text} (the run is checkpointed: "
             "resume it with the thread id shown above)",
             file=sys.stderr,
         )
