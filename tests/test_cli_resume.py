@@ -143,3 +143,22 @@ def test_killed_run_resumes_without_redoing_finished_research(
     assert "searches      2, 1 refused at the cap" in resumed.stdout, resumed.stdout
     report = next((tmp_path / "reports").glob("*.md")).read_text()
     assert f"{FINISHED.replace(' ', '-')}" in report and CUT.replace(" ", "-") in report
+
+
+def test_a_run_stopped_while_saving_its_report_saves_it_on_resume(tmp_path: Path) -> None:
+    with ScriptedOpenAIServer(ResearchBrain()) as llm, FakeTavilyServer() as tavily:
+        env = cli_env(llm, tavily, tmp_path)
+        assert run_cli(tmp_path, env, QUESTION).returncode == 0
+        # As if stopped between the graph's end and the file: no report, no end record.
+        for report in (tmp_path / "reports").glob("*.md"):
+            report.unlink()
+        [log] = (tmp_path / ".deep_research" / "runs").glob("*.jsonl")
+        kept = [line for line in log.read_text().splitlines() if '"action": "end"' not in line]
+        log.write_text("\n".join(kept) + "\n")
+        calls = len(llm.requests)
+        resumed = run_cli(tmp_path, env, "--resume", log.stem)
+        assert len(llm.requests) == calls, "nothing ran again"
+    assert resumed.returncode == 0, resumed.stderr
+    [report] = (tmp_path / "reports").glob("*.md")
+    assert report.read_text().startswith("# ")
+    assert "Report saved" in resumed.stdout

@@ -21,7 +21,7 @@ from rich.console import Console
 
 from deep_research import tracing
 from deep_research.cli.redact import Redactor
-from deep_research.cli.runs import Home, durable_graph, status_of
+from deep_research.cli.runs import Home, durable_graph, read_log, status_of
 from deep_research.cli.traffic import TrafficHandler, TrafficLog
 from deep_research.cli.view import ProgressView, Tracker
 from deep_research.context import Context
@@ -84,9 +84,14 @@ async def run_research(
             if resume:
                 status = await status_of(graph, thread_id)
                 state = await graph.aget_state(config)
-                if status == "done":
+                if status == "done" and _report_saved(home, thread_id):
                     log.write("run", action="end", status="already done")
                     return Outcome(thread_id, state.values, time.monotonic() - started, None)
+                if status == "done":  # stopped while saving the report: save it now
+                    report = Redactor()(state.values["final_report"])
+                    path = await asyncio.to_thread(save_report, reports, question, report)
+                    log.write("run", action="end", status="done", report=str(path))
+                    return Outcome(thread_id, state.values, time.monotonic() - started, path)
                 if status == "not started":
                     raise ResumeError(f"thread {thread_id!r} has no checkpoint to resume from")
                 # None continues from the last checkpoint; a waiting question is asked first.
@@ -123,6 +128,12 @@ async def run_research(
         raise
     finally:
         log.close()
+
+
+def _report_saved(home: Home, thread_id: str) -> bool:
+    """Whether a session of this thread recorded its saved report in the traffic log."""
+    records = read_log(home.log_path(thread_id))
+    return any(r.get("kind") == "run" and r.get("report") for r in records)
 
 
 async def _answer(
