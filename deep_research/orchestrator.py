@@ -66,7 +66,21 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
         reply = await model.ask([SystemMessage(system), *state["messages"]], tools=TOOLS)
         guard = churn.after_reply(state.get("churn"), reply.tool_calls, context)
         guard = _limit_research(guard, reply, context.max_research_calls_per_reply)
-        return {"messages": [reply], "orchestrator_turns": turns, "churn": guard}
+        # What is left (cap minus what state counts) is split into one quota per research
+        # call and counted now, in this node's checkpoint: sibling tasks cannot see each
+        # other's searches, and a task dropped before it reports (a new question after a
+        # stopped run) must not free searches it may have sent. Each task gives back what
+        # it did not use when it ends.
+        runnable = _valid_research(reply, guard["refused"])
+        left = context.max_searches_per_run - state.get("searches_used", 0)
+        shares = dict(zip(runnable, quotas(left, len(runnable)), strict=True))
+        return {
+            "messages": [reply],
+            "orchestrator_turns": turns,
+            "churn": guard,
+            "quotas": shares,
+            "searches_used": sum(shares.values()),
+        }
     return {"messages": [reply], "orchestrator_turns": turns}
 
 
@@ -86,21 +100,15 @@ def _findings(state: ResearchState) -> str:
     return "\n\n".join(limits.fair_cut(parts, limits.FINDINGS_CHARS - separators))
 
 
-def route_orchestrator(
-    state: ResearchState, runtime: Runtime[Context]
-) -> list[Send | str] | Literal["finalize"]:
-    """Each valid research call becomes its own task; everything else goes to `answer_tools`.
-
-    The searches left (cap minus those counted in state) are split into one quota per task:
-    sibling tasks cannot see each other's searches, so no other split keeps the cap exact.
-    """
+def route_orchestrator(state: ResearchState) -> list[Send | str] | Literal["finalize"]:
+    """Each valid research call becomes its own task, with the quota `orchestrate` gave it;
+    everything else goes to `answer_tools`."""
     last = state["messages"][-1]
     if not isinstance(last, AIMessage) or not last.tool_calls:
         return "finalize"
     dispatch_id = str(uuid.uuid4())
     runnable = _runnable_research(state, last)
-    left = context_of(runtime).max_searches_per_run - state.get("searches_used", 0)
-    shares = iter(quotas(left, len(runnable)))
+    shares = state.get("quotas") or {}
     targets: list[Send | str] = []
     for call in last.tool_calls:
         topic = runnable.get(call.get("id") or "")
@@ -109,7 +117,7 @@ def route_orchestrator(
                 topic=topic,
                 tool_call_id=call.get("id") or "",
                 dispatch_id=dispatch_id,
-                quota=next(shares),
+                quota=shares.get(call.get("id") or "", 0),
             )
             targets.append(Send("research", task))
         elif "answer_tools" not in targets:

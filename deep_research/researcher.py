@@ -255,7 +255,7 @@ async def research(task: ResearchTask, runtime: Runtime[Context]) -> dict[str, A
                     )
                 ],
                 "failures": [{"topic": task["topic"], "error": message}],
-                "searches_used": await _searches_counted(task["quota"]),
+                "searches_used": await _searches_counted(task["quota"]) - task["quota"],
             }
     sources = result.get("sources", [])
     # Checked against this researcher's own sources, before the orchestrator can copy a link.
@@ -279,7 +279,7 @@ async def research(task: ResearchTask, runtime: Runtime[Context]) -> dict[str, A
             )
         ],
         "sources": sources,
-        "searches_used": searches,
+        "searches_used": searches - task["quota"],  # the unused part goes back
     }
 
 

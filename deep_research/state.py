@@ -101,8 +101,10 @@ class ResearchState(InputState):
     todos: list[Todo]
     sources: Annotated[list[Source], merge_sources]
     failures: Annotated[list[ResearchFailure], extend_or_reset]
-    # Each research task adds its own checkpointed total once, when it ends.
+    # Searches counted for the thread: the orchestrator adds the quotas it hands out, and
+    # each research task, when it ends, gives back what it did not use (search/budget.py).
     searches_used: Annotated[int, operator.add]
+    quotas: dict[str, int]  # research call id -> its quota, for the latest orchestrator reply
     pending_questions: list[str]
     clarification_rounds: int
     orchestrator_turns: int

@@ -8,6 +8,7 @@ holds a search open, then resume it in a new process.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -22,8 +23,14 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from deep_research import process
 from deep_research.graph import builder
+from deep_research.models import ModelEndpointError
 from deep_research.researcher import OldCheckpointError, research
-from deep_research.search.budget import quotas
+from deep_research.search import cache
+from deep_research.search.budget import Grant, quotas
+from deep_research.search.chain import SearchChain
+from deep_research.search.fetch import PageFetcher
+from deep_research.search.lookup import Lookup
+from deep_research.search.netguard import AddressPolicy
 from tests.brain import ResearchBrain
 from tests.cli_helpers import CLI_TIMEOUT, QUESTION, cli_command, cli_env, run_cli
 from tests.conftest import ScriptedSearch
@@ -36,6 +43,7 @@ from tests.test_graph_unit import (
     orchestrator_fanning_out,
     researcher,
     script_for,
+    tool_results,
 )
 
 Q = {"messages": [{"role": "user", "content": "q"}]}
@@ -165,6 +173,54 @@ async def test_a_search_step_that_died_is_never_sent_again_unreserved(
     assert state["searches_used"] == len(sent), "state counts every search sent"
     assert state["final_report"]
     assert len(sent) > len(sent_before) or len(sent_before) == 3
+
+
+async def test_a_new_question_after_a_stopped_run_cannot_reuse_the_stopped_searches(
+    use_script: Callable[..., ScriptedChatModel],
+    scripted_search: ScriptedSearch,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run stops mid-research (an outage after two searches) and the next input on the
+    thread is a new question, not a resume: the dropped task's searches stay counted."""
+    down = {"now": True}
+
+    def research_step(messages: list[BaseMessage]) -> AIMessage:
+        if tool_results(messages) and down["now"]:
+            raise ModelEndpointError("Cannot reach the model server (scripted outage)")
+        return researcher(messages, queries=2)
+
+    use_script(script_for(orchestrator_fanning_out("alpha"), research_step))
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "follow-up"}}
+    context = {**NO_CLARIFY, "max_searches_per_run": 3}
+    with pytest.raises(ModelEndpointError):
+        await graph.ainvoke(Q, config, context=context)
+    assert len(scripted_search.queries) == 2
+    down["now"] = False
+    monkeypatch.setattr(cache, "_runs", type(cache._runs)())  # a new process: no cache
+    follow_up = {"messages": [{"role": "user", "content": "and another question"}]}
+    await graph.ainvoke(follow_up, config, context=context)
+    state = (await graph.aget_state(config)).values
+    assert len(scripted_search.queries) <= 3, scripted_search.queries
+    assert state["searches_used"] <= 3 and state["searches_used"] >= len(scripted_search.queries)
+
+
+async def test_a_researcher_without_quota_never_refuses_a_sibling_asking_the_same_query(
+    scripted_search: ScriptedSearch,
+) -> None:
+    shared = cache.RunCache(asyncio.get_running_loop())
+
+    def lookup(owner: str, granted: int, fetcher: PageFetcher) -> Lookup:
+        grant = Grant(granted, quota=granted, counted_before=0, cap=1)
+        chain = SearchChain([scripted_search])
+        return Lookup(chain, shared, grant, owner, fetcher, 3, threshold=0.0, fetch_top_n=0)
+
+    async with PageFetcher(AddressPolicy.from_env(), timeout=5, max_chars=1000) as fetcher:
+        spent, fresh = lookup("spent", 0, fetcher), lookup("fresh", 1, fetcher)
+        refused, answered = await asyncio.gather(spent.run("same query"), fresh.run("same query"))
+    assert "Search cap reached" in refused.error
+    assert answered.findings and not answered.error
+    assert scripted_search.queries == ["same query"]
 
 
 async def test_a_task_checkpointed_before_quotas_is_a_clear_error() -> None:

@@ -1,9 +1,12 @@
 """A research task's search quota, reserved in checkpointed state before any search is sent.
 
-The run's cap is split into quotas when the orchestrator dispatches its research calls
+The run's cap is split into quotas when the orchestrator's reply asks for research
 (`quotas`): research tasks of one turn run as sibling `Send` tasks that cannot see each
 other's writes, so each gets its own share of what is left (cap minus searches counted in
-state), and the shares never add up to more. Inside a task, the `reserve` step counts the
+state), and the shares never add up to more. The shares are counted in state as they are
+handed out; each task gives back what it did not use when it ends, so a task that never
+reports (dropped by a new question after a stopped run) keeps its share counted. Inside a
+task, the `reserve` step counts the
 searches its next step may send and is checkpointed before that step starts; the search
 step then sends at most that many (`Grant`) and gives back what it did not send.
 """

@@ -46,6 +46,10 @@ class OnceMap(Generic[T]):
     def __len__(self) -> int:
         return len(self._tasks)
 
+    def __contains__(self, key: object) -> bool:
+        """Whether `key` has work in flight or a kept result (asking for it starts nothing)."""
+        return key in self._tasks
+
 
 @dataclass
 class RunCache:

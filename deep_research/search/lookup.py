@@ -65,6 +65,11 @@ class Lookup:
     async def run(self, query: str) -> QueryOutcome:
         key = query_key(query, self.max_results)
         try:
+            # Spend from this step's grant before the search can be shared: a researcher with
+            # none left must not start work that another, with searches left, then joins.
+            # (Nothing awaits between the check and `get` starting the work.)
+            if key not in self.cache.searches and not self.grant.take():
+                raise CapReached(query)
             searched, started = await self.cache.searches.get(key, lambda: self._search(query))
         except CapReached:
             progress.emit("search_refused", id=self.owner, query=query, cap=self.grant.cap)
@@ -94,9 +99,8 @@ class Lookup:
         return QueryOutcome(query, findings, dropped, notes)
 
     async def _search(self, query: str) -> Searched:
-        # Only a query that reaches a provider spends budget: cache hits never get here.
-        if not self.grant.take():
-            raise CapReached(query)
+        # Only a query that reaches a provider spends budget: cache hits never get here
+        # (`run` took this search from the grant before starting the shared work).
         grant = self.grant
         progress.emit(
             "search",
