@@ -14,11 +14,11 @@ import asyncio
 import time
 
 from deep_research.context import Context
-from deep_research.search import digest
+from deep_research.search import render
 from deep_research.search.fetch import Page, PageFetcher
-from deep_research.search.lookup import Finding, QueryOutcome
 from deep_research.search.netguard import AddressPolicy
 from deep_research.search.providers import SearchResult
+from deep_research.search.query import Finding, QueryOutcome
 from tests.fakes.page_server import PageServer, heavy_article_html
 
 PAGES = 20
@@ -54,9 +54,9 @@ def one_turn(pages: list[Page], targets: list[str], context: Context) -> str:
             result = SearchResult(targets[i % PAGES], f"Result {i}", "A search snippet. " * 8)
             findings.append(Finding(result, 0.8, pages[i % PAGES] if r < 3 else None))
         outcomes.append(QueryOutcome(f"benchmark query {q}", findings))
-    return digest.render(
+    return render.render(
         outcomes,
-        nonce=digest.new_nonce(),
+        nonce=render.new_nonce(),
         max_page_chars=context.max_page_chars,
         max_chars=context.max_chars_per_turn,
     )

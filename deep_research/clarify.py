@@ -16,7 +16,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 from pydantic import BaseModel, Field, ValidationError
 
-from deep_research import churn, limits, models, prompts, toolcalls
+from deep_research import limits, models, prompts, toolcalls
 from deep_research.context import Context, context_of
 from deep_research.state import ResearchState
 
@@ -37,14 +37,6 @@ class UnreadableDecision(ValueError):
     """The clarifier's reply holds no valid decision; the message says what is wrong."""
 
 
-def parse_decision(text: str) -> ClarifyDecision | None:
-    """Read the model's JSON decision from prose, code fences or `<think>` noise."""
-    try:
-        return read_decision(text)
-    except UnreadableDecision:
-        return None
-
-
 def read_decision(text: str) -> ClarifyDecision:
     """The model's JSON decision; `UnreadableDecision` names the problem in one line."""
     # Only reasoning that opens the reply goes: a `<think>` inside the JSON is its text.
@@ -62,28 +54,6 @@ def read_decision(text: str) -> ClarifyDecision:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "the object"
         raise UnreadableDecision(f"{where}: {first['msg']}") from None
-
-
-def new_question(state: ResearchState) -> dict[str, Any]:
-    """Each question on a thread gets its own plan, turns, clarification rounds and gaps.
-
-    The search budget and the sources stay: the cap is per thread, and earlier findings may
-    still be cited.
-    """
-    update: dict[str, Any] = {
-        "todos": [],
-        "orchestrator_turns": 0,
-        "clarification_rounds": 0,
-        "pending_questions": [],
-        "churn": churn.fresh(),
-        "failures": None,
-    }
-    question = next((m for m in reversed(state["messages"]) if isinstance(m, HumanMessage)), None)
-    if question is not None and len(question.text) > limits.USER_TEXT_CHARS:
-        # Same id: the stored question is replaced, so no later request carries it whole.
-        text = limits.cut(question.text, limits.USER_TEXT_CHARS)
-        update["messages"] = [HumanMessage(text, id=question.id)]
-    return update
 
 
 async def clarify(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ widens what the agent may reach live in `Endpoints`, which only the environment 
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from typing import Any, Literal
@@ -210,7 +211,7 @@ class Context(BaseSettings):
                     f"provider one of {', '.join(MODEL_PROVIDERS)} "
                     f"(e.g. 'local:{DEFAULT_LLM_MODEL}')"
                 )
-        endpoints = Endpoints()
+        endpoints = read_endpoints()
         # A missing cloud key stops the run here, when LangGraph builds the context, before
         # any checkpoint or traffic log exists, rather than as a failed model call later.
         for provider, variable in PROVIDER_KEYS.items():
@@ -320,3 +321,18 @@ def context_of(runtime: Runtime[Context] | None) -> Context:
     if isinstance(context, dict):
         return load_context(context)
     return context
+
+
+def read_endpoints() -> Endpoints:
+    """The environment-only settings: read once, and again only when the environment changes.
+
+    The one place the environment's endpoints and keys are read; everything else asks here.
+    """
+    fields = Endpoints.model_fields
+    snapshot = tuple(sorted((k, v) for k, v in os.environ.items() if k.lower() in fields))
+    return _endpoints_for(snapshot)
+
+
+@functools.lru_cache(maxsize=8)
+def _endpoints_for(snapshot: tuple[tuple[str, str], ...]) -> Endpoints:
+    return Endpoints()

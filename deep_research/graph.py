@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from deep_research.clarify import ask_user, clarify, new_question, route_clarify
+from deep_research.clarify import ask_user, clarify, route_clarify
 from deep_research.context import Context
 from deep_research.finalize import finalize
 from deep_research.orchestrator import answer_tools, orchestrate, route_orchestrator
-from deep_research.researcher import research
+from deep_research.question import new_question
+from deep_research.research_task import research
 from deep_research.state import InputState, OutputState, ResearchState
 
 builder = StateGraph(

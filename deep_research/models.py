@@ -17,7 +17,7 @@ from langchain_openai import ChatOpenAI
 from pydantic import BaseModel
 
 from deep_research import limits, prompts, toolcalls, tracing
-from deep_research.context import MODEL_PROVIDERS, ConfigError, Context, Endpoints
+from deep_research.context import MODEL_PROVIDERS, ConfigError, Context, read_endpoints
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ def chat_model(context: Context, role: Role) -> BaseChatModel:
     spec: str = getattr(context, f"{role}_model")
     temperature: float | None = getattr(context, f"{role}_temperature")
     provider, _, name = spec.partition(":")
-    endpoints = Endpoints()
+    endpoints = read_endpoints()
     if provider == "local":
         api_key = endpoints.llm_api_key.get_secret_value() if endpoints.llm_api_key else None
         return ChatOpenAI(

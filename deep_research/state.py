@@ -9,6 +9,8 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
+from deep_research.urls import page_key
+
 
 class Source(TypedDict):
     """A page a researcher actually retrieved in this run."""
@@ -65,24 +67,26 @@ class ChurnGuard(TypedDict):
 
 
 def merge_sources(current: list[Source], new: list[Source]) -> list[Source]:
-    """One record per URL, in order of first retrieval.
+    """One record per page (`urls.page_key`), in order of first retrieval.
 
-    A URL retrieved again (by another query or researcher) may bring a different snippet;
-    its new paragraphs are added to the record, since citations are checked against them.
+    A page retrieved again (by another query or researcher, or under another spelling of
+    its URL) may bring a different snippet; its new paragraphs are added to the record,
+    since citations are checked against them. The first URL seen is the one kept.
     """
     merged = list(current)
-    index = {source["url"]: i for i, source in enumerate(merged)}
+    index = {page_key(source["url"]): i for i, source in enumerate(merged)}
     for source in new:
-        if source["url"] not in index:
-            index[source["url"]] = len(merged)
+        key = page_key(source["url"])
+        if key not in index:
+            index[key] = len(merged)
             merged.append(source)
             continue
-        kept = merged[index[source["url"]]]
+        kept = merged[index[key]]
         paragraphs = source["content"].split("\n\n")
         fresh = [p for p in paragraphs if p.strip() and p not in kept["content"]]
         if fresh:
             content = "\n\n".join([kept["content"], *fresh])
-            merged[index[source["url"]]] = {**kept, "content": content}
+            merged[index[key]] = {**kept, "content": content}
     return merged
 
 

@@ -111,7 +111,7 @@ class ScriptedSearch:
 @pytest.fixture
 def scripted_search(monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedSearch]:
     provider = ScriptedSearch()
-    monkeypatch.setattr("deep_research.researcher.make_provider", lambda name: provider)
+    monkeypatch.setattr("deep_research.search.step.make_provider", lambda name: provider)
     yield provider
 
 

@@ -43,8 +43,16 @@ def test_matching_ignores_case_whitespace_and_quote_styles() -> None:
     )
     span = page.locate(TextDirective('"heat pumps work" - even at -10 °c'))
     assert span is not None
-    assert page.words(*span) == ["\u201cHeat", "pumps", "work\u201d", "\u2014", "even", "at",
-                                 "\u221210", "\u00b0C"]  # fmt: skip
+    assert page.words(*span) == [
+        "\u201cHeat",
+        "pumps",
+        "work\u201d",
+        "\u2014",
+        "even",
+        "at",
+        "\u221210",
+        "\u00b0C",
+    ]
 
 
 def test_terms_must_sit_on_word_boundaries() -> None:

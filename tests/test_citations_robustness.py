@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from deep_research.citations import CheckedReport, SourceRegistry, check_report, safety
+from deep_research.citations import CheckedReport, SourceRegistry, check, check_report
 from deep_research.citations.markdown import UnmappedSourceError, parse
 from deep_research.citations.verify import check_once
 from deep_research.state import Source
@@ -37,12 +37,30 @@ def test_a_first_line_of_unicode_spaces_is_mapped_past(report: str) -> None:
 
 SPACES = ["\u00a0", "\t", " ", "\u3000", "\u202f", *map(chr, range(0x2000, 0x200B))]
 PIECES = [
-    f"[real]({PAGE})", "[fake](https://fake.example/x)", "https://fake.example/bare", PAGE,
-    "<https://fake.example/auto>", "![img](https://fake.example/i.png)", "`code`", "~",
-    "> ", "- ", "1. ", "## 2. Heading", "Sources\n---", "**bold**", "word", "more words",
-    "| a | b |\n|---|---|\n| [c](https://fake.example/t) | d |", "\n", "\n\n", "    ",
-    "[r][1]\n\n[1]: https://fake.example/ref", "<a href='https://fake.example/h'>", "</a>",
-]  # fmt: skip
+    f"[real]({PAGE})",
+    "[fake](https://fake.example/x)",
+    "https://fake.example/bare",
+    PAGE,
+    "<https://fake.example/auto>",
+    "![img](https://fake.example/i.png)",
+    "`code`",
+    "~",
+    "> ",
+    "- ",
+    "1. ",
+    "## 2. Heading",
+    "Sources\n---",
+    "**bold**",
+    "word",
+    "more words",
+    "| a | b |\n|---|---|\n| [c](https://fake.example/t) | d |",
+    "\n",
+    "\n\n",
+    "    ",
+    "[r][1]\n\n[1]: https://fake.example/ref",
+    "<a href='https://fake.example/h'>",
+    "</a>",
+]
 
 
 def links_and_images(markdown: str) -> list[str]:
@@ -81,7 +99,7 @@ def failing_on(marker: str) -> Callable[[str, SourceRegistry], CheckedReport]:
 def test_a_report_the_check_cannot_map_is_retried_with_blank_looking_lines_emptied(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(safety, "check_once", failing_on("\u00a0\n"))
+    monkeypatch.setattr(check, "check_once", failing_on("\u00a0\n"))
     checked = check_report(
         f"Intro\n\u00a0\nClaim [a]({PAGE}), [b](https://fake.example/x).", SOURCES
     )
@@ -92,7 +110,7 @@ def test_a_report_the_check_cannot_map_is_retried_with_blank_looking_lines_empti
 def test_a_report_no_pass_can_map_is_made_inert_and_keeps_only_retrieved_urls(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(safety, "check_once", failing_on(""))
+    monkeypatch.setattr(check, "check_once", failing_on(""))
     report = (
         f"Claim [a]({PAGE}), [b](https://fake.example/x) ![i](https://fake.example/i.png)\n"
         f"<a href='https://fake.example/h'>h</a> https://fake.example/bare, see {PAGE}.\n\n"
@@ -111,8 +129,8 @@ def test_if_even_the_inert_form_cannot_be_parsed_the_text_goes_in_a_code_block(
     def broken_parser(markdown: str) -> list[object]:
         raise RecursionError("parser bug")
 
-    monkeypatch.setattr(safety, "check_once", failing_on(""))
-    monkeypatch.setattr(safety, "parse", broken_parser)
+    monkeypatch.setattr(check, "check_once", failing_on(""))
+    monkeypatch.setattr(check, "parse", broken_parser)
     checked = check_report("Use ```x``` and [b](https://fake.example/x).", SOURCES)
     assert checked.body == "````text\nUse ```x``` and [b]().\n````\n"
     assert checked.check["removed_urls"] == ["https://fake.example/x"]

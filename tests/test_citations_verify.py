@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import random
 
-from deep_research.citations import SourceRegistry, TextDirective, check_report, normalise_url
+from deep_research.citations import SourceRegistry, TextDirective, check_report
 from deep_research.citations.hygiene import stray_tildes
 from deep_research.citations.markdown import describe_inline, parse
 from deep_research.state import Source
+from deep_research.urls import page_key
 
 PAGE = "https://example.org/heat-pumps"
 PDF = "https://example.org/report.pdf"
@@ -78,10 +79,10 @@ def test_urls_match_after_normalisation_and_the_retrieved_spelling_is_linked() -
     report = "[x](HTTPS://Example.ORG:443/heat-pumps/?utm_source=chat#top)"
     checked = check_report(report, SOURCES)
     assert checked.body == f"[x]({PAGE}#top)"
-    assert normalise_url("https://a.org/p%7Ex/?b=2&a=1&fbclid=z") == normalise_url(
+    assert page_key("https://a.org/p%7Ex/?b=2&a=1&fbclid=z") == page_key(
         "https://A.org/p~x?a=1&b=2"
     )
-    assert normalise_url("http://a.org/p") != normalise_url("https://a.org/p")
+    assert page_key("http://a.org/p") != page_key("https://a.org/p")
 
 
 def test_bare_urls_autolinks_and_reference_links_become_inline_links() -> None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from deep_research.clarify import parse_decision, read_answer
+from deep_research.clarify import UnreadableDecision, read_answer, read_decision
 from deep_research.graph import builder
 from tests.conftest import ScriptedSearch
 from tests.scripted_model import ScriptedChatModel
@@ -89,7 +90,7 @@ async def test_clarification_rounds_are_capped(
     assert sum("intake step" in str(m[0].content) for m, _ in model.calls) == 1
 
 
-def test_parse_decision_tolerates_prose_fences_think_and_truncation() -> None:
+def test_read_decision_tolerates_prose_fences_think_and_truncation() -> None:
     cases = [
         '{"need_clarification": true, "questions": ["A?"]}',
         'Sure!\n```json\n{"need_clarification": true, "questions": ["A?"]}\n```',
@@ -99,16 +100,16 @@ def test_parse_decision_tolerates_prose_fences_think_and_truncation() -> None:
         "{'need_clarification': True, 'questions': ['A?']}",
     ]
     for text in cases:
-        decision = parse_decision(text)
-        assert decision is not None, text
+        decision = read_decision(text)
         assert decision.need_clarification and decision.questions == ["A?"], text
-    assert parse_decision("I have no idea") is None
+    with pytest.raises(UnreadableDecision, match="no JSON object"):
+        read_decision("I have no idea")
 
 
-def test_parse_decision_keeps_a_think_tag_inside_the_json() -> None:
+def test_read_decision_keeps_a_think_tag_inside_the_json() -> None:
     text = '{"need_clarification": false, "verification": "How models use <think> tags."}'
-    decision = parse_decision(text)
-    assert decision is not None and decision.verification == "How models use <think> tags."
+    decision = read_decision(text)
+    assert decision.verification == "How models use <think> tags."
 
 
 def test_read_answer_accepts_only_documented_shapes() -> None:

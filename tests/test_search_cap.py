@@ -24,13 +24,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 from deep_research import process
 from deep_research.graph import builder
 from deep_research.models import ModelEndpointError
-from deep_research.researcher import OldCheckpointError, research
+from deep_research.research_task import OldCheckpointError, research
 from deep_research.search import cache
 from deep_research.search.budget import Grant, quotas
 from deep_research.search.chain import SearchChain
 from deep_research.search.fetch import PageFetcher
-from deep_research.search.lookup import Lookup
 from deep_research.search.netguard import AddressPolicy
+from deep_research.search.query import Searcher
 from tests.brain import ResearchBrain
 from tests.cli_helpers import CLI_TIMEOUT, QUESTION, cli_command, cli_env, run_cli
 from tests.conftest import ScriptedSearch
@@ -210,10 +210,10 @@ async def test_a_researcher_without_quota_never_refuses_a_sibling_asking_the_sam
 ) -> None:
     shared = cache.RunCache(asyncio.get_running_loop())
 
-    def lookup(owner: str, granted: int, fetcher: PageFetcher) -> Lookup:
+    def lookup(owner: str, granted: int, fetcher: PageFetcher) -> Searcher:
         grant = Grant(granted, quota=granted, counted_before=0, cap=1)
         chain = SearchChain([scripted_search])
-        return Lookup(chain, shared, grant, owner, fetcher, 3, threshold=0.0, fetch_top_n=0)
+        return Searcher(chain, shared, grant, owner, fetcher, 3, threshold=0.0, fetch_top_n=0)
 
     async with PageFetcher(AddressPolicy.from_env(), timeout=5, max_chars=1000) as fetcher:
         spent, fresh = lookup("spent", 0, fetcher), lookup("fresh", 1, fetcher)

@@ -44,7 +44,7 @@ class PagesSearch(ScriptedSearch):
 
 
 def install(monkeypatch: pytest.MonkeyPatch, provider: Any) -> None:
-    monkeypatch.setattr("deep_research.researcher.make_provider", lambda name: provider)
+    monkeypatch.setattr("deep_research.search.step.make_provider", lambda name: provider)
 
 
 def researcher_views(model: ScriptedChatModel) -> list[ToolMessage]:
@@ -308,3 +308,32 @@ def test_sources_keep_every_text_retrieved_for_a_url() -> None:
     merged = merge_sources([snippet], [read, other, snippet])
     assert [s["url"] for s in merged] == ["u", "v"]
     assert "Full page text." in merged[0]["content"] and merged[0]["found_by"] == "a"
+
+
+class SlashSearch(ScriptedSearch):
+    """Finds one article under two spellings of its URL: with and without a trailing slash."""
+
+    def __init__(self, port: int) -> None:
+        super().__init__()
+        self.base = f"http://{PAGES_HOST}:{port}/article/same-page"
+
+    async def search(self, query: str, max_results: int) -> list[SearchResult]:
+        await super().search(query, max_results)
+        return [
+            SearchResult(self.base, "without slash", f"Figures on {query}."),
+            SearchResult(f"{self.base}/", "with slash", f"Other figures on {query}."),
+        ]
+
+
+async def test_a_url_with_and_without_its_trailing_slash_is_one_page_fetched_once(
+    use_script: Callable[..., ScriptedChatModel],
+    pages: PageServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    install(monkeypatch, SlashSearch(pages.port))
+    use_script(script_for(orchestrator_fanning_out("alpha topic")))
+    out = await run({**NO_CLARIFY, "fetch_top_n": 2, "relevance_threshold": 0})
+    fetched = [path for path in pages.requests if path.startswith("/article/")]
+    assert len(fetched) == 1, fetched
+    [source] = [s for s in out["sources"] if "same-page" in s["url"]]
+    assert "Figures on" in source["content"] and "Other figures on" in source["content"]

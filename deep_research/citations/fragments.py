@@ -21,12 +21,27 @@ MAX_CONTEXT_WORDS = 3
 
 _FOLD = str.maketrans(
     {
-        "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
-        "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
-        "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-",
-        "\u2015": "-", "\u2212": "-", "\u00ad": None, "\u200b": None,
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201a": "'",
+        "\u201b": "'",
+        "\u2032": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u201f": '"',
+        "\u2033": '"',
+        "\u2010": "-",
+        "\u2011": "-",
+        "\u2012": "-",
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2015": "-",
+        "\u2212": "-",
+        "\u00ad": None,
+        "\u200b": None,
     }
-)  # fmt: skip
+)
 _ELLIPSIS = re.compile(r"\s*(?:\.\.\.|\u2026)\s*")
 _QUOTE_TRIM = " \t\n\"'\u201c\u201d\u2018\u2019.,;:"
 
@@ -84,8 +99,9 @@ def _parse_text(value: str) -> TextDirective:
     if not 1 <= len(raw) <= 2 or any(not term or term.startswith("-") for term in raw):
         raise FragmentError(f"not a text directive: text={value}")
     terms = [unquote(term) for term in raw]
-    return TextDirective(start=terms[0], end=terms[1] if len(terms) == 2 else "",
-                         prefix=prefix, suffix=suffix)  # fmt: skip
+    return TextDirective(
+        start=terms[0], end=terms[1] if len(terms) == 2 else "", prefix=prefix, suffix=suffix
+    )
 
 
 def directive_from_quote(passage: str) -> TextDirective | None:
@@ -207,10 +223,14 @@ class RetrievedText:
         browser then highlights an identical earlier copy of the same words.
         """
         words = self.words(start, end)
-        shapes = [TextDirective(" ".join(words))] if len(words) <= EXACT_WORDS else [
-            TextDirective(" ".join(words[:k]), " ".join(words[-k:]))
-            for k in range(TERM_WORDS, len(words) // 2 + 1)
-        ]  # fmt: skip
+        shapes = (
+            [TextDirective(" ".join(words))]
+            if len(words) <= EXACT_WORDS
+            else [
+                TextDirective(" ".join(words[:k]), " ".join(words[-k:]))
+                for k in range(TERM_WORDS, len(words) // 2 + 1)
+            ]
+        )
         for context in range(MAX_CONTEXT_WORDS + 1):
             prefix = " ".join(self._words_before(start, context)) if context else ""
             suffix = " ".join(self._words_after(end, context)) if context else ""

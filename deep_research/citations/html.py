@@ -17,14 +17,39 @@ from collections.abc import Iterator
 from markdown_it.common import html_re
 
 _RAW_CONTENT = frozenset(
-    {"script", "style", "textarea", "title", "xmp", "plaintext", "noscript", "noembed",
-     "noframes", "template", "iframe", "object", "embed", "applet", "svg", "math", "select"}
-)  # fmt: skip
+    {
+        "script",
+        "style",
+        "textarea",
+        "title",
+        "xmp",
+        "plaintext",
+        "noscript",
+        "noembed",
+        "noframes",
+        "template",
+        "iframe",
+        "object",
+        "embed",
+        "applet",
+        "svg",
+        "math",
+        "select",
+    }
+)
 # Built from markdown-it's own pieces, so a tag here is exactly what it parses as one.
 _ANY_TAG = re.compile(
-    "|".join([html_re.open_tag, html_re.close_tag, html_re.comment, html_re.processing,
-              html_re.declaration, html_re.cdata])
-)  # fmt: skip
+    "|".join(
+        [
+            html_re.open_tag,
+            html_re.close_tag,
+            html_re.comment,
+            html_re.processing,
+            html_re.declaration,
+            html_re.cdata,
+        ]
+    )
+)
 _TAG_START = re.compile(r"<[A-Za-z/!?]")
 _TAG_NAME = re.compile(r"<([A-Za-z][A-Za-z0-9-]*)")
 _BARE_TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9-]*)\s*/?>")

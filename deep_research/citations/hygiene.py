@@ -13,14 +13,32 @@ from deep_research.citations.registry import RegisteredSource
 # "1. Background", "2.3. Details", "4) Costs" — but not "2024 in review" or "3.5 million homes".
 _NUMBERED = re.compile(r"\d+(?:\.\d+)*[.)]\s+")
 _SOURCES_TITLES = frozenset(
-    {"sources", "references", "bibliography", "works cited", "citations", "sources cited",
-     "sources retrieved", "source list", "further reading"}
-)  # fmt: skip
+    {
+        "sources",
+        "references",
+        "bibliography",
+        "works cited",
+        "citations",
+        "sources cited",
+        "sources retrieved",
+        "source list",
+        "further reading",
+    }
+)
 # What a list of references is made of; anything else (code, a table, a quote) is content.
 _ENTRY_BLOCKS = frozenset(
-    {"paragraph_open", "paragraph_close", "bullet_list_open", "bullet_list_close",
-     "ordered_list_open", "ordered_list_close", "list_item_open", "list_item_close", "hr"}
-)  # fmt: skip
+    {
+        "paragraph_open",
+        "paragraph_close",
+        "bullet_list_open",
+        "bullet_list_close",
+        "ordered_list_open",
+        "ordered_list_close",
+        "list_item_open",
+        "list_item_close",
+        "hr",
+    }
+)
 # "IEA: https://..." is an entry; "The IEA overview [x](...) is a good start" is prose.
 _LABEL_WORDS = 3
 # Characters that would make untrusted page titles into Markdown or HTML when listed.
@@ -80,8 +98,11 @@ def _lines_of_links(inline: Inline) -> bool:
     text, line_start = inline.source, 0
     for line in text.split("\n"):
         line_end = line_start + len(line)
-        inside = [(max(link.start, line_start), min(link.end, line_end)) for link in inline.links
-                  if link.start < line_end and link.end > line_start]  # fmt: skip
+        inside = [
+            (max(link.start, line_start), min(link.end, line_end))
+            for link in inline.links
+            if link.start < line_end and link.end > line_start
+        ]
         outside = text[line_start:line_end]
         for start, end in sorted(inside, reverse=True):
             outside = outside[: start - line_start] + " " + outside[end - line_start :]

@@ -10,7 +10,7 @@ its block's lines minus container prefixes such as `> ` or list indentation).
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -146,13 +146,6 @@ class Inline:
     @property
     def source(self) -> str:
         return self.token.content
-
-
-def inlines(tokens: list[Token]) -> Iterator[Inline]:
-    """Every inline token with its links and protected spans, in document order."""
-    for token in tokens:
-        if token.type == "inline":
-            yield describe_inline(token)
 
 
 def describe_inline(token: Token) -> Inline:

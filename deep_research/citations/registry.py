@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from deep_research.citations.fragments import RetrievedText
-from deep_research.citations.urls import is_pdf, normalise_url, split_fragment
+from deep_research.citations.urls import is_pdf, split_fragment
 from deep_research.state import Source
+from deep_research.urls import page_key
 
 
 @dataclass
@@ -40,7 +41,7 @@ class SourceRegistry:
 
     def add(self, source: Source) -> RegisteredSource:
         url = split_fragment(source["url"])[0]
-        key = normalise_url(url)
+        key = page_key(url)
         entry = self._entries.get(key)
         if entry is None:
             entry = RegisteredSource(len(self._entries) + 1, url, source["title"] or url)
@@ -53,7 +54,7 @@ class SourceRegistry:
         return entry
 
     def lookup(self, url: str) -> RegisteredSource | None:
-        return self._entries.get(normalise_url(split_fragment(url)[0]))
+        return self._entries.get(page_key(split_fragment(url)[0]))
 
     def __iter__(self) -> Iterator[RegisteredSource]:
         return iter(self._entries.values())

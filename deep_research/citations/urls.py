@@ -1,18 +1,14 @@
-"""URL normalisation for matching citations to retrieved sources, and the fragment split."""
+"""URL helpers of the citation check: the fragment split, web and PDF URLs.
+
+Which page a URL names is `deep_research.urls.page_key`, shared with the fetch cache.
+"""
 
 from __future__ import annotations
 
-from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
-
-# Query parameters that only say where a click came from; they never change the page.
-_TRACKING_PREFIXES = ("utm_",)
-_TRACKING_NAMES = frozenset({"fbclid", "gclid", "dclid", "msclkid", "mc_cid", "mc_eid", "igshid"})
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-# Characters a path may carry unescaped (RFC 3986 pchar minus '%'), so that
-# "/a%20b" and "/a b" or "%7E" and "~" normalise to the same key.
-_PATH_SAFE = "/:@!$&'()*+,;=-._~"
+from urllib.parse import urlsplit
 
 DIRECTIVE_DELIMITER = ":~:"
+_WEB_SCHEMES = ("http", "https")
 
 
 def split_fragment(url: str) -> tuple[str, str]:
@@ -21,39 +17,8 @@ def split_fragment(url: str) -> tuple[str, str]:
     return base, fragment
 
 
-def normalise_url(url: str) -> str:
-    """The registry key of a URL: case, default port, trailing slash, fragment, tracking.
-
-    Two spellings of one page map to one key; the scheme is kept, since http and https
-    may serve different things.
-    """
-    parts = urlsplit(url.strip())
-    host = (parts.hostname or "").lower()
-    try:
-        port = parts.port
-    except ValueError:  # a malformed port: keep the key distinct rather than guess
-        port = None
-        host = parts.netloc.lower()
-    scheme = parts.scheme.lower()
-    netloc = host if port in (None, _DEFAULT_PORTS.get(scheme)) else f"{host}:{port}"
-    path = quote(unquote(parts.path), safe=_PATH_SAFE).rstrip("/")
-    query = urlencode(
-        sorted(
-            (name, value)
-            for name, value in parse_qsl(parts.query, keep_blank_values=True)
-            if not _is_tracking(name)
-        )
-    )
-    return urlunsplit((scheme, netloc, path, query, ""))
-
-
-def _is_tracking(name: str) -> bool:
-    lowered = name.lower()
-    return lowered in _TRACKING_NAMES or lowered.startswith(_TRACKING_PREFIXES)
-
-
 def is_web_url(url: str) -> bool:
-    return urlsplit(url.strip()).scheme.lower() in _DEFAULT_PORTS
+    return urlsplit(url.strip()).scheme.lower() in _WEB_SCHEMES
 
 
 def is_pdf(url: str, title: str = "") -> bool:

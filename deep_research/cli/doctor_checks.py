@@ -23,7 +23,7 @@ from ddgs.exceptions import DDGSException, RatelimitException
 from tavily.errors import ForbiddenError, InvalidAPIKeyError
 
 from deep_research.cli.redact import Redactor
-from deep_research.context import Context, Endpoints
+from deep_research.context import Context, read_endpoints
 from deep_research.models import public_url
 from deep_research.search import relevance
 from deep_research.search.providers import SearchError, make_provider, resolve_provider
@@ -124,7 +124,7 @@ async def check_searches(context: Context, timeout: float) -> list[Check]:
 async def check_search(name: str, timeout: float) -> Check:
     """Provider `name` answers one query within `timeout` seconds."""
     label = f"search {name}"
-    endpoints = Endpoints()
+    endpoints = read_endpoints()
     problem = endpoints.missing_for(name)
     if problem:
         return Check(label, "fail", problem, f"set the variable it names, or drop {name}")

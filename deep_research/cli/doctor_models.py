@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from deep_research import prompts, toolcalls
 from deep_research.cli.doctor_checks import Check
-from deep_research.context import ConfigError, Context, Endpoints
+from deep_research.context import ConfigError, Context, read_endpoints
 from deep_research.models import Role, chat_model, public_url
 
 ROLES: tuple[Role, ...] = get_args(Role)
@@ -59,7 +59,7 @@ def model_targets(context: Context) -> list[ModelTarget]:
 async def check_model(context: Context, target: ModelTarget, timeout: float) -> list[Check]:
     """Reachable, model served, tool-call probe: stops at the first check that fails."""
     provider, _, name = target.spec.partition(":")
-    if provider == "openai" and not Endpoints().openai_api_key:
+    if provider == "openai" and not read_endpoints().openai_api_key:
         return [
             Check(
                 target.label("endpoint"),
@@ -163,7 +163,7 @@ async def probe_tool_call(model: Any, target: ModelTarget, where: str, timeout: 
 def classify(reply: AIMessage, label: str, target: ModelTarget) -> Check:
     """Native call, call written as text, empty, plain text, or cut off by the token limit."""
     if reply.response_metadata.get("finish_reason") == "length":
-        limit = Endpoints().llm_max_tokens
+        limit = read_endpoints().llm_max_tokens
         return Check(
             label,
             "fail",

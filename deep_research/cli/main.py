@@ -276,7 +276,7 @@ def run_failures() -> tuple[type[Exception], ...]:
     from deep_research.cli.runs import UnknownRunError
     from deep_research.cli.session import ResumeError
     from deep_research.models import EmptyReplyError, ModelEndpointError
-    from deep_research.researcher import OldCheckpointError
+    from deep_research.research_task import OldCheckpointError
 
     return (
         ModelEndpointError,

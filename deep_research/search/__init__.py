@@ -1,1 +1,15 @@
-"""Search services: providers, fallback chain, budget, per-run cache, relevance, safe fetch."""
+"""Search for the researchers: one door in, `session`.
+
+`session(context, run_key=thread, owner=call id, topic=..., grant=...)` is an async
+context manager around one search step; its `answer(queries, max_chars)` runs the queries
+in parallel (per-run cache, the step's grant of searches, the fallback chain, MiniLM
+relevance, the top pages fetched through the address guard and extracted) and returns an
+`Answer`: the text the model reads, every web string inside data fences; the `Source`s
+retrieved; a trace of what happened on the way. The search budget (quotas, reservations,
+grants) is in `budget`, re-exported here.
+"""
+
+from deep_research.search.budget import Grant, may_send, quotas, reserve
+from deep_research.search.step import Answer, SearchSession, session
+
+__all__ = ["Answer", "Grant", "SearchSession", "may_send", "quotas", "reserve", "session"]

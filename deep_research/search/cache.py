@@ -11,11 +11,11 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import Generic, TypeVar
 
-if TYPE_CHECKING:
-    from deep_research.search.fetch import Page
-    from deep_research.search.lookup import Searched
+from deep_research.search.fetch import Page
+from deep_research.search.providers import SearchResult
+from deep_research.urls import page_key
 
 T = TypeVar("T")
 
@@ -51,6 +51,16 @@ class OnceMap(Generic[T]):
         return key in self._tasks
 
 
+@dataclass(frozen=True)
+class Searched:
+    """A query's results (from the first provider that had some), as cached for the run."""
+
+    results: list[SearchResult]
+    provider: str = ""  # whose results these are
+    relevance: list[float] = field(default_factory=list)  # 0-1 per result, once scored
+    notes: list[str] = field(default_factory=list)  # every fallback taken, in order
+
+
 @dataclass
 class RunCache:
     loop: asyncio.AbstractEventLoop
@@ -79,5 +89,5 @@ def query_key(query: str, max_results: int) -> str:
 
 
 def url_key(url: str) -> str:
-    """URLs differing only in their #fragment are the same page."""
-    return url.split("#", 1)[0]
+    """Spellings of one page share one fetch (see `deep_research.urls.page_key`)."""
+    return page_key(url)

@@ -6,8 +6,8 @@ import asyncio
 import logging
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
+from deep_research.search.cache import Searched
 from deep_research.search.providers import SearchError, SearchProvider, SearchResult
 
 log = logging.getLogger(__name__)
@@ -17,15 +17,9 @@ BACKOFF_BASE = 0.5  # seconds before the first retry; doubled each time, with fu
 BACKOFF_MAX = 8.0
 
 
-@dataclass(frozen=True)
-class ChainResult:
-    results: list[SearchResult]
-    provider: str  # whose results these are
-    notes: list[str] = field(default_factory=list)  # every fallback taken, in order
-
-
-# One semaphore per provider name for the whole process, so parallel researchers share
-# the limit. Semaphores belong to one event loop: a new loop (a new test) gets new ones.
+# One semaphore per provider name for the whole process, so parallel researchers (and
+# threads) share the provider's limit; losing it only changes how many searches run at once.
+# Semaphores belong to one event loop: a new loop (a new test) gets new ones.
 _slots: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Semaphore]] = {}
 
 
@@ -47,8 +41,9 @@ class SearchChain:
         if not self.providers:
             raise ValueError("a search chain needs at least one provider")
 
-    async def search(self, query: str, max_results: int) -> ChainResult:
-        """Results from the first provider that has some; raises `SearchError` if all fail."""
+    async def search(self, query: str, max_results: int) -> Searched:
+        """Results from the first provider that has some (not yet scored for relevance);
+        raises `SearchError` if all fail."""
         notes: list[str] = []
         failures: list[str] = []
         for provider, following in zip(self.providers, [*self.providers[1:], None], strict=True):
@@ -60,7 +55,7 @@ class SearchChain:
                 what = "was rate-limited" if error.rate_limited else f"failed ({error})"
             else:
                 if results or following is None:
-                    return ChainResult(results, provider.name, notes)
+                    return Searched(results, provider.name, notes=notes)
                 what = "found nothing"
             failures.append(f"{provider.name} {what}")
             if following is not None:

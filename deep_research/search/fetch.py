@@ -10,7 +10,7 @@ from types import TracebackType
 import httpx
 
 from deep_research.search import extract
-from deep_research.search.body import ACCEPT_ENCODING, UnreadableBody, read_capped
+from deep_research.search.capped_body import ACCEPT_ENCODING, UnreadableBody, read_capped
 from deep_research.search.netguard import AddressPolicy, BlockedAddress, GuardedTransport
 
 MAX_REDIRECTS = 5

@@ -18,7 +18,7 @@ from typing import Any
 import httpcore
 import httpx
 
-from deep_research.context import Endpoints
+from deep_research.context import read_endpoints
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -81,7 +81,7 @@ class AddressPolicy:
 
     @classmethod
     def from_env(cls) -> AddressPolicy:
-        endpoints = Endpoints()
+        endpoints = read_endpoints()
         hosts = (h.strip().lower().strip("[]") for h in endpoints.fetch_allowed_hosts.split(","))
         return cls(endpoints.fetch_allow_private, frozenset(h for h in hosts if h))
 

@@ -14,7 +14,7 @@ from tavily import AsyncTavilyClient
 from tavily.errors import TimeoutError as TavilyTimeout
 from tavily.errors import UsageLimitExceededError
 
-from deep_research.context import ConfigError, Endpoints
+from deep_research.context import ConfigError, Endpoints, read_endpoints
 
 ProviderName = Literal["auto", "tavily", "searxng", "ddgs"]
 
@@ -141,13 +141,13 @@ def resolve_provider(name: str, endpoints: Endpoints | None = None) -> str:
     """The provider `name` stands for (`auto`: tavily with a key, else searxng, else ddgs)."""
     if name != "auto":
         return name
-    endpoints = endpoints or Endpoints()
+    endpoints = endpoints or read_endpoints()
     return "tavily" if endpoints.tavily_api_key else "searxng" if endpoints.searxng_url else "ddgs"
 
 
 def make_provider(name: str) -> SearchProvider:
     """The provider for `name` (`auto` resolved by `resolve_provider`)."""
-    endpoints = Endpoints()
+    endpoints = read_endpoints()
     name = resolve_provider(name, endpoints)
     problem = endpoints.missing_for(name)
     if problem:

@@ -1,5 +1,11 @@
 """Small-model tool calls: calls written as text, `<think>` blocks, broken arguments.
 
+One door in: `settle(reply, tools) -> AIMessage` takes the model's reply and the tool
+schemas offered this turn and returns the reply with leading reasoning removed, calls
+written as text turned into tool calls (by the rule below), and broken native arguments
+repaired or marked invalid; `is_empty(reply)` says whether anything usable is left, and
+`invalid_arguments(args, error)` words the tool error a bad call is answered with.
+
 Salvage rule (what may become a call; DESIGN.md explains why):
 
 1. Only the model's own reply is read, and only when it carries no native tool call.
@@ -25,8 +31,8 @@ from langchain_core.messages import AIMessage, InvalidToolCall, ToolCall
 from pydantic import BaseModel, ValidationError
 
 from deep_research.toolcalls.parse import UNPARSED, as_arguments, make_call, tool_name
+from deep_research.toolcalls.reasoning import strip_think
 from deep_research.toolcalls.salvage import MAX_PROSE_CHARS, Salvaged, salvage
-from deep_research.toolcalls.think import strip_think
 
 __all__ = [
     "MAX_PROSE_CHARS",

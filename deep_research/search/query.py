@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from deep_research import progress, tracing
 from deep_research.search import relevance
 from deep_research.search.budget import Grant
-from deep_research.search.cache import RunCache, query_key, url_key
+from deep_research.search.cache import RunCache, Searched, query_key, url_key
 from deep_research.search.chain import SearchChain
 from deep_research.search.fetch import Page, PageFetcher
 from deep_research.search.providers import SearchError, SearchResult
@@ -17,14 +17,9 @@ from deep_research.search.providers import SearchError, SearchResult
 class CapReached(Exception):
     """The search step's reservation is spent; the query was not sent to any provider."""
 
-
-@dataclass(frozen=True)
-class Searched:
-    """A query's results with their relevance (0-1), as cached for the run."""
-
-    results: list[SearchResult]
-    relevance: list[float]
-    notes: list[str]  # fallbacks taken
+    def __init__(self, query: str, owner: str) -> None:
+        super().__init__(query)
+        self.owner = owner  # whose grant was spent
 
 
 @dataclass(frozen=True)
@@ -50,8 +45,8 @@ class QueryOutcome:
 
 
 @dataclass(frozen=True)
-class Lookup:
-    """What one researcher's search step needs; the cache is the run's, the grant the step's."""
+class Searcher:
+    """Runs one researcher's queries: the cache is the run's, the grant the search step's."""
 
     chain: SearchChain
     cache: RunCache
@@ -65,12 +60,7 @@ class Lookup:
     async def run(self, query: str) -> QueryOutcome:
         key = query_key(query, self.max_results)
         try:
-            # Spend from this step's grant before the search can be shared: a researcher with
-            # none left must not start work that another, with searches left, then joins.
-            # (Nothing awaits between the check and `get` starting the work.)
-            if key not in self.cache.searches and not self.grant.take():
-                raise CapReached(query)
-            searched, started = await self.cache.searches.get(key, lambda: self._search(query))
+            searched, started = await self._searched(key, query)
         except CapReached:
             progress.emit("search_refused", id=self.owner, query=query, cap=self.grant.cap)
             return QueryOutcome(
@@ -98,9 +88,21 @@ class Lookup:
         progress.emit("search_done", id=self.owner, query=query, urls=urls, dropped=dropped)
         return QueryOutcome(query, findings, dropped, notes)
 
+    async def _searched(self, key: str, query: str) -> tuple[Searched, bool]:
+        """The query's results, shared with researchers asking it at the same time."""
+        try:
+            return await self.cache.searches.get(key, lambda: self._search(query))
+        except CapReached as refused:
+            if refused.owner == self.owner:
+                raise
+        # A researcher with nothing left started the work this one joined; refusals are not
+        # kept, so this asks again and spends from its own grant.
+        return await self.cache.searches.get(key, lambda: self._search(query))
+
     async def _search(self, query: str) -> Searched:
-        # Only a query that reaches a provider spends budget: cache hits never get here
-        # (`run` took this search from the grant before starting the shared work).
+        # Only a query that reaches a provider spends budget: cache hits never get here.
+        if not self.grant.take():
+            raise CapReached(query, self.owner)
         grant = self.grant
         progress.emit(
             "search",
@@ -115,7 +117,7 @@ class Lookup:
             query, first, lambda: self.chain.search(query, self.max_results)
         )
         scores = await relevance.score_results(query, found.results)
-        return Searched(found.results, scores, found.notes)
+        return replace(found, relevance=scores)
 
     async def _page(self, url: str) -> Page:
         page, fetched = await self.cache.pages.get(url_key(url), lambda: self.fetcher.fetch(url))

@@ -12,7 +12,7 @@ import secrets
 from collections.abc import Sequence
 
 from deep_research.search.extract import clip
-from deep_research.search.lookup import Finding, QueryOutcome
+from deep_research.search.query import Finding, QueryOutcome
 
 MIN_EXCERPT = 300  # a page excerpt shorter than this is not worth its header
 ENTRY_OVERHEAD = 160  # characters of headers and delimiters around each entry

@@ -36,8 +36,16 @@ _BARE_URL = re.compile(r"(?:[a-z][a-z0-9+.-]*://|mailto:|www\.)[^\s<>\[\]()\"'`\
 _URL_TRAILER = ".,;:!?*_~'\""
 # The counts a later pass adds to; the rest describe the final body, or (fragments) were
 # already counted by the first pass, which built what later passes only re-read.
-_SUMMED = ("fabricated_removed", "images_removed", "html_removed", "fragments_dropped",
-           "pdf_fragments_removed", "tildes_escaped", "headings_fixed", "removed_urls")  # fmt: skip
+_SUMMED = (
+    "fabricated_removed",
+    "images_removed",
+    "html_removed",
+    "fragments_dropped",
+    "pdf_fragments_removed",
+    "tildes_escaped",
+    "headings_fixed",
+    "removed_urls",
+)
 
 
 class UnverifiedReportError(RuntimeError):
@@ -123,10 +131,19 @@ def inert_report(document: str, registry: SourceRegistry) -> CheckedReport:
         fence = "`" * max(3, 1 + max(map(len, re.findall("`+", text)), default=0))
         body = f"{fence}text\n{text}\n{fence}\n"
     check = CitationCheck(
-        links_kept=kept, fabricated_removed=len(removed), fragments_kept=0, fragments_built=0,
-        fragments_dropped=0, pdf_fragments_removed=0, images_removed=0, html_removed=0,
-        tildes_escaped=0, headings_fixed=0, sources_listed=len(cited), removed_urls=removed,
-    )  # fmt: skip
+        links_kept=kept,
+        fabricated_removed=len(removed),
+        fragments_kept=0,
+        fragments_built=0,
+        fragments_dropped=0,
+        pdf_fragments_removed=0,
+        images_removed=0,
+        html_removed=0,
+        tildes_escaped=0,
+        headings_fixed=0,
+        sources_listed=len(cited),
+        removed_urls=removed,
+    )
     return CheckedReport(body, cited, check)
 
 

@@ -1,0 +1,95 @@
+"""One researcher's search step, assembled once: providers and fallbacks, the run's cache,
+the address policy and page fetcher, the step's grant. It answers a batch of queries with
+the fenced text the researcher reads and the pages it retrieved."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from deep_research.context import Context
+from deep_research.search import render
+from deep_research.search.budget import Grant
+from deep_research.search.cache import run_cache
+from deep_research.search.chain import SearchChain
+from deep_research.search.fetch import PageFetcher
+from deep_research.search.netguard import AddressPolicy
+from deep_research.search.providers import make_provider
+from deep_research.search.query import QueryOutcome, Searcher
+from deep_research.state import Source
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a batch of queries gives the researcher."""
+
+    text: str  # what the model reads: every piece of web text inside the data fences
+    sources: list[Source]  # every page retrieved, for the run's sources and the citation check
+    trace: dict[str, Any]  # fallbacks, errors, skipped pages, dropped results (not shown)
+
+
+@dataclass(frozen=True)
+class SearchSession:
+    searcher: Searcher
+    topic: str
+    max_page_chars: int
+
+    async def answer(self, queries: list[str], max_chars: int) -> Answer:
+        """Run `queries` in parallel; the text stays within `max_chars`."""
+        outcomes = list(await asyncio.gather(*(self.searcher.run(q) for q in queries)))
+        text = render.render(
+            outcomes,
+            nonce=render.new_nonce(),
+            max_page_chars=self.max_page_chars,
+            max_chars=max_chars,
+        )
+        return Answer(text, self._sources(outcomes), _trace(outcomes))
+
+    def _sources(self, outcomes: list[QueryOutcome]) -> list[Source]:
+        topic = self.topic
+        return [
+            Source(url=f.result.url, title=f.result.title, content=f.retrieved_text, found_by=topic)
+            for outcome in outcomes
+            for f in outcome.findings
+        ]
+
+
+def _trace(outcomes: list[QueryOutcome]) -> dict[str, Any]:
+    return {
+        "notes": [note for outcome in outcomes for note in outcome.notes],
+        "errors": [outcome.error for outcome in outcomes if outcome.error],
+        "skipped_pages": [
+            {"url": f.result.url, "reason": f.page.skipped}
+            for outcome in outcomes
+            for f in outcome.findings
+            if f.page and f.page.skipped
+        ],
+        "dropped": sum(outcome.dropped for outcome in outcomes),
+    }
+
+
+@asynccontextmanager
+async def session(
+    context: Context, *, run_key: str, owner: str, topic: str, grant: Grant
+) -> AsyncIterator[SearchSession]:
+    """A search step for research call `owner` on `topic`, in run (thread) `run_key`."""
+    names = [context.search_provider, *context.fallback_providers]
+    chain = SearchChain([make_provider(name) for name in names])
+    policy = AddressPolicy.from_env()
+    async with PageFetcher(
+        policy, timeout=context.fetch_timeout, max_chars=context.max_page_chars
+    ) as fetcher:
+        searcher = Searcher(
+            chain=chain,
+            cache=run_cache(run_key),
+            grant=grant,
+            owner=owner,
+            fetcher=fetcher,
+            max_results=context.max_results_per_search,
+            threshold=context.relevance_threshold,
+            fetch_top_n=context.fetch_top_n,
+        )
+        yield SearchSession(searcher, topic, context.max_page_chars)

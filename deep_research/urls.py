@@ -1,0 +1,46 @@
+"""One notion of "the same page", used by the fetch cache, the run's sources and the
+citation registry alike: `…/a/`, `…/a#x` and `…/a?utm_source=y` are one page.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
+
+# Query parameters that only say where a click came from; they never change the page.
+_TRACKING_PREFIXES = ("utm_",)
+_TRACKING_NAMES = frozenset({"fbclid", "gclid", "dclid", "msclkid", "mc_cid", "mc_eid", "igshid"})
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+# Characters a path may carry unescaped (RFC 3986 pchar minus '%'), so that
+# "/a%20b" and "/a b" or "%7E" and "~" normalise to the same key.
+_PATH_SAFE = "/:@!$&'()*+,;=-._~"
+
+
+def page_key(url: str) -> str:
+    """Which page a URL names: one key for every spelling of it (case, default port,
+    trailing slash, fragment, escaping, parameter order, tracking parameters).
+
+    The scheme is kept, since http and https may serve different things.
+    """
+    parts = urlsplit(url.strip())
+    host = (parts.hostname or "").lower()
+    try:
+        port = parts.port
+    except ValueError:  # a malformed port: keep the key distinct rather than guess
+        port = None
+        host = parts.netloc.lower()
+    scheme = parts.scheme.lower()
+    netloc = host if port in (None, _DEFAULT_PORTS.get(scheme)) else f"{host}:{port}"
+    path = quote(unquote(parts.path), safe=_PATH_SAFE).rstrip("/")
+    query = urlencode(
+        sorted(
+            (name, value)
+            for name, value in parse_qsl(parts.query, keep_blank_values=True)
+            if not _is_tracking(name)
+        )
+    )
+    return urlunsplit((scheme, netloc, path, query, ""))
+
+
+def _is_tracking(name: str) -> bool:
+    lowered = name.lower()
+    return lowered in _TRACKING_NAMES or lowered.startswith(_TRACKING_PREFIXES)
