@@ -19,7 +19,7 @@ from deep_research.search.fetch import Page, PageFetcher
 from deep_research.search.netguard import AddressPolicy
 from deep_research.search.providers import SearchResult
 from deep_research.search.query import Finding, QueryOutcome
-from tests.fakes.page_server import PageServer, heavy_article_html
+from tests.support.fakes.page_server import PageServer, heavy_article_html
 
 PAGES = 20
 LATENCY = 0.25  # seconds the server waits before answering each request

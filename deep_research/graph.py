@@ -9,7 +9,7 @@ from deep_research.context import Context
 from deep_research.finalize import finalize
 from deep_research.orchestrator import answer_tools, orchestrate, route_orchestrator
 from deep_research.question import new_question
-from deep_research.research_task import research
+from deep_research.research_task import research_task
 from deep_research.state import InputState, OutputState, ResearchState
 
 builder = StateGraph(
@@ -20,7 +20,7 @@ builder.add_node(clarify)
 builder.add_node(ask_user)
 builder.add_node(orchestrate)
 builder.add_node(answer_tools)
-builder.add_node(research)  # type: ignore[arg-type]  # input is the Send payload
+builder.add_node("research", research_task)  # type: ignore[arg-type]  # input: a Send payload
 builder.add_node(finalize)
 builder.add_edge(START, "new_question")
 builder.add_edge("new_question", "clarify")

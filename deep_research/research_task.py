@@ -23,7 +23,7 @@ class OldCheckpointError(RuntimeError):
     """A research task checkpointed by an older version, whose search budget worked otherwise."""
 
 
-async def research(task: ResearchTask, runtime: Runtime[Context]) -> dict[str, Any]:
+async def research_task(task: ResearchTask, runtime: Runtime[Context]) -> dict[str, Any]:
     """One `research` tool call, run as its own graph task; a failure stays its own."""
     context = context_of(runtime)
     if "quota" not in task:

@@ -8,8 +8,6 @@ import os
 # developer's `.env`; the tests that prove `.env` is read switch this back on.
 os.environ["DEEP_RESEARCH_DOTENV"] = "0"
 
-import asyncio
-import contextlib
 import ipaddress
 from collections.abc import Callable, Iterator
 
@@ -19,10 +17,10 @@ import pytest
 from deep_research import models
 from deep_research.context import Context, Endpoints
 from deep_research.search import netguard
-from deep_research.search.providers import SearchError, SearchResult
-from tests.fakes.page_server import PageServer
-from tests.fakes.tavily_server import FakeTavilyServer
-from tests.scripted_model import Script, ScriptedChatModel
+from tests.support.fakes.page_server import PageServer
+from tests.support.fakes.tavily_server import FakeTavilyServer
+from tests.support.scripted_model import Script, ScriptedChatModel
+from tests.support.search import PAGES_HOST, ScriptedSearch
 
 ENV_NAMES = [name.upper() for name in [*Context.model_fields, *Endpoints.model_fields]] + [
     "LLM_MODEL",
@@ -64,58 +62,11 @@ def use_script(monkeypatch: pytest.MonkeyPatch) -> Callable[[Script], ScriptedCh
     return install
 
 
-class ScriptedSearch:
-    """A search provider whose results are derived from the query; logs every query."""
-
-    name = "scripted"
-    max_concurrency = 16
-
-    def __init__(self) -> None:
-        self.queries: list[str] = []
-        self.in_flight = 0
-        self.max_in_flight = 0
-        self._gather: tuple[int, float] | None = None
-        self._gathered = asyncio.Event()
-
-    def hold_until(self, in_flight: int, timeout: float) -> None:
-        """Each search waits until `in_flight` searches run at once, or `timeout` passes."""
-        self._gather = (in_flight, timeout)
-
-    async def search(self, query: str, max_results: int) -> list[SearchResult]:
-        self.queries.append(query)
-        self.in_flight += 1
-        self.max_in_flight = max(self.max_in_flight, self.in_flight)
-        try:
-            if self._gather is not None:
-                wanted, timeout = self._gather
-                if self.in_flight >= wanted:
-                    self._gathered.set()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._gathered.wait(), timeout)
-            if "FAIL_SEARCH" in query:
-                raise SearchError(f"scripted failed for {query!r}: HTTP 500")
-            slug = "-".join(query.lower().split())
-            return [
-                SearchResult(
-                    url=f"https://example.org/{slug}/{i}",
-                    title=f"{query} ({i})",
-                    content=f"Finding {i} about {query}.",
-                    score=round(0.9 - 0.3 * i, 2),
-                )
-                for i in range(max_results)
-            ]
-        finally:
-            self.in_flight -= 1
-
-
 @pytest.fixture
 def scripted_search(monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedSearch]:
     provider = ScriptedSearch()
     monkeypatch.setattr("deep_research.search.step.make_provider", lambda name: provider)
     yield provider
-
-
-PAGES_HOST = "pages.test"
 
 
 @pytest.fixture

@@ -132,8 +132,10 @@ def settings_from(args: argparse.Namespace) -> dict[str, Any]:
     return settings
 
 
-def research(argv: list[str], console: Console) -> int:
-    """Run or resume one thread. Ctrl-C ends the process (exit 130) once the run is saved."""
+def ask(argv: list[str], console: Console) -> int:
+    """Research a new question, or resume a stopped run, and print its summary.
+
+    Ctrl-C ends the process (exit 130) once the run is saved."""
     args = research_parser().parse_args(argv)
     settings = settings_from(args)
     if args.resume and args.question:
@@ -299,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if argv and argv[0] in commands:
             return commands[argv[0]](argv[1:], console)
-        return research(argv, console)
+        return ask(argv, console)
     except (UsageError, ConfigError) as error:
         print(f"deep-research: {error}", file=sys.stderr)
         return 2

@@ -223,7 +223,7 @@ class GuardedTransport(httpx.AsyncHTTPTransport):
         super().__init__(trust_env=False)  # a proxy would be checked instead of the target
         # httpx has no public hook for the network backend; its pool accepts one, so the
         # pool is rebuilt with it (test_the_checked_address_is_the_one_connected_to in
-        # tests/test_fetch.py fails loudly if this stops working).
+        # tests/unit/search/test_fetch.py fails loudly if this stops working).
         self._pool = httpcore.AsyncConnectionPool(
             ssl_context=httpx.create_ssl_context(),
             max_connections=max_connections,

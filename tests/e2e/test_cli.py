@@ -1,0 +1,355 @@
+"""The `deep-research` CLI end to end against the scripted servers: a piped run, a run in a
+pseudo-terminal that answers the questions, the traffic log, `replay`, `runs`, errors.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import pty
+import re
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from deep_research.cli.main import main
+from deep_research.cli.redact import REDACTED, Redactor
+from tests.support.brain import LINK, ResearchBrain, _texts, role_of
+from tests.support.cli import (
+    CLI_TIMEOUT,
+    LLM_KEY,
+    QUESTION,
+    TAVILY_KEY,
+    cli_command,
+    cli_env,
+    read_until,
+    run_cli,
+    traffic_records,
+)
+from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer
+from tests.support.fakes.tavily_server import FakeTavilyServer
+
+INVENTED = "https://invented.example/heat-pumps"
+
+
+class LeakyBrain(ResearchBrain):
+    """Researchers quote credentials in their findings, as a careless page might; the
+    orchestrator cites one page nobody retrieved."""
+
+    def _orchestrate(self, body: dict[str, Any]) -> Reply:
+        reply = super()._orchestrate(body)
+        if reply.content:
+            reply.content += f"\nAlso [a page nobody read]({INVENTED}).\n"
+        return reply
+
+    async def _research(self, body: dict[str, Any]) -> Reply:
+        reply = await super()._research(body)
+        if reply.content:
+            reply.content += f"\nSeen on a page: Authorization: Bearer {LLM_KEY}, {TAVILY_KEY}"
+        return reply
+
+
+@dataclass
+class FinishedRun:
+    cwd: Path
+    result: subprocess.CompletedProcess[str]
+    llm: ScriptedOpenAIServer
+    tavily: FakeTavilyServer
+    log: Path
+    records: list[dict[str, Any]]
+
+
+@pytest.fixture(scope="module")
+def piped_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FinishedRun]:
+    """One run with stdin not a terminal, shared by the tests that read its outputs."""
+    cwd = tmp_path_factory.mktemp("piped")
+    with ScriptedOpenAIServer(LeakyBrain()) as llm, FakeTavilyServer() as tavily:
+        result = run_cli(cwd, cli_env(llm, tavily, cwd), QUESTION)
+        assert result.returncode == 0, result.stderr
+        log, records = traffic_records(cwd)
+        yield FinishedRun(cwd, result, llm, tavily, log, records)
+
+
+def test_piped_run_skips_questions_and_saves_a_cited_report(piped_run: FinishedRun) -> None:
+    out = piped_run.result.stdout
+    assert "stdin is not a terminal: skipping clarifying questions" in out
+    assert "clarifier" not in {role_of(body) for body in piped_run.llm.requests}
+    [report] = (piped_run.cwd / "reports").glob("*.md")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d-how-well-do-heat-pumps-work-in-cold\.md", report.name)
+    cited = set(LINK.findall(report.read_text()))
+    assert len(cited) == 4 and cited <= piped_run.tavily.returned_urls
+    assert f"Report saved: reports/{report.name}" in out
+    assert re.search(r"orchestrator\s+2 calls\s+[\d,]+ tokens in\s+\d+ out", out), out
+    assert re.search(r"researcher\s+4 calls", out), out
+    assert "searches      2\n" in out and "search budget 2 of 25 used" in out
+    assert INVENTED not in report.read_text()
+    assert "citations     4 kept, 1 removed (never retrieved)" in out, out
+
+
+def test_piped_run_shows_no_third_party_bars_or_warnings(piped_run: FinishedRun) -> None:
+    # The relevance model loads during this run: its "Loading weights: 100%|…" bar went to
+    # stderr, the same stream as our one-line errors.
+    for stream in (piped_run.result.stdout, piped_run.result.stderr):
+        assert "%|" not in stream and "Loading weights" not in stream, stream
+        assert "Warning" not in stream, stream
+    assert piped_run.result.stderr == ""
+
+
+def test_traffic_log_has_model_calls_searches_and_timings(piped_run: FinishedRun) -> None:
+    records = piped_run.records
+    assert records[0]["kind"] == "run" and records[0]["question"] == QUESTION
+    assert records[-1] == {**records[-1], "kind": "run", "action": "end", "status": "done"}
+    requests = [r for r in records if r["kind"] == "model_request"]
+    replies = [r for r in records if r["kind"] == "model_reply"]
+    assert len(requests) == len(replies) == len(piped_run.llm.requests) == 6
+    assert {r["role"] for r in requests} == {"orchestrator", "researcher"}
+    assert all(r["model"] == "test-model" and r["messages"] for r in requests)
+    assert all(r["tokens_in"] > 0 and r["tokens_out"] > 0 and r["seconds"] >= 0 for r in replies)
+    research_calls = [c for r in replies for c in r.get("tool_calls", [])]
+    assert [c["name"] for c in research_calls].count("research") == 2
+    tools = [r["name"] for r in records if r["kind"] == "tool_end"]
+    assert sorted(name.split(":")[0] for name in tools) == ["research"] * 2 + ["search"] * 2
+    searches = [r for r in records if r.get("event") == "search"]
+    # Two researchers, one search each, from quotas of 13 and 12 of the cap of 25.
+    assert sorted((r["sent"], r["quota"]) for r in searches) == [(1, 12), (1, 13)]
+    assert {r["cap"] for r in searches} == {25}
+    assert sum(len(r["urls"]) for r in records if r.get("event") == "search_done") == 10
+
+
+def test_traffic_log_and_report_redact_keys(piped_run: FinishedRun) -> None:
+    # The key really was in play: sent as a header, and quoted back in model traffic.
+    assert set(piped_run.llm.auth_headers) == {f"Bearer {LLM_KEY}"}
+    assert any(LLM_KEY in json.dumps(body) for body in piped_run.llm.requests)
+    text = piped_run.log.read_text()
+    assert LLM_KEY not in text and TAVILY_KEY not in text
+    assert f"Authorization: Bearer {REDACTED}" in text
+    for report in (piped_run.cwd / "reports").glob("*.md"):
+        assert LLM_KEY not in report.read_text()
+
+
+def test_replay_prints_a_readable_timeline(
+    piped_run: FinishedRun, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["replay", str(piped_run.log)]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert re.fullmatch(r"\+\s+0\.00s  run start\s+How well do heat pumps.*", lines[0])
+    assert any(re.search(r"orchestrator\s+← research\(\{\"topic\": \"heat pump", x) for x in lines)
+    assert any(re.search(r"tool\s+search: heat pump installation costs 0\s+\[\d", x) for x in lines)
+    assert any("progress      search 2/25:" in x for x in lines)
+    assert any("progress      research done: heat pump" in x for x in lines)
+    assert "Totals" in lines and any(re.search(r"researcher\s+4 calls", x) for x in lines)
+    assert LLM_KEY not in out
+
+
+def test_runs_lists_the_finished_run(
+    piped_run: FinishedRun, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(piped_run.cwd)
+    assert main(["runs"]) == 0
+    header, line = capsys.readouterr().out.splitlines()
+    assert header.split() == ["thread", "started", "status", "question", "report", "or", "error"]
+    assert line.startswith(piped_run.log.stem) and " done " in line and QUESTION in line
+    [report] = (piped_run.cwd / "reports").glob("*.md")
+    assert line.endswith(f"reports/{report.name}")
+    # Columns line up under the header.
+    assert line.index(" done ") + 1 == header.index("status")
+    assert line.index(QUESTION) == header.index("question")
+
+
+def test_runs_cuts_a_long_multi_line_error_to_one_short_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    error = "ModelEndpointError: " + "the server said no; " * 10 + "\nTraceback (most recent call)"
+    long_question = "Why is the sky blue " + "and why does it matter " * 5
+    log = tmp_path / ".deep_research" / "runs" / "abc12345.jsonl"
+    log.parent.mkdir(parents=True)
+    records = [
+        {"t": 1.0, "kind": "run", "action": "start", "question": long_question, "settings": {}},
+        {"t": 2.0, "kind": "run", "action": "end", "status": "failed", "error": error},
+    ]
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+    monkeypatch.chdir(tmp_path)
+    assert main(["runs"]) == 0
+    header, line = capsys.readouterr().out.splitlines()
+    assert line.startswith("abc12345  ") and "not started" in line
+    assert "Why is the sky blue and why does it matter" in line and "…" in line
+    detail = line[header.index("report or error") :]
+    assert detail.startswith("ModelEndpointError: the server said no;") and detail.endswith("…")
+    assert len(detail) == 80 and "Traceback" not in line
+
+
+def test_counts_are_pluralised() -> None:
+    from deep_research.cli.wording import plural
+
+    assert [plural(n, "source") for n in (0, 1, 2)] == ["0 sources", "1 source", "2 sources"]
+    assert plural(1, "search") == "1 search" and plural(3, "search") == "3 searches"
+    assert plural(1200, "token") == "1,200 tokens"
+
+
+def test_summary_and_progress_lines_say_one_source_and_one_call() -> None:
+    from deep_research.cli.summary import totals
+    from deep_research.cli.view import Tracker
+
+    tracker = Tracker("t1")
+    tracker.handle({"event": "research_started", "id": "r1", "topic": "heat pumps"})
+    line = tracker.handle({"event": "research_done", "id": "r1", "sources": 1})
+    assert line == "research done: heat pumps (1 source)"
+    records = [{"kind": "model_reply", "role": "researcher", "tokens_in": 1, "tokens_out": 9}]
+    [researcher, *_] = totals(records).lines()
+    assert re.fullmatch(r"researcher\s+1 call\s+1 token in\s+9 out", researcher), researcher
+
+
+def test_terminal_run_asks_the_questions_and_uses_the_answer(tmp_path: Path) -> None:
+    answer = "Nordic climate, detached homes"
+    with ScriptedOpenAIServer(ResearchBrain()) as llm, FakeTavilyServer() as tavily:
+        env = {**cli_env(llm, tavily, tmp_path), "TERM": "xterm", "COLUMNS": "120"}
+        leader, follower = pty.openpty()
+        proc = subprocess.Popen(
+            cli_command(QUESTION),
+            cwd=tmp_path,
+            env=env,
+            stdin=follower,
+            stdout=follower,
+            stderr=follower,
+            start_new_session=True,
+        )
+        os.close(follower)
+        seen = bytearray()
+        try:
+            read_until(leader, b"> ", seen)
+            os.write(leader, answer.encode() + b"\n")
+            read_until(leader, b"traffic log", seen)
+            read_until(leader, b"\n", seen)
+            assert proc.wait(timeout=CLI_TIMEOUT) == 0, seen.decode(errors="replace")
+        finally:
+            os.close(leader)
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        bodies = llm.requests
+    screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", seen.decode(errors="replace"))
+    assert "round 1" in screen and "1. Which climate zone?" in screen
+    assert "2. Home or commercial buildings?" in screen and "Report saved:" in screen
+    assert "%|" not in screen and "Loading weights" not in screen, "only our live view"
+    assert [role_of(b) for b in bodies].count("clarifier") == 1
+    orchestrator = [b for b in bodies if role_of(b) == "orchestrator"]
+    assert all(answer in _texts(b, "user") for b in orchestrator), "the answer reached the plan"
+    assert next((tmp_path / "reports").glob("*.md")).read_text().startswith("# ")
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "says"),
+    [
+        (["--max-searches", "many", QUESTION], 2, "invalid int value: 'many'"),
+        (["--search", "bing", QUESTION], 2, "search_provider='bing'"),
+        (["--set", "max_researcher_turns=99", QUESTION], 2, "less than or equal to 20"),
+        (["--set", "nonsense", QUESTION], 2, "--set wants FIELD=VALUE"),
+        (["--model", "gpt4", QUESTION], 2, "is not a model spec"),
+        (["   "], 2, "give a question"),
+        (["--resume", "nope"], 1, "no run 'nope'"),
+        (["replay", "missing.jsonl"], 2, "no traffic log at missing.jsonl"),
+    ],
+)
+def test_bad_input_is_one_clear_line(
+    argv: list[str],
+    code: int,
+    says: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "stdin", io.StringIO())
+    assert main(argv) == code
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("deep-research: ") and says in line
+    assert not (tmp_path / "reports").exists()
+
+
+def test_dead_model_server_is_one_line_and_a_resumable_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "stdin", io.StringIO())
+    monkeypatch.setenv("LLM_BASE_URL", url)
+    monkeypatch.setenv("LLM_MAX_RETRIES", "0")
+    assert main(["--no-clarify", QUESTION]) == 1
+    captured = capsys.readouterr()
+    [line] = captured.err.splitlines()
+    assert line.startswith("deep-research: Cannot reach the model server at " + url)
+    thread = re.search(r"--resume (\w+)", captured.out)
+    assert thread, captured.out
+    assert main(["runs"]) == 0
+    assert "stopped mid-run" in capsys.readouterr().out
+    records = [
+        json.loads(x)
+        for x in (tmp_path / ".deep_research/runs")
+        .glob("*.jsonl")
+        .__next__()
+        .read_text()
+        .splitlines()
+    ]
+    assert records[-1]["status"] == "failed" and url in records[-1]["error"]
+
+
+def test_redactor_scrubs_secret_fields_known_values_and_key_shapes() -> None:
+    redact = Redactor({"MY_API_KEY": "abc123secret", "LLM_MODEL": "not-a-secret-value"})
+    data = {
+        "headers": {"Authorization": "Bearer xyz", "Content-Type": "application/json"},
+        "api_key": "whatever",
+        "note": ["key abc123secret here", "not-a-secret-value", "sk-proj-AAAAAAAAAAAAAAAA"],
+        "max_tokens": 512,
+        "text": "curl -H 'authorization: bearer tok.en-1'",
+    }
+    assert redact(data) == {
+        "headers": {"Authorization": REDACTED, "Content-Type": "application/json"},
+        "api_key": REDACTED,
+        "note": [f"key {REDACTED} here", "not-a-secret-value", REDACTED],
+        "max_tokens": 512,
+        "text": f"curl -H 'authorization: bearer {REDACTED}'",
+    }
+
+
+def test_summary_mentions_removed_images_and_html_only_when_there_were_any() -> None:
+    from deep_research.cli.summary import citation_line
+
+    check = {
+        "links_kept": 3,
+        "fabricated_removed": 1,
+        "fragments_kept": 2,
+        "fragments_built": 1,
+        "fragments_dropped": 0,
+        "images_removed": 1,
+        "html_removed": 2,
+    }
+    assert citation_line({"citation_check": check}).endswith("; 3 image/HTML links removed")
+    check.update(images_removed=0, html_removed=1)
+    assert citation_line({"citation_check": check}).endswith("; 1 image/HTML link removed")
+    check.update(images_removed=0, html_removed=0)
+    assert "images" not in citation_line({"citation_check": check})
+
+
+def test_a_server_that_echoes_the_key_in_its_error_never_gets_it_printed(tmp_path: Path) -> None:
+    def echoing(body: dict[str, Any]) -> Reply:
+        return Reply(status=401, error_message=f"invalid key: Bearer {LLM_KEY}")
+
+    with ScriptedOpenAIServer(echoing) as llm, FakeTavilyServer() as tavily:
+        result = run_cli(tmp_path, cli_env(llm, tavily, tmp_path), "--no-clarify", QUESTION)
+    assert result.returncode == 1, result.stderr
+    assert LLM_KEY not in result.stderr + result.stdout
+    assert REDACTED in result.stderr and "401" in result.stderr

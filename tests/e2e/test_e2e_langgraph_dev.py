@@ -1,0 +1,263 @@
+"""End to end: a real `langgraph dev` server runs the graph against the scripted fakes.
+
+The server is a subprocess with an explicit environment and a config written to tmp_path
+whose `"env"` is an empty mapping: `langgraph dev` lets the config's env (normally the
+project's `.env`) override the process environment, so a developer's `.env` must not leak in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from langgraph_sdk import get_client
+from langgraph_sdk.client import LangGraphClient
+
+from tests.support.brain import LINK, ResearchBrain, role_of
+from tests.support.fakes.openai_server import ScriptedOpenAIServer, message_text, system_text
+from tests.support.fakes.tavily_server import FakeTavilyServer
+from tests.support.readme import block_after, run_with_top_level_await, section
+
+pytestmark = pytest.mark.e2e
+
+REPO = Path(__file__).resolve().parents[2]
+ASSISTANT = "deep_research"
+QUESTION = "How well do heat pumps work in cold climates?"
+ANSWER = "Nordic climate, homes"
+STARTUP_DEADLINE = 60.0
+RUN_TIMEOUT = 120.0
+
+
+# One server for the module: starting `langgraph dev` costs seconds, and each test runs on
+# its own thread.
+@pytest.fixture(scope="module")
+def model() -> Iterator[ScriptedOpenAIServer]:
+    with ScriptedOpenAIServer(ResearchBrain()) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def tavily() -> Iterator[FakeTavilyServer]:
+    with FakeTavilyServer() as server:
+        yield server
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def server_env(home: Path, model: ScriptedOpenAIServer, tavily: FakeTavilyServer) -> dict[str, str]:
+    bin_dir = str(Path(sys.executable).parent)
+    return {
+        "PATH": os.pathsep.join([bin_dir, "/usr/local/bin", "/usr/bin", "/bin"]),
+        "HOME": str(home),
+        "VIRTUAL_ENV": str(Path(bin_dir).parent),
+        "PYTHONPATH": str(REPO),  # this checkout's graph, whatever the venv has installed
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        "LANGGRAPH_NO_VERSION_CHECK": "true",  # no PyPI look-up at startup
+        "LANGSMITH_TRACING": "false",
+        "LOG_COLOR": "false",  # plain text in the captured log
+        "LLM_BASE_URL": model.base_url,
+        "LLM_MAX_RETRIES": "0",
+        "TAVILY_API_KEY": "tvly-test",
+        "TAVILY_API_BASE_URL": tavily.url,
+        "SEARCH_PROVIDER": "tavily",
+        "NO_PROXY": "127.0.0.1,localhost",
+        "no_proxy": "127.0.0.1,localhost",
+        "DEEP_RESEARCH_DOTENV": "0",  # the graph's own `.env` read, too
+    }
+
+
+def wait_until_ready(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + STARTUP_DEADLINE
+    with httpx.Client(trust_env=False, timeout=2.0) as http:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                pytest.fail(f"langgraph dev exited with {proc.returncode}:\n{log.read_text()}")
+            try:
+                if http.get(f"{url}/ok").status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.25)
+    pytest.fail(f"langgraph dev not ready after {STARTUP_DEADLINE:.0f}s:\n{log.read_text()}")
+
+
+@pytest.fixture(scope="module")
+def server_url(
+    tmp_path_factory: pytest.TempPathFactory, model: ScriptedOpenAIServer, tavily: FakeTavilyServer
+) -> Iterator[str]:
+    tmp_path = tmp_path_factory.mktemp("langgraph-dev")
+    graphs = json.loads((REPO / "langgraph.json").read_text())["graphs"]
+    config = tmp_path / "langgraph.json"
+    config.write_text(json.dumps({"dependencies": [str(REPO)], "graphs": graphs, "env": {}}))
+    (home := tmp_path / "home").mkdir()
+    port, log = free_port(), tmp_path / "langgraph-dev.log"
+    command = ["langgraph", "dev", "--port", str(port), "--host", "127.0.0.1"]
+    command += ["--no-browser", "--no-reload", "--config", str(config)]
+    command += ["--n-jobs-per-worker", "4"]  # several threads' runs at once
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [str(Path(sys.executable).parent / command[0]), *command[1:]],
+            cwd=tmp_path,  # `.langgraph_api/` persistence lands here, not in the repo
+            env=server_env(home, model, tavily),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_until_ready(url, proc, log)
+        yield url
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        print(f"--- langgraph dev output ({log}) ---\n{log.read_text()}")  # shown on failure
+
+
+async def current_interrupt(client: LangGraphClient, thread_id: str) -> dict[str, Any]:
+    state = await client.threads.get_state(thread_id)
+    interrupts = list(state["interrupts"])
+    from_tasks = [i for task in state["tasks"] for i in task["interrupts"]]
+    assert len(interrupts) == 1, state
+    assert [i["id"] for i in from_tasks] == [interrupts[0]["id"]]
+    value: dict[str, Any] = interrupts[0]["value"]
+    return value
+
+
+def mentions(body: dict[str, Any], text: str) -> bool:
+    return any(text in message_text(m) for m in body.get("messages") or [])
+
+
+async def test_clarify_resume_and_report_through_langgraph_dev(
+    server_url: str, model: ScriptedOpenAIServer, tavily: FakeTavilyServer
+) -> None:
+    client = get_client(url=server_url, api_key=None, timeout=RUN_TIMEOUT)
+    thread_id = (await client.threads.create())["thread_id"]
+
+    async def run(**kwargs: Any) -> None:
+        await client.runs.wait(thread_id, ASSISTANT, raise_error=True, **kwargs)
+
+    user = {"role": "user", "content": QUESTION}
+    await run(input={"messages": [user]})
+    first = await current_interrupt(client, thread_id)
+    assert first["round"] == 1
+    assert isinstance(first["questions"], list) and first["questions"]
+    assert "error" not in first
+
+    await run(command={"resume": 42})
+    retry = await current_interrupt(client, thread_id)
+    assert retry["questions"] == first["questions"]
+    assert retry["round"] == 1
+    assert isinstance(retry["error"], str) and retry["error"]
+
+    await run(command={"resume": {"answer": ANSWER}})
+    state = await client.threads.get_state(thread_id)
+    assert not state["next"] and not state["interrupts"], state
+    values = state["values"]
+    assert isinstance(values, dict)
+    report = values["final_report"]
+    assert isinstance(report, str) and report.lstrip().startswith("#"), report
+    cited = LINK.findall(report)
+    assert len(set(cited)) >= 2, report
+    assert set(cited) <= tavily.returned_urls, report
+    last = values["messages"][-1]
+    assert last["type"] == "ai" and last["content"] == report
+
+    clarifier = [body for body in model.requests if role_of(body) == "clarifier"]
+    assert clarifier, "the clarifier model was never called"
+    assert len([body for body in clarifier if not mentions(body, "Nordic")]) == 1
+
+
+async def test_context_schema_describes_every_field(server_url: str) -> None:
+    client = get_client(url=server_url, api_key=None)
+    # Runs accept the graph id, but the schemas endpoint wants the assistant's UUID.
+    [assistant] = await client.assistants.search(graph_id=ASSISTANT)
+    schemas = await client.assistants.get_schemas(assistant["assistant_id"])
+    context_schema = schemas["context_schema"]
+    assert context_schema is not None, schemas
+    properties: dict[str, dict[str, Any]] = context_schema["properties"]
+    assert "max_searches_per_run" in properties
+    undescribed = [name for name, prop in properties.items() if not prop.get("description")]
+    assert not undescribed, f"context fields without a description: {undescribed}"
+
+
+async def test_the_readme_api_snippet_runs_as_written_and_keeps_its_context_on_resume(
+    server_url: str, model: ScriptedOpenAIServer, tavily: FakeTavilyServer
+) -> None:
+    snippet = block_after("```python", section("### Through the Agent Server and Studio"))
+    assert snippet.count('"http://127.0.0.1:2024"') == 1
+    before = len(model.requests)  # the server (and its fakes) serve the whole module
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        await run_with_top_level_await(snippet.replace("http://127.0.0.1:2024", server_url))
+    printed = output.getvalue()
+    assert "Which climate zone?" in printed, "the clarifying questions are printed"
+    cited = set(LINK.findall(printed))
+    assert cited and cited <= tavily.returned_urls, printed
+    bodies = model.requests[before:]
+    orchestrator = [body for body in bodies if role_of(body) == "orchestrator"]
+    assert orchestrator, "the resumed run reached the orchestrator"
+    # The snippet's context (a cap of 15, not the default 25) reaches the resumed run too.
+    assert all("15 searches" in system_text(body) for body in orchestrator)
+
+
+async def test_cloud_role_without_its_key_fails_the_run_before_a_checkpoint(
+    server_url: str, model: ScriptedOpenAIServer
+) -> None:
+    client = get_client(url=server_url, api_key=None, timeout=RUN_TIMEOUT)
+    thread_id = (await client.threads.create())["thread_id"]
+    calls_before = len(model.requests)
+    user = {"role": "user", "content": QUESTION}
+    with pytest.raises(Exception, match="ConfigError: .*needs OPENAI_API_KEY") as error:
+        await client.runs.wait(
+            thread_id,
+            ASSISTANT,
+            input={"messages": [user]},
+            context={"researcher_model": "openai:gpt-4.1"},
+        )
+    assert len(str(error.value).splitlines()) == 1
+    state = await client.threads.get_state(thread_id)
+    assert state["checkpoint"] is None and not state["values"], state
+    assert len(model.requests) == calls_before, "no model was called"
+
+
+async def test_concurrent_threads_each_keep_their_own_search_cap(
+    server_url: str, tavily: FakeTavilyServer
+) -> None:
+    """Three threads at once, cap 1 each, two research topics each: one search per thread."""
+    client = get_client(url=server_url, api_key=None, timeout=RUN_TIMEOUT)
+    before = len(tavily.queries)  # the fake serves the whole module
+    context = {"allow_clarification": False, "max_searches_per_run": 1}
+    user = {"role": "user", "content": QUESTION}
+    threads = [(await client.threads.create())["thread_id"] for _ in range(3)]
+    runs = [
+        await client.runs.create(thread, ASSISTANT, input={"messages": [user]}, context=context)
+        for thread in threads
+    ]
+    for thread, run in zip(threads, runs, strict=True):
+        await client.runs.join(thread, run["run_id"])
+    counted = [
+        (await client.threads.get_state(thread))["values"]["searches_used"] for thread in threads
+    ]
+    assert counted == [1, 1, 1]
+    assert len(tavily.queries) - before == 3, tavily.queries

@@ -1,0 +1,373 @@
+"""`deep-research doctor` against real servers on 127.0.0.1: the scripted model server in
+each of its modes, the fake Tavily and SearXNG APIs, ddgs with no network, and the CLI."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from deep_research.cli.doctor_checks import (
+    Check,
+    check_search,
+    check_searches,
+    check_tracing,
+    check_writable,
+    search_names,
+)
+from deep_research.cli.doctor_models import check_model, model_targets
+from deep_research.cli.main import main
+from deep_research.context import load_context
+from tests.support.cli import cli_env, run_cli
+from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer, ToolCall, tools_offered
+from tests.support.fakes.searxng_server import FakeSearxngServer
+from tests.support.fakes.tavily_server import FakeTavilyServer
+from tests.support.small_brain import Mode, render
+
+KEY = "sk-local-SECRET-0123456789abcdef"
+PING = ToolCall("ping", {"word": "ready"})
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def point_at(monkeypatch: pytest.MonkeyPatch, base_url: str, model: str = "test-model") -> None:
+    monkeypatch.setenv("LLM_BASE_URL", base_url)
+    monkeypatch.setenv("LLM_MODEL", model)
+    monkeypatch.setenv("LLM_API_KEY", KEY)
+    monkeypatch.setenv("LLM_MAX_RETRIES", "0")
+
+
+async def model_checks(timeout: float = 5.0, **settings: Any) -> list[Check]:
+    context = load_context(settings)
+    return [
+        check
+        for target in model_targets(context)
+        for check in await check_model(context, target, timeout)
+    ]
+
+
+def by_name(checks: list[Check], prefix: str) -> Check:
+    [check] = [c for c in checks if c.name.startswith(prefix)]
+    return check
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """The scripted model server answering with `request.param` (a Brain); env points at it."""
+    with ScriptedOpenAIServer(request.param) as llm:
+        point_at(monkeypatch, llm.base_url)
+        yield llm
+
+
+def native(body: dict[str, Any]) -> Reply:
+    return Reply(tool_calls=[PING]) if "ping" in tools_offered(body) else Reply("no tool?")
+
+
+@pytest.mark.parametrize("server", [native], indirect=True)
+async def test_native_tool_calls_pass_with_one_probe_for_roles_sharing_a_model(
+    server: ScriptedOpenAIServer,
+) -> None:
+    checks = await model_checks()
+    assert [c.status for c in checks] == ["ok", "ok", "ok"]
+    assert by_name(checks, "tool calls").detail == "native tool calls"
+    assert by_name(checks, "endpoint").name == "endpoint (clarifier, orchestrator, researcher)"
+    assert "test-model is served" in by_name(checks, "model name").detail
+    [probe] = server.requests
+    assert tools_offered(probe) == {"ping"}
+    assert probe["model"] == "test-model"
+    assert probe["max_completion_tokens"] == 8192, "the probe asks as a run does"
+
+
+@pytest.mark.parametrize("server", [native], indirect=True)
+async def test_roles_with_different_models_are_each_probed_and_named(
+    server: ScriptedOpenAIServer,
+) -> None:
+    checks = await model_checks(researcher_model="local:test-model-b")
+    names = [c.name for c in checks if c.name.startswith("tool calls")]
+    assert names == ["tool calls (clarifier, orchestrator)", "tool calls (researcher)"]
+    assert sorted(body["model"] for body in server.requests) == ["test-model", "test-model-b"]
+    assert by_name(checks, "model name (researcher)").status == "warn"
+
+
+@pytest.mark.parametrize("mode", ["json", "call", "hermes", "fenced", "think"])
+async def test_tool_calls_written_as_text_pass_as_salvaged(
+    monkeypatch: pytest.MonkeyPatch, mode: Mode
+) -> None:
+    with ScriptedOpenAIServer(lambda body: Reply(render([PING], mode))) as llm:
+        point_at(monkeypatch, llm.base_url)
+        probe = by_name(await model_checks(), "tool calls")
+    assert probe.status == "ok"
+    assert probe.detail == "tool calls written as text (the agent salvages these)"
+
+
+@pytest.mark.parametrize("server", [lambda body: Reply("")], indirect=True)
+async def test_an_empty_reply_warns_that_a_tool_call_was_dropped(
+    server: ScriptedOpenAIServer,
+) -> None:
+    probe = by_name(await model_checks(), "tool calls")
+    assert probe.status == "warn"
+    assert probe.detail.startswith("empty reply")
+    assert "Failed to parse tool call" in probe.fix
+
+
+@pytest.mark.parametrize("server", [lambda body: Reply("Sure, I can help.")], indirect=True)
+async def test_a_reply_without_any_tool_use_warns_and_quotes_it(
+    server: ScriptedOpenAIServer,
+) -> None:
+    probe = by_name(await model_checks(), "tool calls")
+    assert probe.status == "warn"
+    assert "without calling the tool: 'Sure, I can help.'" in probe.detail
+
+
+@pytest.mark.parametrize(
+    "server", [lambda body: Reply('ping({"wo', finish_reason="length")], indirect=True
+)
+async def test_a_reply_cut_off_by_the_completion_limit_fails_and_says_to_raise_it(
+    server: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LLM_MAX_TOKENS", "512")
+    probe = by_name(await model_checks(), "tool calls")
+    assert probe.status == "fail"
+    assert "finish_reason=length" in probe.detail
+    assert "LLM_MAX_TOKENS (now 512)" in probe.fix
+
+
+@pytest.mark.parametrize("server", [native], indirect=True)
+async def test_a_model_name_the_server_does_not_serve_lists_the_names_it_serves(
+    server: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LLM_MODEL", "qwen3-typo")
+    name = by_name(await model_checks(), "model name")
+    assert name.status == "warn"
+    assert name.detail == "qwen3-typo is not among the served models: test-model"
+    assert "LLM_MODEL" in name.fix
+
+
+async def test_a_server_that_is_down_is_unreachable_and_probed_no_further(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    point_at(monkeypatch, url)
+    [endpoint] = await model_checks()
+    assert endpoint.status == "fail"
+    assert endpoint.detail.startswith(f"unreachable: {url} (ConnectError")
+    assert "mlx_lm.server" in endpoint.fix and "LLM_BASE_URL" in endpoint.fix
+
+
+@pytest.mark.parametrize(
+    "server", [lambda body: Reply(tool_calls=[PING], delay=1.0)], indirect=True
+)
+async def test_a_chat_probe_past_its_deadline_says_the_server_may_still_be_loading_weights(
+    server: ScriptedOpenAIServer,
+) -> None:
+    checks = await model_checks(timeout=0.2)
+    assert by_name(checks, "endpoint").status == "ok"
+    probe = by_name(checks, "tool calls")
+    assert probe.status == "fail"
+    assert "loading the weights" in probe.detail and "re-run" in probe.fix
+
+
+@pytest.mark.parametrize(
+    "server", [lambda body: Reply(status=500, error_message=f"bad key {KEY}")], indirect=True
+)
+async def test_a_server_error_is_one_line_that_never_repeats_a_key(
+    server: ScriptedOpenAIServer,
+) -> None:
+    probe = by_name(await model_checks(), "tool calls")
+    assert probe.status == "fail"
+    assert probe.detail == "HTTP 500: bad key [REDACTED]"
+
+
+@pytest.mark.parametrize("server", [native], indirect=True)
+def test_an_openai_role_without_its_key_is_a_config_error_naming_the_variable_without_a_request(
+    server: ScriptedOpenAIServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)  # would catch any request
+    assert main(["doctor", "--set", "researcher_model=openai:gpt-4.1"]) == 2
+    err = capsys.readouterr().err
+    assert "OPENAI_API_KEY" in err and err.count("\n") == 1
+    assert server.requests == []
+
+
+# ---------------------------------------------------------------------------- search
+
+
+async def test_tavily_with_a_valid_key_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeTavilyServer(api_keys={"tvly-good-key"}) as tavily:
+        monkeypatch.setenv("TAVILY_API_KEY", "tvly-good-key")
+        monkeypatch.setenv("TAVILY_API_BASE_URL", tavily.url)
+        check = await check_search("tavily", 5.0)
+        assert len(tavily.queries) == 1
+        assert check.detail.startswith(f"{tavily.url} answered with 3 results")
+    assert check.status == "ok"
+
+
+async def test_tavily_with_an_invalid_key_fails_without_printing_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with FakeTavilyServer(api_keys={"tvly-good-key"}) as tavily:
+        monkeypatch.setenv("TAVILY_API_KEY", "tvly-WRONG-0123456789")
+        monkeypatch.setenv("TAVILY_API_BASE_URL", tavily.url)
+        check = await check_search("tavily", 5.0)
+        assert check.detail == f"{tavily.url} rejected the key"
+    assert check.status == "fail"
+    assert "TAVILY_API_KEY" in check.fix
+    assert "WRONG" not in json.dumps(vars(check))
+
+
+@pytest.mark.parametrize("json_format", [True, False])
+async def test_searxng_answers_only_with_its_json_format_enabled(
+    monkeypatch: pytest.MonkeyPatch, json_format: bool
+) -> None:
+    with FakeSearxngServer(json_format=json_format) as searxng:
+        monkeypatch.setenv("SEARXNG_URL", searxng.url)
+        check = await check_search("searxng", 5.0)
+    if json_format:
+        assert check.status == "ok", check
+    else:
+        assert check.status == "fail"
+        assert "403" in check.detail and "JSON format is disabled" in check.detail
+        assert "settings.yml" in check.fix
+
+
+async def test_ddgs_without_a_network_is_unreachable_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Every ddgs request goes through a proxy nobody listens on: no network, for real.
+    monkeypatch.setenv("DDGS_PROXY", f"http://127.0.0.1:{closed_port()}")
+    check = await check_search("ddgs", 5.0)
+    assert check.status == "fail"
+    assert check.detail.startswith("unreachable: ")
+    assert "TAVILY_API_KEY" in check.fix
+
+
+async def test_auto_checks_the_provider_a_run_would_use_then_each_fallback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with FakeSearxngServer(json_format=False) as searxng, FakeTavilyServer() as tavily:
+        monkeypatch.setenv("SEARXNG_URL", searxng.url)
+        monkeypatch.setenv("TAVILY_API_BASE_URL", tavily.url)
+        context = load_context({"search_fallback": "searxng"})
+        assert search_names(context) == ["searxng"], "no Tavily key: auto means searxng"
+        monkeypatch.setenv("TAVILY_API_KEY", "tvly-any-key")
+        context = load_context({"search_fallback": "searxng"})
+        assert search_names(context) == ["tavily", "searxng"]
+        checks = await check_searches(context, 5.0)
+    assert [(c.name, c.status) for c in checks] == [
+        ("search tavily", "ok"),
+        ("search searxng", "warn"),
+    ]
+    assert "the run can use another provider" in checks[1].detail
+
+
+async def test_every_provider_failing_is_a_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeSearxngServer(json_format=False) as searxng:
+        monkeypatch.setenv("SEARXNG_URL", searxng.url)
+        monkeypatch.setenv("DDGS_PROXY", f"http://127.0.0.1:{closed_port()}")
+        context = load_context({"search_provider": "searxng", "search_fallback": "ddgs"})
+        checks = await check_searches(context, 5.0)
+    assert [c.status for c in checks] == ["fail", "fail"]
+
+
+# ---------------------------------------------------------------------------- this machine
+
+
+@pytest.fixture
+def tracing_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    for name in ("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY", "LANGSMITH_TRACING_V2"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("LANGCHAIN_TRACING", raising=False)
+    return monkeypatch
+
+
+def test_tracing_on_without_a_langsmith_key_warns_naming_the_variables(
+    tracing_env: pytest.MonkeyPatch,
+) -> None:
+    assert check_tracing().detail == "LangSmith tracing is off"
+    tracing_env.setenv("LANGCHAIN_TRACING_V2", "true")
+    check = check_tracing()
+    assert check.status == "warn"
+    assert "LANGCHAIN_TRACING_V2=true" in check.detail and "LANGSMITH_API_KEY" in check.detail
+    tracing_env.setenv("LANGCHAIN_API_KEY", "lsv2_pt_SECRET0123456789")
+    check = check_tracing()
+    assert check.status == "ok" and "SECRET" not in check.detail
+
+
+def test_a_file_in_place_of_a_directory_is_not_writable(tmp_path: Path) -> None:
+    blocked = tmp_path / "reports"
+    blocked.write_text("not a directory")
+    check = check_writable(blocked, "report dir")
+    assert check.status == "fail"
+    assert check.detail == f"{blocked} is a file, not a directory"
+
+
+def test_directories_are_tested_by_writing_and_left_as_they_were(tmp_path: Path) -> None:
+    existing = tmp_path / ".deep_research"
+    existing.mkdir()
+    assert check_writable(existing, "checkpoint dir").detail == f"{existing}/ is writable"
+    absent = check_writable(tmp_path / "reports", "report dir")
+    assert absent.status == "ok" and "will be created on the first run" in absent.detail
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".deep_research"]
+    assert list(existing.iterdir()) == []
+
+
+# ---------------------------------------------------------------------------- the command
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--search", "bing"], "search_provider='bing'"),
+        (["--search", "tavily"], "needs TAVILY_API_KEY"),
+        (["--timeout", "0"], "--timeout wants 0 < SECONDS <= 600"),
+        (["--set", "max_researcher_turns=99"], "less than or equal to 20"),
+    ],
+)
+def test_a_bad_configuration_is_one_line_and_exit_code_2(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["doctor", *argv]) == 2
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1
+
+
+def test_the_command_passes_a_good_setup_and_leaves_nothing_behind(tmp_path: Path) -> None:
+    with ScriptedOpenAIServer(native) as llm, FakeTavilyServer() as tavily:
+        env = cli_env(llm, tavily, tmp_path)
+        result = run_cli(tmp_path, env, "doctor")
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert [line.split()[0] for line in lines[:-1]] == ["ok"] * 8, result.stdout
+    assert any(line.startswith("ok    relevance model: all-MiniLM-L6-v2 loaded") for line in lines)
+    assert lines[-1] == "Ready: a run can succeed (0 warnings)."
+    output = result.stdout + result.stderr
+    assert env["LLM_API_KEY"] not in output and env["TAVILY_API_KEY"] not in output
+    assert sorted(p.name for p in tmp_path.iterdir()) == [], "doctor writes nothing"
+
+
+def test_the_command_fails_a_bad_setup_with_json_for_scripts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    point_at(monkeypatch, f"http://127.0.0.1:{closed_port()}/v1")
+    with FakeTavilyServer() as tavily:
+        monkeypatch.setenv("TAVILY_API_KEY", "tvly-any-key")
+        monkeypatch.setenv("TAVILY_API_BASE_URL", tavily.url)
+        code = main(["doctor", "--json", "--timeout", "3"])
+    assert code == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["ready"] is False
+    statuses = {check["name"]: check["status"] for check in report["checks"]}
+    assert statuses["endpoint (clarifier, orchestrator, researcher)"] == "fail"
+    assert statuses["search tavily"] == statuses["relevance model"] == "ok"
+    assert all(set(check) == {"name", "status", "detail", "fix"} for check in report["checks"])

@@ -1,0 +1,339 @@
+"""The search step as researchers see it: cache, relevance, fetched pages, fences, fallbacks."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from langchain_core.messages import ToolMessage
+
+from deep_research.search import chain as chain_module
+from deep_research.search.cache import OnceMap, run_cache
+from deep_research.search.chain import SearchChain
+from deep_research.search.providers import SearchError, SearchResult, make_provider
+from deep_research.search.relevance import cosine_scores
+from tests.support.fakes.page_server import INJECTION, PageServer
+from tests.support.fakes.searxng_server import FakeSearxngServer
+from tests.support.fakes.tavily_server import FakeTavilyServer
+from tests.support.graph_scripts import NO_CLARIFY, orchestrator_fanning_out, run, script_for
+from tests.support.scripted_model import ScriptedChatModel
+from tests.support.search import PAGES_HOST, ScriptedSearch
+
+FENCE = re.compile(r"<<<data ([0-9a-f]{12})>>>")
+
+
+class PagesSearch(ScriptedSearch):
+    """Every query finds two pages that all researchers share, and one of its own."""
+
+    def __init__(self, port: int, shared: tuple[str, ...] = ("shared-a", "shared-b")) -> None:
+        super().__init__()
+        self.base = f"http://{PAGES_HOST}:{port}"
+        self.shared = shared
+
+    async def search(self, query: str, max_results: int) -> list[SearchResult]:
+        await super().search(query, max_results)  # logging and the in-flight barrier
+        own = "-".join(query.lower().split())
+        paths = [f"/article/{slug}" for slug in (*self.shared, own)]
+        return [
+            SearchResult(f"{self.base}{path}", f"{query}: {path}", f"Figures on {query}.")
+            for path in paths
+        ]
+
+
+def install(monkeypatch: pytest.MonkeyPatch, provider: Any) -> None:
+    monkeypatch.setattr("deep_research.search.step.make_provider", lambda name: provider)
+
+
+def researcher_views(model: ScriptedChatModel) -> list[ToolMessage]:
+    """The last tool message of each researcher model call that followed a search."""
+    views = []
+    for messages, tools in model.calls:
+        tool_messages = [m for m in messages if isinstance(m, ToolMessage)]
+        if "web_search" in tools and tool_messages:
+            views.append(tool_messages[-1])
+    return views
+
+
+async def test_each_url_is_fetched_once_per_run_across_parallel_researchers(
+    use_script: Callable[..., ScriptedChatModel],
+    pages: PageServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    search = PagesSearch(pages.port)
+    search.hold_until(in_flight=3, timeout=10)  # all three search, then fetch, at once
+    install(monkeypatch, search)
+    use_script(script_for(orchestrator_fanning_out("alpha topic", "beta topic", "gamma topic")))
+    out = await run({**NO_CLARIFY, "max_researchers_per_turn": 3, "fetch_top_n": 3})
+    assert search.max_in_flight == 3
+    fetched = [path for path in pages.requests if path.startswith("/article/")]
+    assert sorted(fetched) == sorted(set(fetched)), "no page was fetched twice"
+    assert {"/article/shared-a", "/article/shared-b"} <= set(fetched)
+    assert len(fetched) == 5  # two shared pages + one own page per researcher
+    shared = next(s for s in out["sources"] if s["url"].endswith("/shared-a"))
+    assert "Figures on" in shared["content"], "the snippet is kept"
+    assert "measured a 13 percent change in shared a" in shared["content"], "and the page text"
+
+
+async def test_same_query_is_searched_once_and_only_real_searches_count(
+    use_script: Callable[..., ScriptedChatModel],
+    scripted_search: ScriptedSearch,
+) -> None:
+    model = use_script(script_for(orchestrator_fanning_out("same topic", "Same  TOPIC")))
+    # A budget of one search: the second researcher is served only if cache hits are free.
+    await run({**NO_CLARIFY, "fetch_top_n": 0, "max_searches_per_run": 1})
+    assert scripted_search.queries == ["same topic q0"]
+    views = [str(m.content) for m in researcher_views(model)]
+    assert sum("Already searched in this run" in text for text in views) == 1
+    assert not any("Search cap reached" in text for text in views)
+    assert all("Finding 0 about same topic q0." in text for text in views)
+
+
+async def test_researcher_sees_page_text_fenced_by_a_fresh_nonce_without_hidden_text(
+    use_script: Callable[..., ScriptedChatModel],
+    pages: PageServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    install(monkeypatch, PagesSearch(pages.port, shared=()))
+    monkeypatch.setattr(PagesSearch, "search", _hidden_page_search)
+    model = use_script(script_for(orchestrator_fanning_out("topic one", "topic two")))
+    await run({**NO_CLARIFY, "fetch_top_n": 1})
+    views = [str(m.content) for m in researcher_views(model)]
+    assert len(views) == 2
+    nonces = set()
+    for text in views:
+        opened = FENCE.findall(text)
+        assert opened and all(f"<<<end data {n}>>>" in text for n in opened)
+        nonces.update(opened)
+        assert "measured a 12 percent change in hidden injection test" in text
+        assert INJECTION not in text and "IGNORE ALL PREVIOUS" not in text
+        assert "<<<end data 0000>>>" not in text and "‹‹‹end data 0000›››" in text
+    assert len(nonces) == 2, "each tool call gets its own nonce"
+
+
+async def _hidden_page_search(self: PagesSearch, query: str, n: int) -> list[SearchResult]:
+    return [SearchResult(f"{self.base}/hidden", f"{query}: hidden", f"About {query}.")]
+
+
+async def test_one_huge_page_cannot_flood_the_researcher(
+    use_script: Callable[..., ScriptedChatModel],
+    pages: PageServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    search = PagesSearch(pages.port, shared=())
+
+    async def huge(query: str, n: int) -> list[SearchResult]:
+        base = search.base
+        return [
+            SearchResult(f"{base}/huge", f"{query}: huge", "Snippet."),
+            SearchResult(f"{base}/article/other", f"{query}: other", "Snippet two."),
+        ]
+
+    monkeypatch.setattr(search, "search", huge)
+    install(monkeypatch, search)
+    model = use_script(script_for(orchestrator_fanning_out("huge page topic")))
+    context = {"max_page_chars": 1500, "max_chars_per_turn": 2500, "relevance_threshold": 0}
+    out = await run({**NO_CLARIFY, **context})
+    (view,) = researcher_views(model)
+    assert len(str(view.content)) <= 2500
+    assert "measured a 11 percent change in other" in str(view.content), "both pages fit"
+    huge_source = next(s for s in out["sources"] if s["url"].endswith("/huge"))
+    assert len(huge_source["content"]) <= len("Snippet.\n\n") + 1500
+
+
+async def test_unreachable_pages_are_reported_and_their_snippets_kept(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    model = use_script(script_for(orchestrator_fanning_out("offline topic")))
+    out = await run({**NO_CLARIFY, "fetch_top_n": 1})
+    (view,) = researcher_views(model)
+    assert "page not read (ConnectError); search snippet instead" in str(view.content)
+    assert "Finding 0 about offline topic q0." in str(view.content)
+    assert view.artifact["skipped_pages"][0]["url"].startswith("https://example.org/")
+    assert out["failures"] == []
+
+
+@pytest.fixture
+def fast_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(chain_module, "BACKOFF_BASE", 0.0)
+
+
+@pytest.fixture
+def providers(
+    monkeypatch: pytest.MonkeyPatch, fast_retries: None
+) -> Iterator[tuple[FakeTavilyServer, FakeSearxngServer, list[str]]]:
+    """Real Tavily and SearXNG clients against local fakes; ddgs stopped at its library."""
+    from ddgs.ddgs import DDGS
+
+    ddgs_queries: list[str] = []
+
+    def text(self: object, query: str, max_results: int = 5) -> list[dict[str, str]]:
+        ddgs_queries.append(query)
+        return [{"href": "https://ddg.example/1", "title": "DDG hit", "body": "From ddgs."}]
+
+    monkeypatch.setattr(DDGS, "text", text)
+    with FakeTavilyServer() as tavily, FakeSearxngServer() as searxng:
+        monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
+        monkeypatch.setenv("TAVILY_API_BASE_URL", tavily.url)
+        monkeypatch.setenv("SEARXNG_URL", searxng.url)
+        yield tavily, searxng, ddgs_queries
+
+
+async def test_fallback_order_retries_transient_errors_and_skips_rate_limits(
+    providers: tuple[FakeTavilyServer, FakeSearxngServer, list[str]],
+) -> None:
+    tavily, searxng, ddgs_queries = providers
+    chain = SearchChain([make_provider(n) for n in ("tavily", "searxng", "ddgs")])
+    found = await chain.search("FAIL_SEARCH RATE_LIMIT heat pumps", 3)
+    assert found.provider == "ddgs" and found.results[0].url == "https://ddg.example/1"
+    assert found.notes == [
+        "tavily failed (tavily failed for 'FAIL_SEARCH RATE_LIMIT heat pumps': HTTP 500); "
+        "fell back to searxng.",
+        "searxng was rate-limited; fell back to ddgs.",
+    ]
+    assert len(tavily.queries) == chain_module.RETRY_ATTEMPTS, "a 500 is retried"
+    assert len(searxng.queries) == 1, "a 429 is not retried: the next provider is asked"
+    assert ddgs_queries == ["FAIL_SEARCH RATE_LIMIT heat pumps"]
+
+
+async def test_a_provider_that_finds_nothing_falls_back_and_all_failing_is_an_error(
+    providers: tuple[FakeTavilyServer, FakeSearxngServer, list[str]],
+) -> None:
+    chain = SearchChain([make_provider("searxng"), make_provider("ddgs")])
+    found = await chain.search("NO_RESULTS heat pumps", 3)
+    assert found.provider == "ddgs" and found.notes == ["searxng found nothing; fell back to ddgs."]
+    failing = SearchChain([make_provider("tavily"), make_provider("searxng")])
+    with pytest.raises(SearchError, match="every provider failed") as error:
+        await failing.search("FAIL_SEARCH again", 3)
+    assert str(error.value) == (
+        "every provider failed for 'FAIL_SEARCH again': "
+        "tavily failed (tavily failed for 'FAIL_SEARCH again': HTTP 500); "
+        "searxng failed (searxng failed for 'FAIL_SEARCH again': HTTP 500)"
+    )
+
+
+async def test_fallbacks_are_told_to_the_researcher_and_kept_in_the_trace(
+    providers: tuple[FakeTavilyServer, FakeSearxngServer, list[str]],
+    use_script: Callable[..., ScriptedChatModel],
+) -> None:
+    model = use_script(script_for(orchestrator_fanning_out("RATE_LIMIT pumps")))
+    context = {"search_provider": "searxng", "search_fallback": "ddgs", "fetch_top_n": 0}
+    await run({**NO_CLARIFY, **context, "relevance_threshold": 0})
+    (view,) = researcher_views(model)
+    assert "searxng was rate-limited; fell back to ddgs." in str(view.content)
+    assert view.artifact["notes"] == ["searxng was rate-limited; fell back to ddgs."]
+    assert "[DDG hit](https://ddg.example/1)" in str(view.content)
+
+
+async def test_searxng_reads_the_json_api_and_auto_prefers_it_without_a_tavily_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with FakeSearxngServer() as searxng:
+        assert make_provider("auto").name == "ddgs"
+        monkeypatch.setenv("SEARXNG_URL", searxng.url)
+        provider = make_provider("auto")
+        assert provider.name == "searxng"
+        results = await provider.search("heat pumps", 2)
+        monkeypatch.setenv("TAVILY_API_KEY", "tvly-x")
+        assert make_provider("auto").name == "tavily"
+    assert [r.url for r in results] == [
+        "https://searx.example/heat-pumps/0",
+        "https://searx.example/heat-pumps/1",
+    ]
+    assert results[0].score == 4.5, "SearXNG's unbounded score is kept only as information"
+
+
+async def test_each_provider_has_its_own_concurrency_limit(scripted_search: ScriptedSearch) -> None:
+    scripted_search.max_concurrency = 1
+    scripted_search.hold_until(in_flight=2, timeout=0.2)  # never reached when the limit holds
+    chain = SearchChain([scripted_search])
+    await asyncio.gather(*(chain.search(f"q{i}", 1) for i in range(3)))
+    assert scripted_search.max_in_flight == 1 and len(scripted_search.queries) == 3
+
+
+async def test_concurrent_askers_share_one_in_flight_task_and_failures_are_not_kept() -> None:
+    once: OnceMap[str] = OnceMap()
+    gate = asyncio.Event()
+    starts: list[str] = []
+
+    async def work() -> str:
+        starts.append("started")
+        await gate.wait()
+        return "page"
+
+    askers = [asyncio.ensure_future(once.get("url", work)) for _ in range(3)]
+    await asyncio.sleep(0)  # let all three ask before the work finishes
+    gate.set()
+    assert [await a for a in askers] == [("page", True), ("page", False), ("page", False)]
+    assert starts == ["started"]
+
+    async def boom() -> str:
+        raise SearchError("provider down")
+
+    with pytest.raises(SearchError):
+        await once.get("query", boom)
+    assert await once.get("query", work) == ("page", True), "a failure is retried later"
+
+
+async def test_run_cache_is_per_thread_and_bounded() -> None:
+    assert run_cache("thread-a") is run_cache("thread-a")
+    assert run_cache("thread-a") is not run_cache("thread-b")
+    first = run_cache("thread-0")
+    for i in range(1, 40):
+        run_cache(f"thread-{i}")
+    assert run_cache("thread-0") is not first, "old runs are forgotten"
+
+
+def test_minilm_relevance_is_one_zero_to_one_scale() -> None:
+    scores = cosine_scores(
+        "heat pump efficiency in cold climates",
+        [
+            "Cold-climate heat pumps\nField trials show a COP of 2 at -15 C.",
+            "Chocolate cake recipe\nMix flour, sugar and cocoa.",
+            "Premier League results\nArsenal beat Chelsea 2-1.",
+        ],
+    )
+    assert all(0.0 <= s <= 1.0 for s in scores)
+    assert scores[0] > 0.5 and max(scores[1:]) < 0.1
+
+
+def test_sources_keep_every_text_retrieved_for_a_url() -> None:
+    from deep_research.state import Source, merge_sources
+
+    snippet = Source(url="u", title="T", content="Snippet.", found_by="a")
+    read = Source(url="u", title="T", content="Snippet.\n\nFull page text.", found_by="b")
+    other = Source(url="v", title="V", content="Other.", found_by="b")
+    merged = merge_sources([snippet], [read, other, snippet])
+    assert [s["url"] for s in merged] == ["u", "v"]
+    assert "Full page text." in merged[0]["content"] and merged[0]["found_by"] == "a"
+
+
+class SlashSearch(ScriptedSearch):
+    """Finds one article under two spellings of its URL: with and without a trailing slash."""
+
+    def __init__(self, port: int) -> None:
+        super().__init__()
+        self.base = f"http://{PAGES_HOST}:{port}/article/same-page"
+
+    async def search(self, query: str, max_results: int) -> list[SearchResult]:
+        await super().search(query, max_results)
+        return [
+            SearchResult(self.base, "without slash", f"Figures on {query}."),
+            SearchResult(f"{self.base}/", "with slash", f"Other figures on {query}."),
+        ]
+
+
+async def test_a_url_with_and_without_its_trailing_slash_is_one_page_fetched_once(
+    use_script: Callable[..., ScriptedChatModel],
+    pages: PageServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    install(monkeypatch, SlashSearch(pages.port))
+    use_script(script_for(orchestrator_fanning_out("alpha topic")))
+    out = await run({**NO_CLARIFY, "fetch_top_n": 2, "relevance_threshold": 0})
+    fetched = [path for path in pages.requests if path.startswith("/article/")]
+    assert len(fetched) == 1, fetched
+    [source] = [s for s in out["sources"] if "same-page" in s["url"]]
+    assert "Figures on" in source["content"] and "Other figures on" in source["content"]

@@ -1,0 +1,1 @@
+"""What the tests are built from: scripted models and servers, fakes, run helpers."""

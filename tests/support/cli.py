@@ -1,0 +1,84 @@
+"""Running the `deep-research` CLI as a subprocess against the scripted servers.
+
+Each subprocess gets an explicit environment (nothing from the developer's shell or
+`.env`), runs in a temporary directory (so `.deep_research/` and `reports/` land there),
+and imports this checkout's `deep_research` through PYTHONPATH.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.support.fakes.openai_server import ScriptedOpenAIServer
+from tests.support.fakes.tavily_server import FakeTavilyServer
+
+REPO = Path(__file__).resolve().parents[2]
+QUESTION = "How well do heat pumps work in cold climates?"
+CLI_TIMEOUT = 120.0
+LLM_KEY = "sk-local-SECRET-0123456789abcdef"
+TAVILY_KEY = "tvly-SECRET-0123456789abcdef"
+
+
+def cli_env(llm: ScriptedOpenAIServer, tavily: FakeTavilyServer, home: Path) -> dict[str, str]:
+    bin_dir = str(Path(sys.executable).parent)
+    return {
+        "PATH": os.pathsep.join([bin_dir, "/usr/bin", "/bin"]),
+        "HOME": str(home),
+        "PYTHONPATH": str(REPO),
+        "LLM_BASE_URL": llm.base_url,
+        "LLM_API_KEY": LLM_KEY,
+        "LLM_MAX_RETRIES": "0",
+        "LLM_MODEL": "test-model",
+        "TAVILY_API_KEY": TAVILY_KEY,
+        "TAVILY_API_BASE_URL": tavily.url,
+        "SEARCH_PROVIDER": "tavily",
+        "LANGSMITH_TRACING": "false",
+        "NO_PROXY": "127.0.0.1,localhost",
+        "no_proxy": "127.0.0.1,localhost",
+        "DEEP_RESEARCH_DOTENV": "0",  # no `.env` above the temporary directory is read
+    }
+
+
+def cli_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "deep_research.cli", *args]
+
+
+def run_cli(
+    cwd: Path, env: dict[str, str], *args: str, stdin: int | None = subprocess.DEVNULL
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        cli_command(*args),
+        cwd=cwd,
+        env=env,
+        stdin=stdin,
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT,
+        check=False,
+    )
+
+
+def traffic_records(cwd: Path) -> tuple[Path, list[dict[str, Any]]]:
+    """The only traffic log under `cwd/.deep_research/runs/`, parsed."""
+    [path] = (cwd / ".deep_research" / "runs").glob("*.jsonl")
+    return path, [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def read_until(fd: int, marker: bytes, seen: bytearray) -> None:
+    """Read a pseudo-terminal into `seen` until `marker` appears (or the child is gone)."""
+    while marker not in seen:
+        ready, _, _ = select.select([fd], [], [], CLI_TIMEOUT)
+        assert ready, f"no output for {CLI_TIMEOUT}s; so far:\n{seen.decode(errors='replace')}"
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # EIO: the child closed the terminal
+            chunk = b""
+        if not chunk:
+            return
+        seen.extend(chunk)

@@ -1,0 +1,255 @@
+"""Real httpx + trafilatura against a local page server: extraction, caps and the SSRF guard."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from deep_research.context import ConfigError, Context
+from deep_research.search import netguard
+from deep_research.search.fetch import PageFetcher
+from deep_research.search.netguard import AddressPolicy, BlockedAddress
+from tests.support.fakes.page_server import BOILERPLATE, INJECTION, PageServer
+
+Resolver = Callable[[dict[str, list[str]]], list[str]]
+PAGES_HOST = "pages.test"  # a name for the page server, allowed like an intranet host
+ALLOW_PAGES = AddressPolicy(allowed_hosts=frozenset({PAGES_HOST}))
+
+
+@pytest.fixture
+def pages() -> Iterator[PageServer]:
+    with PageServer() as server:
+        yield server
+
+
+@pytest.fixture
+def resolver(monkeypatch: pytest.MonkeyPatch) -> Resolver:
+    """Install a DNS table at the guard's resolver boundary; returns the log of names asked."""
+    asked: list[str] = []
+
+    def install(table: dict[str, list[str]]) -> list[str]:
+        offline = netguard.resolve
+
+        async def resolve(host: str, port: int) -> list[netguard.IPAddress]:
+            asked.append(host)
+            if host in table:
+                return [ipaddress.ip_address(a) for a in table[host]]
+            return await offline(host, port)
+
+        monkeypatch.setattr(netguard, "resolve", resolve)
+        return asked
+
+    return install
+
+
+def named(pages: PageServer, path: str) -> str:
+    return f"http://{PAGES_HOST}:{pages.port}{path}"
+
+
+async def fetch(url: str, policy: AddressPolicy = ALLOW_PAGES, **options: float) -> object:
+    settings = {"timeout": 5.0, "max_chars": 20_000, **options}
+    async with PageFetcher(policy, **settings) as fetcher:  # type: ignore[arg-type]
+        return await fetcher.fetch(url)
+
+
+async def test_article_main_text_kept_and_boilerplate_dropped(
+    pages: PageServer, resolver: Resolver
+) -> None:
+    resolver({PAGES_HOST: ["127.0.0.1"]})
+    page = await fetch(named(pages, "/article/heat-pumps-in-norway"))
+    assert not page.skipped
+    assert "# The truth about heat pumps in norway" in page.text
+    assert "measured a 13 percent change in heat pumps in norway" in page.text
+    for chrome in BOILERPLATE:
+        assert chrome not in page.text, chrome
+
+
+async def test_hidden_text_is_removed_before_extraction(
+    pages: PageServer, resolver: Resolver
+) -> None:
+    resolver({PAGES_HOST: ["127.0.0.1"]})
+    page = await fetch(named(pages, "/hidden"))
+    assert "Visible closing paragraph" in page.text
+    assert "IGNORE ALL PREVIOUS" not in page.text and INJECTION not in page.text
+
+
+async def test_huge_page_is_cut_at_the_byte_cap_and_text_at_the_char_cap(
+    pages: PageServer, resolver: Resolver
+) -> None:
+    resolver({PAGES_HOST: ["127.0.0.1"]})
+    page = await fetch(named(pages, "/huge"), max_bytes=100_000, max_chars=1_000)
+    assert page.raw_bytes == 100_000 and "only the first 100,000 bytes" in page.note
+    assert page.text.startswith("# The truth about huge page") and len(page.text) <= 1_000
+
+
+@pytest.mark.parametrize(
+    ("path", "reason"),
+    [
+        ("/file.bin", "content type 'application/octet-stream' is not read"),
+        ("/report.pdf", "PDF not read: install 'pypdf'"),
+        ("/missing", "HTTP 404"),
+        ("/empty", "no main text could be extracted"),
+        ("/redirect/7", "more than 5 redirects"),
+    ],
+)
+async def test_unreadable_pages_are_skipped_with_a_reason(
+    pages: PageServer, resolver: Resolver, path: str, reason: str
+) -> None:
+    resolver({PAGES_HOST: ["127.0.0.1"]})
+    page = await fetch(named(pages, path))
+    assert page.text == "" and reason in page.skipped
+
+
+async def test_plain_text_and_redirects_within_the_cap_are_read(
+    pages: PageServer, resolver: Resolver
+) -> None:
+    resolver({PAGES_HOST: ["127.0.0.1"]})
+    assert (await fetch(named(pages, "/plain.txt"))).text.startswith("Plain notes")
+    page = await fetch(named(pages, "/redirect/5"))
+    assert "# The truth about redirected" in page.text
+    assert pages.requests[-1] == "/article/redirected"
+
+
+async def test_slow_page_times_out(pages: PageServer, resolver: Resolver) -> None:
+    resolver({PAGES_HOST: ["127.0.0.1"]})
+    page = await fetch(named(pages, "/slow"), timeout=0.3)
+    assert page.skipped == "timed out after 0.3 s"
+
+
+@pytest.mark.parametrize(
+    "url", ["file:///etc/passwd", "ftp://example.org/x", "gopher://example.org/", "data:,hi"]
+)
+async def test_non_http_schemes_are_refused(url: str) -> None:
+    page = await fetch(url)
+    assert page.skipped.startswith("refused: scheme") or "invalid URL" in page.skipped
+
+
+@pytest.mark.parametrize(
+    ("address", "kind"),
+    [
+        ("127.0.0.1", "loopback"),
+        ("10.1.2.3", "private"),
+        ("192.168.0.10", "private"),
+        ("100.64.0.7", "non-public"),  # CGNAT
+        ("224.0.0.1", "multicast"),
+        ("0.0.0.0", "unspecified"),
+        ("::1", "loopback"),
+        ("::ffff:127.0.0.1", "loopback"),
+        ("fec0::1", "site-local"),
+        # IPv6 forms that carry an IPv4 address are judged by the address inside.
+        ("64:ff9b::7f00:1", "loopback"),  # NAT64
+        ("64:ff9b::a00:5", "private"),
+        ("64:ff9b:1::5db8:d822", "private"),  # local-use NAT64 is never public
+        ("2002:c0a8:1::1", "private"),  # 6to4 of 192.168.0.1
+        ("::7f00:1", "loopback"),  # IPv4-compatible
+        ("::ffff:0:a00:1", "private"),  # IPv4-translated
+        ("2001:0:4136:e378:8000:63bf:f5ff:fffe", "private"),  # Teredo, client 10.0.0.1
+    ],
+)
+def test_address_policy_refuses_non_public_addresses(address: str, kind: str) -> None:
+    with pytest.raises(BlockedAddress, match=kind):
+        AddressPolicy().check_address("host", ipaddress.ip_address(address))
+    AddressPolicy(allow_private=True).check_address("host", ipaddress.ip_address(address))
+    for public in ("93.184.216.34", "64:ff9b::5db8:d822", "2002:5db8:d822::1"):
+        AddressPolicy().check_address("host", ipaddress.ip_address(public))
+
+
+@pytest.mark.parametrize(
+    ("address", "kind"),
+    [
+        ("169.254.169.254", "cloud metadata"),
+        ("169.254.170.23", "cloud metadata"),  # EKS pod identity agent
+        ("192.0.0.192", "cloud metadata"),  # Oracle Cloud
+        ("fd00:ec2::254", "cloud metadata"),
+        ("fd00:ec2::23", "cloud metadata"),
+        ("169.254.1.1", "link-local"),
+        ("fe80::1", "link-local"),
+        ("::ffff:169.254.169.254", "cloud metadata"),
+        ("64:ff9b::a9fe:a9fe", "cloud metadata"),  # NAT64
+        ("64:ff9b:1:a9fe:a9:fe00::", "cloud metadata"),  # local-use NAT64, /48 layout
+        ("2002:a9fe:a9fe::1", "cloud metadata"),  # 6to4
+        ("2001:0:4136:e378:8000:63bf:5601:5601", "cloud metadata"),  # Teredo client
+        ("::a9fe:a9fe", "cloud metadata"),  # IPv4-compatible
+    ],
+)
+def test_metadata_class_addresses_are_refused_even_with_private_allowed(
+    address: str, kind: str
+) -> None:
+    for policy in (AddressPolicy(), AddressPolicy(allow_private=True)):
+        with pytest.raises(BlockedAddress, match=kind):
+            policy.check_address("host", ipaddress.ip_address(address))
+
+
+async def test_ip_literal_to_loopback_is_refused_without_connecting(pages: PageServer) -> None:
+    page = await fetch(f"{pages.url}/article/secret", policy=AddressPolicy())
+    assert page.skipped.startswith("refused: the host resolves to 127.0.0.1, a loopback")
+    assert pages.requests == [], "no connection was made"
+
+
+async def test_name_resolving_to_a_private_address_is_refused(resolver: Resolver) -> None:
+    resolver({"intranet.test": ["10.0.0.5"], "mixed.test": ["93.184.216.34", "192.168.1.1"]})
+    page = await fetch("http://intranet.test/wiki", policy=AddressPolicy())
+    assert "the host resolves to 10.0.0.5, a private address" in page.skipped
+    page = await fetch("https://mixed.test/", policy=AddressPolicy())
+    assert "the host resolves to 192.168.1.1" in page.skipped
+
+
+async def test_metadata_names_are_refused_before_any_lookup(resolver: Resolver) -> None:
+    asked = resolver({})
+    page = await fetch("http://metadata.google.internal/computeMetadata/v1/", AddressPolicy(True))
+    assert "cloud metadata service" in page.skipped and asked == []
+
+
+@pytest.mark.parametrize(
+    ("target", "refusal"),
+    [
+        ("http://127.0.0.1:{port}/article/secret", "127.0.0.1, a loopback address"),
+        ("http://169.254.169.254/latest/", "169.254.169.254, a cloud metadata address"),
+    ],
+)
+async def test_redirect_into_private_space_is_refused(
+    pages: PageServer, resolver: Resolver, target: str, refusal: str
+) -> None:
+    resolver({PAGES_HOST: ["127.0.0.1"]})
+    hop = target.format(port=pages.port)
+    page = await fetch(named(pages, f"/redirect-to?target={hop}"))
+    assert page.skipped.startswith("refused:") and refusal in page.skipped
+    assert pages.requests == [f"/redirect-to?target={hop}"], "the private hop was never made"
+
+
+async def test_the_checked_address_is_the_one_connected_to(
+    pages: PageServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DNS rebinding: the first answer is checked and used; no second lookup happens."""
+    answers = iter([["127.0.0.1"], ["10.66.66.66"]])
+    asked: list[str] = []
+
+    async def rebinding(host: str, port: int) -> list[netguard.IPAddress]:
+        asked.append(host)
+        return [ipaddress.ip_address(a) for a in next(answers)]
+
+    monkeypatch.setattr(netguard, "resolve", rebinding)
+    policy = AddressPolicy(allowed_hosts=frozenset({"127.0.0.1"}))
+    page = await fetch(f"http://rebind.test:{pages.port}/article/x", policy=policy)
+    # rebind.test exists nowhere else: a successful read proves the socket went to the
+    # address the guard returned, and one lookup proves it was not asked twice.
+    assert "# The truth about x" in page.text and asked == ["rebind.test"]
+
+
+async def test_opt_ins_come_from_the_environment_only(
+    pages: PageServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert AddressPolicy.from_env() == AddressPolicy()
+    monkeypatch.setenv("FETCH_ALLOWED_HOSTS", " 127.0.0.1 , wiki.lan ")
+    assert AddressPolicy.from_env().allowed_hosts == {"127.0.0.1", "wiki.lan"}
+    assert (await fetch(f"{pages.url}/article/a", AddressPolicy.from_env())).text
+    monkeypatch.delenv("FETCH_ALLOWED_HOSTS")
+    monkeypatch.setenv("FETCH_ALLOW_PRIVATE", "true")
+    assert (await fetch(f"{pages.url}/article/b", AddressPolicy.from_env())).text
+    metadata = await fetch("http://169.254.169.254/latest/", AddressPolicy.from_env())
+    assert "cloud metadata address" in metadata.skipped, "metadata stays refused"
+    for field in ("fetch_allow_private", "fetch_allowed_hosts"):
+        with pytest.raises(ConfigError, match="unknown setting"):
+            Context(**{field: "true"})
