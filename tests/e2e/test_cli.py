@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import pty
 import re
 import socket
 import subprocess
@@ -27,10 +26,10 @@ from tests.support.cli import (
     LLM_KEY,
     QUESTION,
     TAVILY_KEY,
-    cli_command,
     cli_env,
     read_until,
     run_cli,
+    start_in_terminal,
     traffic_records,
 )
 from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer
@@ -210,18 +209,8 @@ def test_summary_and_progress_lines_say_one_source_and_one_call() -> None:
 def test_terminal_run_asks_the_questions_and_uses_the_answer(tmp_path: Path) -> None:
     answer = "Nordic climate, detached homes"
     with ScriptedOpenAIServer(ResearchBrain()) as llm, FakeTavilyServer() as tavily:
-        env = {**cli_env(llm, tavily, tmp_path), "TERM": "xterm", "COLUMNS": "120"}
-        leader, follower = pty.openpty()
-        proc = subprocess.Popen(
-            cli_command(QUESTION),
-            cwd=tmp_path,
-            env=env,
-            stdin=follower,
-            stdout=follower,
-            stderr=follower,
-            start_new_session=True,
-        )
-        os.close(follower)
+        env = cli_env(llm, tavily, tmp_path)
+        proc, leader = start_in_terminal(tmp_path, env, QUESTION)
         seen = bytearray()
         try:
             read_until(leader, b"> ", seen)

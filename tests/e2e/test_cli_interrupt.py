@@ -9,7 +9,6 @@ before exiting.
 from __future__ import annotations
 
 import os
-import pty
 import re
 import signal
 import subprocess
@@ -21,7 +20,14 @@ import pytest
 
 from deep_research.cli.main import main
 from tests.support.brain import ResearchBrain
-from tests.support.cli import CLI_TIMEOUT, QUESTION, cli_command, cli_env, read_until
+from tests.support.cli import (
+    CLI_TIMEOUT,
+    QUESTION,
+    cli_command,
+    cli_env,
+    read_until,
+    start_in_terminal,
+)
 from tests.support.fakes.openai_server import ScriptedOpenAIServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
 
@@ -34,18 +40,8 @@ def test_ctrl_c_at_a_question_exits_without_waiting_for_the_terminal_reader(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with ScriptedOpenAIServer(ResearchBrain()) as llm, FakeTavilyServer() as tavily:
-        env = {**cli_env(llm, tavily, tmp_path), "TERM": "xterm", "COLUMNS": "120"}
-        leader, follower = pty.openpty()
-        proc = subprocess.Popen(
-            cli_command(QUESTION),
-            cwd=tmp_path,
-            env=env,
-            stdin=follower,
-            stdout=follower,
-            stderr=follower,
-            start_new_session=True,
-        )
-        os.close(follower)
+        env = cli_env(llm, tavily, tmp_path)
+        proc, leader = start_in_terminal(tmp_path, env, QUESTION)
         seen = bytearray()
         try:
             read_until(leader, b"> ", seen)  # a worker thread now waits for a line

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import select
 import subprocess
 import sys
@@ -47,6 +48,24 @@ def cli_env(llm: ScriptedOpenAIServer, tavily: FakeTavilyServer, home: Path) -> 
 
 def cli_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "deep_research.cli", *args]
+
+
+def start_in_terminal(
+    cwd: Path, env: dict[str, str], *args: str
+) -> tuple[subprocess.Popen[bytes], int]:
+    """The CLI in a pseudo-terminal (stdin, stdout and stderr); returns it and the pty's end."""
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        cli_command(*args),
+        cwd=cwd,
+        env={**env, "TERM": "xterm", "COLUMNS": "120"},
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        start_new_session=True,
+    )
+    os.close(follower)
+    return proc, leader
 
 
 def run_cli(
