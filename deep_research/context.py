@@ -17,7 +17,7 @@ from langgraph.runtime import Runtime
 from pydantic import Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from deep_research import envfile
+from deep_research import envfile, secrets
 
 # Re-exported: callers name them from here; they live apart so the CLI's help stays light.
 from deep_research.choices import (
@@ -30,11 +30,9 @@ from deep_research.choices import (
 ROLES = ("clarifier", "orchestrator", "researcher")
 # The environment variable each cloud model provider needs; `local` needs none.
 PROVIDER_KEYS = {"openai": "OPENAI_API_KEY"}
-# Errors never echo secrets: values of variables named like these, and values shaped like keys.
+# Errors never echo secrets: a field named like a key shows this instead of its value.
 SECRET_NAME = re.compile(r"(API_KEY|_TOKEN|_SECRET|PASSWORD)$", re.I)
-KEY_SHAPE = re.compile(r"\b(?:sk-|tvly-|lsv2_)[A-Za-z0-9_\-]{8,}")
 HIDDEN = "[hidden]"
-MIN_SECRET_CHARS = 6
 
 
 def _default_model() -> str:
@@ -296,14 +294,7 @@ def _describe(error: ValidationError, given: set[str]) -> str:
 
 def hide_secrets(text: str) -> str:
     """`text` without the values of secret-named variables or anything shaped like a key."""
-    secrets = {
-        value
-        for name, value in os.environ.items()
-        if SECRET_NAME.search(name) and len(value) >= MIN_SECRET_CHARS
-    }
-    for secret in sorted(secrets, key=len, reverse=True):  # a key containing another: whole
-        text = text.replace(secret, HIDDEN)
-    return KEY_SHAPE.sub(HIDDEN, text)
+    return secrets.Redactor(marker=HIDDEN).text(text)
 
 
 def load_context(overrides: dict[str, Any] | Context | None = None) -> Context:

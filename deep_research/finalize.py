@@ -6,7 +6,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
-from deep_research import progress
+from deep_research import progress, secrets
 from deep_research.citations import check_report
 from deep_research.citations.hygiene import code_span
 from deep_research.state import ResearchState
@@ -21,7 +21,10 @@ def finalize(state: ResearchState) -> dict[str, Any]:
     checked = check_report(last.text.strip(), state.get("sources", []))
     gaps = ""
     if failures := state.get("failures", []):
-        listing = "\n".join(f"- {code_span(f['topic'])}: {code_span(f['error'])}" for f in failures)
+        # Errors are redacted where they are born; again here, for failures stored before.
+        listing = "\n".join(
+            f"- {code_span(f['topic'])}: {code_span(secrets.redact(f['error']))}" for f in failures
+        )
         gaps = f"## Research gaps\n\nThese topics could not be researched:\n{listing}"
     # The gaps are added after the check, so nothing in them may link: topics (model text)
     # and errors (which name URLs: "Cannot reach the model server at http://...") are code

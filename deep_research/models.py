@@ -16,7 +16,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel
 
-from deep_research import limits, prompts, toolcalls, tracing
+from deep_research import limits, prompts, secrets, toolcalls, tracing
 from deep_research.context import MODEL_PROVIDERS, ConfigError, Context, read_endpoints
 
 log = logging.getLogger(__name__)
@@ -181,25 +181,43 @@ class RoleModel:
     ) -> AIMessage:
         """One request; an unreachable server becomes one clear `ModelEndpointError`."""
         runnable = self.model.bind_tools(list(tools)) if tools else self.model
+        # A key never goes to a server other than its own: its own travels in the header,
+        # and no message may carry any (a search API's error text can quote its key).
+        sent = [_without_secrets(message) for message in messages]
         try:
-            reply = await runnable.ainvoke(
-                list(messages), tracing.model_config(self.role, self.spec)
-            )
-        except openai.APIStatusError as error:
-            if not is_context_overflow(error):
+            reply = await runnable.ainvoke(sent, tracing.model_config(self.role, self.spec))
+        except openai.APIError as error:
+            # Scrubbed in place before it propagates: LangGraph stores a failed task's error
+            # text in the checkpoint, and a server may echo the key it received.
+            _scrub(error)
+            if isinstance(error, openai.APIConnectionError):  # includes timeouts
+                raise ModelEndpointError(
+                    f"Cannot reach the model server at {self.endpoint} "
+                    f"({type(error).__name__}: {error}). Start an OpenAI-compatible server "
+                    "there, e.g. `mlx_lm.server --model mlx-community/Qwen3-8B-4bit --port "
+                    "8080`, or point LLM_BASE_URL at yours."
+                ) from None
+            if not isinstance(error, openai.APIStatusError) or not is_context_overflow(error):
                 raise
             said = " ".join(error.message.split())[:200]  # the server's words, on one line
             raise ContextTooLongError(f"HTTP {error.status_code}: {said}") from None
-        except openai.APIConnectionError as error:  # includes timeouts
-            raise ModelEndpointError(
-                f"Cannot reach the model server at {self.endpoint} "
-                f"({type(error).__name__}: {error}). Start an OpenAI-compatible server there, "
-                "e.g. `mlx_lm.server --model mlx-community/Qwen3-8B-4bit --port 8080`, "
-                "or point LLM_BASE_URL at yours."
-            ) from None
         if not isinstance(reply, AIMessage):
             raise TypeError(f"expected an AIMessage from the model, got {type(reply).__name__}")
         return reply
+
+
+def _without_secrets(message: BaseMessage) -> BaseMessage:
+    content = secrets.scrub(message.content)
+    if content == message.content:
+        return message
+    return message.model_copy(update={"content": content})
+
+
+def _scrub(error: openai.APIError) -> None:
+    """Remove secrets from everything `str`, `repr` and a handler read of an API error."""
+    error.message = secrets.redact(error.message)
+    error.args = (error.message,)  # openai's errors take the message as their one argument
+    error.body = secrets.scrub(error.body)
 
 
 def _chars(messages: Sequence[BaseMessage]) -> int:

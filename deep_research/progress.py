@@ -26,6 +26,8 @@ from typing import Any
 
 from langgraph.config import get_stream_writer
 
+from deep_research import secrets
+
 
 def emit(event: str, **fields: Any) -> None:
     """Send one progress event; a no-op when called outside a graph run (plain unit calls)."""
@@ -33,4 +35,5 @@ def emit(event: str, **fields: Any) -> None:
         writer = get_stream_writer()
     except (RuntimeError, KeyError):  # no runnable context, or no runtime in it
         return
-    writer({"event": event, **fields})
+    # Events reach terminals, SDK clients and the traffic log: never with a secret in them.
+    writer(secrets.scrub({"event": event, **fields}))

@@ -11,7 +11,7 @@ from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 
-from deep_research import models, process, progress, tracing
+from deep_research import models, process, progress, secrets, tracing
 from deep_research.citations import check_report
 from deep_research.context import Context, context_of
 from deep_research.limits import cut_report
@@ -54,7 +54,8 @@ async def research_task(task: ResearchTask, runtime: Runtime[Context]) -> dict[s
             # run stops with one clear error and a resume re-runs only the unfinished tasks.
             raise
         except Exception as error:  # containment boundary: recorded and reported below
-            message = f"{type(error).__name__}: {error}"
+            # Born clean: it goes to the orchestrator's model, the state and the report.
+            message = secrets.redact(f"{type(error).__name__}: {error}")
             progress.emit(
                 "research_failed", id=task["tool_call_id"], topic=task["topic"], error=message
             )

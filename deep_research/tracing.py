@@ -4,6 +4,8 @@ Nodes are already named by what they do (`clarify`, `orchestrate`, `finalize`); 
 `research: <topic>` for each researcher, `search: <query>` for each query, `role:` and
 `model:` tags on model calls, and the search provider and caps as metadata. Only
 `Context` values go in: endpoints and keys live in `Endpoints` and never reach a trace.
+What a server wrote can still hold a key (an error text quoting it), so every trace goes
+through a LangSmith client whose anonymizer is the shared redactor (`secrets.scrub`).
 """
 
 from __future__ import annotations
@@ -11,14 +13,32 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+import langsmith
 from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langsmith import utils as langsmith_utils
 
+from deep_research import secrets
 from deep_research.context import Context
 
 T = TypeVar("T")
 
 # Long topics and queries make trace lists unreadable; the full text is in the inputs.
 NAME_CHARS = 80
+
+
+def redact_traces() -> None:
+    """When tracing is on, trace through a LangSmith client that scrubs every run it sends.
+
+    The anonymizer sees inputs, outputs, metadata and error texts (with their tracebacks)
+    before they leave the process. LangChain's tracer takes langsmith's cached client when
+    a run starts, so this runs when the graph's modules are imported; a client is made only
+    when tracing is enabled, since making one asks the LangSmith API for its settings.
+    """
+    if langsmith_utils.tracing_is_enabled():
+        langsmith.configure(client=langsmith.Client(anonymizer=secrets.scrub))
+
+
+redact_traces()
 
 
 def _short(text: str) -> str:

@@ -14,6 +14,7 @@ from tavily import AsyncTavilyClient
 from tavily.errors import TimeoutError as TavilyTimeout
 from tavily.errors import UsageLimitExceededError
 
+from deep_research import secrets
 from deep_research.context import ConfigError, Endpoints, read_endpoints
 
 ProviderName = Literal["auto", "tavily", "searxng", "ddgs"]
@@ -49,6 +50,9 @@ def _search_error(provider: str, query: str, error: Exception) -> SearchError:
     )
     # httpx's status errors carry a multi-line help text: the status says enough.
     detail = f"HTTP {status}" if status is not None else str(error) or type(error).__name__
+    # A search API may quote the key it was sent ("invalid API key tvly-…"); this text goes
+    # to the researcher's model, the progress stream and the report's research gaps.
+    detail = secrets.redact(detail)
     return SearchError(
         f"{provider} failed for {query!r}: {detail}", transient=transient, rate_limited=rate_limited
     )

@@ -5,7 +5,8 @@ The real client sends ``POST {api_base_url}/search`` with a JSON body (``query``
 with a ``results`` list of ``{url, title, content, score, raw_content}`` items.
 Non-200 statuses make it raise (HTTP 500 -> ``httpx.HTTPStatusError``). Given
 ``api_keys``, any other key is answered 401, as Tavily answers an invalid key (the client
-raises ``InvalidAPIKeyError``); without it every key is accepted.
+raises ``InvalidAPIKeyError``); without it every key is accepted. With ``echo_key`` that
+401 quotes the key it was sent, as careless APIs and proxies do.
 """
 
 from __future__ import annotations
@@ -55,9 +56,15 @@ def topic_corpus(query: str, max_results: int) -> list[dict[str, Any]]:
 class FakeTavilyServer(BackgroundServer):
     """Fake Tavily backend; use as ``with FakeTavilyServer() as srv``."""
 
-    def __init__(self, corpus: Corpus = topic_corpus, api_keys: set[str] | None = None) -> None:
+    def __init__(
+        self,
+        corpus: Corpus = topic_corpus,
+        api_keys: set[str] | None = None,
+        echo_key: bool = False,
+    ) -> None:
         self.corpus = corpus
         self.api_keys = api_keys
+        self.echo_key = echo_key
         self._lock = threading.Lock()
         self._requests: list[dict[str, Any]] = []
         self._auth_headers: list[str] = []
@@ -118,7 +125,8 @@ class FakeTavilyServer(BackgroundServer):
             await self._released.wait()
         key = request.headers.get("Authorization", "").removeprefix("Bearer ")
         if self.api_keys is not None and key not in self.api_keys:
-            return _error(401, "Unauthorized: missing or invalid API key.")
+            quoted = f" {key!r}" if self.echo_key else ""
+            return _error(401, f"Unauthorized: missing or invalid API key{quoted}.")
         if FAIL_MARKER in query:
             return _error(500, f"simulated search failure for {query!r}")
         max_results = int(body.get("max_results") or DEFAULT_MAX_RESULTS)

@@ -1,0 +1,98 @@
+"""One redactor for every place text leaves the process: secrets by value, name and shape.
+
+Model servers and search APIs may echo the credentials they were sent in their error text,
+and from there the text would reach progress lines, checkpoints, reports, traces and the
+prompts of another server. Everything that writes text out passes it through here: error
+texts where they are born (models, search providers, research tasks), progress events,
+the report, the LangSmith client's anonymizer, the messages sent to a model, and the CLI's
+traffic log and error lines.
+
+The secret values are those of environment variables named like keys: `Endpoints` (the
+model and search keys) reads only the environment, so it knows no key that is not here;
+`LANGSMITH_API_KEY` and any other `*_API_KEY`, `*_TOKEN`, `*_SECRET` are covered the same
+way. Credential shapes (`Bearer …`, `sk-…`, `tvly-…`, `lsv2_…`, `user:password@`) are
+scrubbed even when their value came from elsewhere.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+REDACTED = "[REDACTED]"
+# Field names whose values are secrets wherever they appear (headers, params, settings).
+SECRET_NAME = re.compile(r"api[_-]?key|authorization|secret|password|cookie|token$", re.I)
+# Environment variables holding secrets: their values are scrubbed from every string.
+# (pydantic-settings reads names case-insensitively, so must this.)
+SECRET_ENV = re.compile(r"(API_KEY|_TOKEN|_SECRET|PASSWORD|SECRET_ACCESS_KEY)$", re.I)
+# Shapes of credentials even when they did not come from this process's environment.
+SECRET_SHAPES = re.compile(
+    r"(?i:\b(?:bearer|basic)\s+)[^\s\"',;]+"
+    r"|(?<=://)[^/\s:@]+:[^/\s@]+(?=@)"  # user:password@ in URLs
+    r"|\bsk-[A-Za-z0-9_\-]{12,}"
+    r"|\btvly-[A-Za-z0-9_\-]{8,}"
+    r"|\blsv2_[A-Za-z0-9_]{12,}"
+)
+# Short values ("x", "1") are not worth scrubbing and would mangle ordinary text.
+MIN_SECRET_CHARS = 6
+
+
+class Redactor:
+    """Replaces secret values in nested JSON-like data; built from an environment."""
+
+    def __init__(self, environ: Mapping[str, str] | None = None, marker: str = REDACTED) -> None:
+        env = os.environ if environ is None else environ
+        values = {v for k, v in env.items() if SECRET_ENV.search(k) and len(v) >= MIN_SECRET_CHARS}
+        # Longest first, so a key that contains another is replaced whole.
+        self._values = sorted(values, key=len, reverse=True)
+        self._marker = marker
+
+    def text(self, value: str) -> str:
+        for secret in self._values:
+            value = value.replace(secret, self._marker)
+        return SECRET_SHAPES.sub(self._replace_shape, value)
+
+    def __call__(self, data: Any) -> Any:
+        if isinstance(data, str):
+            return self.text(data)
+        if isinstance(data, Mapping):
+            return {
+                key: self._marker if SECRET_NAME.search(str(key)) and value else self(value)
+                for key, value in data.items()
+            }
+        if isinstance(data, list | tuple):
+            return [self(item) for item in data]
+        if data is None or isinstance(data, bool | int | float):
+            return data
+        # Anything else (an exception, a path) is written as text: scrub that text.
+        return self.text(str(data))
+
+    def _replace_shape(self, match: re.Match[str]) -> str:
+        scheme = match.group(0).split(maxsplit=1)[0]
+        if scheme.lower() in ("bearer", "basic") and scheme != match.group(0):
+            return f"{scheme} {self._marker}"
+        return self._marker
+
+
+def redactor() -> Redactor:
+    """The redactor for the current environment (rebuilt only when a secret changes)."""
+    snapshot = tuple(sorted((k, v) for k, v in os.environ.items() if SECRET_ENV.search(k)))
+    return _redactor_for(snapshot)
+
+
+@functools.lru_cache(maxsize=8)
+def _redactor_for(snapshot: tuple[tuple[str, str], ...]) -> Redactor:
+    return Redactor(dict(snapshot))
+
+
+def redact(text: str) -> str:
+    """`text` with every secret the environment knows, and every key shape, replaced."""
+    return redactor().text(text)
+
+
+def scrub(data: Any) -> Any:
+    """JSON-like `data` with secrets replaced in every string and secret-named field."""
+    return redactor()(data)
