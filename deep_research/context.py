@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from langgraph.runtime import Runtime
@@ -185,14 +186,7 @@ class Context(BaseSettings):
         # so every entry point (Studio, SDK, notebook, CLI) gets the same readable error.
         # pydantic-settings also takes private keywords (`_env_file`, `_secrets_dir`, ...)
         # that read files: a per-run context may only name fields.
-        unknown = sorted(name for name in values if name not in type(self).model_fields)
-        if unknown:
-            raise ConfigError(
-                hide_secrets(
-                    f"Invalid configuration: unknown setting(s) {', '.join(unknown)}; "
-                    f"the settings are: {', '.join(type(self).model_fields)}"
-                )
-            )
+        reject_unknown_settings(values)
         try:
             super().__init__(**values)
         except ValidationError as error:
@@ -238,6 +232,19 @@ class Context(BaseSettings):
     def fallback_providers(self) -> list[str]:
         """`search_fallback` as a list of provider names, in order."""
         return [name.strip() for name in self.search_fallback.split(",") if name.strip()]
+
+
+def reject_unknown_settings(values: Mapping[str, Any]) -> None:
+    """Raise `ConfigError` naming every key of a per-run context that is not a setting."""
+    fields = Context.model_fields
+    unknown = sorted(str(name) for name in values if name not in fields)
+    if unknown:
+        raise ConfigError(
+            hide_secrets(
+                f"Invalid configuration: unknown setting(s) {', '.join(unknown)}; "
+                f"the settings are: {', '.join(fields)}"
+            )
+        )
 
 
 class Endpoints(BaseSettings):

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 
 from deep_research.clarify import ask_user, clarify, route_clarify
-from deep_research.context import Context
+from deep_research.context import Context, reject_unknown_settings
 from deep_research.finalize import finalize
 from deep_research.orchestrator import answer_tools, orchestrate, route_orchestrator
 from deep_research.question import new_question
 from deep_research.research_task import research_task
 from deep_research.state import InputState, OutputState, ResearchState
+
+if TYPE_CHECKING:
+    from langgraph_sdk.runtime import ServerRuntime
 
 builder = StateGraph(
     ResearchState, context_schema=Context, input_schema=InputState, output_schema=OutputState
@@ -33,3 +40,18 @@ builder.add_edge("research", "orchestrate")
 builder.add_edge("answer_tools", "orchestrate")
 builder.add_edge("finalize", END)
 graph = builder.compile(name="deep_research")
+
+
+def make_graph(runtime: ServerRuntime) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """`graph`, for `langgraph.json`: the Agent Server calls this factory before each run.
+
+    langgraph-api drops context keys that are not in the schema before the graph sees
+    them, so a typo (`max_search_per_run`) would run with the default unnoticed. The
+    factory still gets the context as the caller sent it, and rejects unknown keys with
+    the same error `Context` gives everywhere else. (The annotation tells langgraph-api to
+    pass the runtime; reads of state and schemas get one without a context.)
+    """
+    execution = runtime.execution_runtime
+    if execution is not None and isinstance(execution.context, Mapping):
+        reject_unknown_settings(execution.context)
+    return graph
