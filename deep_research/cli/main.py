@@ -32,7 +32,16 @@ from deep_research.choices import (
     SETTING_NAMES,
     ConfigError,
 )
-from deep_research.cli.runs import Home, list_runs, load_run, read_log
+from deep_research.cli.plain import plain, printable, terminal_console
+from deep_research.cli.runs import (
+    BadThreadIdError,
+    Home,
+    RunRecord,
+    check_thread_id,
+    list_runs,
+    load_run,
+    read_log,
+)
 from deep_research.cli.summary import citation_line, totals
 from deep_research.cli.wording import first_line
 
@@ -47,6 +56,7 @@ REPORTS = Path("reports")
 RUNS_HEADER = ("thread", "started", "status", "question", "report or error")
 QUESTION_CHARS = 48
 DETAIL_CHARS = 80
+RESUME_HINT = " (the run is checkpointed: resume it with the thread id shown above)"
 
 
 class UsageError(ValueError):
@@ -86,7 +96,9 @@ def research_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("question", nargs="?", help="what to research")
-    parser.add_argument("--resume", metavar="THREAD_ID", help="continue a stopped run")
+    parser.add_argument(
+        "--resume", metavar="THREAD_ID", type=_thread_id, help="continue a stopped run"
+    )
     parser.add_argument("--no-clarify", action="store_true", help="skip clarifying questions")
     parser.add_argument(
         "--model",
@@ -109,6 +121,19 @@ def research_parser() -> argparse.ArgumentParser:
         "the fields are listed below)",
     )
     return parser
+
+
+def _thread_id(text: str) -> str:
+    try:
+        return check_thread_id(text)
+    except BadThreadIdError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _warn(record: RunRecord) -> None:
+    """Say once, on stderr, that a run's traffic log had lines that could not be read."""
+    if record.skipped:
+        print(f"deep-research: {printable(record.skipped)}", file=sys.stderr)
 
 
 def settings_from(args: argparse.Namespace) -> dict[str, Any]:
@@ -138,10 +163,11 @@ def ask(argv: list[str], console: Console) -> int:
     Ctrl-C ends the process (exit 130) once the run is saved."""
     args = research_parser().parse_args(argv)
     settings = settings_from(args)
-    if args.resume and args.question:
+    if args.resume is not None and args.question:
         raise UsageError("give a question or --resume THREAD_ID, not both")
-    if args.resume:
+    if args.resume is not None:
         record = load_run(HOME, args.resume)
+        _warn(record)
         thread_id, question = record.thread_id, record.question
         settings = {**record.settings, **settings}
     elif args.question and args.question.strip():
@@ -171,7 +197,7 @@ def ask(argv: list[str], console: Console) -> int:
                 thread_id=thread_id,
                 question=question,
                 settings=settings,
-                resume=bool(args.resume),
+                resume=args.resume is not None,
                 interactive=interactive,
             ),
             on_stop=lambda: print("stopping…", file=sys.stderr, flush=True),
@@ -191,21 +217,24 @@ def ask(argv: list[str], console: Console) -> int:
 
 def print_summary(console: Console, outcome: Outcome, context: Context) -> None:
     values = outcome.values
-    records = read_log(HOME.log_path(outcome.thread_id))
+    """The closing summary; every line is plain text (a path or a count may hold `[`)."""
+    from rich.text import Text
+
+    records = read_log(HOME.log_path(outcome.thread_id)).records
     if outcome.report is None:
-        console.print(f"Thread {outcome.thread_id} was already done; nothing left to run.")
+        console.print(plain(f"Thread {outcome.thread_id} was already done; nothing left to run."))
     else:
-        console.print(f"\n[bold]Report saved:[/bold] {outcome.report}", highlight=False)
+        console.print(Text.assemble("\n", ("Report saved:", "bold"), " ", plain(outcome.report)))
     minutes, seconds = divmod(int(outcome.seconds), 60)
-    console.print(f"wall time     {minutes}:{seconds:02d} (this session)", highlight=False)
-    for line in totals(records).lines():
-        console.print(line, highlight=False)
+    lines = [f"wall time     {minutes}:{seconds:02d} (this session)", *totals(records).lines()]
     cap = context.max_searches_per_run
     used = values.get("searches_used", 0)
-    console.print(f"search budget {used} of {cap} used", highlight=False)
-    console.print(f"sources       {len(values.get('sources', []))}", highlight=False)
-    console.print(citation_line(values), highlight=False)
-    console.print(f"traffic log   {HOME.log_path(outcome.thread_id)}", highlight=False)
+    lines.append(f"search budget {used} of {cap} used")
+    lines.append(f"sources       {len(values.get('sources', []))}")
+    lines.append(citation_line(values))
+    lines.append(f"traffic log   {HOME.log_path(outcome.thread_id)}")
+    for line in lines:
+        console.print(plain(line))
 
 
 async def _statuses(thread_ids: list[str]) -> list[str]:
@@ -233,8 +262,10 @@ def show_runs(argv: list[str], console: Console) -> int:
         raise UsageError(f"`runs` takes no arguments, got {' '.join(argv)!r}")
     runs = list_runs(HOME)
     if not runs:
-        console.print(f"No runs yet in {HOME.root}/.")
+        console.print(plain(f"No runs yet in {HOME.root}/."))
         return 0
+    for run in runs:
+        _warn(run)
     statuses = asyncio.run(_statuses([run.thread_id for run in runs]))
     rows = [
         (
@@ -247,7 +278,7 @@ def show_runs(argv: list[str], console: Console) -> int:
         for run, status in zip(runs, statuses, strict=True)
     ]
     for line in runs_table(rows):
-        console.print(line, highlight=False, markup=False)
+        console.print(plain(line))
     return 0
 
 
@@ -259,8 +290,11 @@ def replay(argv: list[str], console: Console) -> int:
     path = Path(argv[0])
     if not path.is_file():
         raise UsageError(f"no traffic log at {path}")
-    for line in timeline(read_log(path)):
-        console.print(line, highlight=False, markup=False)
+    log = read_log(path)
+    if warning := log.warning():
+        print(f"deep-research: {printable(warning)}", file=sys.stderr)
+    for line in timeline(log.records):
+        console.print(plain(line))
     return 0
 
 
@@ -293,17 +327,14 @@ def run_failures() -> tuple[type[Exception], ...]:
 def main(argv: list[str] | None = None) -> int:
     envfile.load_once()  # `.env` below the process environment, before anything reads either
     argv = sys.argv[1:] if argv is None else argv
-    from rich.console import Console
-
-    # soft_wrap: long lines stay whole in logs and pipes; the live view sizes itself.
-    console = Console(soft_wrap=True)
+    console = terminal_console()
     commands = {"runs": show_runs, "replay": replay, "doctor": doctor}
     try:
         if argv and argv[0] in commands:
             return commands[argv[0]](argv[1:], console)
         return ask(argv, console)
-    except (UsageError, ConfigError) as error:
-        print(f"deep-research: {error}", file=sys.stderr)
+    except (UsageError, ConfigError, BadThreadIdError) as error:
+        print(f"deep-research: {printable(error)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # before a run started (a run's Ctrl-C ends in `research`)
         print("deep-research: stopped", file=sys.stderr)
@@ -312,14 +343,11 @@ def main(argv: list[str] | None = None) -> int:
         from deep_research.cli.redact import Redactor
 
         # A server may echo the key it was sent in its error text: scrub it like the log.
-        text = Redactor().text(str(error))
+        text = printable(Redactor().text(str(error)))
         if isinstance(error, run_failures()):
             print(f"deep-research: {text}", file=sys.stderr)
             return 1
-        # Last resort: one line, never a traceback; the run is saved.
-        print(
-            f"deep-research: {type(error).__name__}: {text} (the run is checkpointed: "
-            "resume it with the thread id shown above)",
-            file=sys.stderr,
-        )
+        # Last resort: one line, never a traceback. Only a run has a thread to resume.
+        hint = "" if argv and argv[0] in commands else RESUME_HINT
+        print(f"deep-research: {type(error).__name__}: {text}{hint}", file=sys.stderr)
         return 1

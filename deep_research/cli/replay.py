@@ -66,13 +66,18 @@ def timeline(records: list[dict[str, Any]]) -> Iterator[str]:
     if not records:
         yield "(empty traffic log)"
         return
-    start = float(records[0].get("t", 0))
+    start = float(records[0]["t"])  # `read_log` keeps only records with a numeric `t`
     thread = next((r.get("thread") for r in records if r.get("thread")), "?")
     tracker = Tracker(str(thread))
     for record in records:
-        text = describe(record, tracker)
+        try:
+            text = describe(record, tracker)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            # `read_log` checked the envelope (kind, t); a field of the wrong shape inside
+            # one record costs that record's line, not the timeline.
+            text = f"{str(record.get('kind')):<13} (unreadable record)"
         if text is not None:
-            yield f"+{float(record.get('t', start)) - start:8.2f}s  {text}"
+            yield f"+{float(record['t']) - start:8.2f}s  {text}"
     yield ""
     yield "Totals"
     yield from (f"  {line}" for line in totals(records).lines())

@@ -4,11 +4,17 @@
 `.deep_research/runs/<thread>.jsonl` is each run's traffic log. Its first line records the
 question and the settings given on the command line, which is all `--resume` needs: the
 settings are per run in LangGraph, not stored in checkpoints.
+
+A thread id names a file, so it is checked against one pattern wherever it is read: a
+`--resume ../../x` must not read or append to a log outside `.deep_research/`. A log is
+read tolerantly: a run killed mid-write, a disk that filled up or a hand edit leaves bad
+bytes or records of the wrong shape, and those are skipped and counted, never fatal.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -19,6 +25,22 @@ if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
 
 Status = Literal["done", "waiting for an answer", "stopped mid-run", "not started"]
+# New threads are `uuid4().hex[:8]`; the pattern leaves room for ids given by other clients.
+THREAD_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+THREAD_ID_RULE = "a thread id is 1 to 64 letters, digits, '-' or '_'"
+RUN_ACTIONS = ("start", "resume", "end")
+
+
+class BadThreadIdError(ValueError):
+    """A thread id that does not match `THREAD_ID` (it could name a path elsewhere)."""
+
+
+def check_thread_id(thread_id: str) -> str:
+    """`thread_id` itself, or `BadThreadIdError` naming the rule."""
+    if not THREAD_ID.fullmatch(thread_id):
+        shown = thread_id if len(thread_id) <= 70 else thread_id[:69] + "…"
+        raise BadThreadIdError(f"bad thread id {shown!r}: {THREAD_ID_RULE}")
+    return thread_id
 
 
 class UnknownRunError(LookupError):
@@ -36,7 +58,7 @@ class Home:
         return self.root / "checkpoints.sqlite"
 
     def log_path(self, thread_id: str) -> Path:
-        return self.root / "runs" / f"{thread_id}.jsonl"
+        return self.root / "runs" / f"{check_thread_id(thread_id)}.jsonl"
 
 
 @dataclass
@@ -49,25 +71,69 @@ class RunRecord:
     settings: dict[str, Any] = field(default_factory=dict)
     report: str | None = None
     error: str | None = None
+    skipped: str | None = None  # "skipped N unreadable lines in PATH", when any were
 
 
-def read_log(path: Path) -> list[dict[str, Any]]:
-    """Every record of a traffic log; a line cut short by a kill is skipped, not fatal."""
-    records = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
+@dataclass(frozen=True)
+class TrafficRecords:
+    """A traffic log's readable records, and how many lines were skipped as unreadable."""
+
+    path: Path
+    records: list[dict[str, Any]]
+    skipped: int = 0
+
+    def warning(self) -> str | None:
+        if not self.skipped:
+            return None
+        lines = "line" if self.skipped == 1 else "lines"
+        return f"skipped {self.skipped} unreadable {lines} in {self.path}"
+
+
+def read_log(path: Path) -> TrafficRecords:
+    """Every well-formed record of a traffic log; bad bytes and bad lines are not fatal."""
+    # A kill can cut a line inside a multi-byte character: that line fails to parse below.
+    text = path.read_bytes().decode("utf-8", errors="replace")
+    records, skipped = [], 0
+    for line in text.splitlines():
+        if not line.strip():
             continue
-    return records
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            record = None
+        if _well_formed(record):
+            records.append(record)
+        else:
+            skipped += 1
+    return TrafficRecords(path, records, skipped)
 
 
-def run_record(records: list[dict[str, Any]], thread_id: str) -> RunRecord:
+def _well_formed(record: Any) -> bool:
+    """Every record is an object with a `kind` and a time `t`; a run record's fields, which
+    `runs` and `--resume` rely on, have the types `TrafficLog` writes."""
+    if not isinstance(record, dict) or not isinstance(record.get("kind"), str):
+        return False
+    if not isinstance(record.get("t"), int | float) or isinstance(record["t"], bool):
+        return False
+    if record["kind"] != "run":
+        return True
+    optional_text = all(
+        isinstance(record.get(key), str | None) for key in ("question", "report", "error")
+    )
+    return (
+        record.get("action") in RUN_ACTIONS
+        and optional_text
+        and isinstance(record.get("settings", {}), dict)
+    )
+
+
+def run_record(log: TrafficRecords, thread_id: str) -> RunRecord:
+    records = log.records
     starts = [r for r in records if r.get("kind") == "run" and r.get("action") == "start"]
     if not starts:
         raise UnknownRunError(f"run {thread_id!r} has no start record in its traffic log")
     first = starts[0]
-    record = RunRecord(thread_id, first.get("question", ""), first["t"])
+    record = RunRecord(thread_id, first.get("question") or "", first["t"], skipped=log.warning())
     for entry in records:
         if entry.get("kind") != "run":
             continue
@@ -94,6 +160,8 @@ def list_runs(home: Home) -> list[RunRecord]:
     """Every run with a readable traffic log, oldest first."""
     runs = []
     for path in (home.root / "runs").glob("*.jsonl"):
+        if not THREAD_ID.fullmatch(path.stem) or not path.is_file():
+            continue  # not a log this CLI wrote, and no thread it could resume
         try:
             runs.append(run_record(read_log(path), path.stem))
         except UnknownRunError:

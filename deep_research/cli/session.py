@@ -18,8 +18,10 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 from rich.console import Console
+from rich.text import Text
 
 from deep_research import tracing
+from deep_research.cli.plain import plain
 from deep_research.cli.redact import Redactor
 from deep_research.cli.runs import Home, durable_graph, read_log, status_of
 from deep_research.cli.traffic import TrafficHandler, TrafficLog
@@ -132,7 +134,7 @@ async def run_research(
 
 def _report_saved(home: Home, thread_id: str) -> bool:
     """Whether a session of this thread recorded its saved report in the traffic log."""
-    records = read_log(home.log_path(thread_id))
+    records = read_log(home.log_path(thread_id)).records
     return any(r.get("kind") == "run" and r.get("report") for r in records)
 
 
@@ -141,16 +143,15 @@ async def _answer(
 ) -> Command[Any]:
     """Show the clarifying questions and read one answer (or say why none is asked for)."""
     log.write("interrupt", **request)
+    # The questions and the error are model output (or echo it): shown as plain text.
     if request.get("error"):
-        console.print(f"[red]{request['error']}[/red]")
-    round_number = request.get("round", 1)
-    console.print(
-        f"\n[bold]Before researching, a few questions (round {round_number}):", highlight=False
-    )
+        console.print(plain(request["error"], style="red"))
+    heading = f"Before researching, a few questions (round {request.get('round', 1)}):"
+    console.print(Text.assemble("\n", plain(heading, style="bold")))
     for number, question in enumerate(request.get("questions", []), start=1):
-        console.print(f"  {number}. {question}", highlight=False)
+        console.print(Text(f"  {number}. ").append_text(plain(question)))
     if interactive:
-        console.print("Answer in one line (Enter: let the agent decide).", highlight=False)
+        console.print("Answer in one line (Enter: let the agent decide).")
         try:
             # Reading stdin blocks, so it runs in a thread and the event loop stays free.
             answer = (await asyncio.to_thread(console.input, "> ")).strip()

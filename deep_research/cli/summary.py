@@ -54,12 +54,12 @@ def totals(records: list[dict[str, Any]]) -> Totals:
     for record in records:
         kind = record.get("kind")
         if kind == "model_reply":
-            usage = result.roles[record.get("role", "model")]
+            usage = result.roles[str(record.get("role", "model"))]
             usage.calls += 1
-            usage.tokens_in += int(record.get("tokens_in") or 0)
-            usage.tokens_out += int(record.get("tokens_out") or 0)
+            usage.tokens_in += _count(record.get("tokens_in"))
+            usage.tokens_out += _count(record.get("tokens_out"))
         elif kind == "model_error":
-            result.roles[record.get("role", "model")].errors += 1
+            result.roles[str(record.get("role", "model"))].errors += 1
         elif kind == "progress":
             event = record.get("event")
             result.searches += event == "search"
@@ -68,6 +68,11 @@ def totals(records: list[dict[str, Any]]) -> Totals:
             result.fetches += event == "fetch"
             result.researchers_failed += event == "research_failed"
     return result
+
+
+def _count(value: Any) -> int:
+    """A token count from the log; anything but a number (a hand-edited or cut log) is 0."""
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
 
 
 def citation_line(values: dict[str, Any]) -> str:

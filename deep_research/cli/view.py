@@ -13,6 +13,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from deep_research.cli.plain import plain
 from deep_research.cli.wording import plural
 
 ResearcherStatus = Literal["running", "done", "failed"]
@@ -82,9 +83,10 @@ class Tracker:
 
     def __rich__(self) -> RenderableType:
         cap = f"/{self.search_cap}" if self.search_cap is not None else ""
+        # Every cell is `Text`: a `str` cell would be parsed as markup by the console.
         header = Text.assemble(
             ("deep-research ", "bold"),
-            f"thread {self.thread_id} · {self.phase} · ",
+            plain(f"thread {self.thread_id} · {self.phase} · "),
             f"searches {self.searches_used}{cap} · sources {len(self.sources)} · ",
             (self.elapsed(), "cyan"),
         )
@@ -92,14 +94,17 @@ class Tracker:
         if self.todos:
             todos = Table.grid(padding=(0, 1))
             for todo in list(self.todos):
-                todos.add_row(TODO_MARKS.get(todo.get("status", ""), "[ ]"), todo["content"])
+                mark = TODO_MARKS.get(str(todo.get("status", "")), "[ ]")
+                todos.add_row(Text(mark), plain(todo.get("content", "")))
             parts.append(todos)
         researchers = list(self.researchers.values())
         if researchers:
             table = Table("researcher", "status", "searches", "", box=None, padding=(0, 1))
             for r in researchers:
                 style = {"running": "yellow", "done": "green", "failed": "red"}[r.status]
-                table.add_row(r.topic, Text(r.status, style), str(r.searches), r.detail)
+                table.add_row(
+                    plain(r.topic), Text(r.status, style), Text(str(r.searches)), plain(r.detail)
+                )
             parts.append(table)
         return Group(*parts)
 
@@ -126,4 +131,4 @@ class ProgressView:
     def show(self, event: dict[str, Any]) -> None:
         line = self.tracker.handle(event)
         if line and not self.live:
-            self.console.print(f"[{self.tracker.elapsed()}] {line}", highlight=False)
+            self.console.print(plain(f"[{self.tracker.elapsed()}] {line}"))
