@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from collections.abc import Sequence
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
+import httpx
 import openai
 from langchain_core.exceptions import ContextOverflowError
 from langchain_core.language_models import BaseChatModel
@@ -27,10 +29,20 @@ Role = Literal["clarifier", "orchestrator", "researcher"]
 LOCAL_TEMPERATURE = 0.1
 # Local servers accept any key, but the OpenAI client refuses to start without one.
 PLACEHOLDER_API_KEY = "not-needed"
+# A server that is up accepts at once; only the reply itself may take LLM_TIMEOUT.
+CONNECT_TIMEOUT = 10.0
 
 
 class ModelEndpointError(RuntimeError):
     """The model server could not be reached; the message says where and what to do."""
+
+
+class ModelDeadlineError(ModelEndpointError):
+    """One model call, retries included, outlasted LLM_CALL_DEADLINE.
+
+    An outage: a server that trickles its reply or sends only keep-alives would otherwise
+    hold the run forever, since LLM_TIMEOUT bounds each read, not the call.
+    """
 
 
 class ContextTooLongError(ModelEndpointError):
@@ -89,8 +101,11 @@ def chat_model(context: Context, role: Role) -> BaseChatModel:
             base_url=endpoints.llm_base_url,
             api_key=api_key or PLACEHOLDER_API_KEY,  # type: ignore[arg-type]
             temperature=LOCAL_TEMPERATURE if temperature is None else temperature,
-            # mlx_lm.server loads ~5 GB of weights on the first request.
-            timeout=endpoints.llm_timeout,
+            # mlx_lm.server loads ~5 GB of weights on the first request: long reads, but a
+            # server that is not there is said at once. The whole call is bounded in `_call`.
+            timeout=httpx.Timeout(
+                endpoints.llm_timeout, connect=min(CONNECT_TIMEOUT, endpoints.llm_timeout)
+            ),
             max_retries=endpoints.llm_max_retries,
             # Servers fall back to tiny defaults (mlx_lm: 512) and silently drop truncated
             # tool calls; langchain-openai sends this as `max_completion_tokens`.
@@ -120,6 +135,7 @@ class RoleModel:
     endpoint: str
     role: Role
     spec: str
+    deadline: float  # seconds one `_call` may take, the client's retries included
 
     async def ask(
         self, messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]] = ()
@@ -179,12 +195,24 @@ class RoleModel:
     async def _call(
         self, messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]]
     ) -> AIMessage:
-        """One request; an unreachable server becomes one clear `ModelEndpointError`."""
+        """One request; an unreachable or stalled server becomes one clear `ModelEndpointError`."""
         runnable = self.model.bind_tools(list(tools)) if tools else self.model
+        # Around the client, not inside it: its retries and every provider are covered.
+        deadline = asyncio.timeout(self.deadline)
         try:
-            reply = await runnable.ainvoke(
-                list(messages), tracing.model_config(self.role, self.spec)
-            )
+            async with deadline:
+                reply = await runnable.ainvoke(
+                    list(messages), tracing.model_config(self.role, self.spec)
+                )
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+            raise ModelDeadlineError(
+                f"The {self.role} model at {self.endpoint} did not finish one call within "
+                f"{self.deadline:g} s, retries included. The server may be sending its reply "
+                "very slowly or only keep-alives; if it is just slow (loading weights, a long "
+                "report), raise LLM_CALL_DEADLINE."
+            ) from None
         except openai.APIStatusError as error:
             if not is_context_overflow(error):
                 raise
@@ -227,7 +255,8 @@ def role_model(context: Context, role: Role) -> RoleModel:
     base = getattr(model, "openai_api_base", None)
     endpoint = public_url(str(base or "https://api.openai.com/v1"))
     spec = getattr(context, f"{role}_model")
-    return RoleModel(model=model, endpoint=endpoint, role=role, spec=spec)
+    deadline = read_endpoints().call_deadline
+    return RoleModel(model=model, endpoint=endpoint, role=role, spec=spec, deadline=deadline)
 
 
 def public_url(url: str) -> str:
