@@ -15,11 +15,11 @@ import openai
 from langchain_core.exceptions import ContextOverflowError
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_openai import ChatOpenAI
 from pydantic import BaseModel
 
 from deep_research import limits, prompts, toolcalls, tracing
 from deep_research.context import MODEL_PROVIDERS, ConfigError, Context, read_endpoints
+from deep_research.lenient_chat import LenientChatOpenAI
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ def chat_model(context: Context, role: Role) -> BaseChatModel:
     endpoints = read_endpoints()
     if provider == "local":
         api_key = endpoints.llm_api_key.get_secret_value() if endpoints.llm_api_key else None
-        return ChatOpenAI(
+        return LenientChatOpenAI(
             model=name,
             base_url=endpoints.llm_base_url,
             api_key=api_key or PLACEHOLDER_API_KEY,  # type: ignore[arg-type]
@@ -115,7 +115,7 @@ def chat_model(context: Context, role: Role) -> BaseChatModel:
     if provider == "openai":
         if not endpoints.openai_api_key:
             raise ConfigError(f"{role}_model={spec!r} needs OPENAI_API_KEY in the environment")
-        return ChatOpenAI(
+        return LenientChatOpenAI(
             model=name,
             api_key=endpoints.openai_api_key,
             temperature=temperature,

@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
@@ -19,8 +20,9 @@ from langgraph.graph.state import CompiledStateGraph
 from deep_research.context import Context, read_endpoints
 from deep_research.graph import builder
 from deep_research.models import ModelDeadlineError, chat_model
-from tests.support.brain import ResearchBrain
-from tests.support.fakes.openai_server import Reply
+from tests.support.brain import ResearchBrain, role_of
+from tests.support.fakes.openai_server import Reply, ToolCall, message_text
+from tests.support.fakes.tavily_server import FakeTavilyServer
 from tests.support.live import QUESTION, serve
 
 DEADLINE = 2.0
@@ -104,3 +106,79 @@ def test_local_client_gives_up_connecting_long_before_a_read_timeout(
     timeout = chat_model(Context(), "orchestrator").request_timeout  # type: ignore[attr-defined]
     assert isinstance(timeout, httpx.Timeout)
     assert timeout.read == 600 and timeout.connect == 10
+
+
+# Tool-call arguments that are JSON but not an object, as the model server sends them.
+NON_OBJECT_ARGUMENTS = ['"heat pumps"', '["heat pumps", "cold"]', "42", "true", "null"]
+CALLS = {"orchestrator": "research", "researcher": "web_search"}
+EXAMPLES = {"orchestrator": '{"topic":', "researcher": '{"queries":'}
+
+
+@dataclass
+class NonObjectArgumentsBrain(ResearchBrain):
+    """`role` first calls its tool with `arguments`; after the tool error, calls it right."""
+
+    role: str = "orchestrator"
+    arguments: str = '"heat pumps"'
+
+    async def __call__(self, body: dict[str, Any]) -> Reply:
+        if role_of(body) != self.role:
+            return await super().__call__(body)
+        results = [message_text(m) for m in body["messages"] if m.get("role") == "tool"]
+        if not results:
+            return Reply(tool_calls=[ToolCall(CALLS[self.role], self.arguments)])
+        if len(results) == 1:  # the answer to the bad call: now call the tool properly
+            if self.role == "orchestrator":
+                return Reply(tool_calls=[ToolCall("research", {"topic": "heat pump costs"})])
+            return Reply(tool_calls=[ToolCall("web_search", {"queries": ["heat pump costs"]})])
+        return await super().__call__(body)
+
+
+def _tool_replies(bodies: list[dict[str, Any]], role: str) -> list[str]:
+    """The tool messages the model playing `role` was sent, in its last request."""
+    last = [b for b in bodies if role_of(b) == role][-1]
+    return [message_text(m) for m in last["messages"] if m.get("role") == "tool"]
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["invoke", "stream"])
+@pytest.mark.parametrize("role", list(CALLS))
+@pytest.mark.parametrize("arguments", NON_OBJECT_ARGUMENTS)
+async def test_non_object_tool_arguments_are_answered_as_a_tool_error_and_the_run_goes_on(
+    monkeypatch: pytest.MonkeyPatch,
+    tavily: FakeTavilyServer,
+    role: str,
+    arguments: str,
+    streaming: bool,
+) -> None:
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "non-object"}}
+    with serve(NonObjectArgumentsBrain(role=role, arguments=arguments), monkeypatch) as llm:
+        await _run(graph, streaming, config)
+    state = (await graph.aget_state(config)).values
+    assert state["final_report"] and not state.get("failures")
+    error = _tool_replies(llm.requests, role)[0]
+    assert error.startswith("Invalid arguments") and "JSON object" in error
+    assert f"Example: {CALLS[role]}(" in error or EXAMPLES[role] in error
+    assert tavily.requests, "the good call after the error searched"
+
+
+def _completion(*arguments: Any) -> dict[str, Any]:
+    calls = [
+        {"id": f"c{i}", "type": "function", "function": {"name": "research", "arguments": a}}
+        for i, a in enumerate(arguments)
+    ]
+    message = {"role": "assistant", "content": None, "tool_calls": calls}
+    return {"id": "x", "model": "m", "choices": [{"index": 0, "message": message}]}
+
+
+def test_tool_arguments_not_sent_as_a_string_are_read_without_losing_the_reply() -> None:
+    """Servers that send `arguments` as a JSON value instead of a JSON string."""
+    model = chat_model(Context(), "orchestrator")
+    response = _completion({"topic": "as an object"}, ["a list"], 7, '{"topic": "fine"}')
+    reply = model._create_chat_result(response).generations[0].message  # type: ignore[attr-defined]
+    assert isinstance(reply, AIMessage)
+    assert [c["args"] for c in reply.tool_calls] == [{"topic": "as an object"}, {"topic": "fine"}]
+    assert [(c["id"], c["args"]) for c in reply.invalid_tool_calls] == [
+        ("c1", '["a list"]'),
+        ("c2", "7"),
+    ]
