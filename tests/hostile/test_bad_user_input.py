@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
@@ -17,7 +17,8 @@ from langgraph.types import Command
 
 from deep_research.clarify import ANSWER_SHAPES, SHOWN_CHARS
 from deep_research.graph import builder
-from tests.support.graph_scripts import orchestrator_fanning_out, script_for
+from deep_research.question import EmptyQuestionError
+from tests.support.graph_scripts import NO_CLARIFY, orchestrator_fanning_out, script_for
 from tests.support.scripted_model import ScriptedChatModel
 from tests.support.search import ScriptedSearch
 
@@ -139,3 +140,44 @@ async def test_resume_value_too_deep_for_the_checkpointer_leaves_the_thread_at_i
     assert (await graph.aget_state(config)).next == ("ask_user",)
     out = await graph.ainvoke(Command(resume="Nordic"), config)
     assert out["final_report"]
+
+
+NO_QUESTION = {
+    "an empty question": {"messages": [{"role": "user", "content": ""}]},
+    "a whitespace question": {"messages": [{"role": "user", "content": "  \n\t "}]},
+    "an empty input": {},
+    "no messages": {"messages": []},
+    "no user message": {"messages": [{"role": "assistant", "content": "Research heat pumps."}]},
+}
+
+
+@pytest.mark.parametrize("value", list(NO_QUESTION.values()), ids=list(NO_QUESTION))
+async def test_input_without_a_question_is_refused_before_any_model_call_or_search(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch, value: Any
+) -> None:
+    model = use_script(script_for(orchestrator_fanning_out("alpha")))
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "blank"}}
+    with pytest.raises(EmptyQuestionError, match="no question.*user message with text"):
+        await graph.ainvoke(value, config, context=NO_CLARIFY)
+    assert model.calls == [] and scripted_search.queries == []
+    # The thread is not stuck: a real question then runs, and no model sees the blank one.
+    good = {"messages": [{"role": "user", "content": "Are heat pumps worth it in Norway?"}]}
+    out = await graph.ainvoke(good, config, context=NO_CLARIFY)
+    assert out["final_report"] and model.calls
+    sent = [m for messages, _ in model.calls for m in messages if isinstance(m, HumanMessage)]
+    assert sent and all(m.text.strip() for m in sent)
+
+
+async def test_input_without_a_question_does_not_rerun_the_threads_last_question(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    model = use_script(script_for(orchestrator_fanning_out("alpha")))
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "answered"}}
+    await graph.ainvoke(QUESTION, config, context=NO_CLARIFY)
+    calls, searches = len(model.calls), len(scripted_search.queries)
+    for value in NO_QUESTION.values():
+        with pytest.raises(EmptyQuestionError):
+            await graph.ainvoke(value, config, context=NO_CLARIFY)
+    assert len(model.calls) == calls and len(scripted_search.queries) == searches
