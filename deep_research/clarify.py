@@ -7,6 +7,7 @@ out of the interrupting node means answering the questions never repeats that ca
 from __future__ import annotations
 
 import logging
+import reprlib
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -25,6 +26,19 @@ log = logging.getLogger(__name__)
 # A thread must never stay stuck on bad resume values; after this many we go on without.
 MAX_BAD_ANSWERS = 5
 ANSWER_SHAPES = 'Resume with a string, or with {"answer": "<your answers>"}.'
+SHOWN_CHARS = 80  # of a rejected resume value, in the new interrupt's error
+
+
+def _bounded_repr() -> reprlib.Repr:
+    # `repr()` recurses (a value nested 1,000 deep raises RecursionError) and builds the whole
+    # text of a huge value before it could be cut; reprlib stops at a depth and a length.
+    shown = reprlib.Repr()
+    shown.maxlevel = 3
+    shown.maxstring = shown.maxother = SHOWN_CHARS
+    return shown
+
+
+_SHOWN = _bounded_repr()
 
 
 class ClarifyDecision(BaseModel):
@@ -110,6 +124,15 @@ def read_answer(value: object) -> str | None:
     return None
 
 
+def _shown(value: object) -> str:
+    """A rejected resume value in at most `SHOWN_CHARS`, whatever its depth, size or type."""
+    try:
+        text = _SHOWN.repr(value)
+    except Exception:  # an object whose own __repr__ fails is still answered
+        text = "(unprintable)"
+    return limits.cut(text, SHOWN_CHARS)
+
+
 def ask_user(state: ResearchState) -> dict[str, Any]:
     """Pause the run until the user answers; a malformed answer is asked for again."""
     questions = state.get("pending_questions", [])
@@ -122,7 +145,10 @@ def ask_user(state: ResearchState) -> dict[str, Any]:
         if answer is not None:
             break
         # Raising here would leave the bad value stored and the thread stuck.
-        payload = {**payload, "error": f"Got {type(value).__name__} {value!r:.80}. {ANSWER_SHAPES}"}
+        payload = {
+            **payload,
+            "error": f"Got {type(value).__name__} {_shown(value)}. {ANSWER_SHAPES}",
+        }
     if answer is not None:
         answer = limits.cut(answer, limits.USER_TEXT_CHARS)
     asked = "\n".join(f"{i}. {q}" for i, q in enumerate(questions, start=1))

@@ -34,6 +34,8 @@ PROVIDER_KEYS = {"openai": "OPENAI_API_KEY"}
 # Errors never echo secrets: a field named like a key shows this instead of its value.
 SECRET_NAME = re.compile(r"(API_KEY|_TOKEN|_SECRET|PASSWORD)$", re.I)
 HIDDEN = "[hidden]"
+# The least a whole model call is allowed by default: loading weights, then a long report.
+MIN_CALL_DEADLINE = 900.0
 
 
 def _default_model() -> str:
@@ -257,6 +259,9 @@ class Endpoints(BaseSettings):
     llm_timeout: float = Field(default=600.0, gt=0)
     llm_max_tokens: int = Field(default=8192, ge=256)
     llm_max_retries: int = Field(default=2, ge=0, le=10)
+    # LLM_TIMEOUT bounds each read, so a server that trickles bytes or sends only keep-alives
+    # never trips it; this bounds one whole model call, retries included (unset: `call_deadline`).
+    llm_call_deadline: float | None = Field(default=None, gt=0)
     openai_api_key: SecretStr | None = None
     tavily_api_key: SecretStr | None = None
     tavily_api_base_url: str | None = None
@@ -264,6 +269,17 @@ class Endpoints(BaseSettings):
     # Widening what page fetching may reach is a property of the machine, never of a run.
     fetch_allow_private: bool = False
     fetch_allowed_hosts: str = ""
+
+    @property
+    def call_deadline(self) -> float:
+        """Seconds one model call may take in all: LLM_CALL_DEADLINE, or a generous default.
+
+        The default lets every attempt use its whole LLM_TIMEOUT, and never drops below
+        `MIN_CALL_DEADLINE`: mlx_lm.server loads its weights during the first call.
+        """
+        if self.llm_call_deadline is not None:
+            return self.llm_call_deadline
+        return max(MIN_CALL_DEADLINE, self.llm_timeout * (self.llm_max_retries + 1))
 
     def has_key(self, model_provider: str) -> bool:
         """Whether the key a cloud model provider needs is set (`local` needs none)."""

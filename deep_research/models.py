@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from collections.abc import Sequence
@@ -9,15 +10,16 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
+import httpx
 import openai
 from langchain_core.exceptions import ContextOverflowError
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_openai import ChatOpenAI
 from pydantic import BaseModel
 
 from deep_research import limits, prompts, secrets, toolcalls, tracing
 from deep_research.context import MODEL_PROVIDERS, ConfigError, Context, read_endpoints
+from deep_research.lenient_chat import LenientChatOpenAI
 
 log = logging.getLogger(__name__)
 
@@ -27,10 +29,20 @@ Role = Literal["clarifier", "orchestrator", "researcher"]
 LOCAL_TEMPERATURE = 0.1
 # Local servers accept any key, but the OpenAI client refuses to start without one.
 PLACEHOLDER_API_KEY = "not-needed"
+# A server that is up accepts at once; only the reply itself may take LLM_TIMEOUT.
+CONNECT_TIMEOUT = 10.0
 
 
 class ModelEndpointError(RuntimeError):
     """The model server could not be reached; the message says where and what to do."""
+
+
+class ModelDeadlineError(ModelEndpointError):
+    """One model call, retries included, outlasted LLM_CALL_DEADLINE.
+
+    An outage: a server that trickles its reply or sends only keep-alives would otherwise
+    hold the run forever, since LLM_TIMEOUT bounds each read, not the call.
+    """
 
 
 class ContextTooLongError(ModelEndpointError):
@@ -84,13 +96,16 @@ def chat_model(context: Context, role: Role) -> BaseChatModel:
     endpoints = read_endpoints()
     if provider == "local":
         api_key = endpoints.llm_api_key.get_secret_value() if endpoints.llm_api_key else None
-        return ChatOpenAI(
+        return LenientChatOpenAI(
             model=name,
             base_url=endpoints.llm_base_url,
             api_key=api_key or PLACEHOLDER_API_KEY,  # type: ignore[arg-type]
             temperature=LOCAL_TEMPERATURE if temperature is None else temperature,
-            # mlx_lm.server loads ~5 GB of weights on the first request.
-            timeout=endpoints.llm_timeout,
+            # mlx_lm.server loads ~5 GB of weights on the first request: long reads, but a
+            # server that is not there is said at once. The whole call is bounded in `_call`.
+            timeout=httpx.Timeout(
+                endpoints.llm_timeout, connect=min(CONNECT_TIMEOUT, endpoints.llm_timeout)
+            ),
             max_retries=endpoints.llm_max_retries,
             # Servers fall back to tiny defaults (mlx_lm: 512) and silently drop truncated
             # tool calls; langchain-openai sends this as `max_completion_tokens`.
@@ -100,7 +115,7 @@ def chat_model(context: Context, role: Role) -> BaseChatModel:
     if provider == "openai":
         if not endpoints.openai_api_key:
             raise ConfigError(f"{role}_model={spec!r} needs OPENAI_API_KEY in the environment")
-        return ChatOpenAI(
+        return LenientChatOpenAI(
             model=name,
             api_key=endpoints.openai_api_key,
             temperature=temperature,
@@ -120,6 +135,7 @@ class RoleModel:
     endpoint: str
     role: Role
     spec: str
+    deadline: float  # seconds one `_call` may take, the client's retries included
 
     async def ask(
         self, messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]] = ()
@@ -179,13 +195,25 @@ class RoleModel:
     async def _call(
         self, messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]]
     ) -> AIMessage:
-        """One request; an unreachable server becomes one clear `ModelEndpointError`."""
+        """One request; an unreachable or stalled server becomes one clear `ModelEndpointError`."""
         runnable = self.model.bind_tools(list(tools)) if tools else self.model
         # A key never goes to a server other than its own: its own travels in the header,
         # and no message may carry any (a search API's error text can quote its key).
         sent = [_without_secrets(message) for message in messages]
+        # Around the client, not inside it: its retries and every provider are covered.
+        deadline = asyncio.timeout(self.deadline)
         try:
-            reply = await runnable.ainvoke(sent, tracing.model_config(self.role, self.spec))
+            async with deadline:
+                reply = await runnable.ainvoke(sent, tracing.model_config(self.role, self.spec))
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+            raise ModelDeadlineError(
+                f"The {self.role} model at {self.endpoint} did not finish one call within "
+                f"{self.deadline:g} s, retries included. The server may be sending its reply "
+                "very slowly or only keep-alives; if it is just slow (loading weights, a long "
+                "report), raise LLM_CALL_DEADLINE."
+            ) from None
         except openai.APIError as error:
             # Scrubbed in place before it propagates: LangGraph stores a failed task's error
             # text in the checkpoint, and a server may echo the key it received.
@@ -245,7 +273,8 @@ def role_model(context: Context, role: Role) -> RoleModel:
     base = getattr(model, "openai_api_base", None)
     endpoint = public_url(str(base or "https://api.openai.com/v1"))
     spec = getattr(context, f"{role}_model")
-    return RoleModel(model=model, endpoint=endpoint, role=role, spec=spec)
+    deadline = read_endpoints().call_deadline
+    return RoleModel(model=model, endpoint=endpoint, role=role, spec=spec, deadline=deadline)
 
 
 def public_url(url: str) -> str:

@@ -1,17 +1,26 @@
 """The first node of every input: a new question on a thread starts its own run.
 
 The plan, orchestrator turns, clarification rounds, churn counters and research gaps start
-afresh; an over-long question is cut before any model reads it.
+afresh; an over-long question is cut before any model reads it, and an input that holds no
+question stops here, before any model call or search.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import HumanMessage, RemoveMessage
 
 from deep_research import churn, limits
 from deep_research.state import ResearchState
+
+QUESTION_EXAMPLE = (
+    '{"messages": [{"role": "user", "content": "Are heat pumps worth it in Norway?"}]}'
+)
+
+
+class EmptyQuestionError(ValueError):
+    """The input's last message is not a user message with text: there is nothing to research."""
 
 
 def new_question(state: ResearchState) -> dict[str, Any]:
@@ -28,9 +37,28 @@ def new_question(state: ResearchState) -> dict[str, Any]:
         "churn": churn.fresh(),
         "failures": None,
     }
-    question = next((m for m in reversed(state["messages"]) if isinstance(m, HumanMessage)), None)
-    if question is not None and len(question.text) > limits.USER_TEXT_CHARS:
+    messages = state.get("messages") or []
+    # The input's own message is the last one: an input without a user message ({} or only
+    # other roles) must not re-research the thread's previous question.
+    question = messages[-1] if messages else None
+    if not isinstance(question, HumanMessage) or not question.text.strip():
+        # The thread stays usable: this input's blank message is removed by the next question.
+        raise EmptyQuestionError(
+            "The input holds no question: its last message must be a user message with text, "
+            f"e.g. {QUESTION_EXAMPLE}. Nothing was researched."
+        )
+    # Blank user messages left by inputs refused above never reach a model.
+    changes: list[HumanMessage | RemoveMessage] = [
+        RemoveMessage(id=m.id) for m in messages if _blank(m) and m.id is not None
+    ]
+    if len(question.text) > limits.USER_TEXT_CHARS:
         # Same id: the stored question is replaced, so no later request carries it whole.
         text = limits.cut(question.text, limits.USER_TEXT_CHARS)
-        update["messages"] = [HumanMessage(text, id=question.id)]
+        changes.append(HumanMessage(text, id=question.id))
+    if changes:
+        update["messages"] = changes
     return update
+
+
+def _blank(message: object) -> bool:
+    return isinstance(message, HumanMessage) and not message.text.strip()

@@ -77,7 +77,7 @@ def is_empty(reply: AIMessage) -> bool:
 
 
 def repair(bad: InvalidToolCall) -> ToolCall:
-    """A native call whose arguments were not valid JSON, repaired by json-repair if it can.
+    """A native call whose arguments were not a JSON object, repaired by json-repair if it can.
 
     Unrepairable arguments still make a call (under `UNPARSED`): its tool answers it with a
     validation error and a one-line example, and every call in the history gets an answer.
@@ -96,7 +96,8 @@ def repair(bad: InvalidToolCall) -> ToolCall:
 def invalid_arguments(args: dict[str, Any], error: ValidationError) -> str:
     """The first problem with a call's arguments, in one line, for a tool error message."""
     if UNPARSED in args:
-        return "Invalid arguments: they were not valid JSON."
+        # Broken JSON, or JSON that is not an object ("heat pumps", [...], 42): both miss this.
+        return "Invalid arguments: they must be one JSON object, as in the example."
     first = error.errors()[0]
     where = ".".join(str(part) for part in first["loc"])
     return f"Invalid arguments: {where + ': ' if where else ''}{first['msg']}."

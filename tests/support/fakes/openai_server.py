@@ -54,6 +54,12 @@ class Reply:
     completion_tokens: int | None = None
     # None: "tool_calls" when there are calls, else "stop"; "length" plays a server's cap.
     finish_reason: str | None = None
+    # Seconds between bytes of the reply (its headers go at once): a server that trickles,
+    # so no single read ever waits long enough to trip a per-read timeout.
+    trickle: float = 0.0
+    # Seconds between keep-alive lines sent instead of any reply, until the client leaves
+    # (SSE comments when streaming, blank lines before a JSON body otherwise).
+    keepalive: float = 0.0
 
 
 Brain = Callable[[dict[str, Any]], Reply | str | Awaitable[Reply | str]]
@@ -134,6 +140,35 @@ def _chunks(text: str, pieces: int = 3) -> list[str]:
         return []
     size = max(1, -(-len(text) // pieces))
     return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+# A handler left sending keep-alives or trickling stops by itself after this many seconds.
+STALL_LIMIT = 120.0
+
+
+async def _write(stream: web.StreamResponse, data: bytes, trickle: float) -> None:
+    """`data` at once, or one byte every `trickle` seconds."""
+    if trickle <= 0:
+        await stream.write(data)
+        return
+    for index in range(len(data)):
+        await asyncio.sleep(trickle)
+        await stream.write(data[index : index + 1])
+
+
+async def _keep_alive(request: web.Request, streaming: bool, every: float) -> web.StreamResponse:
+    """Headers, then only keep-alive lines, never a reply: what a stalled proxy sends."""
+    kind = "text/event-stream" if streaming else "application/json"
+    stream = web.StreamResponse(headers={"Content-Type": kind, "Cache-Control": "no-cache"})
+    await stream.prepare(request)
+    line = b": keep-alive\n\n" if streaming else b"\n"
+    for _ in range(max(1, int(STALL_LIMIT / every))):
+        try:
+            await stream.write(line)
+        except ConnectionResetError:  # the client gave up: what the test waits for
+            break
+        await asyncio.sleep(every)
+    return stream
 
 
 class ScriptedOpenAIServer(BackgroundServer):
@@ -229,6 +264,16 @@ class ScriptedOpenAIServer(BackgroundServer):
             return web.Response(status=reply.status, text=reply.error_body)
         if reply.status != 200:
             return _error_response(reply.status, reply.error_message or "scripted error")
+        if reply.keepalive > 0:
+            return await _keep_alive(request, bool(body.get("stream")), reply.keepalive)
+        try:
+            return await self._reply(request, body, reply)
+        except ConnectionResetError:  # a trickled reply the client stopped reading
+            return web.Response(status=499)
+
+    async def _reply(
+        self, request: web.Request, body: dict[str, Any], reply: Reply
+    ) -> web.StreamResponse:
 
         n = next(self._ids)
         calls = [(f"call_{next(self._call_ids)}", tc) for tc in reply.tool_calls]
@@ -252,7 +297,13 @@ class ScriptedOpenAIServer(BackgroundServer):
                 ]
             choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
             payload = {**base, "object": "chat.completion", "choices": [choice], "usage": usage}
-            return web.json_response(payload)
+            if reply.trickle <= 0:
+                return web.json_response(payload)
+            response = web.StreamResponse(headers={"Content-Type": "application/json"})
+            await response.prepare(request)
+            await _write(response, json.dumps(payload).encode(), reply.trickle)
+            await response.write_eof()
+            return response
 
         stream = web.StreamResponse(
             headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
@@ -261,7 +312,7 @@ class ScriptedOpenAIServer(BackgroundServer):
 
         async def send(choices: list[dict[str, Any]], **extra: Any) -> None:
             chunk = {**base, "object": "chat.completion.chunk", "choices": choices, **extra}
-            await stream.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            await _write(stream, f"data: {json.dumps(chunk)}\n\n".encode(), reply.trickle)
 
         def delta(d: dict[str, Any], reason: str | None = None) -> list[dict[str, Any]]:
             return [{"index": 0, "delta": d, "finish_reason": reason, "logprobs": None}]

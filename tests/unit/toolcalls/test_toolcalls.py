@@ -249,7 +249,7 @@ def test_invalid_arguments_names_the_field_or_the_bad_json() -> None:
     described = invalid_arguments({"queries": "one"}, error.value)
     assert described == "Invalid arguments: queries: Input should be a valid list."
     unparsed = invalid_arguments({UNPARSED: "x"}, error.value)
-    assert unparsed == "Invalid arguments: they were not valid JSON."
+    assert unparsed == "Invalid arguments: they must be one JSON object, as in the example."
 
 
 def test_an_apostrophe_in_a_bracketed_line_does_not_hide_later_calls() -> None:

@@ -1,0 +1,96 @@
+"""`ChatOpenAI` that reads any tool-call arguments a server sends without failing the reply.
+
+langchain-openai turns arguments that are not valid JSON into an invalid tool call, which
+`toolcalls.settle` then answers as a tool error. Arguments that *are* JSON but not an object
+(`"heat pumps"`, `[...]`, `42`, `true`, `null`) pass its parser and then fail pydantic's
+check of `AIMessage.tool_calls`, so the whole reply is lost in a `ValidationError` before
+any caller sees it. Streaming already makes such calls invalid (`AIMessageChunk` checks for
+an object); here the non-streaming path does the same, before the message is built.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import openai
+from langchain_core.messages import AIMessage, InvalidToolCall
+from langchain_core.messages.tool import invalid_tool_call
+from langchain_core.outputs import ChatResult
+from langchain_openai import ChatOpenAI
+
+NOT_AN_OBJECT = "the arguments are JSON but not an object"
+
+
+class LenientChatOpenAI(ChatOpenAI):
+    """Tool calls whose arguments are not a JSON object become invalid tool calls."""
+
+    def _create_chat_result(
+        self,
+        response: dict[str, Any] | openai.BaseModel,
+        generation_info: dict[str, Any] | None = None,
+    ) -> ChatResult:
+        if not isinstance(response, dict | openai.BaseModel):
+            return super()._create_chat_result(response, generation_info)  # its own error
+        data = response if isinstance(response, dict) else response.model_dump(warnings=False)
+        choices = data.get("choices")
+        if not isinstance(choices, list):
+            return super()._create_chat_result(response, generation_info)
+        invalid: list[list[InvalidToolCall]] = []
+        settled = []
+        changed = False
+        for choice in choices:
+            message = choice.get("message") if isinstance(choice, dict) else None
+            raw_calls = message.get("tool_calls") if isinstance(message, dict) else None
+            if not isinstance(message, dict) or not isinstance(raw_calls, list):
+                invalid.append([])
+                settled.append(choice)
+                continue
+            kept, bad = _split(raw_calls)
+            changed = changed or bool(bad) or kept != raw_calls
+            invalid.append(bad)
+            settled.append({**choice, "message": {**message, "tool_calls": kept}})
+        if not changed:  # the usual case: langchain-openai reads the typed response itself
+            return super()._create_chat_result(response, generation_info)
+        result = super()._create_chat_result({**data, "choices": settled}, generation_info)
+        for generation, bad in zip(result.generations, invalid, strict=True):
+            if bad and isinstance(generation.message, AIMessage):
+                generation.message.invalid_tool_calls.extend(bad)
+        return result
+
+
+def _split(raw_calls: list[Any]) -> tuple[list[Any], list[InvalidToolCall]]:
+    """The calls langchain-openai can read, and those whose arguments are not an object."""
+    kept: list[Any] = []
+    bad: list[InvalidToolCall] = []
+    for raw in raw_calls:
+        function = raw.get("function") if isinstance(raw, dict) else None
+        if not isinstance(function, dict):
+            kept.append(raw)  # not a function call: langchain-openai decides
+            continue
+        arguments = function.get("arguments")
+        if isinstance(arguments, dict):  # an object sent as JSON, not as a JSON string
+            kept.append({**raw, "function": {**function, "arguments": json.dumps(arguments)}})
+            continue
+        if isinstance(arguments, str) and (not arguments or _is_object_or_broken(arguments)):
+            kept.append(raw)  # an object, none, or not JSON: langchain-openai handles these
+            continue
+        text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+        name = function.get("name")
+        call_id = raw.get("id")
+        bad.append(
+            invalid_tool_call(
+                name=name if isinstance(name, str) else None,
+                args=text,
+                id=call_id if isinstance(call_id, str) else None,
+                error=NOT_AN_OBJECT,
+            )
+        )
+    return kept, bad
+
+
+def _is_object_or_broken(arguments: str) -> bool:
+    try:
+        return isinstance(json.loads(arguments, strict=False), dict)
+    except (ValueError, RecursionError):
+        return True  # not JSON: langchain-openai makes it an invalid call itself
