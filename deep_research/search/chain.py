@@ -8,7 +8,7 @@ import random
 from collections.abc import Sequence
 
 from deep_research.search.cache import Searched
-from deep_research.search.providers import SearchError, SearchProvider, SearchResult
+from deep_research.search.providers import Results, SearchError, SearchProvider, SearchResult
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +54,10 @@ class SearchChain:
                     raise
                 what = "was rate-limited" if error.rate_limited else f"failed ({error})"
             else:
+                if isinstance(results, Results) and results.malformed:
+                    # Fixed words and a count: shown to the model outside the data fences.
+                    notes.append(f"{provider.name}: {results.malformed} malformed results skipped.")
+                    log.warning("search for %r: %s", query, notes[-1])
                 if results or following is None:
                     return Searched(results, provider.name, notes=notes)
                 what = "found nothing"

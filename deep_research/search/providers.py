@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeGuard
 
 import httpx
 from ddgs import DDGS
@@ -16,6 +18,7 @@ from tavily.errors import UsageLimitExceededError
 
 from deep_research import secrets
 from deep_research.context import ConfigError, Endpoints, read_endpoints
+from deep_research.search.extract import clip
 
 ProviderName = Literal["auto", "tavily", "searxng", "ddgs"]
 
@@ -26,6 +29,22 @@ class SearchResult:
     title: str
     content: str
     score: float | None = None  # the provider's own score, on its own scale (informational)
+
+
+class Results(list[SearchResult]):
+    """A provider's usable results, and how many of its answer's results were malformed."""
+
+    def __init__(self, results: Iterable[SearchResult] = (), malformed: int = 0) -> None:
+        super().__init__(results)
+        self.malformed = malformed
+
+
+# A title is a one-line label: whitespace collapsed, and cut to this many characters.
+MAX_TITLE_CHARS = 300
+# Longer URLs are not links a page would give (browsers and CDNs stop near 2,000 or 8,000).
+MAX_URL_CHARS = 2_048
+# An http(s) URL with a host and no whitespace or control characters anywhere.
+_WEB_URL = re.compile(r"https?://[^\s/?#\x00-\x1f\x7f]+[^\s\x00-\x1f\x7f]*", re.IGNORECASE)
 
 
 class SearchError(RuntimeError):
@@ -80,22 +99,53 @@ class TavilyProvider:
         except Exception as error:  # the client raises many unrelated exception types
             raise _search_error(self.name, query, error) from error
         if not isinstance(response, dict):  # Tavily answers a bare string when nothing matched
-            return []
+            return Results()
         return _results(response.get("results", []))
 
 
-def _results(items: list[Any]) -> list[SearchResult]:
-    """Tavily and SearXNG share a result shape: url, title, content and a score."""
-    return [
-        SearchResult(
-            url=item["url"],
-            title=item.get("title") or item["url"],
-            content=item.get("content") or "",
-            score=item.get("score"),
-        )
-        for item in items
-        if isinstance(item, dict) and item.get("url")
-    ]
+def _results(items: Any, url: str = "url", content: str = "content") -> Results:
+    """Each result checked on its own: a malformed one is skipped and counted, the rest kept.
+
+    Tavily, SearXNG and ddgs share a shape (ddgs names the url `href` and the content
+    `body`). A number where text belongs is written out; any other type, a missing or
+    non-web URL, skips the result.
+    """
+    kept = []
+    items = items if isinstance(items, list) else []
+    for item in items:
+        result = _result(item, url, content) if isinstance(item, dict) else None
+        if result is not None:
+            kept.append(result)
+    return Results(kept, malformed=len(items) - len(kept))
+
+
+def _result(item: dict[str, Any], url_key: str, content_key: str) -> SearchResult | None:
+    url, title, content = item.get(url_key), _text(item.get("title")), _text(item.get(content_key))
+    if not isinstance(url, str) or len(url) > MAX_URL_CHARS or not _WEB_URL.fullmatch(url):
+        return None
+    if title is None or content is None:
+        return None
+    score = item.get("score")
+    return SearchResult(
+        url=url,
+        title=clip(" ".join(title.split()), MAX_TITLE_CHARS) or url,
+        content=content,
+        # The provider's own score is informational only: a non-number is dropped, not fatal.
+        score=float(score) if _is_number(score) else None,
+    )
+
+
+def _text(value: object) -> str | None:
+    """A text field as text: missing is empty, a number is written out, anything else None."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return str(value) if _is_number(value) else None
+
+
+def _is_number(value: object) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 class SearxngProvider:
@@ -116,8 +166,8 @@ class SearxngProvider:
                 payload: Any = response.json()
         except (httpx.HTTPError, ValueError) as error:  # ValueError: the body is not JSON
             raise _search_error(self.name, query, error) from error
-        items = payload.get("results", []) if isinstance(payload, dict) else []
-        return _results(items)[:max_results]
+        found = _results(payload.get("results", []) if isinstance(payload, dict) else [])
+        return Results(found[:max_results], found.malformed)
 
 
 class DdgsProvider:
@@ -130,15 +180,7 @@ class DdgsProvider:
             items = await asyncio.to_thread(DDGS().text, query, max_results=max_results)
         except Exception as error:  # ddgs raises its own and its HTTP backends' errors
             raise _search_error(self.name, query, error) from error
-        return [
-            SearchResult(
-                url=item["href"],
-                title=item.get("title") or item["href"],
-                content=item.get("body") or "",
-            )
-            for item in items or []
-            if item.get("href")
-        ]
+        return _results(items, url="href", content="body")
 
 
 def resolve_provider(name: str, endpoints: Endpoints | None = None) -> str:

@@ -6,6 +6,8 @@ Routes:
                         scripts and styles, a mega-menu, related-story teasers (~150 KB)
     /hidden             article with prompt injections hidden by CSS / the hidden attribute
     /huge               an article followed by megabytes of filler
+    /links              an article, then one paragraph of 60,000 links (~1.3 MB): slow
+                        to extract for its node count, not its size
     /empty              HTML with no main text
     /plain.txt          text/plain
     /charset/{name}     text/plain that declares any charset, e.g. one Python does not know
@@ -74,6 +76,12 @@ def article_html(slug: str, extra_body: str = "") -> str:
 </body></html>"""
 
 
+def many_links_html(links: int = 60_000) -> str:
+    """An article, then one paragraph of `links` links: extraction time grows faster than
+    the number of nodes (10,000 took 6 s of CPU unbounded)."""
+    return article_html("many-links", "<p>" + '<a href="/x">link</a> ' * links + "</p>")
+
+
 def heavy_article_html(slug: str) -> str:
     script = "<script>window.__STATE__ = " + '{"ad": "slot", "n": 1},' * 2500 + "{};</script>"
     style = "<style>" + ".menu-item{color:#333;margin:0 4px;padding:2px}\n" * 800 + "</style>"
@@ -131,6 +139,7 @@ class PageServer(BackgroundServer):
         app.router.add_get("/news/{slug}", self._news)
         app.router.add_get("/hidden", self._hidden)
         app.router.add_get("/huge", self._huge)
+        app.router.add_get("/links", self._links)
         app.router.add_get("/empty", self._empty)
         app.router.add_get("/plain.txt", self._plain)
         app.router.add_get("/charset/{name}", self._charset)
@@ -188,6 +197,9 @@ class PageServer(BackgroundServer):
     async def _huge(self, request: web.Request) -> web.Response:
         filler = "<p>" + "filler text " * 80 + "</p>\n"
         return _html(article_html("huge-page", filler * 4000))  # about 4 MB
+
+    async def _links(self, request: web.Request) -> web.Response:
+        return _html(many_links_html())
 
     async def _empty(self, request: web.Request) -> web.Response:
         return _html("<html><head><title>x</title></head><body><div></div></body></html>")

@@ -3,11 +3,14 @@
 Queries containing FAIL_SEARCH get HTTP 500, RATE_LIMIT gets 429, NO_RESULTS gets an
 empty list. Result scores are unbounded, as SearXNG's are. ``json_format=False`` plays an
 instance whose settings.yml does not enable the JSON format: every request gets 403.
+A `corpus` (query -> results, any shape) replaces the default results.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from typing import Any
 
 from aiohttp import web
 
@@ -16,8 +19,13 @@ from .tavily_server import slugify
 
 
 class FakeSearxngServer(BackgroundServer):
-    def __init__(self, json_format: bool = True) -> None:
+    def __init__(
+        self,
+        json_format: bool = True,
+        corpus: Callable[[str], list[Any]] | None = None,
+    ) -> None:
         self.json_format = json_format
+        self.corpus = corpus
         self._lock = threading.Lock()
         self._queries: list[str] = []
         app = web.Application()
@@ -40,18 +48,18 @@ class FakeSearxngServer(BackgroundServer):
         if "FAIL_SEARCH" in query:
             return web.Response(status=500, text="engine crashed")
         slug = slugify(query)
-        results = (
-            []
-            if "NO_RESULTS" in query
-            else [
-                {
-                    "url": f"https://searx.example/{slug}/{i}",
-                    "title": f"{query} - searx result {i}",
-                    "content": f"SearXNG result {i} explains {query}.",
-                    "engine": "fake",
-                    "score": 4.5 - i,
-                }
-                for i in range(3)
-            ]
-        )
+        results: list[Any] = [
+            {
+                "url": f"https://searx.example/{slug}/{i}",
+                "title": f"{query} - searx result {i}",
+                "content": f"SearXNG result {i} explains {query}.",
+                "engine": "fake",
+                "score": 4.5 - i,
+            }
+            for i in range(3)
+        ]
+        if self.corpus is not None:
+            results = self.corpus(query)
+        elif "NO_RESULTS" in query:
+            results = []
         return web.json_response({"query": query, "number_of_results": 3, "results": results})

@@ -3,6 +3,7 @@
 The real client sends ``POST {api_base_url}/search`` with a JSON body (``query``,
 ``max_results``, ...) and ``Authorization: Bearer <key>``; it expects a JSON object
 with a ``results`` list of ``{url, title, content, score, raw_content}`` items.
+A corpus may return results of any shape (hostile tests); missing fields are filled in.
 Non-200 statuses make it raise (HTTP 500 -> ``httpx.HTTPStatusError``). Given
 ``api_keys``, any other key is answered 401, as Tavily answers an invalid key (the client
 raises ``InvalidAPIKeyError``); without it every key is accepted. With ``echo_key`` that
@@ -22,7 +23,7 @@ from aiohttp import web
 
 from .http_server import BackgroundServer
 
-Corpus = Callable[[str, int], list[dict[str, Any]]]
+Corpus = Callable[[str, int], list[Any]]  # results: dicts, or anything a hostile API sends
 
 FAIL_MARKER = "FAIL_SEARCH"
 DEFAULT_MAX_RESULTS = 5
@@ -135,18 +136,24 @@ class FakeTavilyServer(BackgroundServer):
         except Exception as exc:  # surface corpus bugs as a server error
             return _error(500, f"corpus raised {type(exc).__name__}: {exc}")
         raw = bool(body.get("include_raw_content"))
+        # Each result as the corpus wrote it (a hostile corpus may give any shape), with
+        # Tavily's fields filled in where it left them out.
         results = [
             {
-                "url": r["url"],
-                "title": r.get("title", ""),
-                "content": r.get("content", ""),
-                "score": r.get("score", 0.5),
+                "title": "",
+                "content": "",
+                "score": 0.5,
+                **r,
                 "raw_content": r.get("raw_content", r.get("content")) if raw else None,
             }
+            if isinstance(r, dict)
+            else r
             for r in found
         ]
         with self._lock:
-            self._returned_urls.update(r["url"] for r in results)
+            self._returned_urls.update(
+                r["url"] for r in results if isinstance(r, dict) and isinstance(r.get("url"), str)
+            )
         payload = {
             "query": query,
             "follow_up_questions": None,
