@@ -55,11 +55,6 @@ def cut(text: str, limit: int) -> str:
     return head + _note(len(text) - len(head))
 
 
-def cut_report(text: str) -> str:
-    """A researcher's report (and its source list) as the orchestrator gets it."""
-    return cut(text, REPORT_CHARS)
-
-
 def fair_share(lengths: Sequence[int], budget: int) -> int:
     """The largest cap such that the lengths, each cut to it, add up to at most `budget`.
 

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from deep_research import churn, limits, models, progress, prompts
 from deep_research.context import Context, context_of
+from deep_research.search import render
 from deep_research.search.budget import quotas
 from deep_research.state import ChurnGuard, ResearchState, ResearchTask, Todo
 from deep_research.toolcalls import invalid_arguments
@@ -85,19 +86,27 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
 
 
 def _findings(state: ResearchState) -> str:
-    """The conversation and every research result as one plain message, of bounded size.
+    """The question and every research result as one plain message, of bounded size.
 
-    Each part is cut to a fair share, so every result keeps its start (and its links)
-    rather than the last ones being dropped.
+    A user-role message may carry web text only fenced: each research result (which quotes
+    titles, URLs and pages) is fenced whole, its own fences lifted first. Each part is cut
+    to a fair share, so every result keeps its start (and its links) rather than the last
+    ones being dropped.
     """
-    parts = []
+    parts: list[tuple[str, str, bool]] = []  # label, text, whether the text is web data
     for message in state["messages"]:
         if isinstance(message, HumanMessage):
-            parts.append(f"User: {message.text}")
+            parts.append(("User: ", str(message.text), False))
         elif isinstance(message, ToolMessage) and message.name != "write_todos":
-            parts.append(f"Research result:\n{message.text}")
-    separators = 2 * max(0, len(parts) - 1)
-    return "\n\n".join(limits.fair_cut(parts, limits.FINDINGS_CHARS - separators))
+            parts.append(("Research result:\n", render.unfence(message.text), True))
+    fixed = sum(len(label) + render.FENCE_CHARS * fenced for label, _, fenced in parts)
+    budget = limits.FINDINGS_CHARS - fixed - 2 * max(0, len(parts) - 1)
+    texts = limits.fair_cut([text for _, text, _ in parts], budget)
+    nonce = render.new_nonce()
+    return "\n\n".join(
+        label + (render.fence(text, nonce) if fenced else text)
+        for (label, _, fenced), text in zip(parts, texts, strict=True)
+    )
 
 
 def route_orchestrator(state: ResearchState) -> list[Send | str] | Literal["finalize"]:

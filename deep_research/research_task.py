@@ -14,9 +14,10 @@ from langgraph.runtime import Runtime
 from deep_research import models, process, progress, secrets, tracing
 from deep_research.citations import check_report
 from deep_research.context import Context, context_of
-from deep_research.limits import cut_report
+from deep_research.limits import REPORT_CHARS, cut
 from deep_research.researcher import researcher_graph
-from deep_research.state import ResearcherState, ResearchTask
+from deep_research.search import render
+from deep_research.state import ResearcherState, ResearchTask, Source
 
 
 class OldCheckpointError(RuntimeError):
@@ -62,8 +63,10 @@ async def research_task(task: ResearchTask, runtime: Runtime[Context]) -> dict[s
             return {
                 "messages": [
                     ToolMessage(
-                        f"Research on {task['topic']!r} failed ({message}). This topic has no "
-                        "findings: say so in the report, or try a narrower topic.",
+                        # An error's text can quote what a server sent: fenced as data.
+                        f"Research on {task['topic']!r} failed. This topic has no findings: "
+                        "say so in the report, or try a narrower topic. The error:\n"
+                        + render.fence(message, render.new_nonce()),
                         tool_call_id=task["tool_call_id"],
                         name="research",
                         status="error",
@@ -83,11 +86,10 @@ async def research_task(task: ResearchTask, runtime: Runtime[Context]) -> dict[s
         sources=len(sources),
         searches=searches,
     )
-    listing = "\n".join(f"- [{s['title']}]({s['url']})" for s in sources)
     return {
         "messages": [
             ToolMessage(
-                cut_report(f"{checked.body.strip()}\n\nSources retrieved:\n{listing or '(none)'}"),
+                result_text(checked.body, sources),
                 tool_call_id=task["tool_call_id"],
                 name="research",
                 artifact={"citation_check": checked.check},
@@ -96,6 +98,21 @@ async def research_task(task: ResearchTask, runtime: Runtime[Context]) -> dict[s
         "sources": sources,
         "searches_used": searches - task["quota"],  # the unused part goes back
     }
+
+
+RESULT_HEADER = "The researcher's report and the pages it retrieved:\n"
+
+
+def result_text(report: str, sources: list[Source]) -> str:
+    """What the orchestrator reads of a finished topic, within `REPORT_CHARS`.
+
+    Titles and URLs are web text, and the report may quote more of it: all of it is fenced
+    as data, with a nonce of its own, so nothing in it reads as an instruction.
+    """
+    listing = "\n".join(f"- {render.web_link(s['title'], s['url'])}" for s in sources)
+    body = f"{report.strip()}\n\nSources retrieved:\n{listing or '(none)'}"
+    room = REPORT_CHARS - len(RESULT_HEADER) - render.FENCE_CHARS
+    return RESULT_HEADER + render.fence(cut(body, room), render.new_nonce())
 
 
 def _checkpointed() -> bool:

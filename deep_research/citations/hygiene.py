@@ -41,6 +41,8 @@ _ENTRY_BLOCKS = frozenset(
 )
 # "IEA: https://..." is an entry; "The IEA overview [x](...) is a good start" is prose.
 _LABEL_WORDS = 3
+# A page title as the report shows it: one line, cut to this many characters.
+MAX_LABEL_CHARS = 120
 # Characters that would make untrusted page titles into Markdown or HTML when listed.
 _LABEL_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 
@@ -117,6 +119,18 @@ def escape_label(text: str) -> str:
     return _LABEL_SPECIAL.sub(r"\\\1", " ".join(text.split()))
 
 
+def source_label(title: str) -> str:
+    """A page's title as the report shows it: one line of at most `MAX_LABEL_CHARS`, inert.
+
+    The title is the page's own (web text): a heading, an instruction or a whole article
+    in it stays a short line of plain text inside the link's label.
+    """
+    line = " ".join(title.split())
+    if len(line) > MAX_LABEL_CHARS:
+        line = line[: MAX_LABEL_CHARS - 1].rstrip() + "…"
+    return escape_label(line)
+
+
 def code_span(text: str) -> str:
     """Text as one inline code span: shown as typed, and nothing in it links.
 
@@ -139,7 +153,7 @@ def link_destination(url: str) -> str:
 def sources_section(cited: Iterable[RegisteredSource], heading: str = "Sources") -> str:
     """The closing list: each cited source once, in order of first citation."""
     lines = [
-        f"{number}. [{escape_label(source.title)}]({link_destination(source.url)})"
+        f"{number}. [{source_label(source.title)}]({link_destination(source.url)})"
         for number, source in enumerate(cited, 1)
     ]
     return f"## {heading}\n\n" + "\n".join(lines) if lines else ""

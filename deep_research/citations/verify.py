@@ -23,6 +23,7 @@ from deep_research.citations.hygiene import (
     link_destination,
     model_sources_section,
     numbered_prefix,
+    source_label,
     sources_section,
     stray_tildes,
 )
@@ -81,7 +82,7 @@ class _Verifier:
         fragment = self._fragment(link, source)
         destination = link_destination(f"{url}#{fragment}" if fragment else url)
         if link.kind in ("autolink", "bare"):
-            return [Edit(link.start, link.end, f"[{escape_label(source.title)}]({destination})")]
+            return [Edit(link.start, link.end, f"[{source_label(source.title)}]({destination})")]
         tail = f"]({destination})"
         if inline.source[link.label_end : link.end] == tail:
             return []

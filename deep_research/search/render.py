@@ -40,6 +40,27 @@ def fence(text: str, nonce: str) -> str:
     return f"<<<data {nonce}>>>\n{defuse(text)}\n<<<end data {nonce}>>>"
 
 
+# Everything `fence` adds around the text: two lines and a 12-digit nonce in each.
+FENCE_CHARS = len(fence("", new_nonce()))
+_FENCED = re.compile(r"<<<data ([0-9a-f]+)>>>\n(.*?)\n<<<end data \1>>>", re.DOTALL)
+
+
+def unfence(text: str) -> str:
+    """`text` with each of its fences replaced by what it holds, to be fenced again whole.
+
+    Fenced text was defused, so it holds no delimiter: the first closing line with the
+    opening's nonce is the fence's own.
+    """
+    return _FENCED.sub(r"\2", text)
+
+
+def web_link(title: str, url: str) -> str:
+    """A Markdown link to a page found on the web, for inside a fence: brackets in the title
+    would end the label early."""
+    label = defuse(title).replace("[", "(").replace("]", ")")
+    return f"[{label}]({defuse(url)})"
+
+
 def page_allowance(outcomes: Sequence[QueryOutcome], max_page_chars: int, max_chars: int) -> int:
     """Characters each page excerpt may use so the whole message stays within `max_chars`."""
     pages: set[str] = set()
@@ -90,8 +111,7 @@ def _render_finding(
     number: int, finding: Finding, nonce: str, allowance: int, shown: set[str]
 ) -> str:
     result, page = finding.result, finding.page
-    title = defuse(result.title).replace("[", "(").replace("]", ")")
-    link = f"[{title}]({defuse(result.url)})"
+    link = web_link(result.title, result.url)
     header = f"Result {number} (relevance {finding.relevance:.2f})"
     snippet = fence(f"{link}\n{result.content}", nonce)
     if page is None:
