@@ -11,6 +11,7 @@ and sent again: never the same prompt twice.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage, SystemMessage
@@ -35,24 +36,46 @@ MIN_CUT_CHARS = 200
 _BREAK_WINDOW = 200
 
 
+# An opening fence line as `search/render.py` writes it (web text cannot forge one).
+_FENCE_OPEN = re.compile(r"^<<<data ([0-9a-f]+)>>>$", re.MULTILINE)
+
+
 def _note(removed: int) -> str:
     return f"\n… [cut: {removed:,} more characters]"
 
 
 def cut(text: str, limit: int) -> str:
-    """`text` in at most `limit` characters, its end replaced by a note saying how much went."""
+    """`text` in at most `limit` characters, its end replaced by a note saying how much went.
+
+    A data fence opened in what is kept is closed again, so cut web text never runs on
+    outside its fence (see `search/render.py`).
+    """
     if len(text) <= limit:
         return text
     # The note for the whole text is at least as long as the real one: the result fits.
     room = limit - len(_note(len(text)))
     if room <= 0:
         return text[:limit]
+    head = _head(text, room)
+    closers = _closers(head)
+    if closers:  # make room for them; a shorter head can only need fewer
+        head = _head(text, max(0, room - len(closers)))
+        closers = _closers(head)
+    return head + closers + _note(len(text) - len(head))
+
+
+def _head(text: str, room: int) -> str:
     head = text[:room]
     brk = max(head.rfind("\n"), head.rfind(" "))
     if brk >= room - _BREAK_WINDOW and brk > 0:
         head = head[:brk]
-    head = head.rstrip()
-    return head + _note(len(text) - len(head))
+    return head.rstrip()
+
+
+def _closers(head: str) -> str:
+    """Closing lines for the data fences `head` opens and does not close."""
+    names = [n for n in _FENCE_OPEN.findall(head) if f"<<<end data {n}>>>" not in head]
+    return "".join(f"\n<<<end data {name}>>>" for name in names)
 
 
 def fair_share(lengths: Sequence[int], budget: int) -> int:

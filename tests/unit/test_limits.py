@@ -95,3 +95,23 @@ def test_a_long_last_message_is_cut_when_it_is_the_only_long_one() -> None:
 
 def test_nothing_to_shorten_gives_none() -> None:
     assert shorten([SystemMessage("s" * 10_000), HumanMessage("short")]) is None
+
+
+def test_a_cut_inside_a_data_fence_closes_the_fence_and_stays_within_the_limit() -> None:
+    fenced = (
+        "Intro.\n<<<data 0a1b2c3d4e5f>>>\n" + "web words " * 500 + "\n<<<end data 0a1b2c3d4e5f>>>"
+    )
+    short = cut(fenced, 400)
+    assert len(short) <= 400
+    assert short.count("<<<data 0a1b2c3d4e5f>>>") == 1
+    body, closer = short.split("<<<data 0a1b2c3d4e5f>>>")[1].split("\n<<<end data 0a1b2c3d4e5f>>>")
+    assert "web words" in body and "cut:" in closer
+
+
+def test_shortening_a_request_keeps_every_fence_closed() -> None:
+    nonce = "00ff00ff00ff"
+    text = f"<<<data {nonce}>>>\n" + "page text " * 3000 + f"\n<<<end data {nonce}>>>"
+    shorter = shorten([SystemMessage("rules"), HumanMessage(text), HumanMessage("go")])
+    assert shorter is not None
+    content = str(shorter[1].content)
+    assert len(content) < len(text) and f"<<<end data {nonce}>>>" in content
