@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -32,7 +31,6 @@ ROLES = ("clarifier", "orchestrator", "researcher")
 # The environment variable each cloud model provider needs; `local` needs none.
 PROVIDER_KEYS = {"openai": "OPENAI_API_KEY"}
 # Errors never echo secrets: a field named like a key shows this instead of its value.
-SECRET_NAME = re.compile(r"(API_KEY|_TOKEN|_SECRET|PASSWORD)$", re.I)
 HIDDEN = "[hidden]"
 # The least a whole model call is allowed by default: loading weights, then a long report.
 MIN_CALL_DEADLINE = 900.0
@@ -310,7 +308,7 @@ def _describe(error: ValidationError, given: set[str]) -> str:
         if item["type"] == "value_error" and not item["loc"]:
             lines.append(str(item["msg"]).removeprefix("Value error, "))
             continue
-        value = HIDDEN if SECRET_NAME.search(field) else repr(item["input"])
+        value = HIDDEN if secrets.SECRET_ENV.search(field) else repr(item["input"])
         lines.append(f"{field}={value}{source}: {item['msg']}")
     return "Invalid configuration: " + "; ".join(lines)
 

@@ -22,11 +22,11 @@ from ddgs import DDGS
 from ddgs.exceptions import DDGSException, RatelimitException
 from tavily.errors import ForbiddenError, InvalidAPIKeyError
 
-from deep_research.cli.redact import Redactor
 from deep_research.context import Context, read_endpoints
 from deep_research.models import public_url
 from deep_research.search import relevance
 from deep_research.search.providers import SearchError, make_provider, resolve_provider
+from deep_research.secrets import Redactor
 
 T = TypeVar("T")
 Status = Literal["ok", "warn", "fail"]

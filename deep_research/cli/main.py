@@ -336,14 +336,14 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, ConfigError, BadThreadIdError) as error:
         print(f"deep-research: {printable(error)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:  # before a run started (a run's Ctrl-C ends in `research`)
+    except KeyboardInterrupt:  # before a run started (a run's Ctrl-C ends in `ask`)
         print("deep-research: stopped", file=sys.stderr)
         return 130
     except Exception as error:
-        from deep_research.cli.redact import Redactor
+        from deep_research.secrets import redact
 
         # A server may echo the key it was sent in its error text: scrub it like the log.
-        text = printable(Redactor().text(str(error)))
+        text = printable(redact(str(error)))
         if isinstance(error, run_failures()):
             print(f"deep-research: {text}", file=sys.stderr)
             return 1

@@ -22,11 +22,11 @@ from rich.text import Text
 
 from deep_research import tracing
 from deep_research.cli.plain import plain
-from deep_research.cli.redact import Redactor
 from deep_research.cli.runs import Home, durable_graph, read_log, status_of
 from deep_research.cli.traffic import TrafficHandler, TrafficLog
 from deep_research.cli.view import ProgressView, Tracker
 from deep_research.context import Context
+from deep_research.secrets import Redactor
 
 NO_ANSWER = "(No answer given; proceed with your best judgement.)"
 

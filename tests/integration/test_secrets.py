@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from deep_research.cli.redact import REDACTED, Redactor
 from deep_research.cli.traffic import TrafficLog
 from deep_research.context import ConfigError, Context
 from deep_research.models import public_url, role_model
+from deep_research.secrets import REDACTED, Redactor
 
 
 @pytest.mark.parametrize(
