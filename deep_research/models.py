@@ -112,9 +112,7 @@ def chat_model(context: Context, role: Role) -> BaseChatModel:
             max_completion_tokens=endpoints.llm_max_tokens,
             extra_body=thinking_body(context.local_thinking),
         )
-    if provider == "openai":
-        if not endpoints.openai_api_key:
-            raise ConfigError(f"{role}_model={spec!r} needs OPENAI_API_KEY in the environment")
+    if provider == "openai":  # `Context` has checked that OPENAI_API_KEY is set
         return LenientChatOpenAI(
             model=name,
             api_key=endpoints.openai_api_key,
