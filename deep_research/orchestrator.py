@@ -10,10 +10,9 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from deep_research import churn, limits, models, progress, prompts
+from deep_research import churn, limits, models, progress, prompts, search
 from deep_research.context import Context, context_of
 from deep_research.search import render
-from deep_research.search.budget import quotas
 from deep_research.state import ChurnGuard, ResearchState, ResearchTask, Todo
 from deep_research.toolcalls import invalid_arguments
 
@@ -74,7 +73,7 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
         # it did not use when it ends.
         runnable = _valid_research(reply, guard["refused"])
         left = context.max_searches_per_run - state.get("searches_used", 0)
-        shares = dict(zip(runnable, quotas(left, len(runnable)), strict=True))
+        shares = dict(zip(runnable, search.quotas(left, len(runnable)), strict=True))
         return {
             "messages": [reply],
             "orchestrator_turns": turns,

@@ -53,4 +53,5 @@ def turn_slots(dispatch_id: str, size: int) -> asyncio.Semaphore:
 # Also process-wide, each beside the code that uses it:
 # - the relevance model (`search/relevance.py`): ~90 MB loaded once, read-only afterwards;
 # - the per-thread search and page cache (`search/cache.py`): a hit saves a search or a
-#   fetch and is never counted as one; a process that lost it searches again and counts it.
+#   fetch and is never counted as one; a process that lost it searches again and counts it;
+# - one semaphore per search provider (`search/chain.py`): how many searches run at once.

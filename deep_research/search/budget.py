@@ -6,9 +6,9 @@ other's writes, so each gets its own share of what is left (cap minus searches c
 state), and the shares never add up to more. The shares are counted in state as they are
 handed out; each task gives back what it did not use when it ends, so a task that never
 reports (dropped by a new question after a stopped run) keeps its share counted. Inside a
-task, the `reserve` step counts the
-searches its next step may send and is checkpointed before that step starts; the search
-step then sends at most that many (`Grant`) and gives back what it did not send.
+task, the `reserve` step counts the searches its next step may send and is checkpointed
+before that step starts; the search step then sends at most that many (`Grant`) and gives
+back what it did not send.
 """
 
 from __future__ import annotations
