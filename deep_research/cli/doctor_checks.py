@@ -46,8 +46,10 @@ LANGSMITH_KEYS = ("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY")
 
 def clean(text: str) -> str:
     """One printable line, secrets from the environment and credential shapes redacted."""
-    line = " ".join(Redactor().text(text).split())
-    line = "".join(char for char in line if char.isprintable())
+    # Printable first, then redacted: a control character inside an echoed key would
+    # otherwise hide it from the redactor and be stripped only afterwards.
+    line = "".join(char for char in " ".join(text.split()) if char.isprintable())
+    line = Redactor().text(line)
     return line if len(line) <= DETAIL_CHARS else line[: DETAIL_CHARS - 1] + "…"
 
 

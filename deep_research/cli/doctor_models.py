@@ -15,7 +15,7 @@ import openai
 from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel, ConfigDict, Field
 
-from deep_research import prompts, toolcalls
+from deep_research import prompts, secrets, toolcalls
 from deep_research.cli.doctor_checks import Check
 from deep_research.context import ConfigError, Context, read_endpoints
 from deep_research.models import Role, chat_model, public_url
@@ -180,7 +180,9 @@ def classify(reply: AIMessage, label: str, target: ModelTarget) -> Check:
     return Check(
         label,
         "warn",
-        f"answered in text without calling the tool: {toolcalls.strip_think(text)[:80]!r}",
+        # Redacted before it is cut: half a key is no longer recognisable as one.
+        f"answered in text without calling the tool: "
+        f"{secrets.redact(toolcalls.strip_think(text))[:80]!r}",
         "use a model with tool calling (e.g. Qwen3); llama.cpp needs --jinja"
         if target.spec.startswith("local:")
         else "use a model with tool calling",

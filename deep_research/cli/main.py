@@ -157,6 +157,12 @@ def settings_from(args: argparse.Namespace) -> dict[str, Any]:
     return settings
 
 
+def readable(argument: str) -> str:
+    """A command-line argument as text: bytes that are not UTF-8 (which Python keeps as lone
+    surrogates) become U+FFFD, so the question can be logged, checkpointed and sent."""
+    return argument.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def ask(argv: list[str], console: Console) -> int:
     """Research a new question, or resume a stopped run, and print its summary.
 
@@ -171,7 +177,7 @@ def ask(argv: list[str], console: Console) -> int:
         thread_id, question = record.thread_id, record.question
         settings = {**record.settings, **settings}
     elif args.question and args.question.strip():
-        thread_id, question = uuid.uuid4().hex[:8], args.question.strip()
+        thread_id, question = uuid.uuid4().hex[:8], readable(args.question).strip()
     else:
         raise UsageError('give a question, e.g. deep-research "Are heat pumps worth it?"')
     from langchain_core.tracers.langchain import wait_for_all_tracers

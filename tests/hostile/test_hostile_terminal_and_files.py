@@ -407,3 +407,14 @@ def test_read_log_counts_what_it_skips(tmp_path: Path) -> None:
     log = read_log(path)
     assert log == TrafficRecords(path, [], len(BAD_LINES))
     assert log.warning() == f"skipped {len(BAD_LINES)} unreadable lines in {path}"
+
+
+def test_a_question_with_bytes_that_are_not_utf8_is_researched_with_them_replaced(
+    tmp_path: Path,
+) -> None:
+    # Python hands a non-UTF-8 argv byte over as a lone surrogate; the OS gets the byte back.
+    with ScriptedOpenAIServer(ResearchBrain()) as llm, FakeTavilyServer() as tavily:
+        result = run_cli(tmp_path, cli_env(llm, tavily, tmp_path), "caf\udce9 heat pumps")
+        asked = [m for body in llm.requests for m in body["messages"] if m["role"] == "user"]
+    assert result.returncode == 0, result.stderr
+    assert any("caf\ufffd heat pumps" in str(m["content"]) for m in asked)

@@ -29,6 +29,8 @@ from tests.support.fakes.tavily_server import FakeTavilyServer
 from tests.support.small_brain import Mode, render
 
 KEY = "sk-local-SECRET-0123456789abcdef"
+# A key of no known shape: only its value can give it away.
+PLAIN_KEY = "localkey-ABCDEFGHIJ-0123456789"
 PING = ToolCall("ping", {"word": "ready"})
 
 
@@ -183,6 +185,29 @@ async def test_a_server_error_is_one_line_that_never_repeats_a_key(
 ) -> None:
     probe = by_name(await model_checks(), "tool calls")
     assert probe.status == "fail"
+    assert probe.detail == "HTTP 500: bad key [REDACTED]"
+
+
+@pytest.mark.parametrize("server", [lambda body: Reply("Z" * 60 + PLAIN_KEY)], indirect=True)
+async def test_a_text_reply_quoting_the_key_is_redacted_before_it_is_cut_short(
+    server: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LLM_API_KEY", PLAIN_KEY)
+    probe = by_name(await model_checks(), "tool calls")
+    assert probe.status == "warn"
+    assert PLAIN_KEY[:8] not in probe.detail and "[REDACTED]" in probe.detail
+
+
+@pytest.mark.parametrize(
+    "server",
+    [lambda body: Reply(status=500, error_message=f"bad key {PLAIN_KEY[:6]}\x00{PLAIN_KEY[6:]}")],
+    indirect=True,
+)
+async def test_a_key_split_by_a_control_character_is_still_redacted(
+    server: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LLM_API_KEY", PLAIN_KEY)
+    probe = by_name(await model_checks(), "tool calls")
     assert probe.detail == "HTTP 500: bad key [REDACTED]"
 
 
