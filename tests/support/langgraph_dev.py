@@ -3,8 +3,9 @@
 The server is a subprocess with an explicit environment and a config written to a
 temporary directory whose `"env"` is an empty mapping: `langgraph dev` lets the config's
 env (normally the project's `.env`) override the process environment, so a developer's
-`.env` must not leak in. The graphs entry is copied from the project's `langgraph.json`,
-so the tests serve what `langgraph dev` in the checkout would.
+`.env` must not leak in. The graphs and http entries are copied from the project's
+`langgraph.json`, so the tests serve what `langgraph dev` in the checkout would (the
+project's `/mcp` included).
 """
 
 from __future__ import annotations
@@ -77,9 +78,10 @@ def wait_until_ready(url: str, proc: subprocess.Popen[bytes], log: Path) -> None
 @contextlib.contextmanager
 def langgraph_dev(tmp_path: Path, env: dict[str, str], jobs: int = 4) -> Iterator[str]:
     """A `langgraph dev` serving this checkout's graphs; yields its URL, stops it after."""
-    graphs = json.loads((REPO / "langgraph.json").read_text())["graphs"]
+    project = json.loads((REPO / "langgraph.json").read_text())
+    served = {key: project[key] for key in ("graphs", "http") if key in project}
     config = tmp_path / "langgraph.json"
-    config.write_text(json.dumps({"dependencies": [str(REPO)], "graphs": graphs, "env": {}}))
+    config.write_text(json.dumps({"dependencies": [str(REPO)], **served, "env": {}}))
     port, log = free_port(), tmp_path / "langgraph-dev.log"
     command = ["langgraph", "dev", "--port", str(port), "--host", "127.0.0.1"]
     command += ["--no-browser", "--no-reload", "--config", str(config)]

@@ -1,0 +1,93 @@
+"""One tool call as one run on the Agent Server that serves it, through the SDK's loopback.
+
+The run goes through the server's own queue and checkpointer (so it shows in Studio and
+counts against `--n-jobs-per-worker`), not a second copy of the graph in this handler.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from langgraph_sdk import get_client
+
+from deep_research import secrets
+from deep_research.mcp.progress import describe
+
+ASSISTANT = "deep_research"  # the graph id in langgraph.json
+ERROR_CHARS = 600  # of a run's error message, in the tool error
+# A run's events can be minutes apart (one long model call), so no read deadline; a run
+# that stalls is bounded by LLM_CALL_DEADLINE inside the graph.
+TIMEOUT = (10.0, None, 30.0, 10.0)  # connect, read, write, pool
+
+Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
+class RunFailed(RuntimeError):
+    """The run stopped with an error; the message is redacted, one paragraph."""
+
+
+async def research(
+    question: str, context: dict[str, Any], *, clarify: bool, progress: Progress
+) -> str:
+    """Run the graph on `question`; the report, or with `clarify` the questions as text."""
+    client = get_client(timeout=TIMEOUT)
+    thread = await client.threads.create(metadata={"source": "mcp"})
+    thread_id = thread["thread_id"]
+    # With `clarify`, stop before planning: the questions are the whole answer.
+    stop = ["orchestrate"] if clarify else None
+    first: dict[str, Any] = {"messages": [{"role": "user", "content": question}]}
+    done = 0
+    async for part in client.runs.stream(
+        thread_id,
+        ASSISTANT,
+        input=first,
+        context=context,
+        stream_mode="custom",
+        stream_subgraphs=True,
+        interrupt_before=stop,
+        on_disconnect="cancel",  # a cancelled tool call stops its research
+    ):
+        if part.event == "error":
+            raise RunFailed(error_text(part.data))
+        if part.event.split("|")[0] == "custom" and isinstance(part.data, Mapping):
+            if (message := describe(part.data)) is not None:
+                done += 1
+                await progress(done, None, message)
+    state = await client.threads.get_state(thread_id)
+    if clarify:
+        await client.threads.delete(thread_id)  # nothing to resume: the caller asks again
+        return questions_text(state["interrupts"])
+    values = state["values"]
+    report = values.get("final_report") if isinstance(values, Mapping) else None
+    if not isinstance(report, str) or not report.strip():
+        raise RunFailed(f"The run ended without a report (thread {thread_id}).")
+    return report
+
+
+def error_text(data: Any) -> str:
+    """A run's error event as one redacted line: `Type: message`."""
+    if isinstance(data, Mapping):
+        kind, message = str(data.get("error") or "Error"), str(data.get("message") or "")
+    else:
+        kind, message = "Error", str(data)
+    text = f"{kind}: {message}" if message else kind
+    return secrets.redact(text)[:ERROR_CHARS]
+
+
+def questions_text(interrupts: Any) -> str:
+    """The clarifier's questions, numbered, with what to do next; or that none are needed."""
+    for item in interrupts or []:
+        value = item.get("value") if isinstance(item, Mapping) else None
+        questions = value.get("questions") if isinstance(value, Mapping) else None
+        if isinstance(questions, list) and questions:
+            asked = "\n".join(f"{i}. {q}" for i, q in enumerate(questions, start=1))
+            return (
+                f"Ask the user these questions before researching:\n\n{asked}\n\n"
+                "Then call deep_research again with clarify false and the question "
+                "rewritten to include their answers."
+            )
+    return (
+        "No clarifying questions are needed: call deep_research again with clarify false "
+        "to research the question as it is."
+    )

@@ -1,0 +1,92 @@
+"""The `deep_research` tool as a calling model sees it: description, arguments, checks."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context as ToolContext
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from deep_research import limits
+from deep_research.mcp import run
+
+DESCRIPTION = """\
+Research a question on the web and return a long Markdown report with inline citations.
+
+Several researchers search and read web pages in parallel; a code check keeps only links \
+to pages they really retrieved, and the report ends with a "## Sources" list. A call \
+takes minutes (often 3-10 with a local model), not seconds: use it for questions that \
+need several sources, not for quick facts. Progress is reported while it runs.
+
+Put everything that narrows the question into `question` (place, period, audience, what \
+the answer is for): no clarifying questions are asked during the call. To ask the user \
+first, call with `clarify: true`: you get back 2-3 questions to put to the user (and no \
+research is done); then call again with the question and their answers written into \
+`question`.\
+"""
+
+SearchProvider = Literal["auto", "tavily", "searxng", "ddgs"]
+
+
+async def deep_research(
+    question: Annotated[
+        str,
+        Field(
+            description="The research question in plain words, with any context that "
+            f"matters. At most {limits.USER_TEXT_CHARS:,} characters.",
+        ),
+    ],
+    ctx: ToolContext,
+    clarify: Annotated[
+        bool,
+        Field(
+            description="true: do not research; return the clarifying questions to ask "
+            "the user first (or say that none are needed).",
+        ),
+    ] = False,
+    max_searches: Annotated[
+        int | None,
+        Field(
+            ge=1,
+            le=100,
+            description="Most web searches this research may send (server default: 25). "
+            "Fewer is faster and shallower.",
+        ),
+    ] = None,
+    search_provider: Annotated[
+        SearchProvider | None,
+        Field(description="Search backend; leave unset for the server's choice."),
+    ] = None,
+) -> str:
+    """The tool: research `question` and return the report (or, with `clarify`, questions)."""
+    text = checked_question(question)
+    context = run_context(clarify=clarify, max_searches=max_searches, provider=search_provider)
+    try:
+        return await run.research(text, context, clarify=clarify, progress=ctx.report_progress)
+    except run.RunFailed as failure:
+        raise ToolError(str(failure)) from None
+
+
+def checked_question(question: str) -> str:
+    """The question stripped, or a tool error saying what to change."""
+    text = question.strip()
+    if not text:
+        raise ToolError("`question` is empty: pass the research question as text.")
+    if len(text) > limits.USER_TEXT_CHARS:
+        raise ToolError(
+            f"`question` is {len(text):,} characters; the limit is "
+            f"{limits.USER_TEXT_CHARS:,}. Shorten it to the question and the context that "
+            "matters (leave out pasted documents)."
+        )
+    return text
+
+
+def run_context(*, clarify: bool, max_searches: int | None, provider: str | None) -> dict[str, Any]:
+    """The run's `Context`: nobody can answer a question mid-call, so only `clarify` asks one."""
+    context: dict[str, Any] = {"allow_clarification": clarify}
+    if max_searches is not None:
+        context["max_searches_per_run"] = max_searches
+    if provider is not None:
+        context["search_provider"] = provider
+    return context

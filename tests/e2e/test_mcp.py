@@ -1,0 +1,176 @@
+"""End to end: the real `mcp` client (streamable HTTP) against the project's `/mcp` on a real
+`langgraph dev`, with the scripted model and the fake Tavily behind it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.types import CallToolResult, TextContent
+
+from tests.support.brain import LINK, ResearchBrain, role_of
+from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer, message_text
+from tests.support.fakes.tavily_server import FakeTavilyServer
+from tests.support.langgraph_dev import langgraph_dev, server_env
+
+pytestmark = pytest.mark.e2e
+
+QUESTION = "How well do heat pumps work in cold climates?"
+CLEAR_MARKER = "in Oslo detached houses"  # the clarifier needs nothing more for this one
+
+
+class McpBrain(ResearchBrain):
+    """`ResearchBrain`, but a question naming place and building needs no clarification."""
+
+    async def __call__(self, body: dict[str, Any]) -> Reply:
+        asked = " ".join(message_text(m) for m in body["messages"] if m.get("role") == "user")
+        if role_of(body) == "clarifier" and CLEAR_MARKER in asked:
+            decision = {"need_clarification": False, "questions": [], "verification": "ok"}
+            return Reply(content=json.dumps(decision))
+        return await super().__call__(body)
+
+
+@pytest.fixture(scope="module")
+def model() -> Iterator[ScriptedOpenAIServer]:
+    with ScriptedOpenAIServer(McpBrain()) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def tavily() -> Iterator[FakeTavilyServer]:
+    with FakeTavilyServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def mcp_url(
+    tmp_path_factory: pytest.TempPathFactory, model: ScriptedOpenAIServer, tavily: FakeTavilyServer
+) -> Iterator[str]:
+    tmp_path = tmp_path_factory.mktemp("langgraph-dev-mcp")
+    (home := tmp_path / "home").mkdir()
+    with langgraph_dev(tmp_path, server_env(home, model, tavily)) as url:
+        yield f"{url}/mcp"
+
+
+async def call(
+    url: str, arguments: dict[str, Any], progress: list[str] | None = None
+) -> CallToolResult:
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        if progress is not None:
+            progress.append(message or "")
+
+    async with Client(url) as client:
+        return await client.call_tool("deep_research", arguments, progress_callback=on_progress)
+
+
+def text_of(result: CallToolResult) -> str:
+    assert [type(block) for block in result.content] == [TextContent], result
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+async def test_lists_one_tool_that_reads_well(mcp_url: str) -> None:
+    async with Client(mcp_url) as client:
+        tools = (await client.list_tools()).tools
+    assert [tool.name for tool in tools] == ["deep_research"]
+    [tool] = tools
+    description = tool.description or ""
+    assert "Markdown report" in description and "citations" in description
+    assert "minutes" in description and "clarify" in description
+    schema = tool.input_schema
+    assert schema["required"] == ["question"]
+    assert set(schema["properties"]) == {"question", "clarify", "max_searches", "search_provider"}
+    assert all(prop.get("description") for prop in schema["properties"].values()), schema
+    # The built-in tool (input `messages`, "Tool based on the deep_research assistant") is gone.
+    assert "messages" not in schema["properties"] and "Tool based on" not in description
+    assert tool.annotations is not None and tool.annotations.read_only_hint
+
+
+async def test_call_returns_the_cited_report_without_clarifying(
+    mcp_url: str, model: ScriptedOpenAIServer, tavily: FakeTavilyServer
+) -> None:
+    model.reset()
+    progress: list[str] = []
+    result = await call(mcp_url, {"question": QUESTION, "max_searches": 10}, progress)
+    assert not result.is_error, result
+    report = text_of(result)
+    # The report itself, not a repr() of the output state.
+    assert report.lstrip().startswith("#"), report
+    assert "final_report" not in report and "__interrupt__" not in report
+    cited = LINK.findall(report)
+    assert len(set(cited)) >= 2, report
+    assert set(cited) <= tavily.returned_urls, report
+    assert "## Sources" in report
+    assert not [body for body in model.requests if role_of(body) == "clarifier"]
+    assert any(line.startswith("Researching: ") for line in progress), progress
+    assert any(line.startswith("Searching: ") for line in progress), progress
+
+
+async def test_clarify_returns_the_questions_instead(
+    mcp_url: str, model: ScriptedOpenAIServer
+) -> None:
+    model.reset()
+    result = await call(mcp_url, {"question": QUESTION, "clarify": True})
+    assert not result.is_error, result
+    text = text_of(result)
+    assert "1. Which climate zone?" in text and "2. Home or commercial buildings?" in text
+    assert "clarify false" in text
+    assert [role_of(body) for body in model.requests] == ["clarifier"]  # no research done
+
+
+async def test_clarify_says_when_no_questions_are_needed(
+    mcp_url: str, model: ScriptedOpenAIServer
+) -> None:
+    model.reset()
+    result = await call(mcp_url, {"question": f"Heat pumps {CLEAR_MARKER}?", "clarify": True})
+    assert not result.is_error, result
+    assert text_of(result).startswith("No clarifying questions are needed")
+    assert [role_of(body) for body in model.requests] == ["clarifier"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ({"question": "   "}, "`question` is empty"),
+        ({"question": "why? " * 1_000}, "the limit is 4,000"),
+        ({"question": QUESTION, "max_searches": 0}, "max_searches"),
+    ],
+    ids=["empty", "huge", "out-of-range"],
+)
+async def test_bad_arguments_are_tool_errors(
+    mcp_url: str, model: ScriptedOpenAIServer, arguments: dict[str, Any], expected: str
+) -> None:
+    model.reset()
+    result = await call(mcp_url, arguments)
+    assert result.is_error, result
+    assert expected in text_of(result)
+    assert not model.requests  # refused before any run
+
+
+async def test_bad_configuration_is_a_tool_error_naming_it(mcp_url: str) -> None:
+    # A provider the server has no address for: the run refuses to start, naming what is missing.
+    result = await call(mcp_url, {"question": QUESTION, "search_provider": "searxng"})
+    assert result.is_error, result
+    text = text_of(result)
+    assert "ConfigError: Invalid configuration: search provider 'searxng'" in text, text
+    assert "SEARXNG_URL" in text
+    assert "tvly-test" not in text
+
+
+async def test_model_server_down_is_a_tool_error(tmp_path: Path, tavily: FakeTavilyServer) -> None:
+    (home := tmp_path / "home").mkdir()
+    with ScriptedOpenAIServer(ResearchBrain()) as dead:
+        dead_url = dead.base_url
+        env = server_env(home, dead, tavily) | {"LLM_API_KEY": "sk-local-secret-123456"}
+    # Started and stopped: its port now refuses connections.
+    with langgraph_dev(tmp_path, env, jobs=1) as url:
+        result = await call(f"{url}/mcp", {"question": QUESTION})
+    assert result.is_error, result
+    text = text_of(result)
+    assert f"ModelEndpointError: Cannot reach the model server at {dead_url}" in text, text
+    assert "sk-local-secret" not in text
