@@ -61,7 +61,8 @@ async def research(
     values = state["values"]
     report = values.get("final_report") if isinstance(values, Mapping) else None
     if not isinstance(report, str) or not report.strip():
-        raise RunFailed(f"The run ended without a report (thread {thread_id}).")
+        paused = " (it paused for an answer)" if state["interrupts"] else ""
+        raise RunFailed(f"The run ended without a report{paused}; thread {thread_id}.")
     return report
 
 

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from mcp import Client
 from mcp.types import CallToolResult, TextContent
@@ -174,3 +175,14 @@ async def test_model_server_down_is_a_tool_error(tmp_path: Path, tavily: FakeTav
     text = text_of(result)
     assert f"ModelEndpointError: Cannot reach the model server at {dead_url}" in text, text
     assert "sk-local-secret" not in text
+
+
+def test_requests_addressed_to_another_host_are_refused(mcp_url: str) -> None:
+    # DNS rebinding: a web page's script reaching 127.0.0.1 under its own host name.
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    headers = {"Host": "evil.example", "Accept": "application/json, text/event-stream"}
+    with httpx.Client(trust_env=False, timeout=10) as http:
+        refused = http.post(mcp_url, json=body, headers=headers)
+        allowed = http.post(mcp_url, json=body, headers={"Accept": headers["Accept"]})
+    assert refused.status_code in (400, 421), refused.text
+    assert allowed.status_code == 200, allowed.text

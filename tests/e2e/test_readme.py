@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import re
 import shutil
 import sys
@@ -99,3 +100,23 @@ def test_the_readme_says_studio_is_hosted_and_the_api_works_offline() -> None:
 
 def test_every_python_snippet_says_where_top_level_await_works() -> None:
     assert "python -m asyncio" in README and "Jupyter" in README
+
+
+MCP_URL = "http://127.0.0.1:2024/mcp"
+
+
+def test_the_mcp_client_configs_are_valid_json_pointing_at_the_server() -> None:
+    text = section("### As an MCP tool (Claude Desktop, Cursor, VS Code)")
+    configs = {
+        client: json.loads(block_after(f"**{client}**", text))
+        for client in ("Claude Desktop", "Cursor", "VS Code")
+    }
+    # Claude Desktop's file starts commands: mcp-remote bridges to the URL.
+    desktop = configs["Claude Desktop"]["mcpServers"]["deep_research"]
+    assert desktop["command"] == "npx" and desktop["args"][-1] == MCP_URL
+    assert configs["Cursor"]["mcpServers"]["deep_research"] == {"url": MCP_URL}
+    assert configs["VS Code"]["servers"]["deep_research"] == {"type": "http", "url": MCP_URL}
+    assert json.loads((REPO / "langgraph.json").read_text())["http"] == {
+        "app": "deep_research.mcp:app",
+        "disable_mcp": True,
+    }

@@ -1,0 +1,60 @@
+"""The MCP tool's surface, in process: its schema, its checks and its wording."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from mcp.server.mcpserver.exceptions import ToolError
+
+from deep_research.mcp.app import server
+from deep_research.mcp.progress import SHOWN_CHARS, describe
+from deep_research.mcp.run import error_text, questions_text
+from deep_research.mcp.tool import checked_question, run_context
+from tests.support.readme import section
+
+
+async def test_the_readme_table_lists_exactly_the_tool_arguments() -> None:
+    [tool] = await server.list_tools()
+    table = section("### As an MCP tool (Claude Desktop, Cursor, VS Code)")
+    named = re.findall(r"^\| `(\w+)`", table, re.MULTILINE)
+    assert named == list(tool.input_schema["properties"])
+
+
+def test_a_question_is_stripped_and_bounded() -> None:
+    assert checked_question("  Why?\n") == "Why?"
+    with pytest.raises(ToolError, match="empty"):
+        checked_question(" \n\t")
+    with pytest.raises(ToolError, match="5,000 characters; the limit is 4,000"):
+        checked_question("x" * 5_000)
+
+
+def test_the_run_never_asks_unless_clarify_is_on() -> None:
+    assert run_context(clarify=False, max_searches=None, provider=None) == {
+        "allow_clarification": False
+    }
+    assert run_context(clarify=True, max_searches=3, provider="ddgs") == {
+        "allow_clarification": True,
+        "max_searches_per_run": 3,
+        "search_provider": "ddgs",
+    }
+
+
+def test_progress_lines_are_short_and_single_line() -> None:
+    line = describe({"event": "research_started", "id": "r1", "topic": "a\nb " + "x" * 500})
+    assert line is not None and "\n" not in line
+    assert line.startswith("Researching: a b ") and len(line) <= len("Researching: ") + SHOWN_CHARS
+    assert describe({"event": "fetch", "url": "https://example.com"}) is None
+
+
+def test_a_run_error_is_one_redacted_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TAVILY_API_KEY", "tvly-secret-value-1234567890")
+    text = error_text({"error": "ValueError", "message": "bad key tvly-secret-value-1234567890"})
+    assert text.startswith("ValueError: bad key ") and "secret-value" not in text
+    assert len(error_text({"error": "E", "message": "m" * 10_000})) <= 600
+
+
+def test_questions_come_back_numbered_or_as_none_needed() -> None:
+    asked = questions_text([{"value": {"questions": ["Where?", "When?"], "round": 1}}])
+    assert "1. Where?\n2. When?" in asked
+    assert questions_text([]).startswith("No clarifying questions are needed")
