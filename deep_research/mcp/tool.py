@@ -50,7 +50,8 @@ async def deep_research(
         Field(
             ge=1,
             le=100,
-            description="Most web searches this research may send (server default: 25). "
+            description="Most web searches this research may send (default: the server's "
+            "max_searches_per_run, 25 unless configured). "
             "Fewer is faster and shallower.",
         ),
     ] = None,
