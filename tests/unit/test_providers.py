@@ -12,6 +12,7 @@ from langchain.chat_models import base as registry
 from deep_research import providers
 from deep_research.choices import MODEL_PROVIDERS
 from deep_research.context import ConfigError, Context
+from deep_research.secrets import SECRET_ENV
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 EXTRAS = tomllib.loads(PYPROJECT.read_text())["project"]["optional-dependencies"]
@@ -93,3 +94,9 @@ def test_an_unknown_provider_lists_the_known_ones() -> None:
         Context(researcher_model="nosuch:model")
     line = one_line(error)
     assert "provider one of local, openai, anthropic" in line and "ollama" in line
+
+
+def test_every_provider_key_variable_is_scrubbed_by_name() -> None:
+    names = [key for entry in providers.PROVIDERS.values() for key in entry.keys]
+    names += ["AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"]
+    assert [name for name in names if not SECRET_ENV.search(name)] == []
