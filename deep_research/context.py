@@ -64,8 +64,8 @@ class Context(BaseSettings):
         default=None,
         ge=0,
         le=2,
-        description="Sampling temperature for the clarifier. Unset: 0.1 on local "
-        "endpoints (small models need it to keep formats), the provider default on cloud.",
+        description="Sampling temperature for the clarifier. Unset: 0.1 on local: and "
+        "ollama: (small models need it to keep formats), the provider's default elsewhere.",
     )
     orchestrator_temperature: float | None = Field(
         default=None, ge=0, le=2, description="Sampling temperature for the orchestrator."

@@ -13,6 +13,7 @@ from deep_research import providers
 from deep_research.choices import MODEL_PROVIDERS
 from deep_research.context import ConfigError, Context
 from deep_research.secrets import SECRET_ENV
+from tests.support.readme import section
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 EXTRAS = tomllib.loads(PYPROJECT.read_text())["project"]["optional-dependencies"]
@@ -30,7 +31,9 @@ def test_each_extra_brings_langchain_and_its_providers_package() -> None:
             continue
         wanted = {re.split(r"[<>=\[]", req)[0] for req in EXTRAS[entry.extra]}
         assert {"langchain", entry.package} <= wanted, name
-    assert "deep_research[anthropic,ollama]" in EXTRAS["dev"], "CI installs .[dev] only"
+    dev = {re.split(r"[<>=\[]", req)[0] for req in EXTRAS["dev"]}
+    tested = {"langchain", "langchain-anthropic", "langchain-ollama"}
+    assert tested <= dev, "CI installs .[dev] only; the provider tests need these"
 
 
 def test_ollama_needs_no_key_bedrock_the_aws_chain_most_one_variable() -> None:
@@ -100,3 +103,14 @@ def test_every_provider_key_variable_is_scrubbed_by_name() -> None:
     names = [key for entry in providers.PROVIDERS.values() for key in entry.keys]
     names += ["AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"]
     assert [name for name in names if not SECRET_ENV.search(name)] == []
+
+
+def test_the_readme_names_each_extra_and_credential_as_the_table_does() -> None:
+    text = section("### Model providers")
+    for extra in re.findall(r"\.\[(\w+)\]", text):
+        assert extra in EXTRAS and extra != "dev", extra
+    for name, entry in providers.PROVIDERS.items():
+        if entry.extra:
+            assert f"| `{entry.extra}` |" in text, name
+            assert all(f"`{key}`" in text for key in entry.keys), name
+    assert 'pip install -e ".[anthropic]"' in text
