@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from deep_research import prompts, provider_models, secrets, toolcalls
 from deep_research.cli.doctor_checks import Check
 from deep_research.context import ConfigError, Context, read_endpoints
-from deep_research.models import Role, chat_model, public_url
+from deep_research.models import UNREACHABLE, Role, chat_model, public_url
 
 ROLES: tuple[Role, ...] = get_args(Role)
 OPENAI_URL = "https://api.openai.com/v1"
@@ -161,7 +161,7 @@ async def probe_tool_call(model: Any, target: ModelTarget, where: str, timeout: 
 
 def classify(reply: AIMessage, label: str, target: ModelTarget) -> Check:
     """Native call, call written as text, empty, plain text, or cut off by the token limit."""
-    if reply.response_metadata.get("finish_reason") == "length":
+    if _cut_off(reply):
         limit = read_endpoints().llm_max_tokens
         return Check(
             label,
@@ -196,16 +196,23 @@ def classify(reply: AIMessage, label: str, target: ModelTarget) -> Check:
     )
 
 
+def _cut_off(reply: AIMessage) -> bool:
+    """Whether the reply stopped at the completion limit, in any provider's words."""
+    said = reply.response_metadata
+    return (
+        said.get("finish_reason") == "length"  # OpenAI-compatible
+        or said.get("stop_reason") == "max_tokens"  # Anthropic
+        or said.get("done_reason") == "length"  # Ollama
+    )
+
+
 def _other_fix(error: Exception) -> str:
     status = getattr(error, "status_code", None)
     if status in (401, 403):
         return "check the provider's key (see README, Configuration: model providers)"
     if status == 404:
         return "check the model name"
-    if (
-        isinstance(error, ConnectionError | httpx.TransportError)
-        or "Connection" in type(error).__name__
-    ):
+    if isinstance(error, UNREACHABLE):
         return "is the server running? check its base URL (e.g. OLLAMA_HOST, ANTHROPIC_BASE_URL)"
     return "check the provider's status and the model name"
 

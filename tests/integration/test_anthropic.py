@@ -94,23 +94,22 @@ async def test_a_set_temperature_is_sent(anthropic: FakeAnthropicServer) -> None
     assert anthropic.requests[0]["temperature"] == 0.7
 
 
-def overloaded_once() -> Brain:
-    calls: list[int] = []
-
-    def brain(body: dict[str, Any]) -> Reply:
-        calls.append(1)
-        return Reply(status=529, error_message="Overloaded") if len(calls) == 1 else Reply("ok")
-
-    return brain
-
-
-@pytest.mark.parametrize("anthropic", [overloaded_once()], indirect=True)
+@pytest.mark.parametrize("retries", [0, 1])
 async def test_llm_max_retries_reaches_the_anthropic_client(
-    anthropic: FakeAnthropicServer, monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch, retries: int
 ) -> None:
-    monkeypatch.setenv("LLM_MAX_RETRIES", "1")
-    reply = await role_model(load_context(EVERY_ROLE), "orchestrator").ask(MESSAGES)
-    assert reply.text == "ok" and len(anthropic.requests) == 2
+    answers = iter([Reply(status=529, error_message="Overloaded"), Reply("ok")])
+    with FakeAnthropicServer(lambda body: next(answers)) as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("LLM_MAX_RETRIES", str(retries))
+        model = role_model(load_context(EVERY_ROLE), "orchestrator")
+        if retries:
+            assert (await model.ask(MESSAGES)).text == "ok"
+        else:
+            with pytest.raises(Exception, match="Overloaded"):
+                await model.ask(MESSAGES)
+        assert len(server.requests) == retries + 1, "the client's own retries, as configured"
 
 
 @pytest.mark.parametrize("anthropic", [lambda body: Reply("late", delay=60)], indirect=True)

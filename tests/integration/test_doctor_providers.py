@@ -67,3 +67,20 @@ async def test_ollama_answering_in_text_is_a_warning(monkeypatch: pytest.MonkeyP
         monkeypatch.setenv("OLLAMA_HOST", server.url)
         [check] = await checks_for("ollama:qwen3:8b")
     assert check.status == "warn" and "without calling the tool" in check.detail
+
+
+async def test_an_ollama_reply_cut_off_at_its_limit_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeOllamaServer(lambda body: Reply("partial", finish_reason="length")) as server:
+        monkeypatch.setenv("OLLAMA_HOST", server.url)
+        [check] = await checks_for("ollama:qwen3:8b")
+    assert check.status == "fail" and "cut off at the completion limit" in check.detail
+
+
+async def test_an_anthropic_reply_cut_off_at_max_tokens_fails(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with FakeAnthropicServer(lambda body: Reply("partial", finish_reason="length")) as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        [check] = await checks_for("anthropic:claude-sonnet-4-5")
+    assert check.status == "fail" and "cut off at the completion limit" in check.detail
