@@ -318,6 +318,7 @@ def run_failures() -> tuple[type[Exception], ...]:
     """Errors that end a run with their own one-line message (exit 1); imported only when
     one is being handled, so `--help` stays light."""
     import openai
+    from langchain_core.exceptions import ModelError  # other providers' API errors
 
     from deep_research.cli.runs import UnknownRunError
     from deep_research.cli.session import ResumeError
@@ -328,6 +329,7 @@ def run_failures() -> tuple[type[Exception], ...]:
         ModelEndpointError,
         EmptyReplyError,
         openai.APIError,
+        ModelError,
         UnknownRunError,
         ResumeError,
         OldCheckpointError,

@@ -8,7 +8,7 @@ from pathlib import Path
 from tests.support.brain import LINK, ResearchBrain
 from tests.support.cli import QUESTION, cli_env, run_cli, traffic_records
 from tests.support.fakes.anthropic_server import FakeAnthropicServer
-from tests.support.fakes.openai_server import ScriptedOpenAIServer
+from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
 
 KEY = "sk-ant-test-SECRET-0123456789abcdef"
@@ -56,3 +56,22 @@ def test_a_missing_integration_is_one_line_and_exit_2_before_anything_is_written
     [line] = missing_key.stderr.splitlines()
     assert "need ANTHROPIC_API_KEY: set it in the environment or .env" in line
     assert not (tmp_path / ".deep_research").exists() and not (tmp_path / "reports").exists()
+
+
+def test_a_refused_key_ends_the_run_with_one_line_without_it(tmp_path: Path) -> None:
+    refuse = lambda body: Reply(status=401, error_message=f"invalid x-api-key {KEY}")  # noqa: E731
+    with (
+        FakeAnthropicServer(refuse) as anthropic,
+        ScriptedOpenAIServer(ResearchBrain()) as unused_local,
+        FakeTavilyServer() as tavily,
+    ):
+        env = {
+            **cli_env(unused_local, tavily, tmp_path),
+            "ANTHROPIC_API_KEY": KEY,
+            "ANTHROPIC_BASE_URL": anthropic.url,
+        }
+        result = run_cli(tmp_path, env, "--model", SPEC, QUESTION)
+    assert result.returncode == 1
+    [line] = result.stderr.splitlines()
+    assert line.startswith("deep-research: ") and "401" in line, line
+    assert KEY not in result.stderr + result.stdout and "Traceback" not in result.stderr

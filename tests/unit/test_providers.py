@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+import sys
 import tomllib
+import types
 from pathlib import Path
 
 import pytest
@@ -114,3 +116,26 @@ def test_the_readme_names_each_extra_and_credential_as_the_table_does() -> None:
             assert f"| `{entry.extra}` |" in text, name
             assert all(f"`{key}`" in text for key in entry.keys), name
     assert 'pip install -e ".[anthropic]"' in text
+
+
+class _Session:
+    def __init__(self, credentials: object) -> None:
+        self.credentials = credentials
+
+    def get_credentials(self) -> object:
+        return self.credentials
+
+
+@pytest.mark.parametrize("found", [None, object()], ids=["none", "found"])
+def test_bedrock_asks_botocores_credential_chain(
+    monkeypatch: pytest.MonkeyPatch, found: object
+) -> None:
+    # botocore comes with langchain-aws, which the tests do not install: a stand-in session.
+    session = types.ModuleType("botocore.session")
+    session.get_session = lambda: _Session(found)  # type: ignore[attr-defined]
+    package = types.ModuleType("botocore")
+    package.session = session  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "botocore", package)
+    monkeypatch.setitem(sys.modules, "botocore.session", session)
+    missing = providers.missing_credential("bedrock_converse", {})
+    assert missing == (providers.AWS_HINT if found is None else None)
