@@ -18,16 +18,23 @@ import httpx
 import openai
 from langchain_core.exceptions import (
     ContextOverflowError,
-    ModelConnectionError,
-    ModelTimeoutError,
 )
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel
 
-from deep_research import limits, prompts, provider_models, secrets, toolcalls, tracing
+from deep_research import (
+    limits,
+    model_errors,
+    prompts,
+    provider_models,
+    secrets,
+    toolcalls,
+    tracing,
+)
 from deep_research.context import MODEL_PROVIDERS, ConfigError, Context, read_endpoints
 from deep_research.lenient_chat import LenientChatOpenAI
+from deep_research.model_errors import is_context_overflow
 from deep_research.provider_models import CONNECT_TIMEOUT, LOCAL_TEMPERATURE
 from deep_research.providers import PROVIDERS
 
@@ -37,17 +44,6 @@ Role = Literal["clarifier", "orchestrator", "researcher"]
 
 # Local servers accept any key, but the OpenAI client refuses to start without one.
 PLACEHOLDER_API_KEY = "not-needed"
-# Connection failures of any provider's client, retried around clients that do not retry
-# themselves (Ollama's raises the built-in ConnectionError; others let httpx's through).
-TRANSIENT_ERRORS: tuple[type[Exception], ...] = (ConnectionError, httpx.TransportError)
-# A server that could not be reached or never answered, in any provider's words: openai's,
-# langchain-core's (langchain-anthropic and others raise these) and the transient ones.
-UNREACHABLE = (
-    openai.APIConnectionError,
-    ModelConnectionError,
-    ModelTimeoutError,
-    *TRANSIENT_ERRORS,
-)
 
 
 class ModelEndpointError(RuntimeError):
@@ -68,26 +64,6 @@ class ContextTooLongError(ModelEndpointError):
     An outage of sorts: the server's context is too small for this run, not something one
     topic did, so a researcher re-raises it like any `ModelEndpointError`.
     """
-
-
-# Phrases that servers put in a context-overflow error (vLLM says only this, in the text).
-_OVERFLOW_PHRASES = ("maximum context length", "exceeds the available context size")
-
-
-def is_context_overflow(error: openai.APIStatusError) -> bool:
-    """Whether `error` is a server saying the request is longer than its context.
-
-    OpenAI: HTTP 400, code `context_length_exceeded`; llama.cpp: HTTP 400, type
-    `exceed_context_size_error`; vLLM: HTTP 400 "maximum context length"; any HTTP 413
-    (request body too large, e.g. a proxy's limit).
-    """
-    if error.status_code == 413 or isinstance(error, ContextOverflowError):
-        return True
-    if error.status_code != 400:
-        return False
-    if error.code == "context_length_exceeded" or error.type == "exceed_context_size_error":
-        return True
-    return any(phrase in error.message.lower() for phrase in _OVERFLOW_PHRASES)
 
 
 class EmptyReplyError(RuntimeError):
@@ -217,7 +193,8 @@ class RoleModel:
         runnable: Any = self.model.bind_tools(list(tools)) if tools else self.model
         if self.retries:
             runnable = runnable.with_retry(
-                retry_if_exception_type=TRANSIENT_ERRORS, stop_after_attempt=self.retries + 1
+                retry_if_exception_type=model_errors.TRANSIENT_ERRORS,
+                stop_after_attempt=self.retries + 1,
             )
         # A key never goes to a server other than its own: its own travels in the header,
         # and no message may carry any (a search API's error text can quote its key).
@@ -239,7 +216,7 @@ class RoleModel:
         except Exception as error:
             # Scrubbed in place before it propagates: LangGraph stores a failed task's error
             # text in the checkpoint, and a server may echo the key it received.
-            _scrub(error)
+            model_errors.scrub_error(error)
             translated = self._translated(error)
             if translated is None:
                 raise
@@ -250,10 +227,10 @@ class RoleModel:
 
     def _translated(self, error: Exception) -> ModelEndpointError | None:
         """An unreachable server or a too-long request, as one readable error; else None."""
-        if isinstance(error, UNREACHABLE):
+        if isinstance(error, model_errors.UNREACHABLE):
             return ModelEndpointError(
                 f"Cannot reach the model server at {self.endpoint} "
-                f"({type(error).__name__}: {error}). {_start_hint(self.spec)}"
+                f"({type(error).__name__}: {error}). {model_errors.start_hint(self.spec)}"
             )
         overflow = isinstance(error, ContextOverflowError) or (
             isinstance(error, openai.APIStatusError) and is_context_overflow(error)
@@ -265,39 +242,11 @@ class RoleModel:
         return ContextTooLongError(f"HTTP {getattr(error, 'status_code', 400)}: {said}")
 
 
-def _start_hint(spec: str) -> str:
-    provider = spec.partition(":")[0]
-    if provider == "local":
-        return (
-            "Start an OpenAI-compatible server there, e.g. `mlx_lm.server --model "
-            "mlx-community/Qwen3-8B-4bit --port 8080`, or point LLM_BASE_URL at yours."
-        )
-    if provider == "ollama":
-        return "Start Ollama there (`ollama serve`), or point OLLAMA_HOST at yours."
-    return "Check the network, and the provider's base URL if one is set (e.g. ANTHROPIC_BASE_URL)."
-
-
 def _without_secrets(message: BaseMessage) -> BaseMessage:
     content = secrets.scrub(message.content)
     if content == message.content:
         return message
     return message.model_copy(update={"content": content})
-
-
-def _scrub(error: BaseException) -> None:
-    """Remove secrets from everything `str`, `repr` and a handler read of a client's error.
-
-    openai's and anthropic's errors keep the text in `message` and the parsed reply in
-    `body`; Ollama's in `error`; all of them in `args`.
-    """
-    for name in ("message", "error", "body"):
-        value = getattr(error, name, None)
-        if isinstance(value, str | dict | list):
-            try:
-                setattr(error, name, secrets.scrub(value))
-            except AttributeError:  # a read-only property: its source is scrubbed below
-                pass
-    error.args = tuple(secrets.scrub(arg) if isinstance(arg, str) else arg for arg in error.args)
 
 
 def _chars(messages: Sequence[BaseMessage]) -> int:

@@ -18,7 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from deep_research import prompts, provider_models, secrets, toolcalls
 from deep_research.cli.doctor_checks import Check
 from deep_research.context import ConfigError, Context, read_endpoints
-from deep_research.models import UNREACHABLE, Role, chat_model, public_url
+from deep_research.model_errors import UNREACHABLE
+from deep_research.models import Role, chat_model, public_url
 
 ROLES: tuple[Role, ...] = get_args(Role)
 OPENAI_URL = "https://api.openai.com/v1"
