@@ -6,8 +6,11 @@ importing `deep_research.context`, which costs most of a second.
 
 from __future__ import annotations
 
+from deep_research.providers import PROVIDERS
+
 DEFAULT_LLM_MODEL = "mlx-community/Qwen3-8B-4bit"
-MODEL_PROVIDERS = ("local", "openai")
+# `local` first: the default; the rest are `init_chat_model`'s names (see providers.py).
+MODEL_PROVIDERS = ("local", *PROVIDERS)
 SEARCH_PROVIDERS = ("tavily", "searxng", "ddgs")
 SEARCH_CHOICES = ("auto", *SEARCH_PROVIDERS)
 # `Context`'s fields in declaration order, for the CLI's help (a test keeps them equal).

@@ -17,7 +17,7 @@ from langgraph.runtime import Runtime
 from pydantic import Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from deep_research import envfile, secrets
+from deep_research import envfile, providers, secrets
 
 # Re-exported: callers name them from here; they live apart so the CLI's help stays light.
 from deep_research.choices import (
@@ -28,7 +28,7 @@ from deep_research.choices import (
 )
 
 ROLES = ("clarifier", "orchestrator", "researcher")
-# The environment variable each cloud model provider needs; `local` needs none.
+# The key `Endpoints` itself holds; other providers' credentials are in `providers.PROVIDERS`.
 PROVIDER_KEYS = {"openai": "OPENAI_API_KEY"}
 # Errors never echo secrets: a field named like a key shows this instead of its value.
 HIDDEN = "[hidden]"
@@ -48,7 +48,9 @@ class Context(BaseSettings):
     clarifier_model: str = Field(
         default_factory=_default_model,
         description="Model that asks the clarifying questions, as 'provider:model' "
-        "(providers: local, openai). Default: local:$LLM_MODEL.",
+        "(providers: local, openai, anthropic, ollama, google_genai, groq, mistralai, bedrock "
+        "and every other langchain init_chat_model provider, with its extra installed). "
+        "Default: local:$LLM_MODEL.",
     )
     orchestrator_model: str = Field(
         default_factory=_default_model,
@@ -62,8 +64,8 @@ class Context(BaseSettings):
         default=None,
         ge=0,
         le=2,
-        description="Sampling temperature for the clarifier. Unset: 0.1 on local "
-        "endpoints (small models need it to keep formats), the provider default on cloud.",
+        description="Sampling temperature for the clarifier. Unset: 0.1 on local: and "
+        "ollama: (small models need it to keep formats), the provider's default elsewhere.",
     )
     orchestrator_temperature: float | None = Field(
         default=None, ge=0, le=2, description="Sampling temperature for the orchestrator."
@@ -204,17 +206,15 @@ class Context(BaseSettings):
                     f"(e.g. 'local:{DEFAULT_LLM_MODEL}')"
                 )
         endpoints = read_endpoints()
-        # A missing cloud key stops the run here, when LangGraph builds the context, before
-        # any checkpoint or traffic log exists, rather than as a failed model call later.
-        for provider, variable in PROVIDER_KEYS.items():
-            roles = [r for r in ROLES if getattr(self, f"{r}_model").startswith(f"{provider}:")]
-            if roles and not endpoints.has_key(provider):
+        # A missing integration or cloud key stops the run here, when LangGraph builds the
+        # context, before any checkpoint or traffic log exists, not as a failed call later.
+        used = dict.fromkeys(getattr(self, f"{r}_model").partition(":")[0] for r in ROLES)
+        for provider in used:
+            problem = endpoints.model_provider_problem(provider)
+            if problem:
+                roles = [r for r in ROLES if getattr(self, f"{r}_model").startswith(f"{provider}:")]
                 named = ", ".join(f"{r}_model={getattr(self, f'{r}_model')!r}" for r in roles)
-                raise ValueError(
-                    f"{named} {'needs' if len(roles) == 1 else 'need'} {variable}: set it in "
-                    f"the environment or .env, or use a local: model (e.g. "
-                    f"'local:{DEFAULT_LLM_MODEL}')"
-                )
+                raise ValueError(f"{named} {'needs' if len(roles) == 1 else 'need'} {problem}")
         unknown = [name for name in self.fallback_providers if name not in SEARCH_PROVIDERS]
         if unknown:
             raise ValueError(
@@ -283,6 +283,22 @@ class Endpoints(BaseSettings):
         """Whether the key a cloud model provider needs is set (`local` needs none)."""
         variable = PROVIDER_KEYS.get(model_provider)
         return variable is None or getattr(self, variable.lower()) is not None
+
+    def model_provider_problem(self, provider: str) -> str | None:
+        """What a model provider lacks here (its package, then its credential), or None."""
+        package = providers.missing_package(provider)
+        if package:
+            return f"{package}, which is not installed: {providers.install_hint(provider)}"
+        if provider in PROVIDER_KEYS:
+            missing = None if self.has_key(provider) else PROVIDER_KEYS[provider]
+        else:
+            missing = providers.missing_credential(provider, os.environ)
+        if missing:
+            return (
+                f"{missing}: set it in the environment or .env, or use a local: model "
+                f"(e.g. 'local:{DEFAULT_LLM_MODEL}')"
+            )
+        return None
 
     def missing_for(self, provider: str) -> str | None:
         """Why `provider` cannot be used with this environment, or None when it can."""

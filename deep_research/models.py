@@ -1,4 +1,8 @@
-"""Chat models per role: local OpenAI-compatible endpoint or OpenAI's cloud."""
+"""Chat models per role: the local OpenAI-compatible endpoint, OpenAI, or any provider.
+
+Every other `init_chat_model` provider is built in `provider_models`; `RoleModel` gives
+them all the same deadline, retries, secret scrubbing, tracing tags and error messages.
+"""
 
 from __future__ import annotations
 
@@ -12,25 +16,34 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import openai
-from langchain_core.exceptions import ContextOverflowError
+from langchain_core.exceptions import (
+    ContextOverflowError,
+)
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel
 
-from deep_research import limits, prompts, secrets, toolcalls, tracing
+from deep_research import (
+    limits,
+    model_errors,
+    prompts,
+    provider_models,
+    secrets,
+    toolcalls,
+    tracing,
+)
 from deep_research.context import MODEL_PROVIDERS, ConfigError, Context, read_endpoints
 from deep_research.lenient_chat import LenientChatOpenAI
+from deep_research.model_errors import is_context_overflow
+from deep_research.provider_models import CONNECT_TIMEOUT, LOCAL_TEMPERATURE
+from deep_research.providers import PROVIDERS
 
 log = logging.getLogger(__name__)
 
 Role = Literal["clarifier", "orchestrator", "researcher"]
 
-# Small local models drift out of JSON and tool-call formats at higher temperatures.
-LOCAL_TEMPERATURE = 0.1
 # Local servers accept any key, but the OpenAI client refuses to start without one.
 PLACEHOLDER_API_KEY = "not-needed"
-# A server that is up accepts at once; only the reply itself may take LLM_TIMEOUT.
-CONNECT_TIMEOUT = 10.0
 
 
 class ModelEndpointError(RuntimeError):
@@ -51,26 +64,6 @@ class ContextTooLongError(ModelEndpointError):
     An outage of sorts: the server's context is too small for this run, not something one
     topic did, so a researcher re-raises it like any `ModelEndpointError`.
     """
-
-
-# Phrases that servers put in a context-overflow error (vLLM says only this, in the text).
-_OVERFLOW_PHRASES = ("maximum context length", "exceeds the available context size")
-
-
-def is_context_overflow(error: openai.APIStatusError) -> bool:
-    """Whether `error` is a server saying the request is longer than its context.
-
-    OpenAI: HTTP 400, code `context_length_exceeded`; llama.cpp: HTTP 400, type
-    `exceed_context_size_error`; vLLM: HTTP 400 "maximum context length"; any HTTP 413
-    (request body too large, e.g. a proxy's limit).
-    """
-    if error.status_code == 413 or isinstance(error, ContextOverflowError):
-        return True
-    if error.status_code != 400:
-        return False
-    if error.code == "context_length_exceeded" or error.type == "exceed_context_size_error":
-        return True
-    return any(phrase in error.message.lower() for phrase in _OVERFLOW_PHRASES)
 
 
 class EmptyReplyError(RuntimeError):
@@ -119,6 +112,8 @@ def chat_model(context: Context, role: Role) -> BaseChatModel:
             temperature=temperature,
             max_retries=endpoints.llm_max_retries,
         )
+    if provider in PROVIDERS:  # `Context` has checked its package and credential
+        return provider_models.provider_model(provider, name, temperature, endpoints)
     raise ConfigError(
         f"{role}_model={spec!r}: unknown provider {provider!r}; "
         f"supported: {', '.join(MODEL_PROVIDERS)}"
@@ -134,6 +129,7 @@ class RoleModel:
     role: Role
     spec: str
     deadline: float  # seconds one `_call` may take, the client's retries included
+    retries: int = 0  # done around the call, for clients that do not retry themselves
 
     async def ask(
         self, messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]] = ()
@@ -194,7 +190,12 @@ class RoleModel:
         self, messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]]
     ) -> AIMessage:
         """One request; an unreachable or stalled server becomes one clear `ModelEndpointError`."""
-        runnable = self.model.bind_tools(list(tools)) if tools else self.model
+        runnable: Any = self.model.bind_tools(list(tools)) if tools else self.model
+        if self.retries:
+            runnable = runnable.with_retry(
+                retry_if_exception_type=model_errors.TRANSIENT_ERRORS,
+                stop_after_attempt=self.retries + 1,
+            )
         # A key never goes to a server other than its own: its own travels in the header,
         # and no message may carry any (a search API's error text can quote its key).
         sent = [_without_secrets(message) for message in messages]
@@ -212,24 +213,33 @@ class RoleModel:
                 "very slowly or only keep-alives; if it is just slow (loading weights, a long "
                 "report), raise LLM_CALL_DEADLINE."
             ) from None
-        except openai.APIError as error:
+        except Exception as error:
             # Scrubbed in place before it propagates: LangGraph stores a failed task's error
             # text in the checkpoint, and a server may echo the key it received.
-            _scrub(error)
-            if isinstance(error, openai.APIConnectionError):  # includes timeouts
-                raise ModelEndpointError(
-                    f"Cannot reach the model server at {self.endpoint} "
-                    f"({type(error).__name__}: {error}). Start an OpenAI-compatible server "
-                    "there, e.g. `mlx_lm.server --model mlx-community/Qwen3-8B-4bit --port "
-                    "8080`, or point LLM_BASE_URL at yours."
-                ) from None
-            if not isinstance(error, openai.APIStatusError) or not is_context_overflow(error):
+            model_errors.scrub_error(error)
+            translated = self._translated(error)
+            if translated is None:
                 raise
-            said = " ".join(error.message.split())[:200]  # the server's words, on one line
-            raise ContextTooLongError(f"HTTP {error.status_code}: {said}") from None
+            raise translated from None
         if not isinstance(reply, AIMessage):
             raise TypeError(f"expected an AIMessage from the model, got {type(reply).__name__}")
         return reply
+
+    def _translated(self, error: Exception) -> ModelEndpointError | None:
+        """An unreachable server or a too-long request, as one readable error; else None."""
+        if isinstance(error, model_errors.UNREACHABLE):
+            return ModelEndpointError(
+                f"Cannot reach the model server at {self.endpoint} "
+                f"({type(error).__name__}: {error}). {model_errors.start_hint(self.spec)}"
+            )
+        overflow = isinstance(error, ContextOverflowError) or (
+            isinstance(error, openai.APIStatusError) and is_context_overflow(error)
+        )
+        if not overflow:
+            return None
+        message = getattr(error, "message", None)
+        said = " ".join(str(message or error).split())[:200]  # the server's words, one line
+        return ContextTooLongError(f"HTTP {getattr(error, 'status_code', 400)}: {said}")
 
 
 def _without_secrets(message: BaseMessage) -> BaseMessage:
@@ -237,13 +247,6 @@ def _without_secrets(message: BaseMessage) -> BaseMessage:
     if content == message.content:
         return message
     return message.model_copy(update={"content": content})
-
-
-def _scrub(error: openai.APIError) -> None:
-    """Remove secrets from everything `str`, `repr` and a handler read of an API error."""
-    error.message = secrets.redact(error.message)
-    error.args = (error.message,)  # openai's errors take the message as their one argument
-    error.body = secrets.scrub(error.body)
 
 
 def _chars(messages: Sequence[BaseMessage]) -> int:
@@ -268,11 +271,18 @@ def _unique_call_ids(reply: AIMessage) -> AIMessage:
 def role_model(context: Context, role: Role) -> RoleModel:
     """The configured model for `role`, ready to call."""
     model = chat_model(context, role)
-    base = getattr(model, "openai_api_base", None)
-    endpoint = public_url(str(base or "https://api.openai.com/v1"))
     spec = getattr(context, f"{role}_model")
-    deadline = read_endpoints().call_deadline
-    return RoleModel(model=model, endpoint=endpoint, role=role, spec=spec, deadline=deadline)
+    endpoint = public_url(provider_models.base_url(model, spec.partition(":")[0]))
+    endpoints = read_endpoints()
+    retries = 0 if provider_models.retries_natively(model) else endpoints.llm_max_retries
+    return RoleModel(
+        model=model,
+        endpoint=endpoint,
+        role=role,
+        spec=spec,
+        deadline=endpoints.call_deadline,
+        retries=retries,
+    )
 
 
 def public_url(url: str) -> str:

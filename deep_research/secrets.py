@@ -9,9 +9,10 @@ traffic log and error lines.
 
 The secret values are those of environment variables named like keys: `Endpoints` (the
 model and search keys) reads only the environment, so it knows no key that is not here;
-`LANGSMITH_API_KEY` and any other `*_API_KEY`, `*_TOKEN`, `*_SECRET` are covered the same
-way. Credential shapes (`Bearer …`, `sk-…`, `tvly-…`, `lsv2_…`, `user:password@`) are
-scrubbed even when their value came from elsewhere.
+`LANGSMITH_API_KEY` and any other `*_API_KEY` (or `*APIKEY`), `*_TOKEN`, `*_SECRET`,
+`*_CREDENTIAL` are covered the same way (every provider key in `providers.py` is).
+Credential shapes (`Bearer …`, `sk-…`, `tvly-…`, `lsv2_…`, `user:password@`) are scrubbed
+even when their value came from elsewhere.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ REDACTED = "[REDACTED]"
 SECRET_NAME = re.compile(r"api[_-]?key|authorization|secret|password|cookie|token$", re.I)
 # Environment variables holding secrets: their values are scrubbed from every string.
 # (pydantic-settings reads names case-insensitively, so must this.)
-SECRET_ENV = re.compile(r"(API_KEY|_TOKEN|_SECRET|PASSWORD|SECRET_ACCESS_KEY)$", re.I)
+SECRET_ENV = re.compile(r"(API_?KEY|_TOKEN|_SECRET|_CREDENTIAL|PASSWORD|SECRET_ACCESS_KEY)$", re.I)
 # Shapes of credentials even when they did not come from this process's environment.
 SECRET_SHAPES = re.compile(
     r"(?i:\b(?:bearer|basic)\s+)[^\s\"',;]+"

@@ -16,6 +16,7 @@ import pytest
 
 from deep_research import models
 from deep_research.context import Context, Endpoints
+from deep_research.providers import PROVIDERS
 from deep_research.search import netguard
 from tests.support.fakes.page_server import PageServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
@@ -27,6 +28,14 @@ ENV_NAMES = [name.upper() for name in [*Context.model_fields, *Endpoints.model_f
     "OPENAI_BASE_URL",
     "LANGSMITH_TRACING",
     "LANGCHAIN_TRACING_V2",
+    # Other providers' keys and the base URLs their clients read by themselves.
+    *(key for provider in PROVIDERS.values() for key in provider.keys),
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_API_URL",
+    "OLLAMA_HOST",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_PROFILE",
 ]
 
 

@@ -15,9 +15,10 @@ import openai
 from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel, ConfigDict, Field
 
-from deep_research import prompts, secrets, toolcalls
+from deep_research import prompts, provider_models, secrets, toolcalls
 from deep_research.cli.doctor_checks import Check
 from deep_research.context import ConfigError, Context, read_endpoints
+from deep_research.model_errors import UNREACHABLE
 from deep_research.models import Role, chat_model, public_url
 
 ROLES: tuple[Role, ...] = get_args(Role)
@@ -64,6 +65,10 @@ async def check_model(context: Context, target: ModelTarget, timeout: float) -> 
         model = chat_model(context, target.roles[0])
     except ConfigError as error:
         return [Check(target.label("endpoint"), "fail", str(error), "fix the model spec")]
+    if provider not in ("local", "openai"):
+        # No common model list across providers: the probe itself says reachable or not.
+        where = public_url(provider_models.base_url(model, provider))
+        return [await probe_tool_call(model, target, where, timeout)]
     base = str(getattr(model, "openai_api_base", None) or OPENAI_URL)
     secret = getattr(model, "openai_api_key", None)
     key = secret.get_secret_value() if secret is not None else ""
@@ -147,6 +152,9 @@ async def probe_tool_call(model: Any, target: ModelTarget, where: str, timeout: 
         return Check(label, "fail", f"HTTP {error.status_code}: {message}", _status_fix(error))
     except openai.APIError as error:  # connection lost mid-request, bad response
         return Check(label, "fail", f"{type(error).__name__}: {error}", "check the server log")
+    except Exception as error:  # other providers' clients raise their own error types
+        said = secrets.redact(" ".join(str(error).split()))[:200]
+        return Check(label, "fail", f"{where}: {type(error).__name__}: {said}", _other_fix(error))
     if not isinstance(reply, AIMessage):
         raise TypeError(f"expected an AIMessage from the model, got {type(reply).__name__}")
     return classify(reply, label, target)
@@ -154,7 +162,7 @@ async def probe_tool_call(model: Any, target: ModelTarget, where: str, timeout: 
 
 def classify(reply: AIMessage, label: str, target: ModelTarget) -> Check:
     """Native call, call written as text, empty, plain text, or cut off by the token limit."""
-    if reply.response_metadata.get("finish_reason") == "length":
+    if _cut_off(reply):
         limit = read_endpoints().llm_max_tokens
         return Check(
             label,
@@ -187,6 +195,27 @@ def classify(reply: AIMessage, label: str, target: ModelTarget) -> Check:
         if target.spec.startswith("local:")
         else "use a model with tool calling",
     )
+
+
+def _cut_off(reply: AIMessage) -> bool:
+    """Whether the reply stopped at the completion limit, in any provider's words."""
+    said = reply.response_metadata
+    return (
+        said.get("finish_reason") == "length"  # OpenAI-compatible
+        or said.get("stop_reason") == "max_tokens"  # Anthropic
+        or said.get("done_reason") == "length"  # Ollama
+    )
+
+
+def _other_fix(error: Exception) -> str:
+    status = getattr(error, "status_code", None)
+    if status in (401, 403):
+        return "check the provider's key (see README, Configuration: model providers)"
+    if status == 404:
+        return "check the model name"
+    if isinstance(error, UNREACHABLE):
+        return "is the server running? check its base URL (e.g. OLLAMA_HOST, ANTHROPIC_BASE_URL)"
+    return "check the provider's status and the model name"
 
 
 def _status_fix(error: openai.APIStatusError) -> str:

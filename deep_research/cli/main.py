@@ -70,13 +70,17 @@ class _Parser(argparse.ArgumentParser):
 
 def _epilog() -> str:
     settings = textwrap.fill(", ".join(SETTING_NAMES), width=78, subsequent_indent="  ")
+    providers = textwrap.fill(", ".join(MODEL_PROVIDERS), width=78, subsequent_indent="  ")
     return (
         "search providers (--search, --set search_fallback=A,B):\n"
         f"  {', '.join(SEARCH_CHOICES)}. auto: tavily when TAVILY_API_KEY is set, else\n"
         "  searxng when SEARXNG_URL is set, else ddgs (keyless).\n"
         "model providers (--model, --set ROLE_model=provider:model):\n"
-        f"  {', '.join(MODEL_PROVIDERS)}. local: the OpenAI-compatible server at LLM_BASE_URL;\n"
-        "  openai: OpenAI's cloud, needs OPENAI_API_KEY.\n"
+        "  local: the OpenAI-compatible server at LLM_BASE_URL; openai: OpenAI's cloud,\n"
+        "  needs OPENAI_API_KEY; any other langchain provider with its extra installed, e.g.\n"
+        "  anthropic, ollama, google_genai, groq, mistralai, bedrock (pip install -e\n"
+        '  ".[anthropic]"; README: Configuration). All:\n'
+        f"  {providers}\n"
         f"  e.g. --model local:{DEFAULT_LLM_MODEL}\n"
         "settings (--set FIELD=VALUE; each also read from its upper-cased environment\n"
         f"variable):\n  {settings}\n"
@@ -103,7 +107,7 @@ def research_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--model",
         metavar="PROVIDER:MODEL",
-        help=f"model for every role; provider one of {', '.join(MODEL_PROVIDERS)}",
+        help="model for every role, e.g. local:NAME, openai:gpt-4.1, anthropic:claude-sonnet-4-5",
     )
     parser.add_argument(
         "--search",
@@ -314,6 +318,7 @@ def run_failures() -> tuple[type[Exception], ...]:
     """Errors that end a run with their own one-line message (exit 1); imported only when
     one is being handled, so `--help` stays light."""
     import openai
+    from langchain_core.exceptions import ModelError  # other providers' API errors
 
     from deep_research.cli.runs import UnknownRunError
     from deep_research.cli.session import ResumeError
@@ -324,6 +329,7 @@ def run_failures() -> tuple[type[Exception], ...]:
         ModelEndpointError,
         EmptyReplyError,
         openai.APIError,
+        ModelError,
         UnknownRunError,
         ResumeError,
         OldCheckpointError,

@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from deep_research.choices import SEARCH_CHOICES, SETTING_NAMES
+from deep_research.choices import MODEL_PROVIDERS, SEARCH_CHOICES, SETTING_NAMES
 from deep_research.context import Context
 from tests.support.cli import CLI_TIMEOUT, REPO
 
@@ -49,7 +49,8 @@ def test_help_lists_every_search_provider_model_provider_and_setting() -> None:
     text = " ".join(help_text().split())  # argparse wraps lines
     assert "--search PROVIDER search provider: auto, tavily, searxng or ddgs" in text
     assert "auto, tavily, searxng, ddgs. auto: tavily when TAVILY_API_KEY is set" in text
-    assert "model providers (--model, --set ROLE_model=provider:model): local, openai." in text
+    assert "model providers (--model, --set ROLE_model=provider:model): local: the" in text
+    assert all(name in text for name in MODEL_PROVIDERS) and 'pip install -e ".[anthropic]"' in text
     assert all(name in text for name in SETTING_NAMES)
 
 
