@@ -3,13 +3,15 @@
 ``GET /info`` turns off multipart ingestion, so the real ``langsmith`` client sends runs
 as JSON to ``POST /runs/batch`` (``{"post": [...], "patch": [...]}``), which ``runs``
 merges by run id. Every other request is recorded too, so a test can check that nothing
-it was sent (URL, headers, body) carries a secret.
+it was sent (URL, headers, body) carries a secret. ``POST /sessions`` (and ``PATCH``) answers
+with a project, so ``aevaluate`` can open its experiment here.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +47,8 @@ class FakeLangSmithServer(BackgroundServer):
         self._received: list[Received] = []
         app = web.Application(client_max_size=100 * 1024 * 1024)
         app.router.add_get("/info", self._info)
+        app.router.add_post("/sessions", self._session)
+        app.router.add_patch("/sessions/{session_id}", self._session)
         app.router.add_route("*", "/{tail:.*}", self._record)
         super().__init__(app)
 
@@ -70,6 +74,20 @@ class FakeLangSmithServer(BackgroundServer):
     async def _info(self, request: web.Request) -> web.Response:
         await self._store(request)
         return web.json_response(INFO)
+
+    async def _session(self, request: web.Request) -> web.Response:
+        """A created project (an experiment, for `aevaluate`), echoing what was asked for."""
+        await self._store(request)
+        asked = json.loads(self.received[-1].body or b"{}")
+        session = {
+            "id": request.match_info.get("session_id") or str(uuid.uuid4()),
+            "tenant_id": str(uuid.uuid4()),
+            "start_time": asked.get("start_time") or "2026-01-01T00:00:00",
+            "name": asked.get("name", "project"),
+            "reference_dataset_id": asked.get("reference_dataset_id"),
+            "extra": asked.get("extra"),
+        }
+        return web.json_response(session)
 
     async def _record(self, request: web.Request) -> web.Response:
         await self._store(request)
