@@ -1,0 +1,110 @@
+"""evals/README.md is a test: every `python -m evals...` command it shows runs here, as written.
+
+Each runs as a subprocess in one temporary directory (the `--generate` ones first),
+against the scripted model server (the agent's replies from CitingBrain, the judge's from
+JudgeBrain) and the fake Tavily API. Two are exceptions by design, and named: the live
+link check needs the internet (its code is tested against 127.0.0.1 in
+tests/integration/test_evals.py), and the LangSmith run needs a LangSmith dataset (the
+`aevaluate` path with the judges is tested against the local LangSmith receiver in
+tests/integration/test_judges.py).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.support.citing_brain import CitingBrain
+from tests.support.cli import cli_env
+from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer
+from tests.support.fakes.tavily_server import FakeTavilyServer
+from tests.support.judge_brain import JudgeBrain, judge_kind
+from tests.support.readme import FENCE, REPO
+
+EVALS_README = (REPO / "evals" / "README.md").read_text(encoding="utf-8")
+NEEDS_THE_INTERNET = ("--live-links", "--langsmith")
+TIMEOUT = 300.0
+QUERIES = [
+    {"id": 51, "prompt": "How well do heat pumps work in cold climates?"},
+    {"id": 52, "prompt": "热泵在北欧冬季的运行成本是多少？"},
+]
+
+
+def readme_commands() -> list[str]:
+    """Every `python -m evals...` line of the README's bash blocks, comments cut."""
+    commands = []
+    for language, body in FENCE.findall(EVALS_README):
+        if language != "bash":
+            continue
+        for line in body.splitlines():
+            command = line.split(" #", 1)[0].strip()
+            if re.search(r"(^|\s)python -m evals\.", command):
+                commands.append(command)
+    return commands
+
+
+class Brain:
+    """The agent's model and the judge on one server, told apart by the system prompt."""
+
+    def __init__(self) -> None:
+        self.agent, self.judge = CitingBrain(), JudgeBrain()
+
+    async def __call__(self, body: dict[str, Any]) -> Reply:
+        try:
+            judge_kind(body)
+        except ValueError:
+            return await self.agent(body)
+        return self.judge(body)
+
+
+def run(command: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    argv = shlex.split(command)
+    assert argv[:2] == ["python", "-m"], command
+    return subprocess.run(
+        [sys.executable, *argv[1:]],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+
+
+def test_every_evals_readme_command_runs(tmp_path: Path) -> None:
+    commands = readme_commands()
+    skipped = [c for c in commands if any(flag in c for flag in NEEDS_THE_INTERNET)]
+    assert len(skipped) == 2, skipped
+    # The outputs the other commands read are made first, wherever the README shows them.
+    ran = sorted((c for c in commands if c not in skipped), key=lambda c: "--generate" not in c)
+    assert {shlex.split(c)[2] for c in ran} == {"evals.run", "evals.pairwise", "evals.drb"}
+    (tmp_path / "query.jsonl").write_text(
+        "".join(json.dumps(q, ensure_ascii=False) + "\n" for q in QUERIES), encoding="utf-8"
+    )
+    with ScriptedOpenAIServer(Brain()) as llm, FakeTavilyServer() as tavily:
+        env = cli_env(llm, tavily, tmp_path)
+        results = {command: run(command, tmp_path, env) for command in ran}
+    for command, result in results.items():
+        assert result.returncode == 0, f"{command}\n{result.stdout}\n{result.stderr}"
+
+    def output(fragment: str) -> str:
+        [stdout] = [r.stdout for c, r in results.items() if c.endswith(fragment)]
+        return stdout
+
+    assert sorted(p.name for p in (tmp_path / "runs" / "b").glob("*.json")) == [
+        "battery-recycling-eu.json",
+        "heat-pumps-nordic.json",
+    ]
+    assert "judge_groundedness" in output("--judge local:qwen3-8b runs/a")
+    assert "B's win rate" in output("runs/a runs/b")
+    articles = [
+        json.loads(line)
+        for line in (tmp_path / "deep_research.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    assert [(a["id"], a["prompt"]) for a in articles] == [(q["id"], q["prompt"]) for q in QUERIES]
+    assert all(":~:" not in a["article"] and "](https://" in a["article"] for a in articles)
