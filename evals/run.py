@@ -5,7 +5,7 @@ python -m evals.run --offline --judge local:MODEL [PATH ...]  plus the LLM judge
 python -m evals.run --live-links [PATH ...]  the same, plus checking cited pages answer
 python -m evals.run --generate DIR [--limit N] [--set KEY=VALUE ...]  run the graph on the
                                              dataset with those settings, save outputs
-python -m evals.run --langsmith DATASET [--judge SPEC]  LangSmith experiment over the dataset
+python -m evals.run --langsmith DATASET [--judge SPEC] [--limit N]  LangSmith experiment
 """
 
 from __future__ import annotations
@@ -165,8 +165,12 @@ def langsmith_evaluators(live_links: bool, judge: Judge | None) -> list[Any]:
     return evaluators
 
 
-def run_langsmith(dataset_name: str, live_links: bool, judge: Judge | None = None) -> None:
-    """A LangSmith experiment; creates the dataset from dataset.jsonl if it does not exist."""
+def run_langsmith(
+    dataset_name: str, live_links: bool, judge: Judge | None = None, limit: int | None = None
+) -> None:
+    """A LangSmith experiment; creates the dataset from dataset.jsonl if it does not exist.
+
+    With `limit`, the experiment runs on the dataset's first `limit` examples only."""
     from langsmith import Client, aevaluate
 
     client = Client()
@@ -178,7 +182,10 @@ def run_langsmith(dataset_name: str, live_links: bool, judge: Judge | None = Non
         return await run_question(inputs["question"])
 
     evaluators = langsmith_evaluators(live_links, judge)
-    asyncio.run(aevaluate(target, data=dataset_name, evaluators=evaluators, max_concurrency=1))
+    data: Any = dataset_name
+    if limit is not None:
+        data = list(client.list_examples(dataset_name=dataset_name, limit=limit))
+    asyncio.run(aevaluate(target, data=data, evaluators=evaluators, max_concurrency=1))
 
 
 def parse_settings(pairs: Sequence[str]) -> dict[str, Any]:
@@ -203,7 +210,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     mode.add_argument("--generate", type=Path, metavar="DIR", help="run the graph, save outputs")
     mode.add_argument("--langsmith", metavar="DATASET", help="run a LangSmith experiment")
     parser.add_argument("--live-links", action="store_true", help="also fetch every cited URL")
-    parser.add_argument("--limit", type=int, help="with --generate: first N questions only")
+    parser.add_argument(
+        "--limit", type=int, help="with --generate or --langsmith: first N questions only"
+    )
     parser.add_argument("--json", action="store_true", help="print scores as JSON")
     parser.add_argument(
         "--judge", metavar="PROVIDER:MODEL", help="also run the LLM judges with this model"
@@ -226,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     if args.langsmith:
-        run_langsmith(args.langsmith, args.live_links, judge)
+        run_langsmith(args.langsmith, args.live_links, judge, args.limit)
         return 0
     if args.generate:
         from pydantic import ValidationError

@@ -2,11 +2,10 @@
 
 Each runs as a subprocess in one temporary directory (the `--generate` ones first),
 against the scripted model server (the agent's replies from CitingBrain, the judge's from
-JudgeBrain) and the fake Tavily API. Two are exceptions by design, and named: the live
-link check needs the internet (its code is tested against 127.0.0.1 in
-tests/integration/test_evals.py), and the LangSmith run needs a LangSmith dataset (the
-`aevaluate` path with the judges is tested against the local LangSmith receiver in
-tests/integration/test_judges.py).
+JudgeBrain), the fake Tavily API and the local LangSmith receiver (`LANGSMITH_API_KEY=...`
+becomes a fake key, `LANGSMITH_ENDPOINT` points at the receiver). One is left out by
+design: the live link check needs the internet; its code is tested against 127.0.0.1 in
+tests/integration/test_evals.py.
 """
 
 from __future__ import annotations
@@ -21,13 +20,15 @@ from typing import Any
 
 from tests.support.citing_brain import CitingBrain
 from tests.support.cli import cli_env
+from tests.support.fakes.langsmith_server import FakeLangSmithServer
 from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
 from tests.support.judge_brain import JudgeBrain, judge_kind
 from tests.support.readme import FENCE, REPO
 
 EVALS_README = (REPO / "evals" / "README.md").read_text(encoding="utf-8")
-NEEDS_THE_INTERNET = ("--live-links", "--langsmith")
+NEEDS_THE_INTERNET = "--live-links"
+LANGSMITH_KEY = "lsv2_pt_FAKE0123456789abcdef0123456789"
 TIMEOUT = 300.0
 QUERIES = [
     {"id": 51, "prompt": "How well do heat pumps work in cold climates?"},
@@ -64,6 +65,9 @@ class Brain:
 
 def run(command: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     argv = shlex.split(command)
+    while "=" in argv[0]:  # `NAME=value python ...`: the README's placeholder, a fake key here
+        name = argv.pop(0).partition("=")[0]
+        env = {**env, name: LANGSMITH_KEY}
     assert argv[:2] == ["python", "-m"], command
     return subprocess.run(
         [sys.executable, *argv[1:]],
@@ -78,17 +82,23 @@ def run(command: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedPro
 
 def test_every_evals_readme_command_runs(tmp_path: Path) -> None:
     commands = readme_commands()
-    skipped = [c for c in commands if any(flag in c for flag in NEEDS_THE_INTERNET)]
-    assert len(skipped) == 2, skipped
+    skipped = [c for c in commands if NEEDS_THE_INTERNET in c]
+    assert len(skipped) == 1, skipped
     # The outputs the other commands read are made first, wherever the README shows them.
     ran = sorted((c for c in commands if c not in skipped), key=lambda c: "--generate" not in c)
-    assert {shlex.split(c)[2] for c in ran} == {"evals.run", "evals.pairwise", "evals.drb"}
+    modules = {next(a for a in shlex.split(c) if a.startswith("evals.")) for c in ran}
+    assert modules == {"evals.run", "evals.pairwise", "evals.drb"}
     (tmp_path / "query.jsonl").write_text(
         "".join(json.dumps(q, ensure_ascii=False) + "\n" for q in QUERIES), encoding="utf-8"
     )
-    with ScriptedOpenAIServer(Brain()) as llm, FakeTavilyServer() as tavily:
-        env = cli_env(llm, tavily, tmp_path)
+    with (
+        ScriptedOpenAIServer(Brain()) as llm,
+        FakeTavilyServer() as tavily,
+        FakeLangSmithServer() as langsmith,
+    ):
+        env = {**cli_env(llm, tavily, tmp_path), "LANGSMITH_ENDPOINT": langsmith.url}
         results = {command: run(command, tmp_path, env) for command in ran}
+        feedback = {json.loads(r.body)["key"] for r in langsmith.received if r.path == "/feedback"}
     for command, result in results.items():
         assert result.returncode == 0, f"{command}\n{result.stdout}\n{result.stderr}"
 
@@ -108,3 +118,5 @@ def test_every_evals_readme_command_runs(tmp_path: Path) -> None:
     ]
     assert [(a["id"], a["prompt"]) for a in articles] == [(q["id"], q["prompt"]) for q in QUERIES]
     assert all(":~:" not in a["article"] and "](https://" in a["article"] for a in articles)
+    # The experiment ran on the dataset it created, and recorded every judge's score.
+    assert {"judge_structure", "judge_groundedness", "judge_coverage", "link_format"} <= feedback
