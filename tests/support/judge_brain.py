@@ -32,7 +32,7 @@ KINDS = {
 
 
 def judge_kind(body: dict[str, Any]) -> str:
-    system = system_text(body)
+    system = " ".join(system_text(body).split())  # prompts wrap their lines anywhere
     for kind, marker in KINDS.items():
         if marker in system:
             return kind
