@@ -99,9 +99,13 @@ def _passage(registry: SourceRegistry, href: str) -> str | None:
     return retrieved.text[:PASSAGE_CHARS]
 
 
+class NoQuestionError(ValueError):
+    """Neither the inputs nor the saved output say what was asked; the judge scores `None`."""
+
+
 def question_of(inputs: Mapping[str, Any] | None, outputs: Mapping[str, Any]) -> str:
     for holder in (inputs or {}, outputs):
         question = holder.get("question")
         if isinstance(question, str):
             return question
-    raise ValueError("a judge needs the question: inputs['question'] or outputs['question']")
+    raise NoQuestionError("no question to judge against (inputs or outputs 'question')")

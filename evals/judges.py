@@ -17,7 +17,7 @@ from typing import Any
 from deep_research import prompts
 from deep_research.search.extract import clip
 from deep_research.search.render import fence, new_nonce
-from evals.claims import cited_claims, question_of
+from evals.claims import NoQuestionError, cited_claims, question_of
 from evals.evaluators import Score
 from evals.judge_model import Judge, JudgeReplyError
 
@@ -66,10 +66,10 @@ def make_judges(judge: Judge) -> list[Evaluator]:
         """Does the report's shape follow what the request asked for (sections, table, list)?"""
         outs = outputs or {}
         nonce = new_nonce()
-        parts = [("Request", question_of(inputs, outs)), ("Report", _report(outs))]
         try:
+            parts = [("Request", question_of(inputs, outs)), ("Report", _report(outs))]
             verdict = await _ask(judge, "judge_structure", nonce, *parts)
-        except JudgeReplyError as error:
+        except (JudgeReplyError, NoQuestionError) as error:
             return Score(key="judge_structure", score=None, comment=str(error))
         score = _rating(verdict)
         comment = _reason(verdict) if score is not None else f"no 1-5 score: {verdict}"[:300]
@@ -81,10 +81,10 @@ def make_judges(judge: Judge) -> list[Evaluator]:
         report = _report(outs)
         words = len(report.split())  # counted here: small models cannot count words
         nonce = new_nonce()
-        parts = [("Request", question_of(inputs, outs)), ("Report", report)]
         try:
+            parts = [("Request", question_of(inputs, outs)), ("Report", report)]
             verdict = await _ask(judge, "judge_length", nonce, *parts, ("Word count", str(words)))
-        except JudgeReplyError as error:
+        except (JudgeReplyError, NoQuestionError) as error:
             return Score(key="judge_length", score=None, comment=str(error))
         said = str(verdict.get("verdict", "")).strip().lower()
         if said not in LENGTHS:
@@ -130,10 +130,10 @@ def make_judges(judge: Judge) -> list[Evaluator]:
             return Score(key="judge_coverage", score=None, comment="no facets for this question")
         listing = "\n".join(f"{n}. {facet}" for n, facet in enumerate(facets, 1))
         nonce = new_nonce()
-        parts = [("Request", question_of(inputs, outs)), ("Facets", listing)]
         try:
+            parts = [("Request", question_of(inputs, outs)), ("Facets", listing)]
             verdict = await _ask(judge, "judge_coverage", nonce, *parts, ("Report", _report(outs)))
-        except JudgeReplyError as error:
+        except (JudgeReplyError, NoQuestionError) as error:
             return Score(key="judge_coverage", score=None, comment=str(error))
         covered = _numbers(verdict.get("covered"), len(facets))
         missing = [facets[n - 1] for n in range(1, len(facets) + 1) if n not in covered]

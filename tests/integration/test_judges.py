@@ -131,6 +131,22 @@ def test_a_botched_verdict_scores_none_and_says_why(
     assert score["score"] is None and expected in score["comment"]
 
 
+def test_without_a_question_the_judges_that_need_one_score_none(judge_server: Any) -> None:
+    outputs = {"final_report": f"It kept 80% [per the page]({PAGE}).", "sources": SOURCES}
+    with judge_server(JudgeBrain()) as server:
+        judges = make_judges(judge_from_spec("local:judge-model"))
+
+        async def judge_all() -> list[Any]:
+            facets = {"facets": ["It kept"]}
+            return [await j(outputs=outputs, reference_outputs=facets) for j in judges]
+
+        scores = {s["key"]: s for s in asyncio.run(judge_all())}
+        asked = [judge_kind(body) for body in server.requests]
+    assert asked == ["groundedness"] and scores["judge_groundedness"]["score"] == 1.0
+    for key in ("judge_structure", "judge_length", "judge_coverage"):
+        assert scores[key]["score"] is None and "no question" in scores[key]["comment"]
+
+
 def test_read_json_salvages_what_small_models_send() -> None:
     assert read_json('<think>{"score": 1}</think>{"score": 5}') == {"score": 5}
     assert read_json('Verdict:\n```json\n{"verdict": "supported", "reason": "it sa') == {
