@@ -1,6 +1,7 @@
 """evals/README.md is a test: every `python -m evals...` command it shows runs here, as written.
 
-Each runs as a subprocess in one temporary directory (the `--generate` ones first),
+Each runs as `python -m` would run it, in this process (so the graph and MiniLM load
+once), in one temporary directory (the `--generate` ones first),
 against the scripted model server (the agent's replies from CitingBrain, the judge's from
 JudgeBrain), the fake Tavily API and the local LangSmith receiver (`LANGSMITH_API_KEY=...`
 becomes a fake key, `LANGSMITH_ENDPOINT` points at the receiver). One is left out by
@@ -12,11 +13,14 @@ from __future__ import annotations
 
 import json
 import re
+import runpy
 import shlex
-import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.support.citing_brain import CitingBrain
 from tests.support.cli import cli_env
@@ -29,7 +33,6 @@ from tests.support.readme import FENCE, REPO
 EVALS_README = (REPO / "evals" / "README.md").read_text(encoding="utf-8")
 NEEDS_THE_INTERNET = "--live-links"
 LANGSMITH_KEY = "lsv2_pt_FAKE0123456789abcdef0123456789"
-TIMEOUT = 300.0
 QUERIES = [
     {"id": 51, "prompt": "How well do heat pumps work in cold climates?"},
     {"id": 52, "prompt": "热泵在北欧冬季的运行成本是多少？"},
@@ -63,24 +66,38 @@ class Brain:
         return self.judge(body)
 
 
-def run(command: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+@dataclass
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run(command: str, env: dict[str, str], capsys: pytest.CaptureFixture[str]) -> Ran:
+    """`command` as `python -m` runs it, in this process: the graph and MiniLM load once."""
     argv = shlex.split(command)
     while "=" in argv[0]:  # `NAME=value python ...`: the README's placeholder, a fake key here
         name = argv.pop(0).partition("=")[0]
         env = {**env, name: LANGSMITH_KEY}
     assert argv[:2] == ["python", "-m"], command
-    return subprocess.run(
-        [sys.executable, *argv[1:]],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in env.items():
+            patch.setenv(name, value)
+        patch.setattr(sys, "argv", [argv[2], *argv[3:]])
+        try:
+            runpy.run_module(argv[2], run_name="__main__", alter_sys=True)
+            code: Any = 0
+        except SystemExit as exit_:
+            code = exit_.code
+    out = capsys.readouterr()
+    return Ran(code if isinstance(code, int) else 1, out.out, out.err)
 
 
-def test_every_evals_readme_command_runs(tmp_path: Path) -> None:
+# runpy's note that `evals.run` was imported before: it runs again as `__main__`, as intended.
+@pytest.mark.filterwarnings("ignore:'evals.run' found in sys.modules:RuntimeWarning")
+def test_every_evals_readme_command_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     commands = readme_commands()
     skipped = [c for c in commands if NEEDS_THE_INTERNET in c]
     assert len(skipped) == 1, skipped
@@ -97,7 +114,8 @@ def test_every_evals_readme_command_runs(tmp_path: Path) -> None:
         FakeLangSmithServer() as langsmith,
     ):
         env = {**cli_env(llm, tavily, tmp_path), "LANGSMITH_ENDPOINT": langsmith.url}
-        results = {command: run(command, tmp_path, env) for command in ran}
+        monkeypatch.chdir(tmp_path)
+        results = {command: run(command, env, capsys) for command in ran}
         feedback = {json.loads(r.body)["key"] for r in langsmith.received if r.path == "/feedback"}
     for command, result in results.items():
         assert result.returncode == 0, f"{command}\n{result.stdout}\n{result.stderr}"
