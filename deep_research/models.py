@@ -40,7 +40,8 @@ from deep_research.providers import PROVIDERS
 
 log = logging.getLogger(__name__)
 
-Role = Literal["clarifier", "orchestrator", "researcher"]
+# "judge" is the evals' grader (evals/judges), built from a spec of its own, not `Context`.
+Role = Literal["clarifier", "orchestrator", "researcher", "judge"]
 
 # Local servers accept any key, but the OpenAI client refuses to start without one.
 PLACEHOLDER_API_KEY = "not-needed"
@@ -85,6 +86,13 @@ def chat_model(context: Context, role: Role) -> BaseChatModel:
     """The chat model configured for `role`, built from its 'provider:model' spec."""
     spec: str = getattr(context, f"{role}_model")
     temperature: float | None = getattr(context, f"{role}_temperature")
+    return spec_model(spec, temperature, context.local_thinking, role)
+
+
+def spec_model(
+    spec: str, temperature: float | None, thinking: str = "server", role: str = "judge"
+) -> BaseChatModel:
+    """A chat model from a 'provider:model' spec and the environment's endpoints."""
     provider, _, name = spec.partition(":")
     endpoints = read_endpoints()
     if provider == "local":
@@ -103,7 +111,7 @@ def chat_model(context: Context, role: Role) -> BaseChatModel:
             # Servers fall back to tiny defaults (mlx_lm: 512) and silently drop truncated
             # tool calls; langchain-openai sends this as `max_completion_tokens`.
             max_completion_tokens=endpoints.llm_max_tokens,
-            extra_body=thinking_body(context.local_thinking),
+            extra_body=thinking_body(thinking),
         )
     if provider == "openai":  # `Context` has checked that OPENAI_API_KEY is set
         return LenientChatOpenAI(

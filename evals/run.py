@@ -1,9 +1,11 @@
 """Run the evaluators: offline over saved outputs, or through LangSmith over the dataset.
 
 python -m evals.run --offline [PATH ...]     saved outputs (JSON files or folders)
+python -m evals.run --offline --judge local:MODEL [PATH ...]  plus the LLM judges
 python -m evals.run --live-links [PATH ...]  the same, plus checking cited pages answer
-python -m evals.run --generate DIR [--limit N]  run the graph on the dataset, save outputs
-python -m evals.run --langsmith DATASET      LangSmith experiment over the dataset
+python -m evals.run --generate DIR [--limit N] [--set KEY=VALUE ...]  run the graph on the
+                                             dataset with those settings, save outputs
+python -m evals.run --langsmith DATASET [--judge SPEC] [--limit N]  LangSmith experiment
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from deep_research.choices import ConfigError
 from evals.evaluators import OFFLINE_EVALUATORS, Score
+from evals.judge_model import Judge, judge_from_spec
 
 HERE = Path(__file__).parent
 DATASET = HERE / "dataset.jsonl"
@@ -27,7 +31,7 @@ class EvalInputError(ValueError):
     """A saved output or dataset line that cannot be evaluated; names the file."""
 
 
-def load_questions(path: Path = DATASET) -> list[dict[str, str]]:
+def load_questions(path: Path = DATASET) -> list[dict[str, Any]]:
     questions = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
@@ -59,13 +63,39 @@ def load_outputs(paths: Sequence[Path]) -> list[tuple[Path, dict[str, Any]]]:
     return loaded
 
 
-async def evaluate_outputs(outputs: Mapping[str, Any], live_links: bool = False) -> list[Score]:
+def facets_for(outputs: Mapping[str, Any]) -> list[str]:
+    """The facets a saved output is judged on: its own, else its question's in the dataset."""
+    if isinstance(outputs.get("facets"), list):
+        return list(outputs["facets"])
+    by_question = {q["question"]: q.get("facets") or [] for q in load_questions()}
+    return list(by_question.get(str(outputs.get("question")), []))
+
+
+async def evaluate_outputs(
+    outputs: Mapping[str, Any], live_links: bool = False, judge: Judge | None = None
+) -> list[Score]:
     scores = [evaluator(outputs) for evaluator in OFFLINE_EVALUATORS]
     if live_links:
         from evals.live_links import live_links as check_links
 
         scores.append(await check_links(outputs))
+    if judge is not None:
+        from evals.judges import make_judges
+
+        inputs = {"question": outputs.get("question")}
+        reference = {"facets": facets_for(outputs)}
+        for evaluator in make_judges(judge):
+            scores.append(
+                await evaluator(inputs=inputs, outputs=outputs, reference_outputs=reference)
+            )
     return scores
+
+
+async def _evaluate_all(
+    saved: list[tuple[Path, dict[str, Any]]], live_links: bool, judge: Judge | None
+) -> list[tuple[Path, list[Score]]]:
+    # One event loop for every file: the judge's HTTP client lives as long as it does.
+    return [(file, await evaluate_outputs(o, live_links, judge)) for file, o in saved]
 
 
 def _table(results: list[tuple[Path, list[Score]]]) -> str:
@@ -100,36 +130,73 @@ async def run_question(question: str, context: Mapping[str, Any] | None = None) 
     }
 
 
-async def generate(out_dir: Path, limit: int | None) -> list[Path]:
+async def generate(
+    out_dir: Path, limit: int | None, settings: Mapping[str, Any] | None = None
+) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for item in load_questions()[:limit]:
-        outputs = await run_question(item["question"])
+        outputs = await run_question(item["question"], settings)
+        outputs["facets"] = item.get("facets") or []
         path = out_dir / f"{item.get('id') or len(written)}.json"
         path.write_text(json.dumps(outputs, indent=2, ensure_ascii=False), encoding="utf-8")
         written.append(path)
     return written
 
 
-def run_langsmith(dataset_name: str, live_links: bool) -> None:
-    """A LangSmith experiment; creates the dataset from dataset.jsonl if it does not exist."""
-    from langsmith import Client, aevaluate
+def langsmith_examples() -> list[dict[str, Any]]:
+    """dataset.jsonl as LangSmith examples: the question in, the facets as reference."""
+    return [
+        {"inputs": {"question": q["question"]}, "outputs": {"facets": q.get("facets") or []}}
+        for q in load_questions()
+    ]
 
-    client = Client()
-    if not client.has_dataset(dataset_name=dataset_name):
-        dataset = client.create_dataset(dataset_name, description="deep_research questions")
-        examples = [{"inputs": {"question": q["question"]}} for q in load_questions()]
-        client.create_examples(dataset_id=dataset.id, examples=examples)
 
-    async def target(inputs: dict[str, Any]) -> dict[str, Any]:
-        return await run_question(inputs["question"])
-
+def langsmith_evaluators(live_links: bool, judge: Judge | None) -> list[Any]:
     evaluators: list[Any] = list(OFFLINE_EVALUATORS)
     if live_links:
         from evals.live_links import live_links as check_links
 
         evaluators.append(check_links)
-    asyncio.run(aevaluate(target, data=dataset_name, evaluators=evaluators, max_concurrency=1))
+    if judge is not None:
+        from evals.judges import make_judges
+
+        evaluators.extend(make_judges(judge))
+    return evaluators
+
+
+def run_langsmith(
+    dataset_name: str, live_links: bool, judge: Judge | None = None, limit: int | None = None
+) -> None:
+    """A LangSmith experiment; creates the dataset from dataset.jsonl if it does not exist.
+
+    With `limit`, the experiment runs on the dataset's first `limit` examples only."""
+    from langsmith import Client, aevaluate
+
+    client = Client()
+    if not client.has_dataset(dataset_name=dataset_name):
+        dataset = client.create_dataset(dataset_name, description="deep_research questions")
+        client.create_examples(dataset_id=dataset.id, examples=langsmith_examples())
+
+    async def target(inputs: dict[str, Any]) -> dict[str, Any]:
+        return await run_question(inputs["question"])
+
+    evaluators = langsmith_evaluators(live_links, judge)
+    data: Any = dataset_name
+    if limit is not None:
+        data = list(client.list_examples(dataset_name=dataset_name, limit=limit))
+    asyncio.run(aevaluate(target, data=data, evaluators=evaluators, max_concurrency=1))
+
+
+def parse_settings(pairs: Sequence[str]) -> dict[str, Any]:
+    """`--set key=value` pairs; values stay strings, and `Context` converts and checks them."""
+    settings: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise EvalInputError(f"--set {pair!r}: use KEY=VALUE, e.g. researcher_model=local:x")
+        settings[key.strip()] = value
+    return settings
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -143,17 +210,44 @@ def main(argv: Sequence[str] | None = None) -> int:
     mode.add_argument("--generate", type=Path, metavar="DIR", help="run the graph, save outputs")
     mode.add_argument("--langsmith", metavar="DATASET", help="run a LangSmith experiment")
     parser.add_argument("--live-links", action="store_true", help="also fetch every cited URL")
-    parser.add_argument("--limit", type=int, help="with --generate: first N questions only")
+    parser.add_argument(
+        "--limit", type=int, help="with --generate or --langsmith: first N questions only"
+    )
     parser.add_argument("--json", action="store_true", help="print scores as JSON")
+    parser.add_argument(
+        "--judge", metavar="PROVIDER:MODEL", help="also run the LLM judges with this model"
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="with --generate: a setting for the runs (a Context field), repeatable",
+    )
     parser.add_argument("paths", nargs="*", type=Path, help=f"saved outputs (default {SAMPLES})")
     args = parser.parse_args(argv)
     if args.offline and args.live_links:
         parser.error("--live-links needs the network; drop --offline")
+    try:
+        judge = judge_from_spec(args.judge) if args.judge else None
+        settings = parse_settings(args.set)
+    except (ConfigError, EvalInputError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     if args.langsmith:
-        run_langsmith(args.langsmith, args.live_links)
+        run_langsmith(args.langsmith, args.live_links, judge, args.limit)
         return 0
     if args.generate:
-        for path in asyncio.run(generate(args.generate, args.limit)):
+        from pydantic import ValidationError
+
+        from deep_research.context import load_context
+
+        try:  # checked before the first run, not after it
+            load_context({"allow_clarification": False, **settings})
+        except (ConfigError, ValidationError) as error:
+            print(f"error: --set: {error}", file=sys.stderr)
+            return 2
+        for path in asyncio.run(generate(args.generate, args.limit, settings)):
             print(f"wrote {path}")
         return 0
     try:
@@ -161,7 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EvalInputError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    results = [(f, asyncio.run(evaluate_outputs(o, args.live_links))) for f, o in saved]
+    results = asyncio.run(_evaluate_all(saved, args.live_links, judge))
     if args.json:
         print(json.dumps({str(f): scores for f, scores in results}, indent=2))
     else:

@@ -172,3 +172,13 @@ def test_generate_then_evaluate_offline(
     assert main(["--offline", "--json", str(tmp_path)]) == 0
     [scores] = json.loads(capsys.readouterr().out).values()
     assert {s["key"]: s["score"] for s in scores}["citations_resolve"] == 1.0
+
+
+def test_generate_refuses_bad_settings_before_any_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--generate", str(tmp_path), "--set", "no_such_setting=1"]) == 2
+    assert "error: --set:" in capsys.readouterr().err
+    assert main(["--generate", str(tmp_path), "--set", "researcher_model"]) == 2
+    assert "use KEY=VALUE" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
