@@ -34,6 +34,8 @@ def new_question(state: ResearchState) -> dict[str, Any]:
         "orchestrator_turns": 0,
         "clarification_rounds": 0,
         "pending_questions": [],
+        "plan_reviewed": False,
+        "plan_review_rounds": 0,
         "churn": churn.fresh(),
         "failures": None,
     }
