@@ -116,7 +116,7 @@ def review_plan(state: ResearchState, runtime: Runtime[Context]) -> dict[str, An
     context = context_of(runtime)
     reply = state["messages"][-1]
     assert isinstance(reply, AIMessage)
-    round_number = state.get("plan_review_rounds", 0) + 1
+    round_number, cap = state.get("plan_review_rounds", 0) + 1, context.max_plan_reviews
     payload: dict[str, Any] = {"plan": plan_of(state, reply), "round": round_number}
     review = None
     for _ in range(MAX_BAD_ANSWERS):
@@ -129,10 +129,10 @@ def review_plan(state: ResearchState, runtime: Runtime[Context]) -> dict[str, An
             payload = {**payload, "error": f"{problem} {REVIEW_SHAPES}"}
     if review is None:
         log.warning("no usable plan review after %d answers; the plan runs", MAX_BAD_ANSWERS)
-        progress.emit("plan_review", outcome="unanswered", round=round_number)
+        progress.emit("plan_review", outcome="unanswered", round=round_number, max_rounds=cap)
         return {"plan_reviewed": True, "plan_review_rounds": round_number}
     if review.kind == "ok":
-        progress.emit("plan_review", outcome="approved", round=round_number)
+        progress.emit("plan_review", outcome="approved", round=round_number, max_rounds=cap)
         return {"plan_reviewed": True, "plan_review_rounds": round_number}
     update: dict[str, Any] = {
         "messages": _not_run(reply),
@@ -147,12 +147,12 @@ def review_plan(state: ResearchState, runtime: Runtime[Context]) -> dict[str, An
         todos = [Todo(content=item, status="pending") for item in review.items]
         listing = "\n".join(f"- [pending] {item}" for item in review.items)
         update["messages"].append(HumanMessage(prompts.render("plan_replaced", plan=listing)))
-        progress.emit("plan_review", outcome="replaced", round=round_number)
+        progress.emit("plan_review", outcome="replaced", round=round_number, max_rounds=cap)
         progress.emit("todos", todos=todos)
         return {**update, "todos": todos, "plan_reviewed": True}
-    last = round_number >= context.max_plan_reviews
+    last = round_number >= cap
     note = (
-        f" This was the last review ({round_number} of {context.max_plan_reviews}): "
+        f" This was the last review ({round_number} of {cap}): "
         "the revised plan runs without asking the user again."
         if last
         else ""
@@ -163,8 +163,7 @@ def review_plan(state: ResearchState, runtime: Runtime[Context]) -> dict[str, An
         "plan_review",
         outcome="feedback",
         round=round_number,
-        last_round=last,
-        max_rounds=context.max_plan_reviews,
+        max_rounds=cap,
     )
     return {**update, "plan_reviewed": last}
 

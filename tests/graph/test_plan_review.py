@@ -84,7 +84,10 @@ async def test_off_by_default_and_on_it_pauses_with_the_research_topics(
     assert "__interrupt__" not in out and out["final_report"].startswith("# Report")
     _, out = await start(graph, "on", REVIEW)
     assert out["__interrupt__"][0].value == {
-        "plan": [{"content": "alpha", "status": "pending"}, {"content": "beta", "status": "pending"}],
+        "plan": [
+            {"content": "alpha", "status": "pending"},
+            {"content": "beta", "status": "pending"},
+        ],
         "round": 1,
     }
 
