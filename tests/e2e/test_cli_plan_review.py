@@ -9,7 +9,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from tests.support.brain import ResearchBrain, _texts, role_of
+from tests.support.brain import _texts, role_of
 from tests.support.cli import (
     CLI_TIMEOUT,
     QUESTION,
@@ -19,28 +19,12 @@ from tests.support.cli import (
     start_in_terminal,
     traffic_records,
 )
-from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer, ToolCall
+from tests.support.fakes.openai_server import ScriptedOpenAIServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
+from tests.support.plan_brain import PlanBrain
 
 FLAGS = ("--review-plan", "--no-clarify")
-PENDING = re.compile(r"^- \[pending\] (.+)$", re.MULTILINE)
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-
-
-class PlanBrain(ResearchBrain):
-    """Researches a plan the user wrote, and a revised topic after feedback."""
-
-    def _orchestrate(self, body: dict[str, Any]) -> Reply:
-        last = body["messages"][-1]
-        text = str(last.get("content")) if last.get("role") == "user" else ""
-        if "replaced it" in text:
-            return Reply(
-                tool_calls=[ToolCall("research", {"topic": t}) for t in PENDING.findall(text)]
-            )
-        if "asked for changes" in text:
-            turn = sum(m.get("role") == "assistant" for m in body["messages"])
-            return Reply(tool_calls=[ToolCall("research", {"topic": f"revised topic {turn}"})])
-        return super()._orchestrate(body)
 
 
 def researched(llm: ScriptedOpenAIServer) -> list[str]:
