@@ -39,7 +39,7 @@ def planner(first: str) -> Callable[[list[BaseMessage]], AIMessage]:
             return _research(PENDING.findall(str(last.content)), turn)
         if isinstance(last, ToolMessage) and str(last.content).startswith("Plan saved"):
             return _research(PENDING.findall(str(last.content)), turn)
-        if not tool_results(messages):
+        if not tool_results(messages) or isinstance(last, HumanMessage):  # a new question
             if first == "research":
                 return _research(["alpha", "beta"], turn)
             todos = [{"content": t, "status": "pending"} for t in ("alpha", "beta")]
@@ -241,3 +241,24 @@ def test_read_review_accepts_only_the_documented_shapes() -> None:
         with pytest.raises(BadReview) as caught:
             read_review(value)
         assert len(str(caught.value)) < 200
+
+
+async def test_a_new_question_at_the_prompt_answers_the_paused_calls_first(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    model = use_script(script_for(planner("research")))
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config, _ = await start(graph, "follow-up", REVIEW)
+    follow_up = {"messages": [{"role": "user", "content": "And in Canada?"}]}
+    out = await graph.ainvoke(follow_up, config, context=REVIEW)
+    assert out["__interrupt__"][0].value["round"] == 1, "the new question's plan is reviewed"
+    out = await graph.ainvoke(Command(resume="ok"), config, context=REVIEW)
+    assert out["final_report"].startswith("# Report")
+    messages = (await graph.aget_state(config)).values["messages"]
+    assert_every_call_answered_once(messages)
+    kinds = [type(m).__name__ for m in messages[:5]]
+    assert kinds == ["HumanMessage", "AIMessage", "ToolMessage", "ToolMessage", "HumanMessage"]
+    assert messages[4].text == "And in Canada?"
+    # Every request the model got had each call answered, before any later message.
+    for sent, _ in model.calls:
+        assert_every_call_answered_once(sent)
