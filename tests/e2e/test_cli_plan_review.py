@@ -9,6 +9,10 @@ import signal
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+
+from deep_research.cli.plan import show
+from deep_research.cli.replay import timeline
 from tests.support.brain import _texts, role_of
 from tests.support.cli import (
     CLI_TIMEOUT,
@@ -78,6 +82,8 @@ def test_y_runs_the_plan_that_was_shown(tmp_path: Path) -> None:
     assert "plan approved" in screen and "Report saved:" in screen
     _, records = traffic_records(tmp_path)
     assert any(r.get("kind") == "answer" and r.get("answer") == "ok" for r in records)
+    lines = list(timeline(records))
+    assert any("plan" in line and "round 1: heat pump efficiency" in line for line in lines)
 
 
 def test_e_opens_editor_and_the_edited_plan_replaces_it(tmp_path: Path) -> None:
@@ -163,3 +169,30 @@ def test_killed_at_the_plan_prompt_resumes_without_planning_again(tmp_path: Path
         assert len(tavily.queries) == 2
     assert "The research plan, for your review (round 1):" in screen
     assert "search budget 2 of 4 used" in screen, screen
+
+
+def test_a_piped_resume_of_a_paused_plan_runs_it_and_says_so(tmp_path: Path) -> None:
+    with ScriptedOpenAIServer(PlanBrain()) as llm, FakeTavilyServer() as tavily:
+        env = cli_env(llm, tavily, tmp_path)
+        proc, leader = start_in_terminal(tmp_path, env, *FLAGS, QUESTION)
+        try:
+            wait_for(leader, b"> ", bytearray())
+        finally:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            os.close(leader)
+        thread = traffic_records(tmp_path)[0].stem
+        resumed = run_cli(tmp_path, env, "--resume", thread)
+        assert len(plan_requests(llm)) == 1
+    assert resumed.returncode == 0, resumed.stderr
+    assert "nobody can review the plan; it runs as is" in resumed.stdout
+    assert "plan approved" in resumed.stdout and "Report saved:" in resumed.stdout
+
+
+def test_plan_text_is_shown_literally() -> None:
+    console = Console(record=True, markup=False, emoji=False, highlight=False, width=200)
+    item = "[bold]Costs[/bold] in [/usr/bin] :warning: \x1b]8;;http://evil.example\x07here"
+    show(console, {"plan": [{"content": item, "status": "completed"}], "round": 2, "error": "[red"})
+    text = console.export_text()
+    assert "1. [x] [bold]Costs[/bold] in [/usr/bin] :warning: ]8;;http://evil.example" in text
+    assert "\x1b" not in text and "\x07" not in text and "[red" in text
