@@ -49,10 +49,11 @@ class BadReview(ValueError):
 
 
 def plan_of(state: ResearchState, reply: AIMessage) -> list[Todo]:
-    """The plan in an orchestrator reply: its runnable research topics, else its todos."""
+    """The plan in an orchestrator reply, as shown: its runnable research topics, else its
+    todos (the last valid call's), each item cut to `PLAN_ITEM_CHARS`."""
     topics = runnable_research(state, reply)
     if topics:
-        return [Todo(content=topic, status="pending") for topic in topics.values()]
+        return [Todo(content=_shown_item(topic), status="pending") for topic in topics.values()]
     refused = state.get("churn", churn.fresh())["refused"]
     plan: list[Todo] = []
     for call in reply.tool_calls:
@@ -63,8 +64,13 @@ def plan_of(state: ResearchState, reply: AIMessage) -> list[Todo]:
         except ValidationError:
             continue
         # Several valid calls in one reply are applied in order: the last one stands.
-        plan = [Todo(content=t.content, status=t.status) for t in todos] or plan
+        plan = [Todo(content=_shown_item(t.content), status=t.status) for t in todos] or plan
     return plan
+
+
+def _shown_item(text: str) -> str:
+    # Model output: the user reads each item, so a 10 MB todo is shown cut, not whole.
+    return limits.cut(text, limits.PLAN_ITEM_CHARS)
 
 
 def _due(state: ResearchState, context: Context) -> bool:

@@ -16,7 +16,7 @@ from langgraph.types import Command
 from deep_research import limits
 from deep_research.clarify import MAX_BAD_ANSWERS
 from deep_research.graph import builder
-from deep_research.plan_review import BadReview, read_review
+from deep_research.plan_review import BadReview, plan_of, read_review
 from tests.support.graph_scripts import LINK, call, script_for, tool_results
 from tests.support.scripted_model import ScriptedChatModel
 from tests.support.search import ScriptedSearch
@@ -262,3 +262,10 @@ async def test_a_new_question_at_the_prompt_answers_the_paused_calls_first(
     # Every request the model got had each call answered, before any later message.
     for sent, _ in model.calls:
         assert_every_call_answered_once(sent)
+
+
+def test_a_huge_todo_from_the_model_is_shown_cut() -> None:
+    todos = [{"content": "z" * 1_000_000, "status": "pending"}]
+    reply = AIMessage("", tool_calls=[call("write_todos", {"todos": todos}, "w0")])
+    [item] = plan_of({"messages": [reply]}, reply)  # type: ignore[typeddict-item]
+    assert len(item["content"]) < limits.PLAN_ITEM_CHARS + 60 and "[cut:" in item["content"]
