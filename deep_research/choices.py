@@ -24,6 +24,8 @@ SETTING_NAMES = (
     "local_thinking",
     "allow_clarification",
     "max_clarification_rounds",
+    "review_plan",
+    "max_plan_reviews",
     "max_researchers_per_turn",
     "max_research_calls_per_reply",
     "max_orchestrator_turns",

@@ -124,7 +124,7 @@ def read_answer(value: object) -> str | None:
     return None
 
 
-def _shown(value: object) -> str:
+def shown(value: object) -> str:
     """A rejected resume value in at most `SHOWN_CHARS`, whatever its depth, size or type."""
     try:
         text = _SHOWN.repr(value)
@@ -147,7 +147,7 @@ def ask_user(state: ResearchState) -> dict[str, Any]:
         # Raising here would leave the bad value stored and the thread stuck.
         payload = {
             **payload,
-            "error": f"Got {type(value).__name__} {_shown(value)}. {ANSWER_SHAPES}",
+            "error": f"Got {type(value).__name__} {shown(value)}. {ANSWER_SHAPES}",
         }
     if answer is not None:
         answer = limits.cut(answer, limits.USER_TEXT_CHARS)

@@ -85,6 +85,19 @@ class Context(BaseSettings):
     max_clarification_rounds: int = Field(
         default=1, ge=0, le=5, description="Most rounds of clarifying questions per run."
     )
+    review_plan: bool = Field(
+        default=False,
+        description="Pause on the orchestrator's first plan until the user approves it: "
+        'resume with "ok", a list of strings (the new plan) or {"feedback": "..."} (the '
+        "plan is revised and shown again). Off where nobody can answer (a piped CLI).",
+    )
+    max_plan_reviews: int = Field(
+        default=2,
+        ge=1,
+        le=10,
+        description="Most plan reviews per question; after the last feedback the revised "
+        "plan runs without asking again.",
+    )
     max_researchers_per_turn: int = Field(
         default=3,
         ge=1,

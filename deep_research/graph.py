@@ -1,4 +1,4 @@
-"""The deep-research graph: clarify → orchestrate ⇄ (todos | research tasks) → finalize."""
+"""The deep-research graph: clarify → orchestrate ⇄ (plan review | todos | research) → finalize."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from langgraph.graph.state import CompiledStateGraph
 from deep_research.clarify import ask_user, clarify, route_clarify
 from deep_research.context import Context, reject_unknown_settings
 from deep_research.finalize import finalize
-from deep_research.orchestrator import answer_tools, orchestrate, route_orchestrator
+from deep_research.orchestrator import answer_tools, orchestrate
+from deep_research.plan_review import review_plan, route_orchestrate, route_review
 from deep_research.question import new_question
 from deep_research.research_task import research_task
 from deep_research.state import InputState, OutputState, ResearchState
@@ -26,6 +27,7 @@ builder.add_node(new_question)
 builder.add_node(clarify)
 builder.add_node(ask_user)
 builder.add_node(orchestrate)
+builder.add_node(review_plan)
 builder.add_node(answer_tools)
 builder.add_node("research", research_task)  # type: ignore[arg-type]  # input: a Send payload
 builder.add_node(finalize)
@@ -34,7 +36,10 @@ builder.add_edge("new_question", "clarify")
 builder.add_conditional_edges("clarify", route_clarify)
 builder.add_edge("ask_user", "clarify")
 builder.add_conditional_edges(
-    "orchestrate", route_orchestrator, ["research", "answer_tools", "finalize"]
+    "orchestrate", route_orchestrate, ["research", "answer_tools", "finalize", "review_plan"]
+)
+builder.add_conditional_edges(
+    "review_plan", route_review, ["research", "answer_tools", "finalize", "orchestrate"]
 )
 builder.add_edge("research", "orchestrate")
 builder.add_edge("answer_tools", "orchestrate")

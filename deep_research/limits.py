@@ -22,6 +22,9 @@ USER_TEXT_CHARS = 4_000
 # Each clarifier question (and its one-line summary of what will be researched).
 QUESTION_CHARS = 500
 MAX_QUESTIONS = 3
+# A plan the user writes when reviewing one (plan_review.py): items, and each item's size.
+MAX_PLAN_ITEMS = 20
+PLAN_ITEM_CHARS = 500
 # One researcher's report as the orchestrator sees it (~3,000 tokens): a reply's research
 # calls (max_research_calls_per_reply, default 6) then add ~72,000 characters at most.
 REPORT_CHARS = 12_000

@@ -115,7 +115,7 @@ def route_orchestrator(state: ResearchState) -> list[Send | str] | Literal["fina
     if not isinstance(last, AIMessage) or not last.tool_calls:
         return "finalize"
     dispatch_id = str(uuid.uuid4())
-    runnable = _runnable_research(state, last)
+    runnable = runnable_research(state, last)
     shares = state.get("quotas") or {}
     targets: list[Send | str] = []
     for call in last.tool_calls:
@@ -133,7 +133,7 @@ def route_orchestrator(state: ResearchState) -> list[Send | str] | Literal["fina
     return targets
 
 
-def _runnable_research(state: ResearchState, reply: AIMessage) -> dict[str, str]:
+def runnable_research(state: ResearchState, reply: AIMessage) -> dict[str, str]:
     """Call id -> topic for the research calls that will really run this turn."""
     return _valid_research(reply, state.get("churn", churn.fresh())["refused"])
 
@@ -167,7 +167,7 @@ def answer_tools(state: ResearchState) -> dict[str, Any]:
     """Answer every call that is not a valid research call: todos, mistakes, unknown tools."""
     last = state["messages"][-1]
     assert isinstance(last, AIMessage)
-    ran = len(_runnable_research(state, last))
+    ran = len(runnable_research(state, last))
     guard = state.get("churn", churn.fresh())
     messages: list[ToolMessage] = []
     update: dict[str, Any] = {}

@@ -9,6 +9,7 @@ Python, `stream_subgraphs=True` in the SDK).
 | --- | --- |
 | `orchestrator_turn` | `turn`, `cap` |
 | `todos` | `todos` (list of `{content, status}`) |
+| `plan_review` | `outcome` (approved, replaced, feedback, unanswered), `round`, `max_rounds` |
 | `research_started` | `id`, `topic` |
 | `research_done` | `id`, `topic`, `sources`, `searches` |
 | `research_failed` | `id`, `topic`, `error` |

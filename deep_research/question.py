@@ -7,9 +7,10 @@ question stops here, before any model call or search.
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
-from langchain_core.messages import HumanMessage, RemoveMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage, ToolMessage
 
 from deep_research import churn, limits
 from deep_research.state import ResearchState
@@ -17,6 +18,9 @@ from deep_research.state import ResearchState
 QUESTION_EXAMPLE = (
     '{"messages": [{"role": "user", "content": "Are heat pumps worth it in Norway?"}]}'
 )
+
+
+NOT_RUN = "Not run: a new question came before this call ran."
 
 
 class EmptyQuestionError(ValueError):
@@ -34,6 +38,8 @@ def new_question(state: ResearchState) -> dict[str, Any]:
         "orchestrator_turns": 0,
         "clarification_rounds": 0,
         "pending_questions": [],
+        "plan_reviewed": False,
+        "plan_review_rounds": 0,
         "churn": churn.fresh(),
         "failures": None,
     }
@@ -48,12 +54,22 @@ def new_question(state: ResearchState) -> dict[str, Any]:
             f"e.g. {QUESTION_EXAMPLE}. Nothing was researched."
         )
     # Blank user messages left by inputs refused above never reach a model.
-    changes: list[HumanMessage | RemoveMessage] = [
+    changes: list[HumanMessage | RemoveMessage | ToolMessage] = [
         RemoveMessage(id=m.id) for m in messages if _blank(m) and m.id is not None
     ]
-    if len(question.text) > limits.USER_TEXT_CHARS:
+    text = limits.cut(question.text, limits.USER_TEXT_CHARS)
+    if unanswered := _unanswered(messages[:-1]):
+        # A reply stopped before its calls were answered (paused for plan review, or
+        # research that never finished): each call gets its one answer, before the question,
+        # which moves after them under a new id (an id kept would keep its place).
+        changes.append(RemoveMessage(id=question.id or ""))
+        changes += [
+            ToolMessage(NOT_RUN, tool_call_id=call_id, name=name, status="error")
+            for call_id, name in unanswered
+        ]
+        changes.append(HumanMessage(text, id=str(uuid.uuid4())))
+    elif len(question.text) > limits.USER_TEXT_CHARS:
         # Same id: the stored question is replaced, so no later request carries it whole.
-        text = limits.cut(question.text, limits.USER_TEXT_CHARS)
         changes.append(HumanMessage(text, id=question.id))
     if changes:
         update["messages"] = changes
@@ -62,3 +78,15 @@ def new_question(state: ResearchState) -> dict[str, Any]:
 
 def _blank(message: object) -> bool:
     return isinstance(message, HumanMessage) and not message.text.strip()
+
+
+def _unanswered(messages: list[AnyMessage]) -> list[tuple[str, str]]:
+    """(id, name) of every tool call in `messages` that no tool message answers."""
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    return [
+        (call.get("id") or "", call["name"])
+        for m in messages
+        if isinstance(m, AIMessage)
+        for call in m.tool_calls
+        if (call.get("id") or "") not in answered
+    ]

@@ -112,6 +112,8 @@ class ResearchState(InputState):
     pending_questions: list[str]
     clarification_rounds: int
     orchestrator_turns: int
+    plan_reviewed: bool  # the question's plan was reviewed (or needs no more review)
+    plan_review_rounds: int  # plan reviews asked for this question
     churn: ChurnGuard
     final_report: str
     citation_check: CitationCheck

@@ -1,6 +1,7 @@
 """`deep-research`: ask a question, resume a run, list runs, or replay a traffic log.
 
-    deep-research "question" [--no-clarify] [--model SPEC] [--search NAME] [--max-searches N]
+    deep-research "question" [--no-clarify] [--review-plan] [--model SPEC] [--search NAME]
+                             [--max-searches N]
     deep-research --resume THREAD_ID
     deep-research runs
     deep-research replay FILE
@@ -105,6 +106,9 @@ def research_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-clarify", action="store_true", help="skip clarifying questions")
     parser.add_argument(
+        "--review-plan", action="store_true", help="show the plan and wait for your approval"
+    )
+    parser.add_argument(
         "--model",
         metavar="PROVIDER:MODEL",
         help="model for every role, e.g. local:NAME, openai:gpt-4.1, anthropic:claude-sonnet-4-5",
@@ -150,6 +154,8 @@ def settings_from(args: argparse.Namespace) -> dict[str, Any]:
         settings[field.strip()] = value.strip()
     if args.no_clarify:
         settings["allow_clarification"] = False
+    if args.review_plan:
+        settings["review_plan"] = True
     if args.model:
         settings.update(
             dict.fromkeys(("clarifier_model", "orchestrator_model", "researcher_model"), args.model)
@@ -195,6 +201,10 @@ def ask(argv: list[str], console: Console) -> int:
     if not interactive and context.allow_clarification:
         console.print("stdin is not a terminal: skipping clarifying questions (--no-clarify).")
         settings["allow_clarification"] = False
+        context = load_context(settings)
+    if not interactive and context.review_plan:
+        console.print("stdin is not a terminal: skipping the plan review (review_plan off).")
+        settings["review_plan"] = False
         context = load_context(settings)
     console.print(f"Thread {thread_id} · resume with: deep-research --resume {thread_id}")
     try:

@@ -54,6 +54,9 @@ def describe(record: dict[str, Any], tracker: Tracker) -> str | None:
     if kind == "progress":
         line = tracker.handle(record)
         return f"{'progress':<13} {line}" if line else None
+    if kind == "interrupt" and "plan" in record:  # a plan review (plan_review.py)
+        items = "; ".join(str(item.get("content")) for item in record["plan"])
+        return f"{'plan':<13} round {record.get('round')}: {items}"
     if kind == "interrupt":
         return f"{'question':<13} {'; '.join(record.get('questions', []))}"
     if kind == "answer":

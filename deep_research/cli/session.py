@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.text import Text
 
 from deep_research import tracing
+from deep_research.cli import plan
 from deep_research.cli.plain import plain
 from deep_research.cli.runs import Home, durable_graph, read_log, status_of
 from deep_research.cli.traffic import TrafficHandler, TrafficLog
@@ -141,8 +142,13 @@ def _report_saved(home: Home, thread_id: str) -> bool:
 async def _answer(
     console: Console, request: dict[str, Any], interactive: bool, log: TrafficLog
 ) -> Command[Any]:
-    """Show the clarifying questions and read one answer (or say why none is asked for)."""
+    """Show the clarifying questions or the plan and read one answer (or say why none is
+    asked for)."""
     log.write("interrupt", **request)
+    if "plan" in request:  # the plan review (deep_research/plan_review.py)
+        value = await plan.ask(console, request, interactive)
+        log.write("answer", answer=value)
+        return Command(resume=value)
     # The questions and the error are model output (or echo it): shown as plain text.
     if request.get("error"):
         console.print(plain(request["error"], style="red"))

@@ -51,6 +51,8 @@ class Tracker:
         if name == "todos":
             self.todos = list(event.get("todos") or [])
             return "plan: " + "; ".join(t["content"] for t in self.todos)
+        if name == "plan_review":
+            return _review_line(event)
         if name == "research_started":
             self.researchers[str(event["id"])] = Researcher(str(event["topic"]))
             return f"researching: {event['topic']}"
@@ -130,5 +132,23 @@ class ProgressView:
 
     def show(self, event: dict[str, Any]) -> None:
         line = self.tracker.handle(event)
-        if line and not self.live:
+        # The review's outcome is a decision the user made: it stays on screen, above the panel.
+        if line and (not self.live or event.get("event") == "plan_review"):
             self.console.print(plain(f"[{self.tracker.elapsed()}] {line}"))
+
+
+def _review_line(event: dict[str, Any]) -> str:
+    """What the user decided about the plan, and whether it will be asked about again."""
+    outcome = event.get("outcome")
+    if outcome == "approved":
+        return "plan approved"
+    if outcome == "replaced":
+        return "plan replaced by yours"
+    if outcome == "unanswered":
+        return "no usable plan review: the plan runs as it is"
+    if event.get("round") == event.get("max_rounds"):
+        return (
+            f"plan sent back (last review, {event.get('round')} of {event.get('max_rounds')}): "
+            "the revised plan runs without asking again"
+        )
+    return f"plan sent back for changes (review {event.get('round')} of {event.get('max_rounds')})"

@@ -84,8 +84,9 @@ def checked_question(question: str) -> str:
 
 
 def run_context(*, clarify: bool, max_searches: int | None, provider: str | None) -> dict[str, Any]:
-    """The run's `Context`: nobody can answer a question mid-call, so only `clarify` asks one."""
-    context: dict[str, Any] = {"allow_clarification": clarify}
+    """The run's `Context`: nobody can answer a question mid-call, so only `clarify` asks one,
+    and the plan is never held for review (even with REVIEW_PLAN=true on the server)."""
+    context: dict[str, Any] = {"allow_clarification": clarify, "review_plan": False}
     if max_searches is not None:
         context["max_searches_per_run"] = max_searches
     if provider is not None:

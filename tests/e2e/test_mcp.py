@@ -53,7 +53,9 @@ def mcp_url(
 ) -> Iterator[str]:
     tmp_path = tmp_path_factory.mktemp("langgraph-dev-mcp")
     (home := tmp_path / "home").mkdir()
-    with langgraph_dev(tmp_path, server_env(home, model, tavily)) as url:
+    # REVIEW_PLAN on for the whole server: an MCP call still never waits for a plan review.
+    env = server_env(home, model, tavily) | {"REVIEW_PLAN": "true"}
+    with langgraph_dev(tmp_path, env) as url:
         yield f"{url}/mcp"
 
 

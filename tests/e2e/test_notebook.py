@@ -47,11 +47,15 @@ def test_quickstart_notebook_runs_top_to_bottom(tmp_path: Path) -> None:
     assert not stderr, stderr
     questions = outputs_text(code[1])
     assert "Which climate zone?" in questions, "the interrupt's questions are shown"
-    progress = outputs_text(code[2])
+    plan = outputs_text(code[2])
+    assert "'plan': [{'content': 'heat pump efficiency in cold climates'" in plan, plan
+    assert "'round': 1" in plan and "research_started" not in plan, "the plan waits"
+    progress = outputs_text(code[3])
+    assert "'event': 'plan_review', 'outcome': 'approved'" in progress, progress
     assert "'event': 'research_started'" in progress and "'event': 'search'" in progress
-    report = outputs_text(code[3])
+    report = outputs_text(code[4])
     cited = set(LINK.findall(report))
     assert cited and cited <= tavily.returned_urls, report
-    assert "found by: heat pump" in outputs_text(code[4])
+    assert "found by: heat pump" in outputs_text(code[5])
     orchestrator = [b for b in bodies if role_of(b) == "orchestrator"]
     assert all("Nordic climate, detached homes" in _texts(b, "user") for b in orchestrator)

@@ -31,10 +31,12 @@ def test_a_question_is_stripped_and_bounded() -> None:
 
 def test_the_run_never_asks_unless_clarify_is_on() -> None:
     assert run_context(clarify=False, max_searches=None, provider=None) == {
-        "allow_clarification": False
+        "allow_clarification": False,
+        "review_plan": False,
     }
     assert run_context(clarify=True, max_searches=3, provider="ddgs") == {
         "allow_clarification": True,
+        "review_plan": False,
         "max_searches_per_run": 3,
         "search_provider": "ddgs",
     }

@@ -1,0 +1,107 @@
+"""Plan review through a real `langgraph dev`: the interrupt payload as the SDK gets it, a
+refused value, feedback, approval, and the README's SDK snippet replacing the plan."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from langgraph_sdk import get_client
+
+from tests.support.brain import role_of
+from tests.support.fakes.openai_server import ScriptedOpenAIServer, message_text
+from tests.support.fakes.tavily_server import FakeTavilyServer
+from tests.support.langgraph_dev import ASSISTANT, langgraph_dev, server_env
+from tests.support.plan_brain import PlanBrain
+from tests.support.readme import block_after, run_with_top_level_await, section
+
+pytestmark = pytest.mark.e2e
+
+QUESTION = "How well do heat pumps work in cold climates?"
+RUN_TIMEOUT = 120.0
+CONTEXT = {"review_plan": True, "allow_clarification": False}
+
+
+@pytest.fixture(scope="module")
+def model() -> Iterator[ScriptedOpenAIServer]:
+    with ScriptedOpenAIServer(PlanBrain()) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def tavily() -> Iterator[FakeTavilyServer]:
+    with FakeTavilyServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def server_url(
+    tmp_path_factory: pytest.TempPathFactory, model: ScriptedOpenAIServer, tavily: FakeTavilyServer
+) -> Iterator[str]:
+    tmp_path = tmp_path_factory.mktemp("langgraph-dev-plan")
+    (home := tmp_path / "home").mkdir()
+    with langgraph_dev(tmp_path, server_env(home, model, tavily)) as url:
+        yield url
+
+
+def plan_requests(bodies: list[dict[str, Any]]) -> int:
+    orchestrator = [b for b in bodies if role_of(b) == "orchestrator"]
+    return sum(
+        not any("Findings on" in message_text(m) for m in b["messages"]) for b in orchestrator
+    )
+
+
+async def test_the_sdk_gets_the_plan_and_resumes_with_feedback_then_ok(
+    server_url: str, model: ScriptedOpenAIServer, tavily: FakeTavilyServer
+) -> None:
+    client = get_client(url=server_url, api_key=None, timeout=RUN_TIMEOUT)
+    thread_id = (await client.threads.create())["thread_id"]
+    before, searched = len(model.requests), len(tavily.queries)
+
+    async def run(**kwargs: Any) -> Any:
+        await client.runs.wait(thread_id, ASSISTANT, context=CONTEXT, raise_error=True, **kwargs)
+        state = await client.threads.get_state(thread_id)
+        return state["interrupts"][0]["value"] if state["interrupts"] else state["values"]
+
+    first = await run(input={"messages": [{"role": "user", "content": QUESTION}]})
+    assert first == {
+        "plan": [
+            {"content": "heat pump efficiency in cold climates", "status": "pending"},
+            {"content": "heat pump installation costs", "status": "pending"},
+        ],
+        "round": 1,
+    }
+    assert len(tavily.queries) == searched, "nothing is researched before approval"
+    refused = await run(command={"resume": [1, 2]})
+    assert refused["plan"] == first["plan"] and refused["round"] == 1
+    assert refused["error"].startswith("item 1 is int")
+    second = await run(command={"resume": {"feedback": "Only costs, please"}})
+    assert second == {"plan": [{"content": "revised topic 1", "status": "pending"}], "round": 2}
+    values = await run(command={"resume": "ok"})
+    assert values["final_report"].startswith("#")
+    assert values["todos"] == [] and values["plan_reviewed"] is True
+    bodies = model.requests[before:]
+    assert plan_requests(bodies) == 2, "one plan call per round, none repeated on resume"
+    researched = [b for b in bodies if role_of(b) == "researcher"]
+    assert {message_text(b["messages"][1]) for b in researched} == {"revised topic 1"}
+    assert values["searches_used"] == len(tavily.queries) - searched == 1
+
+
+async def test_the_readme_sdk_snippet_replaces_the_plan(
+    server_url: str, model: ScriptedOpenAIServer, tavily: FakeTavilyServer
+) -> None:
+    snippet = block_after("```python", section("### Reviewing the plan"))
+    assert snippet.count('"http://127.0.0.1:2024"') == 1
+    before = len(model.requests)
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        await run_with_top_level_await(snippet.replace("http://127.0.0.1:2024", server_url))
+    printed = output.getvalue()
+    assert printed.startswith("1 ['heat pump efficiency in cold climates',"), printed
+    assert "# Heat pumps in cold climates" in printed, printed
+    researched = [b for b in model.requests[before:] if role_of(b) == "researcher"]
+    topics = {message_text(b["messages"][1]) for b in researched}
+    assert topics == {"Heat pump running costs in Oslo", "Heat pump grants in Norway"}

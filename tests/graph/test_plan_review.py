@@ -1,0 +1,271 @@
+"""Plan review with a scripted model: each resume kind, the rounds cap, bad values, quotas."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.types import Command
+
+from deep_research import limits
+from deep_research.clarify import MAX_BAD_ANSWERS
+from deep_research.graph import builder
+from deep_research.plan_review import BadReview, plan_of, read_review
+from tests.support.graph_scripts import LINK, call, script_for, tool_results
+from tests.support.scripted_model import ScriptedChatModel
+from tests.support.search import ScriptedSearch
+
+QUESTION = {"messages": [{"role": "user", "content": "How do heat pumps do in the cold?"}]}
+REVIEW = {"allow_clarification": False, "review_plan": True}
+PENDING = re.compile(r"^- \[pending\] (.+)$", re.MULTILINE)
+
+
+def planner(first: str) -> Callable[[list[BaseMessage]], AIMessage]:
+    """First reply: research topics ("research") or a todo list ("todos"); a replaced plan
+    is researched; feedback gets a revised todo list; saved todos are researched."""
+
+    def reply(messages: list[BaseMessage]) -> AIMessage:
+        last, turn = messages[-1], sum(isinstance(m, AIMessage) for m in messages)
+        if isinstance(last, HumanMessage) and "asked for changes" in str(last.content):
+            todo = {"content": f"revised plan {turn}", "status": "pending"}
+            return AIMessage("", tool_calls=[call("write_todos", {"todos": [todo]}, f"w{turn}")])
+        if isinstance(last, HumanMessage) and "replaced it" in str(last.content):
+            return _research(PENDING.findall(str(last.content)), turn)
+        if isinstance(last, ToolMessage) and str(last.content).startswith("Plan saved"):
+            return _research(PENDING.findall(str(last.content)), turn)
+        if not tool_results(messages) or isinstance(last, HumanMessage):  # a new question
+            if first == "research":
+                return _research(["alpha", "beta"], turn)
+            todos = [{"content": t, "status": "pending"} for t in ("alpha", "beta")]
+            return AIMessage("", tool_calls=[call("write_todos", {"todos": todos}, "w0")])
+        links = LINK.findall("\n".join(str(m.content) for m in tool_results(messages)))
+        return AIMessage("# Report\n\n" + " ".join(f"[c]({u})" for u in links))
+
+    return reply
+
+
+def _research(topics: list[str], turn: int) -> AIMessage:
+    calls = [call("research", {"topic": t}, f"r{turn}-{i}") for i, t in enumerate(topics)]
+    return AIMessage("", tool_calls=calls)
+
+
+def plan_calls(model: ScriptedChatModel) -> int:
+    return sum("research" in tools for _, tools in model.calls)
+
+
+def researched(model: ScriptedChatModel) -> list[str]:
+    return [str(m[1].content) for m, tools in model.calls if "web_search" in tools and len(m) == 2]
+
+
+def assert_every_call_answered_once(messages: list[BaseMessage]) -> None:
+    ids = [c["id"] for m in messages if isinstance(m, AIMessage) for c in m.tool_calls]
+    answers = [m.tool_call_id for m in messages if isinstance(m, ToolMessage)]
+    assert sorted(ids) == sorted(answers), (ids, answers)
+
+
+async def start(graph: Any, thread: str, context: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    config = {"configurable": {"thread_id": thread}}
+    out = await graph.ainvoke(QUESTION, config, context=context)
+    return config, out
+
+
+async def test_off_by_default_and_on_it_pauses_with_the_research_topics(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    use_script(script_for(planner("research")))
+    graph = builder.compile(checkpointer=InMemorySaver())
+    _, out = await start(graph, "off", {"allow_clarification": False})
+    assert "__interrupt__" not in out and out["final_report"].startswith("# Report")
+    _, out = await start(graph, "on", REVIEW)
+    assert out["__interrupt__"][0].value == {
+        "plan": [
+            {"content": "alpha", "status": "pending"},
+            {"content": "beta", "status": "pending"},
+        ],
+        "round": 1,
+    }
+
+
+async def test_ok_dispatches_the_paused_reply_without_planning_again_and_quotas_stay_exact(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    model = use_script(script_for(planner("research")))
+    graph = builder.compile(checkpointer=InMemorySaver())
+    context = {**REVIEW, "max_searches_per_run": 5}
+    config, out = await start(graph, "ok", context)
+    paused = (await graph.aget_state(config)).values
+    assert paused["searches_used"] == 5 and sum(paused["quotas"].values()) == 5
+    assert plan_calls(model) == 1 and not scripted_search.queries
+    out = await graph.ainvoke(Command(resume="ok"), config, context=context)
+    assert out["final_report"].startswith("# Report")
+    assert sorted(researched(model)) == ["alpha", "beta"]
+    assert plan_calls(model) == 2, "the plan call is not repeated: the second one reports"
+    state = (await graph.aget_state(config)).values
+    assert state["searches_used"] == len(scripted_search.queries) == 2
+    assert_every_call_answered_once(state["messages"])
+
+
+async def test_a_list_replaces_the_todos_and_the_paused_research_never_runs(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    model = use_script(script_for(planner("research")))
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config, _ = await start(graph, "replace", REVIEW)
+    out = await graph.ainvoke(Command(resume=["  gamma  ", "", "delta"]), config, context=REVIEW)
+    assert out["final_report"].startswith("# Report")
+    state = (await graph.aget_state(config)).values
+    assert state["todos"] == [
+        {"content": "gamma", "status": "pending"},
+        {"content": "delta", "status": "pending"},
+    ]
+    assert sorted(researched(model)) == ["delta", "gamma"], "alpha and beta were not run"
+    # The paused reply's quotas came back: the count is exactly the searches sent.
+    assert state["searches_used"] == len(scripted_search.queries) == 2
+    assert_every_call_answered_once(state["messages"])
+    not_run = [m for m in state["messages"] if isinstance(m, ToolMessage) and "Not run" in m.text]
+    assert [m.tool_call_id for m in not_run] == ["r0-0", "r0-1"]
+
+
+async def test_feedback_revises_and_asks_again_until_the_rounds_cap(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    model = use_script(script_for(planner("todos")))
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config, out = await start(graph, "feedback", REVIEW)
+    assert out["__interrupt__"][0].value["plan"][0]["content"] == "alpha"
+    out = await graph.ainvoke(Command(resume={"feedback": "add costs"}), config, context=REVIEW)
+    assert out["__interrupt__"][0].value == {
+        "plan": [{"content": "revised plan 1", "status": "pending"}],
+        "round": 2,
+    }
+    out = await graph.ainvoke(Command(resume={"feedback": "shorter"}), config, context=REVIEW)
+    assert "__interrupt__" not in out, "two rounds (the default): the revised plan runs"
+    assert out["final_report"].startswith("# Report")
+    state = (await graph.aget_state(config)).values
+    assert state["plan_review_rounds"] == 2 and state["todos"][0]["content"] == "revised plan 2"
+    asks = [m.text for m in state["messages"] if isinstance(m, HumanMessage)]
+    assert "add costs" in asks[1] and "last review" not in asks[1]
+    assert "shorter" in asks[2] and "last review (2 of 2)" in asks[2]
+    assert researched(model) == ["revised plan 2"]
+    assert state["searches_used"] == len(scripted_search.queries)
+    assert_every_call_answered_once(state["messages"])
+
+
+async def test_bad_values_are_asked_again_with_the_same_plan_and_an_error(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    model = use_script(script_for(planner("todos")))
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config, out = await start(graph, "bad", REVIEW)
+    plan = out["__interrupt__"][0].value["plan"]
+    nested: list[Any] = []
+    for _ in range(200):  # deeper than 255 levels, msgpack refuses it before any node runs
+        nested = [nested]
+    for bad in ["nope", nested, {"feedback": ""}, ["a"] * 10_000]:
+        out = await graph.ainvoke(Command(resume=bad), config, context=REVIEW)
+        value = out["__interrupt__"][0].value
+        assert value["plan"] == plan and value["round"] == 1
+        assert '"ok"' in value["error"] and len(value["error"]) < 400
+    assert plan_calls(model) == 1, "a bad resume makes no model call"
+    out = await graph.ainvoke(Command(resume="OK"), config, context=REVIEW)
+    assert out["final_report"].startswith("# Report")
+
+
+async def test_after_too_many_bad_values_the_plan_runs(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    use_script(script_for(planner("todos")))
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config, out = await start(graph, "stuck", REVIEW)
+    for _ in range(MAX_BAD_ANSWERS):
+        out = await graph.ainvoke(Command(resume=42), config, context=REVIEW)
+    assert "__interrupt__" not in out and out["final_report"].startswith("# Report")
+
+
+async def test_a_resume_in_a_new_process_does_not_repeat_the_plan_call(
+    use_script: Callable[..., ScriptedChatModel],
+    scripted_search: ScriptedSearch,
+    tmp_path: Path,
+) -> None:
+    model = use_script(script_for(planner("research")))
+    database = str(tmp_path / "checkpoints.sqlite")
+    async with AsyncSqliteSaver.from_conn_string(database) as saver:
+        config, out = await start(builder.compile(checkpointer=saver), "durable", REVIEW)
+        assert out["__interrupt__"][0].value["round"] == 1
+    assert plan_calls(model) == 1
+    # A fresh graph and checkpointer, as after the process was killed at the prompt.
+    async with AsyncSqliteSaver.from_conn_string(database) as saver:
+        graph = builder.compile(checkpointer=saver)
+        out = await graph.ainvoke(Command(resume="ok"), config, context=REVIEW)
+        state = (await graph.aget_state(config)).values
+    assert out["final_report"].startswith("# Report")
+    assert plan_calls(model) == 2 and sorted(researched(model)) == ["alpha", "beta"]
+    assert state["searches_used"] == len(scripted_search.queries) == 2
+
+
+def test_read_review_accepts_only_the_documented_shapes() -> None:
+    assert read_review(" ok ").kind == "ok"
+    assert read_review(["a", " b "]).items == ("a", "b")
+    assert read_review({"feedback": " more "}).feedback == "more"
+    long = read_review(["x" * 100_000]).items[0]
+    assert len(long) < limits.PLAN_ITEM_CHARS + 60 and "[cut:" in long
+    assert len(read_review({"feedback": "y" * 10**6}).feedback) < limits.USER_TEXT_CHARS + 60
+    deep_list: Any = ["a"]
+    deep_dict: Any = "a"
+    for _ in range(100_000):  # deeper than Python's recursion limit
+        deep_list, deep_dict = [deep_list], {"feedback": deep_dict}
+    bad: list[object] = [
+        None,
+        42,
+        "",
+        "yes please",
+        [],
+        ["", "  "],
+        ["a", 1],
+        [["nested"]],
+        ["a"] * (limits.MAX_PLAN_ITEMS + 1),
+        {"feedback": 5},
+        {"feedback": "a", "extra": 1},
+        {"answer": "ok"},
+        "x" * 10**6,
+        deep_list,
+        deep_dict,
+    ]
+    for value in bad:
+        with pytest.raises(BadReview) as caught:
+            read_review(value)
+        assert len(str(caught.value)) < 200
+
+
+async def test_a_new_question_at_the_prompt_answers_the_paused_calls_first(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    model = use_script(script_for(planner("research")))
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config, _ = await start(graph, "follow-up", REVIEW)
+    follow_up = {"messages": [{"role": "user", "content": "And in Canada?"}]}
+    out = await graph.ainvoke(follow_up, config, context=REVIEW)
+    assert out["__interrupt__"][0].value["round"] == 1, "the new question's plan is reviewed"
+    out = await graph.ainvoke(Command(resume="ok"), config, context=REVIEW)
+    assert out["final_report"].startswith("# Report")
+    messages = (await graph.aget_state(config)).values["messages"]
+    assert_every_call_answered_once(messages)
+    kinds = [type(m).__name__ for m in messages[:5]]
+    assert kinds == ["HumanMessage", "AIMessage", "ToolMessage", "ToolMessage", "HumanMessage"]
+    assert messages[4].text == "And in Canada?"
+    # Every request the model got had each call answered, before any later message.
+    for sent, _ in model.calls:
+        assert_every_call_answered_once(sent)
+
+
+def test_a_huge_todo_from_the_model_is_shown_cut() -> None:
+    todos = [{"content": "z" * 1_000_000, "status": "pending"}]
+    reply = AIMessage("", tool_calls=[call("write_todos", {"todos": todos}, "w0")])
+    [item] = plan_of({"messages": [reply]}, reply)  # type: ignore[typeddict-item]
+    assert len(item["content"]) < limits.PLAN_ITEM_CHARS + 60 and "[cut:" in item["content"]
