@@ -8,7 +8,8 @@ from __future__ import annotations
 
 DEFAULT_LLM_MODEL = "mlx-community/Qwen3-8B-4bit"
 MODEL_PROVIDERS = ("local", "openai")
-SEARCH_PROVIDERS = ("tavily", "searxng", "ddgs")
+# "library": the documents added with `deep-research library add`, and nothing else.
+SEARCH_PROVIDERS = ("tavily", "searxng", "ddgs", "library")
 SEARCH_CHOICES = ("auto", *SEARCH_PROVIDERS)
 # `Context`'s fields in declaration order, for the CLI's help (a test keeps them equal).
 SETTING_NAMES = (
@@ -32,6 +33,7 @@ SETTING_NAMES = (
     "max_results_per_search",
     "search_provider",
     "search_fallback",
+    "search_library",
     "relevance_threshold",
     "fetch_top_n",
     "fetch_timeout",

@@ -138,15 +138,21 @@ class Context(BaseSettings):
     max_results_per_search: int = Field(
         default=5, ge=1, le=20, description="Results requested from the provider per query."
     )
-    search_provider: Literal["auto", "tavily", "searxng", "ddgs"] = Field(
+    search_provider: Literal["auto", "tavily", "searxng", "ddgs", "library"] = Field(
         default="auto",
         description="Search backend. auto: tavily when TAVILY_API_KEY is set, else searxng "
-        "when SEARXNG_URL is set, else ddgs.",
+        "when SEARXNG_URL is set, else ddgs. library: only your documents (deep-research "
+        "library add), never the web; search_fallback is then ignored.",
     )
     search_fallback: str = Field(
         default="",
         description="Comma-separated providers tried in order when the main one fails, is "
         "rate-limited or finds nothing, e.g. 'tavily,searxng,ddgs'. Empty: no fallback.",
+    )
+    search_library: bool = Field(
+        default=True,
+        description="Search your document library (deep-research library add) in every "
+        "search step too, beside the web; its passages pass the same relevance filter.",
     )
     relevance_threshold: float = Field(
         default=0.25,

@@ -21,6 +21,20 @@ from deep_research.search.providers import make_provider
 from deep_research.search.query import QueryOutcome, Searcher
 from deep_research.state import Source
 
+LIBRARY = "library"
+
+
+def library_exists() -> bool:
+    """Whether a store that may hold a library exists, so that a user who never added a
+    document gets no store created, opened or locked by a web search."""
+    from deep_research.memory import configured
+
+    location = configured()
+    if location.host is not None:
+        return True
+    # Chroma's persistent client keeps its catalogue in this file.
+    return location.path is not None and (location.path / "chroma.sqlite3").is_file()
+
 
 @dataclass(frozen=True)
 class Answer:
@@ -76,8 +90,12 @@ async def session(
     context: Context, *, run_key: str, owner: str, topic: str, grant: Grant
 ) -> AsyncIterator[SearchSession]:
     """A search step for research call `owner` on `topic`, in run (thread) `run_key`."""
-    names = [context.search_provider, *context.fallback_providers]
+    private = context.search_provider == LIBRARY
+    # Private-only research never reaches the web: no fallback (SEARCH_FALLBACK may be set
+    # in a shared .env), and the library is the chain itself rather than a side search.
+    names = [context.search_provider, *([] if private else context.fallback_providers)]
     chain = SearchChain([make_provider(name) for name in names])
+    side = context.search_library and not private and library_exists()
     policy = AddressPolicy.from_env()
     async with PageFetcher(
         policy, timeout=context.fetch_timeout, max_chars=context.max_page_chars
@@ -91,5 +109,6 @@ async def session(
             max_results=context.max_results_per_search,
             threshold=context.relevance_threshold,
             fetch_top_n=context.fetch_top_n,
+            library=make_provider(LIBRARY) if side else None,
         )
         yield SearchSession(searcher, topic, context.max_page_chars)
