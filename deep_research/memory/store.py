@@ -108,9 +108,9 @@ class Store:
             raise ValueError("delete needs a key or a filter; use clear() to empty the store")
         return await self._run(self._delete, collection, where)
 
-    async def clear(self) -> None:
-        """Delete every collection in the store."""
-        await self._run(self._clear)
+    async def clear(self, collection: str) -> None:
+        """Delete everything in `collection`."""
+        await self._run(self._clear, collection)
 
     async def _run(self, call: Callable[..., T], *args: Any) -> T:
         try:
@@ -183,8 +183,8 @@ class Store:
             store.delete(ids=ids)
         return len(ids)
 
-    def _clear(self) -> None:
+    def _clear(self, collection: str) -> None:
         with self._lock:
-            for collection in self._client.list_collections():
-                self._client.delete_collection(collection.name)
-            self._collections.clear()
+            if any(c.name == collection for c in self._client.list_collections()):
+                self._client.delete_collection(collection)
+            self._collections.pop(collection, None)

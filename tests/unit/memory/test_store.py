@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from deep_research.memory import LIBRARY, Location, MemoryUnavailable, Piece, open_store
+from deep_research.memory import LIBRARY, REPORTS, Location, MemoryUnavailable, Piece, open_store
 from deep_research.memory.chunks import split, token_count
 
 
@@ -52,8 +52,10 @@ async def test_filters_delete_and_clear(where: Location) -> None:
     assert [h.key for h in await store.items(LIBRARY)] == ["b.md"]
     with pytest.raises(ValueError):
         await store.delete(LIBRARY)
-    await store.clear()
+    await store.add(REPORTS, "r", "a report", {})
+    await store.clear(LIBRARY)
     assert await store.items(LIBRARY) == []
+    assert [h.key for h in await store.items(REPORTS)] == ["r"]
 
 
 async def test_chunks_fit_the_minilm_window() -> None:
