@@ -273,6 +273,11 @@ class Endpoints(BaseSettings):
     # Widening what page fetching may reach is a property of the machine, never of a run.
     fetch_allow_private: bool = False
     fetch_allowed_hosts: str = ""
+    # Where the memory lives (see `deep_research.memory.location`): a directory for one
+    # process, or a Chroma server shared by several.
+    memory_dir: str = ".deep_research/memory"
+    chroma_host: str | None = None
+    chroma_port: int = Field(default=8000, ge=1, le=65535)
 
     @property
     def call_deadline(self) -> float:
