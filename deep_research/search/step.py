@@ -17,11 +17,17 @@ from deep_research.search.cache import run_cache
 from deep_research.search.chain import SearchChain
 from deep_research.search.fetch import PageFetcher
 from deep_research.search.netguard import AddressPolicy
-from deep_research.search.providers import make_provider
+from deep_research.search.providers import SearchProvider, make_provider
 from deep_research.search.query import QueryOutcome, Searcher
 from deep_research.state import Source
 
 LIBRARY = "library"
+
+
+def _library() -> SearchProvider:
+    from deep_research.library import LibraryProvider  # Chroma loads only when used
+
+    return LibraryProvider()
 
 
 def library_exists() -> bool:
@@ -109,6 +115,6 @@ async def session(
             max_results=context.max_results_per_search,
             threshold=context.relevance_threshold,
             fetch_top_n=context.fetch_top_n,
-            library=make_provider(LIBRARY) if side else None,
+            library=_library() if side else None,
         )
         yield SearchSession(searcher, topic, context.max_page_chars)

@@ -46,6 +46,17 @@ def cli_env(llm: ScriptedOpenAIServer, tavily: FakeTavilyServer, home: Path) -> 
     }
 
 
+def library_env(home: Path) -> dict[str, str]:
+    """What `deep-research library …` needs: no model, no search, a memory in `home`."""
+    return {
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"]),
+        "HOME": str(home),
+        "PYTHONPATH": str(REPO),
+        "MEMORY_DIR": str(home / "memory"),
+        "DEEP_RESEARCH_DOTENV": "0",
+    }
+
+
 def cli_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "deep_research.cli", *args]
 

@@ -1,0 +1,62 @@
+"""`deep-research library add | list | remove` as a user runs it: a subprocess, real Chroma
+and real MiniLM, a folder of mixed and hostile files."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tests.support.cli import library_env, run_cli
+from tests.support.documents import write_pdf
+
+
+def test_add_list_remove_a_folder_of_mixed_and_hostile_files(tmp_path: Path) -> None:
+    env = library_env(tmp_path)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    write_pdf(docs / "energy.pdf", ["Solar output rose.", "Wind output rose too."])
+    (docs / "notes.md").write_text("# Notes\n\nHeat pumps work in the cold.\n")
+    (docs / "broken.pdf").write_bytes(b"%PDF-1.7\n" + os.urandom(300))
+    (docs / "junk.txt").write_bytes(os.urandom(2000))
+    (docs / "photo.jpg").write_bytes(b"\xff\xd8\xff")
+    (docs / "escape\x1b[31m.txt").write_text("a name with a terminal escape")
+    (docs / "out.txt").symlink_to("/etc/hostname")
+
+    added = run_cli(tmp_path, env, "library", "add", str(docs))
+    assert added.returncode == 0, added.stderr
+    lines = added.stdout.splitlines()
+    assert any("added" in line and "energy.pdf (2 chunks)" in line for line in lines)
+    assert any(
+        "unreadable" in line and "broken.pdf (pdf could not be parsed" in line for line in lines
+    )
+    assert any("junk.txt (binary content, not text)" in line for line in lines)
+    assert any("skipped" in line and "symlink leads outside the folder" in line for line in lines)
+    assert "\x1b" not in added.stdout  # file names are printed inert
+    assert lines[-1] == (
+        "Done: 3 added, 0 updated, 0 unchanged, 1 unsupported, 0 oversized, 1 skipped, "
+        "2 unreadable."
+    )
+
+    again = run_cli(tmp_path, env, "library", "add", str(docs / "notes.md"))
+    assert again.stdout.splitlines()[-1].startswith("Done: 0 added, 0 updated, 1 unchanged")
+
+    removed = run_cli(tmp_path, env, "library", "remove", str(docs / "notes.md"))
+    assert removed.returncode == 0 and f"removed {(docs / 'notes.md').resolve()}" in removed.stdout
+
+    listed = run_cli(tmp_path, env, "library", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert f"{(docs / 'energy.pdf').resolve()}  (pdf, 2 pages, 2 chunks, added " in listed.stdout
+    assert "notes.md" not in listed.stdout
+    assert listed.stdout.splitlines()[-1] == f"2 documents in {tmp_path / 'memory'}"
+
+
+def test_library_usage_errors_are_one_line(tmp_path: Path) -> None:
+    env = library_env(tmp_path)
+    for args, message in [
+        ((), "usage: deep-research library add"),
+        (("add",), "library add needs at least one file or folder"),
+        (("remove", "a", "b"), "library remove takes one file or folder"),
+    ]:
+        result = run_cli(tmp_path, env, "library", *args)
+        assert result.returncode == 2 and message in result.stderr
+        assert len(result.stderr.splitlines()) == 1
