@@ -74,7 +74,8 @@ def _epilog() -> str:
     return (
         "search providers (--search, --set search_fallback=A,B):\n"
         f"  {', '.join(SEARCH_CHOICES)}. auto: tavily when TAVILY_API_KEY is set, else\n"
-        "  searxng when SEARXNG_URL is set, else ddgs (keyless).\n"
+        "  searxng when SEARXNG_URL is set, else ddgs (keyless). library: only the\n"
+        "  documents added with deep-research library add, never the web.\n"
         "model providers (--model, --set ROLE_model=provider:model):\n"
         f"  {', '.join(MODEL_PROVIDERS)}. local: the OpenAI-compatible server at LLM_BASE_URL;\n"
         "  openai: OpenAI's cloud, needs OPENAI_API_KEY.\n"
@@ -86,7 +87,7 @@ def _epilog() -> str:
         "  deep-research runs          list past runs in this directory\n"
         "  deep-research replay FILE   print a run's traffic log as a timeline\n"
         "  deep-research library add PATH… | list | remove PATH\n"
-        "                              your documents as a source (--search library: only them)\n"
+        "                              your documents as a source, beside the web\n"
         "Ctrl-C stops a run at once; resume it with --resume THREAD_ID."
     )
 
