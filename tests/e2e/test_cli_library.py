@@ -4,10 +4,15 @@ and real MiniLM, a folder of mixed and hostile files."""
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 
-from tests.support.cli import library_env, run_cli
+from tests.support.cli import cli_env, library_env, run_cli
 from tests.support.documents import write_pdf
+from tests.support.fakes.openai_server import ScriptedOpenAIServer
+from tests.support.fakes.tavily_server import FakeTavilyServer
+from tests.support.library_brain import FILE_LINK, LibraryBrain
+from tests.support.readme import block_after
 
 
 def test_add_list_remove_a_folder_of_mixed_and_hostile_files(tmp_path: Path) -> None:
@@ -60,3 +65,29 @@ def test_library_usage_errors_are_one_line(tmp_path: Path) -> None:
         result = run_cli(tmp_path, env, "library", *args)
         assert result.returncode == 2 and message in result.stderr
         assert len(result.stderr.splitlines()) == 1
+
+
+def test_the_readme_library_commands_run_as_written_and_stay_off_the_web(tmp_path: Path) -> None:
+    (tmp_path / "papers").mkdir()
+    pdf = write_pdf(
+        tmp_path / "papers" / "cold.pdf",
+        ["Heat pumps keep heating at minus twenty degrees.", "Installers size them larger."],
+    )
+    (tmp_path / "notes.md").write_text("# Notes\n\nHeat pumps in the cold need a backup.\n")
+    lines = block_after("<!-- library-commands").strip().splitlines()
+    with ScriptedOpenAIServer(LibraryBrain()) as llm, FakeTavilyServer() as tavily:
+        env = cli_env(llm, tavily, tmp_path)
+        results = []
+        for line in lines:
+            program, *args = shlex.split(line)
+            assert program == "deep-research"
+            results.append(run_cli(tmp_path, env, *args))
+            assert results[-1].returncode == 0, (line, results[-1].stdout, results[-1].stderr)
+        assert tavily.queries == []  # private-only: nothing reached the web search
+    added, listed, research, removed = (result.stdout for result in results)
+    assert "Done: 2 added" in added and "2 documents in" in listed
+    [report] = (tmp_path / "reports").glob("*.md")
+    cited = set(FILE_LINK.findall(report.read_text()))
+    assert f"{pdf.resolve().as_uri()}#page=1" in cited
+    assert "cold.pdf, page 1" in report.read_text().split("## Sources")[1]
+    assert f"removed {pdf.resolve()}" in removed
