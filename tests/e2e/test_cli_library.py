@@ -25,6 +25,7 @@ def test_add_list_remove_a_folder_of_mixed_and_hostile_files(tmp_path: Path) -> 
     (docs / "junk.txt").write_bytes(os.urandom(2000))
     (docs / "photo.jpg").write_bytes(b"\xff\xd8\xff")
     (docs / "escape\x1b[31m.txt").write_text("a name with a terminal escape")
+    (docs / "two\nlines.md").write_text("a name with a newline")
     (docs / "out.txt").symlink_to("/etc/hostname")
 
     added = run_cli(tmp_path, env, "library", "add", str(docs))
@@ -36,9 +37,10 @@ def test_add_list_remove_a_folder_of_mixed_and_hostile_files(tmp_path: Path) -> 
     )
     assert any("junk.txt (binary content, not text)" in line for line in lines)
     assert any("skipped" in line and "symlink leads outside the folder" in line for line in lines)
-    assert "\x1b" not in added.stdout  # file names are printed inert
+    assert "\x1b" not in added.stdout  # file names are printed inert, on one line each
+    assert any(line.endswith("two\\nlines.md (1 chunk)") for line in lines)
     assert lines[-1] == (
-        "Done: 3 added, 0 updated, 0 unchanged, 1 unsupported, 0 oversized, 1 skipped, "
+        "Done: 4 added, 0 updated, 0 unchanged, 1 unsupported, 0 oversized, 1 skipped, "
         "2 unreadable."
     )
 
@@ -52,7 +54,7 @@ def test_add_list_remove_a_folder_of_mixed_and_hostile_files(tmp_path: Path) -> 
     assert listed.returncode == 0, listed.stderr
     assert f"{(docs / 'energy.pdf').resolve()}  (pdf, 2 pages, 2 chunks, added " in listed.stdout
     assert "notes.md" not in listed.stdout
-    assert listed.stdout.splitlines()[-1] == f"2 documents in {tmp_path / 'memory'}"
+    assert listed.stdout.splitlines()[-1] == f"3 documents in {tmp_path / 'memory'}"
 
 
 def test_library_usage_errors_are_one_line(tmp_path: Path) -> None:
