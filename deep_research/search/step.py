@@ -19,6 +19,7 @@ from deep_research.search.fetch import PageFetcher
 from deep_research.search.netguard import AddressPolicy
 from deep_research.search.providers import make_provider
 from deep_research.search.query import QueryOutcome, Searcher
+from deep_research.search.remembered import memory_lookup
 from deep_research.state import Source
 
 
@@ -50,11 +51,16 @@ class SearchSession:
 
     def _sources(self, outcomes: list[QueryOutcome]) -> list[Source]:
         topic = self.topic
-        return [
-            Source(url=f.result.url, title=f.result.title, content=f.retrieved_text, found_by=topic)
-            for outcome in outcomes
-            for f in outcome.findings
-        ]
+        sources = []
+        for outcome in outcomes:
+            for f in outcome.findings:
+                source = Source(
+                    url=f.result.url, title=f.result.title, content=f.retrieved_text, found_by=topic
+                )
+                if f.retrieved:
+                    source["retrieved"] = f.retrieved
+                sources.append(source)
+        return sources
 
 
 def _trace(outcomes: list[QueryOutcome]) -> dict[str, Any]:
@@ -79,6 +85,7 @@ async def session(
     names = [context.search_provider, *context.fallback_providers]
     chain = SearchChain([make_provider(name) for name in names])
     policy = AddressPolicy.from_env()
+    lookup = await memory_lookup(context)
     async with PageFetcher(
         policy, timeout=context.fetch_timeout, max_chars=context.max_page_chars
     ) as fetcher:
@@ -91,5 +98,6 @@ async def session(
             max_results=context.max_results_per_search,
             threshold=context.relevance_threshold,
             fetch_top_n=context.fetch_top_n,
+            recall=lookup.findings if lookup else None,
         )
         yield SearchSession(searcher, topic, context.max_page_chars)
