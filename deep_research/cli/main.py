@@ -5,6 +5,7 @@
     deep-research runs
     deep-research replay FILE
     deep-research doctor [--model SPEC] [--search NAME] [--set FIELD=VALUE] [--json]
+    deep-research memory list | search QUERY | forget THREAD_ID | clear --yes
 
 Every setting flag is a `Context` field (`--set FIELD=VALUE` reaches any of them), so the
 CLI validates and explains bad values exactly as Studio and the SDK do. Errors are one
@@ -84,6 +85,8 @@ def _epilog() -> str:
         "  deep-research doctor        check that a run can succeed, and what to change\n"
         "  deep-research runs          list past runs in this directory\n"
         "  deep-research replay FILE   print a run's traffic log as a timeline\n"
+        "  deep-research memory list | search QUERY | forget THREAD_ID | clear --yes\n"
+        "                              past research remembered (MEMORY_DIR or CHROMA_HOST)\n"
         "Ctrl-C stops a run at once; resume it with --resume THREAD_ID."
     )
 
@@ -310,6 +313,15 @@ def doctor(argv: list[str], console: Console) -> int:
     return run_doctor(argv, console)
 
 
+def memory(argv: list[str], console: Console) -> int:
+    from deep_research.cli.memory import MemoryUsageError, memory_command  # loads chromadb
+
+    try:
+        return memory_command(argv, console)
+    except MemoryUsageError as error:
+        raise UsageError(str(error)) from None
+
+
 def run_failures() -> tuple[type[Exception], ...]:
     """Errors that end a run with their own one-line message (exit 1); imported only when
     one is being handled, so `--help` stays light."""
@@ -334,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     envfile.load_once()  # `.env` below the process environment, before anything reads either
     argv = sys.argv[1:] if argv is None else argv
     console = terminal_console()
-    commands = {"runs": show_runs, "replay": replay, "doctor": doctor}
+    commands = {"runs": show_runs, "replay": replay, "doctor": doctor, "memory": memory}
     try:
         if argv and argv[0] in commands:
             return commands[argv[0]](argv[1:], console)
