@@ -39,6 +39,9 @@ SETTING_NAMES = (
     "fetch_timeout",
     "max_page_chars",
     "max_chars_per_turn",
+    "use_memory",
+    "memory_min_similarity",
+    "memory_max_age_days",
 )
 
 

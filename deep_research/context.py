@@ -186,6 +186,27 @@ class Context(BaseSettings):
         description="Characters of search results and page text one researcher turn receives "
         "in total; page excerpts are shortened to fit.",
     )
+    use_memory: bool = Field(
+        default=True,
+        description="Remember published reports and the passages they cite (in MEMORY_DIR or "
+        "the Chroma server at CHROMA_HOST), show similar earlier reports to the orchestrator, "
+        "and answer searches from stored passages. false: memory is neither read nor written.",
+    )
+    memory_min_similarity: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="How similar (MiniLM cosine, 0-1, the relevance scale) an earlier report "
+        "must be to the question, and a stored passage to a search query (at least "
+        "relevance_threshold too), to be used.",
+    )
+    memory_max_age_days: float = Field(
+        default=30,
+        ge=0,
+        le=3650,
+        description="Stored passages older than this many days are not used to answer "
+        "searches (the web is searched instead). 0: never answer from memory.",
+    )
 
     def __init__(self, **values: Any) -> None:
         # LangGraph builds the context as `Context(**dict)`: translate pydantic's report here

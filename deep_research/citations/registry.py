@@ -21,6 +21,7 @@ class RegisteredSource:
     title: str
     texts: list[str] = field(default_factory=list)
     found_by: list[str] = field(default_factory=list)
+    retrieved_on: str = ""  # ISO date, for a page recalled from memory; empty: this run
 
     @cached_property
     def retrieved(self) -> RetrievedText:
@@ -52,6 +53,8 @@ class SourceRegistry:
         if source["content"] and source["content"] not in entry.texts:
             entry.texts.append(source["content"])
             entry.__dict__.pop("retrieved", None)  # the cached text is stale now
+        if not entry.retrieved_on:
+            entry.retrieved_on = source.get("retrieved", "")
         if source["found_by"] not in entry.found_by:
             entry.found_by.append(source["found_by"])
         return entry

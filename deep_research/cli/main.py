@@ -5,6 +5,7 @@
     deep-research runs
     deep-research replay FILE
     deep-research doctor [--model SPEC] [--search NAME] [--set FIELD=VALUE] [--json]
+    deep-research memory list | search QUERY | forget THREAD_ID | clear --yes
     deep-research library add PATH… | library list | library remove PATH
 
 Every setting flag is a `Context` field (`--set FIELD=VALUE` reaches any of them), so the
@@ -86,6 +87,8 @@ def _epilog() -> str:
         "  deep-research doctor        check that a run can succeed, and what to change\n"
         "  deep-research runs          list past runs in this directory\n"
         "  deep-research replay FILE   print a run's traffic log as a timeline\n"
+        "  deep-research memory list | search QUERY | forget THREAD_ID | clear --yes\n"
+        "                              past research remembered (MEMORY_DIR or CHROMA_HOST)\n"
         "  deep-research library add PATH… | list | remove PATH\n"
         "                              your documents as a source, beside the web\n"
         "Ctrl-C stops a run at once; resume it with --resume THREAD_ID."
@@ -314,6 +317,15 @@ def doctor(argv: list[str], console: Console) -> int:
     return run_doctor(argv, console)
 
 
+def memory(argv: list[str], console: Console) -> int:
+    from deep_research.cli.memory import MemoryUsageError, memory_command  # loads chromadb
+
+    try:
+        return memory_command(argv, console)
+    except MemoryUsageError as error:
+        raise UsageError(str(error)) from None
+
+
 def library(argv: list[str], console: Console) -> int:
     from deep_research.cli.library import LibraryUsageError
     from deep_research.cli.library import library as run_library  # Chroma loads only for it
@@ -350,7 +362,13 @@ def main(argv: list[str] | None = None) -> int:
     envfile.load_once()  # `.env` below the process environment, before anything reads either
     argv = sys.argv[1:] if argv is None else argv
     console = terminal_console()
-    commands = {"runs": show_runs, "replay": replay, "doctor": doctor, "library": library}
+    commands = {
+        "runs": show_runs,
+        "replay": replay,
+        "doctor": doctor,
+        "memory": memory,
+        "library": library,
+    }
     try:
         if argv and argv[0] in commands:
             return commands[argv[0]](argv[1:], console)

@@ -10,10 +10,9 @@ memory. `Store.add / put / query / items / delete / clear` take a collection nam
 
 from deep_research.memory.location import Location, MemoryUnavailable, configured
 from deep_research.memory.open import open_store
+from deep_research.memory.research import PASSAGES, REPORTS
 from deep_research.memory.store import Hit, Metadata, Piece, Store, Where
 
-REPORTS = "research-reports"
-PASSAGES = "research-passages"
 LIBRARY = "library-documents"
 
 __all__ = [

@@ -28,8 +28,16 @@ def splitter() -> TextSplitter:
         if _splitter is None:
             model = embedder()._client  # type: ignore[attr-defined]  # the SentenceTransformer
             window = int(model.max_seq_length) - SPECIAL_TOKENS
-            _splitter = RecursiveCharacterTextSplitter.from_huggingface_tokenizer(
-                model.tokenizer, chunk_size=window, chunk_overlap=OVERLAP_TOKENS
+            tokenizer = model.tokenizer
+
+            def tokens(text: str) -> int:
+                # verbose=False: measuring a text longer than the window is the point here,
+                # not the mistake transformers warns about on stderr.
+                ids = tokenizer.encode(text, add_special_tokens=False, verbose=False)
+                return len(ids)
+
+            _splitter = RecursiveCharacterTextSplitter(
+                chunk_size=window, chunk_overlap=OVERLAP_TOKENS, length_function=tokens
             )
         return _splitter
 
@@ -40,5 +48,4 @@ def split(text: str) -> list[str]:
 
 
 def token_count(text: str) -> int:
-    model = embedder()._client  # type: ignore[attr-defined]
-    return len(model.tokenizer.encode(text, add_special_tokens=False))
+    return splitter()._length_function(text)

@@ -14,6 +14,9 @@ from deep_research.memory.store import STORE_ERRORS, Store
 _stores: dict[Location, Store] = {}
 # The directory locks this process holds: kept for the process's life, as its store is.
 _locks: dict[Location, FileLock] = {}
+# Stores found damaged: chromadb keeps a broken client for the path, so opening it again
+# would fail with an unrelated error; the first, readable one is repeated instead.
+_damaged: dict[Location, MemoryUnavailable] = {}
 _open_lock = threading.Lock()
 
 
@@ -24,6 +27,8 @@ async def open_store(location: Location | None = None) -> Store:
 
 def open_store_blocking(location: Location) -> Store:
     with _open_lock:
+        if location in _damaged:
+            raise _damaged[location]
         if location not in _stores:
             _stores[location] = _connect(location)
         return _stores[location]
@@ -50,9 +55,11 @@ def _connect(location: Location) -> Store:
         client.list_collections()  # a damaged database fails here, not in the middle of a run
     except (ChromaError, OSError, ValueError) as error:
         lock.release()
-        raise MemoryUnavailable(
+        damaged = MemoryUnavailable(
             f"memory at {location.path} cannot be read ({error}); move the directory away "
             "to start a new memory"
-        ) from None
+        )
+        _damaged[location] = damaged
+        raise damaged from None
     _locks[location] = lock
     return Store(client, location)

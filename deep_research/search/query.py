@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
 from deep_research import progress, tracing
@@ -29,6 +30,7 @@ class Finding:
     result: SearchResult
     relevance: float
     page: Page | None = None  # None: not among the pages read
+    retrieved: str = ""  # ISO date of a page recalled from memory; empty: read in this run
 
     @property
     def retrieved_text(self) -> str:
@@ -58,6 +60,8 @@ class Searcher:
     max_results: int
     threshold: float
     fetch_top_n: int
+    # Stored passages answering a query (search/remembered.py); none: the web answers.
+    recall: Callable[[str], Awaitable[list[Finding]]] | None = None
     library: SearchProvider | None = None  # searched beside the chain, spending no budget
 
     async def run(self, query: str) -> QueryOutcome:
@@ -95,6 +99,11 @@ class Searcher:
         return Searched(results, self.library.name, relevance=scores)
 
     async def _run(self, query: str) -> QueryOutcome:
+        if self.recall is not None and (remembered := await self.recall(query)):
+            urls = [f.result.url for f in remembered]
+            progress.emit("search_remembered", id=self.owner, query=query, urls=urls)
+            note = "Answered from memory (pages cited by earlier reports): no search used."
+            return QueryOutcome(query, remembered, notes=[note])
         key = query_key(query, self.max_results)
         try:
             searched, started = await self._searched(key, query)

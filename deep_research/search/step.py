@@ -19,6 +19,7 @@ from deep_research.search.fetch import PageFetcher
 from deep_research.search.netguard import AddressPolicy
 from deep_research.search.providers import SearchProvider, make_provider
 from deep_research.search.query import QueryOutcome, Searcher
+from deep_research.search.remembered import memory_lookup
 from deep_research.state import Source
 
 LIBRARY = "library"
@@ -70,11 +71,16 @@ class SearchSession:
 
     def _sources(self, outcomes: list[QueryOutcome]) -> list[Source]:
         topic = self.topic
-        return [
-            Source(url=f.result.url, title=f.result.title, content=f.retrieved_text, found_by=topic)
-            for outcome in outcomes
-            for f in outcome.findings
-        ]
+        sources = []
+        for outcome in outcomes:
+            for f in outcome.findings:
+                source = Source(
+                    url=f.result.url, title=f.result.title, content=f.retrieved_text, found_by=topic
+                )
+                if f.retrieved:
+                    source["retrieved"] = f.retrieved
+                sources.append(source)
+        return sources
 
 
 def _trace(outcomes: list[QueryOutcome]) -> dict[str, Any]:
@@ -103,6 +109,7 @@ async def session(
     chain = SearchChain([make_provider(name) for name in names])
     side = context.search_library and not private and library_exists()
     policy = AddressPolicy.from_env()
+    lookup = await memory_lookup(context)
     async with PageFetcher(
         policy, timeout=context.fetch_timeout, max_chars=context.max_page_chars
     ) as fetcher:
@@ -116,5 +123,6 @@ async def session(
             threshold=context.relevance_threshold,
             fetch_top_n=context.fetch_top_n,
             library=_library() if side else None,
+            recall=lookup.findings if lookup and not private else None,
         )
         yield SearchSession(searcher, topic, context.max_page_chars)

@@ -43,6 +43,7 @@ def cli_env(llm: ScriptedOpenAIServer, tavily: FakeTavilyServer, home: Path) -> 
         "NO_PROXY": "127.0.0.1,localhost",
         "no_proxy": "127.0.0.1,localhost",
         "DEEP_RESEARCH_DOTENV": "0",  # no `.env` above the temporary directory is read
+        "USE_MEMORY": "false",  # the tests of memory turn it on
     }
 
 
