@@ -14,7 +14,7 @@ from pathlib import Path
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from deep_research.library import add_paths
-from deep_research.memory import open_store
+from deep_research.memory import PASSAGES, REPORTS, open_store
 from tests.support.documents import write_pdf
 from tests.support.graph_scripts import NO_CLARIFY, call, run, tool_results
 from tests.support.scripted_model import ScriptedChatModel
@@ -68,7 +68,7 @@ async def test_private_research_cites_the_library_at_the_page_and_rejects_other_
     secret = tmp_path / "secret.txt"
     secret.write_text("A file on disk that was never added to the library.")
     model = use_script(script_citing(secret.as_uri()))
-    out = await run({**NO_CLARIFY, "search_provider": "library"})
+    out = await run({**NO_CLARIFY, "search_provider": "library", "use_memory": True})
 
     page_two = f"{(docs / 'energy.pdf').resolve().as_uri()}#page=2"
     researcher_saw = next(
@@ -86,6 +86,11 @@ async def test_private_research_cites_the_library_at_the_page_and_rejects_other_
     assert check["removed_urls"] == [secret.as_uri()]
     assert f"1. [energy.pdf, page 2]({page_two})" in report.split("## Sources")[1]
     assert all(source["url"].startswith("file:///") for source in out["sources"])
+    # The report is remembered; the library's passages stay the library's alone, so a
+    # removed document cannot come back through memory.
+    store = await open_store()
+    assert await store.items(REPORTS)
+    assert not [hit for hit in await store.items(PASSAGES) if "file:" in str(hit.metadata)]
 
 
 async def test_the_library_is_searched_beside_the_web_in_the_same_step(
