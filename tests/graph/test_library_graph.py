@@ -110,3 +110,14 @@ async def test_the_library_is_searched_beside_the_web_in_the_same_step(
     assert len(scripted_search.queries) == 1
     assert f"({page_two})" in out["final_report"]
     assert out["citation_check"]["removed_urls"] == ["file:///etc/passwd"]
+
+
+async def test_search_library_false_keeps_the_library_out_of_web_research(
+    use_script: Callable[..., ScriptedChatModel],
+    scripted_search: ScriptedSearch,
+    tmp_path: Path,
+) -> None:
+    await library_with_a_pdf(tmp_path)
+    use_script(script_citing("file:///etc/passwd"))
+    out = await run({**NO_CLARIFY, "search_library": False})
+    assert out["sources"] and not [s for s in out["sources"] if s["url"].startswith("file:")]
