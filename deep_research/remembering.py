@@ -10,6 +10,7 @@ only here, inside the nodes: chromadb is heavy, and `use_memory=false` never tou
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from langchain_core.messages import HumanMessage
@@ -23,6 +24,10 @@ from deep_research.state import RecalledReport, ResearchState
 from deep_research.urls import page_key
 
 SHOWN_REPORTS = 3
+# What a stored thread id and date may look like when shown outside a data fence: a shared
+# or damaged store is outside input like any other.
+_THREAD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 async def recall(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -47,9 +52,9 @@ async def recall(state: ResearchState, runtime: Runtime[Context]) -> dict[str, A
         return update
     reports = [
         RecalledReport(
-            thread_id=r.thread_id,
+            thread_id=r.thread_id if _THREAD_ID.fullmatch(r.thread_id) else "(unnamed)",
             question=r.question,
-            date=r.date,
+            date=r.date if _DATE.fullmatch(r.date) else "(undated)",
             similarity=r.similarity,
             excerpt=r.excerpt,
         )
@@ -59,7 +64,7 @@ async def recall(state: ResearchState, runtime: Runtime[Context]) -> dict[str, A
         "memory",
         status="on",
         where=store.where,
-        earlier=[{"thread_id": r.thread_id, "date": r.date} for r in found],
+        earlier=[{"thread_id": r["thread_id"], "date": r["date"]} for r in reports],
     )
     return {**update, "earlier_reports": reports}
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from deep_research.cli.summary import totals
 from deep_research.cli.view import Tracker
 from deep_research.memory import PASSAGES, REPORTS, open_store
 from deep_research.memory.research import CitedPage, remember
+from tests.support.readme import block_after
 
 PAGE = CitedPage("https://example.org/tides", "Tidal power", ["Tidal barrages store energy."])
 
@@ -101,3 +103,23 @@ def test_the_run_tells_the_user_what_memory_found_and_the_summary_names_it() -> 
     down = {"kind": "progress", "event": "memory", "status": "unavailable", "reason": "in use"}
     assert "memory        unavailable: in use" in totals([down]).lines()
     assert not any(line.startswith("memory") for line in totals([]).lines())
+
+
+def test_the_readme_memory_commands_run_as_written(capsys: pytest.CaptureFixture[str]) -> None:
+    remembered("3f9c2a1b", "Are heat pumps worth it in Norway?")
+    block = block_after("**Look and forget:**")
+    lines = [line for line in block.splitlines() if line.strip()]
+    assert len(lines) == 4
+    for line in lines:
+        argv = shlex.split(line.replace("THREAD_ID", "3f9c2a1b"))
+        assert argv[0] == "deep-research"
+        assert main(argv[1:]) == 0, capsys.readouterr()
+    assert counts() == [0, 0]
+
+
+def test_the_readme_chroma_server_command_is_the_one_the_tests_start() -> None:
+    block = block_after("**Sharing one memory**")
+    server = shlex.split(block.splitlines()[0])
+    assert server[:2] == ["chroma", "run"]
+    assert sorted(server[2::2]) == ["--host", "--path", "--port"]  # chroma_server's flags
+    assert "CHROMA_HOST=127.0.0.1 CHROMA_PORT=8000 deep-research" in block
