@@ -105,8 +105,8 @@ async def session(
     private = context.search_provider == LIBRARY
     # Private-only research never reaches the web: no fallback (SEARCH_FALLBACK may be set
     # in a shared .env), and the library is the chain itself rather than a side search.
-    names = [context.search_provider, *([] if private else context.fallback_providers)]
-    chain = SearchChain([make_provider(name) for name in names])
+    names = [context.search_provider, *context.fallback_providers]
+    chain = SearchChain([_library()] if private else [make_provider(name) for name in names])
     side = context.search_library and not private and library_exists()
     policy = AddressPolicy.from_env()
     lookup = await memory_lookup(context)

@@ -46,9 +46,11 @@ def script_citing(outside: str) -> Callable[[list[BaseMessage], set[str]], AIMes
             if not results:
                 query = {"queries": ["How much of Denmark's electricity comes from wind?"]}
                 return AIMessage("", tool_calls=[call("web_search", query, "s1")])
-            links = FILE_LINK.findall(str(results[-1].content))
+            text = str(results[-1].content)
+            links = FILE_LINK.findall(text)
             cited = " ".join(f'[wind]({url} "more than half of the electricity")' for url in links)
-            return AIMessage(f"Findings: {cited}")
+            web = " ".join(f"[web]({url})" for url in WEB_LINK.findall(text))
+            return AIMessage(f"Findings: {cited} {web}")
         if "research" in tools:
             if not results:
                 return AIMessage("", tool_calls=[call("research", {"topic": "wind"}, "r1")])
@@ -62,13 +64,21 @@ def script_citing(outside: str) -> Callable[[list[BaseMessage], set[str]], AIMes
 
 
 async def test_private_research_cites_the_library_at_the_page_and_rejects_other_files(
-    use_script: Callable[..., ScriptedChatModel], tmp_path: Path
+    use_script: Callable[..., ScriptedChatModel],
+    scripted_search: ScriptedSearch,
+    tmp_path: Path,
 ) -> None:
     docs = await library_with_a_pdf(tmp_path)
     secret = tmp_path / "secret.txt"
     secret.write_text("A file on disk that was never added to the library.")
+    # An earlier web run on the same question leaves web passages in memory.
+    use_script(script_citing(secret.as_uri()))
+    memory = {**NO_CLARIFY, "use_memory": True}
+    earlier = await run({**memory, "search_library": False}, thread="web")
+    assert any(source["url"].startswith("https://") for source in earlier["sources"])
     model = use_script(script_citing(secret.as_uri()))
-    out = await run({**NO_CLARIFY, "search_provider": "library", "use_memory": True})
+    out = await run({**memory, "search_provider": "library"}, thread="private")
+    assert len(scripted_search.queries) == 1  # the private run never searched the web
 
     page_two = f"{(docs / 'energy.pdf').resolve().as_uri()}#page=2"
     researcher_saw = next(
@@ -85,11 +95,13 @@ async def test_private_research_cites_the_library_at_the_page_and_rejects_other_
     assert secret.as_uri() not in report and "Also secret." in report
     assert check["removed_urls"] == [secret.as_uri()]
     assert f"1. [energy.pdf, page 2]({page_two})" in report.split("## Sources")[1]
+    # Every source is a library document: memory's web passages were not used either.
     assert all(source["url"].startswith("file:///") for source in out["sources"])
-    # The report is remembered; the library's passages stay the library's alone, so a
+    # Reports are remembered; the library's passages stay the library's alone, so a
     # removed document cannot come back through memory.
     store = await open_store()
-    assert await store.items(REPORTS)
+    assert len({hit.key for hit in await store.items(REPORTS)}) == 2
+    assert [hit for hit in await store.items(PASSAGES) if "https://" in str(hit.metadata)]
     assert not [hit for hit in await store.items(PASSAGES) if "file:" in str(hit.metadata)]
 
 
