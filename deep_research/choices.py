@@ -11,7 +11,8 @@ from deep_research.providers import PROVIDERS
 DEFAULT_LLM_MODEL = "mlx-community/Qwen3-8B-4bit"
 # `local` first: the default; the rest are `init_chat_model`'s names (see providers.py).
 MODEL_PROVIDERS = ("local", *PROVIDERS)
-SEARCH_PROVIDERS = ("tavily", "searxng", "ddgs")
+# "library": the documents added with `deep-research library add`, and nothing else.
+SEARCH_PROVIDERS = ("tavily", "searxng", "ddgs", "library")
 SEARCH_CHOICES = ("auto", *SEARCH_PROVIDERS)
 # `Context`'s fields in declaration order, for the CLI's help (a test keeps them equal).
 SETTING_NAMES = (
@@ -37,11 +38,15 @@ SETTING_NAMES = (
     "max_results_per_search",
     "search_provider",
     "search_fallback",
+    "search_library",
     "relevance_threshold",
     "fetch_top_n",
     "fetch_timeout",
     "max_page_chars",
     "max_chars_per_turn",
+    "use_memory",
+    "memory_min_similarity",
+    "memory_max_age_days",
 )
 
 

@@ -153,15 +153,21 @@ class Context(BaseSettings):
     max_results_per_search: int = Field(
         default=5, ge=1, le=20, description="Results requested from the provider per query."
     )
-    search_provider: Literal["auto", "tavily", "searxng", "ddgs"] = Field(
+    search_provider: Literal["auto", "tavily", "searxng", "ddgs", "library"] = Field(
         default="auto",
         description="Search backend. auto: tavily when TAVILY_API_KEY is set, else searxng "
-        "when SEARXNG_URL is set, else ddgs.",
+        "when SEARXNG_URL is set, else ddgs. library: only your documents (deep-research "
+        "library add), never the web; search_fallback is then ignored.",
     )
     search_fallback: str = Field(
         default="",
         description="Comma-separated providers tried in order when the main one fails, is "
         "rate-limited or finds nothing, e.g. 'tavily,searxng,ddgs'. Empty: no fallback.",
+    )
+    search_library: bool = Field(
+        default=True,
+        description="Search your document library (deep-research library add) in every "
+        "search step too, beside the web; its passages pass the same relevance filter.",
     )
     relevance_threshold: float = Field(
         default=0.25,
@@ -194,6 +200,27 @@ class Context(BaseSettings):
         le=400_000,
         description="Characters of search results and page text one researcher turn receives "
         "in total; page excerpts are shortened to fit.",
+    )
+    use_memory: bool = Field(
+        default=True,
+        description="Remember published reports and the passages they cite (in MEMORY_DIR or "
+        "the Chroma server at CHROMA_HOST), show similar earlier reports to the orchestrator, "
+        "and answer searches from stored passages. false: memory is neither read nor written.",
+    )
+    memory_min_similarity: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="How similar (MiniLM cosine, 0-1, the relevance scale) an earlier report "
+        "must be to the question, and a stored passage to a search query (at least "
+        "relevance_threshold too), to be used.",
+    )
+    memory_max_age_days: float = Field(
+        default=30,
+        ge=0,
+        le=3650,
+        description="Stored passages older than this many days are not used to answer "
+        "searches (the web is searched instead). 0: never answer from memory.",
     )
 
     def __init__(self, **values: Any) -> None:
@@ -280,6 +307,11 @@ class Endpoints(BaseSettings):
     # Widening what page fetching may reach is a property of the machine, never of a run.
     fetch_allow_private: bool = False
     fetch_allowed_hosts: str = ""
+    # Where the memory lives (see `deep_research.memory.location`): a directory for one
+    # process, or a Chroma server shared by several.
+    memory_dir: str = ".deep_research/memory"
+    chroma_host: str | None = None
+    chroma_port: int = Field(default=8000, ge=1, le=65535)
 
     @property
     def call_deadline(self) -> float:

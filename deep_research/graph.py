@@ -14,6 +14,7 @@ from deep_research.finalize import finalize
 from deep_research.orchestrator import answer_tools, orchestrate
 from deep_research.plan_review import review_plan, route_orchestrate, route_review
 from deep_research.question import new_question
+from deep_research.remembering import recall, remember
 from deep_research.research_task import research_task
 from deep_research.state import InputState, OutputState, ResearchState
 
@@ -24,6 +25,7 @@ builder = StateGraph(
     ResearchState, context_schema=Context, input_schema=InputState, output_schema=OutputState
 )
 builder.add_node(new_question)
+builder.add_node(recall)
 builder.add_node(clarify)
 builder.add_node(ask_user)
 builder.add_node(orchestrate)
@@ -31,8 +33,10 @@ builder.add_node(review_plan)
 builder.add_node(answer_tools)
 builder.add_node("research", research_task)  # type: ignore[arg-type]  # input: a Send payload
 builder.add_node(finalize)
+builder.add_node(remember)
 builder.add_edge(START, "new_question")
-builder.add_edge("new_question", "clarify")
+builder.add_edge("new_question", "recall")
+builder.add_edge("recall", "clarify")
 builder.add_conditional_edges("clarify", route_clarify)
 builder.add_edge("ask_user", "clarify")
 builder.add_conditional_edges(
@@ -43,7 +47,8 @@ builder.add_conditional_edges(
 )
 builder.add_edge("research", "orchestrate")
 builder.add_edge("answer_tools", "orchestrate")
-builder.add_edge("finalize", END)
+builder.add_edge("finalize", "remember")
+builder.add_edge("remember", END)
 graph = builder.compile(name="deep_research")
 
 

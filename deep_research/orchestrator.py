@@ -62,7 +62,7 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
             max_calls=context.max_research_calls_per_reply,
             max_turns=context.max_orchestrator_turns,
             max_searches=context.max_searches_per_run,
-        )
+        ) + _earlier_reports(state)
         reply = await model.ask([SystemMessage(system), *state["messages"]], tools=TOOLS)
         guard = churn.after_reply(state.get("churn"), reply.tool_calls, context)
         guard = _limit_research(guard, reply, context.max_research_calls_per_reply)
@@ -82,6 +82,20 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
             "searches_used": sum(shares.values()),
         }
     return {"messages": [reply], "orchestrator_turns": turns}
+
+
+def _earlier_reports(state: ResearchState) -> str:
+    """Similar reports from memory (see `remembering.recall`), each fenced: stored web text."""
+    reports = state.get("earlier_reports") or []
+    if not reports:
+        return ""
+    nonce = render.new_nonce()
+    listing = "\n\n".join(
+        f"From {r['date']} (thread {r['thread_id']}, similarity {r['similarity']:.2f}):\n"
+        + render.fence(f"Question: {r['question']}\n\n{r['excerpt']}", nonce)
+        for r in reports
+    )
+    return "\n\n" + prompts.render("earlier_reports", reports=listing)
 
 
 def _findings(state: ResearchState) -> str:

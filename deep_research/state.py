@@ -19,6 +19,17 @@ class Source(TypedDict):
     title: str
     content: str
     found_by: str
+    retrieved: NotRequired[str]  # ISO date of a page recalled from memory (see memory/)
+
+
+class RecalledReport(TypedDict):
+    """An earlier report on a similar question, found in memory before research starts."""
+
+    thread_id: str
+    question: str
+    date: str
+    similarity: float
+    excerpt: str
 
 
 class Todo(TypedDict):
@@ -117,6 +128,8 @@ class ResearchState(InputState):
     churn: ChurnGuard
     final_report: str
     citation_check: CitationCheck
+    question: str  # this input's question, as memory stores it with the report
+    earlier_reports: list[RecalledReport]
 
 
 class OutputState(TypedDict):

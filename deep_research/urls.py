@@ -4,6 +4,7 @@ citation registry alike: `…/a/`, `…/a#x` and `…/a?utm_source=y` are one pa
 
 from __future__ import annotations
 
+import re
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 # Query parameters that only say where a click came from; they never change the page.
@@ -13,6 +14,19 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 # Characters a path may carry unescaped (RFC 3986 pchar minus '%'), so that
 # "/a%20b" and "/a b" or "%7E" and "~" normalise to the same key.
 _PATH_SAFE = "/:@!$&'()*+,;=-._~"
+# A library PDF's page: `file:///…/a.pdf#page=3` names page 3, a source of its own.
+_PAGE_ANCHOR = re.compile(r"page=([1-9][0-9]{0,5})")
+
+
+def is_file_url(url: str) -> bool:
+    """A local file in the form the library writes: `file:///absolute/path` (no host)."""
+    parts = urlsplit(url.strip())
+    return parts.scheme.lower() == "file" and not parts.netloc and parts.path.startswith("/")
+
+
+def library_page_anchor(base: str, fragment: str) -> str:
+    """`page=N` when `base` is a local file and `fragment` names a page, else ''."""
+    return fragment if is_file_url(base) and _PAGE_ANCHOR.fullmatch(fragment) else ""
 
 
 def page_key(url: str) -> str:
@@ -38,7 +52,13 @@ def page_key(url: str) -> str:
             if not _is_tracking(name)
         )
     )
-    return urlunsplit((scheme, netloc, path, query, ""))
+    # A file URL has no host: urlunsplit would drop the '//' that `file:///` needs.
+    key = urlunsplit((scheme, netloc, path, query, ""))
+    if scheme == "file":
+        key = f"file://{path}" + (f"?{query}" if query else "")
+        anchor = library_page_anchor(url, parts.fragment)
+        key += f"#{anchor}" if anchor else ""
+    return key
 
 
 def _is_tracking(name: str) -> bool:

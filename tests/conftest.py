@@ -40,10 +40,14 @@ ENV_NAMES = [name.upper() for name in [*Context.model_fields, *Endpoints.model_f
 
 
 @pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No developer setting (or real key) leaks into a test."""
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """No developer setting (or real key) leaks into a test; no test writes a store in the repo."""
     for name in ENV_NAMES:
         monkeypatch.delenv(name, raising=False)
+    # Memory is off unless a test turns it on: a store costs a MiniLM load and a Chroma
+    # client, and no test should find another's reports. Its directory is the test's own.
+    monkeypatch.setenv("MEMORY_DIR", str(tmp_path_factory.mktemp("memory")))
+    monkeypatch.setenv("USE_MEMORY", "false")
 
 
 @pytest.fixture(autouse=True)

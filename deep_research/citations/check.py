@@ -19,7 +19,7 @@ from markdown_it.token import Token
 from deep_research.citations import html
 from deep_research.citations.markdown import parse
 from deep_research.citations.registry import RegisteredSource, SourceRegistry
-from deep_research.citations.urls import is_web_url
+from deep_research.citations.urls import is_citable_url
 from deep_research.citations.verify import CheckedReport, check_once
 from deep_research.state import CitationCheck, Source
 
@@ -111,7 +111,7 @@ def _rendered(tokens: list[Token]) -> Iterator[Token]:
 
 
 def _retrieved(url: str, registry: SourceRegistry) -> bool:
-    return is_web_url(url) and registry.lookup(url) is not None
+    return is_citable_url(url) and registry.lookup(url) is not None
 
 
 def inert_report(document: str, registry: SourceRegistry) -> CheckedReport:
@@ -157,7 +157,7 @@ def _cut_unretrieved(
 
     def keep_retrieved(match: re.Match[str]) -> str:
         url = match.group().rstrip(_URL_TRAILER)
-        source = registry.lookup(url) if is_web_url(url) else None
+        source = registry.lookup(url) if is_citable_url(url) else None
         if source is None:
             removed.append(url)
             return match.group()[len(url) :]

@@ -154,6 +154,7 @@ def sources_section(cited: Iterable[RegisteredSource], heading: str = "Sources")
     """The closing list: each cited source once, in order of first citation."""
     lines = [
         f"{number}. [{source_label(source.title)}]({link_destination(source.url)})"
+        + (f" (retrieved {source.retrieved_on})" if source.retrieved_on else "")
         for number, source in enumerate(cited, 1)
     ]
     return f"## {heading}\n\n" + "\n".join(lines) if lines else ""

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from markdown_it import MarkdownIt, rules_block, rules_inline
+from markdown_it.common.normalize_url import validateLink
 from markdown_it.rules_block import StateBlock
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
@@ -99,7 +100,14 @@ def make_parser() -> MarkdownIt:
         md.inline.ruler.at(name, _recording(name))
     md.block.ruler.at("paragraph", _trimmed_map(rules_block.paragraph))
     md.block.ruler.at("lheading", _trimmed_map(rules_block.lheading))
+    # markdown-it leaves `file:` links as text, but other renderers make them links: they
+    # are parsed as links so the check sees them (only library documents are kept).
+    md.validateLink = _file_or_default  # type: ignore[method-assign]
     return md
+
+
+def _file_or_default(url: str) -> bool:
+    return url.strip().lower().startswith("file:") or validateLink(url)
 
 
 _PARSER = make_parser()

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from deep_research.citations.fragments import RetrievedText
-from deep_research.citations.urls import is_pdf, split_fragment
+from deep_research.citations.urls import is_pdf, source_base, split_fragment
 from deep_research.state import Source
 from deep_research.urls import page_key
 
@@ -17,10 +17,11 @@ class RegisteredSource:
     """One retrieved page. `number` is its place in retrieval order, stable for the run."""
 
     number: int
-    url: str  # as retrieved, without fragment: what reports link to
+    url: str  # as retrieved, without fragment (but a library PDF's page): what reports link to
     title: str
     texts: list[str] = field(default_factory=list)
     found_by: list[str] = field(default_factory=list)
+    retrieved_on: str = ""  # ISO date, for a page recalled from memory; empty: this run
 
     @cached_property
     def retrieved(self) -> RetrievedText:
@@ -36,25 +37,33 @@ class SourceRegistry:
 
     def __init__(self, sources: Iterable[Source] = ()) -> None:
         self._entries: dict[str, RegisteredSource] = {}
+        # A library document's first retrieved page, for a link to the document without one.
+        self._documents: dict[str, RegisteredSource] = {}
         for source in sources:
             self.add(source)
 
     def add(self, source: Source) -> RegisteredSource:
-        url = split_fragment(source["url"])[0]
+        url = source_base(source["url"])
         key = page_key(url)
         entry = self._entries.get(key)
         if entry is None:
             entry = RegisteredSource(len(self._entries) + 1, url, source["title"] or url)
             self._entries[key] = entry
+            self._documents.setdefault(page_key(split_fragment(url)[0]), entry)
         if source["content"] and source["content"] not in entry.texts:
             entry.texts.append(source["content"])
             entry.__dict__.pop("retrieved", None)  # the cached text is stale now
+        if not entry.retrieved_on:
+            entry.retrieved_on = source.get("retrieved", "")
         if source["found_by"] not in entry.found_by:
             entry.found_by.append(source["found_by"])
         return entry
 
     def lookup(self, url: str) -> RegisteredSource | None:
-        return self._entries.get(page_key(split_fragment(url)[0]))
+        """The source `url` leads to. A link to a library PDF's page that was not retrieved
+        (or to the file without a page) leads to the first page of it that was."""
+        found = self._entries.get(page_key(source_base(url)))
+        return found or self._documents.get(page_key(split_fragment(url)[0]))
 
     def __iter__(self) -> Iterator[RegisteredSource]:
         return iter(self._entries.values())

@@ -29,7 +29,12 @@ from deep_research.citations.hygiene import (
 )
 from deep_research.citations.markdown import Inline, Link, SourceMap, describe_inline, parse
 from deep_research.citations.registry import RegisteredSource, SourceRegistry
-from deep_research.citations.urls import DIRECTIVE_DELIMITER, is_web_url, split_fragment
+from deep_research.citations.urls import (
+    DIRECTIVE_DELIMITER,
+    is_citable_url,
+    is_web_url,
+    split_fragment,
+)
 from deep_research.state import CitationCheck
 
 EMPTIED = "(link removed: not a retrieved source)"
@@ -80,6 +85,8 @@ class _Verifier:
         self.cited.setdefault(source.number, source)
         url = source.url
         fragment = self._fragment(link, source)
+        if "#" in url:  # a library PDF page: its `#page=N` is the fragment
+            fragment = ""
         destination = link_destination(f"{url}#{fragment}" if fragment else url)
         if link.kind in ("autolink", "bare"):
             return [Edit(link.start, link.end, f"[{source_label(source.title)}]({destination})")]
@@ -89,7 +96,7 @@ class _Verifier:
         return [Edit(link.label_end, link.end, tail)]
 
     def retrieved(self, url: str) -> RegisteredSource | None:
-        return self.registry.lookup(url) if is_web_url(url) else None
+        return self.registry.lookup(url) if is_citable_url(url) else None
 
     def image_edits(self, image: Link) -> list[Edit]:
         """An image loads without a click, so its URL can carry data out: only a retrieved

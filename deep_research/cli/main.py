@@ -6,6 +6,8 @@
     deep-research runs
     deep-research replay FILE
     deep-research doctor [--model SPEC] [--search NAME] [--set FIELD=VALUE] [--json]
+    deep-research memory list | search QUERY | forget THREAD_ID | clear --yes
+    deep-research library add PATH… | library list | library remove PATH
 
 Every setting flag is a `Context` field (`--set FIELD=VALUE` reaches any of them), so the
 CLI validates and explains bad values exactly as Studio and the SDK do. Errors are one
@@ -75,7 +77,8 @@ def _epilog() -> str:
     return (
         "search providers (--search, --set search_fallback=A,B):\n"
         f"  {', '.join(SEARCH_CHOICES)}. auto: tavily when TAVILY_API_KEY is set, else\n"
-        "  searxng when SEARXNG_URL is set, else ddgs (keyless).\n"
+        "  searxng when SEARXNG_URL is set, else ddgs (keyless). library: only the\n"
+        "  documents added with deep-research library add, never the web.\n"
         "model providers (--model, --set ROLE_model=provider:model):\n"
         "  local: the OpenAI-compatible server at LLM_BASE_URL; openai: OpenAI's cloud,\n"
         "  needs OPENAI_API_KEY; any other langchain provider with its extra installed, e.g.\n"
@@ -89,6 +92,10 @@ def _epilog() -> str:
         "  deep-research doctor        check that a run can succeed, and what to change\n"
         "  deep-research runs          list past runs in this directory\n"
         "  deep-research replay FILE   print a run's traffic log as a timeline\n"
+        "  deep-research memory list | search QUERY | forget THREAD_ID | clear --yes\n"
+        "                              past research remembered (MEMORY_DIR or CHROMA_HOST)\n"
+        "  deep-research library add PATH… | list | remove PATH\n"
+        "                              your documents as a source, beside the web\n"
         "Ctrl-C stops a run at once; resume it with --resume THREAD_ID."
     )
 
@@ -324,6 +331,25 @@ def doctor(argv: list[str], console: Console) -> int:
     return run_doctor(argv, console)
 
 
+def memory(argv: list[str], console: Console) -> int:
+    from deep_research.cli.memory import MemoryUsageError, memory_command  # loads chromadb
+
+    try:
+        return memory_command(argv, console)
+    except MemoryUsageError as error:
+        raise UsageError(str(error)) from None
+
+
+def library(argv: list[str], console: Console) -> int:
+    from deep_research.cli.library import LibraryUsageError
+    from deep_research.cli.library import library as run_library  # Chroma loads only for it
+
+    try:
+        return run_library(argv, console)
+    except LibraryUsageError as error:
+        raise UsageError(f"{error} (see deep-research --help)") from None
+
+
 def run_failures() -> tuple[type[Exception], ...]:
     """Errors that end a run with their own one-line message (exit 1); imported only when
     one is being handled, so `--help` stays light."""
@@ -332,6 +358,7 @@ def run_failures() -> tuple[type[Exception], ...]:
 
     from deep_research.cli.runs import UnknownRunError
     from deep_research.cli.session import ResumeError
+    from deep_research.memory import MemoryUnavailable
     from deep_research.models import EmptyReplyError, ModelEndpointError
     from deep_research.research_task import OldCheckpointError
 
@@ -343,6 +370,7 @@ def run_failures() -> tuple[type[Exception], ...]:
         UnknownRunError,
         ResumeError,
         OldCheckpointError,
+        MemoryUnavailable,
     )
 
 
@@ -350,7 +378,13 @@ def main(argv: list[str] | None = None) -> int:
     envfile.load_once()  # `.env` below the process environment, before anything reads either
     argv = sys.argv[1:] if argv is None else argv
     console = terminal_console()
-    commands = {"runs": show_runs, "replay": replay, "doctor": doctor}
+    commands = {
+        "runs": show_runs,
+        "replay": replay,
+        "doctor": doctor,
+        "memory": memory,
+        "library": library,
+    }
     try:
         if argv and argv[0] in commands:
             return commands[argv[0]](argv[1:], console)

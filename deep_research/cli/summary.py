@@ -29,6 +29,9 @@ class Totals:
     searches_refused: int = 0
     fetches: int = 0
     researchers_failed: int = 0
+    memory: str = ""  # where the memory was, or why it could not be used; "": memory off
+    remembered: int = 0  # queries answered from memory without a search
+    memory_saved: bool = False
 
     def lines(self) -> list[str]:
         out = []
@@ -43,6 +46,11 @@ class Totals:
         failed = f", {self.searches_failed} failed" if self.searches_failed else ""
         out.append(f"searches      {self.searches}{failed}{refused}")
         out.append(f"fetches       {self.fetches}")
+        if self.memory:
+            answered = f", {plural(self.remembered, 'query')} answered from it"
+            answered = answered if self.remembered else ""
+            saved = ", report remembered" if self.memory_saved else ""
+            out.append(f"memory        {self.memory}{answered}{saved}")
         if self.researchers_failed:
             out.append(f"researchers   {self.researchers_failed} failed (see 'Research gaps')")
         return out
@@ -67,6 +75,12 @@ def totals(records: list[dict[str, Any]]) -> Totals:
             result.searches_refused += event == "search_refused"
             result.fetches += event == "fetch"
             result.researchers_failed += event == "research_failed"
+            result.remembered += event == "search_remembered"
+            result.memory_saved |= event == "memory_saved"
+            if event == "memory" and record.get("status") == "unavailable":
+                result.memory = f"unavailable: {record.get('reason')}"
+            elif event == "memory" and record.get("where"):
+                result.memory = f"at {record.get('where')}"
     return result
 
 

@@ -74,6 +74,11 @@ class Tracker:
             sources = plural(int(event.get("sources", 0)), "source")
             who.detail = sources if who.status == "done" else event["error"]
             return f"research {who.status}: {who.topic} ({who.detail})"
+        if name == "memory":
+            return memory_notice(event)
+        if name == "search_remembered":
+            self.sources.update(event.get("urls") or [])
+            return f"answered from memory: {event['query']}"
         if name == "report_written":
             self.phase = "report written"
             return f"report written ({plural(event['chars'], 'character')})"
@@ -132,8 +137,11 @@ class ProgressView:
 
     def show(self, event: dict[str, Any]) -> None:
         line = self.tracker.handle(event)
+        # What memory says about this run is for the user, live panel or not.
+        if line and event.get("event") == "memory":
+            self.console.print(plain(line))
         # The review's outcome is a decision the user made: it stays on screen, above the panel.
-        if line and (not self.live or event.get("event") == "plan_review"):
+        elif line and (not self.live or event.get("event") == "plan_review"):
             self.console.print(plain(f"[{self.tracker.elapsed()}] {line}"))
 
 
@@ -152,3 +160,20 @@ def _review_line(event: dict[str, Any]) -> str:
             "the revised plan runs without asking again"
         )
     return f"plan sent back for changes (review {event.get('round')} of {event.get('max_rounds')})"
+
+
+def memory_notice(event: dict[str, Any]) -> str | None:
+    """The line that tells the user what memory found, or why there is none."""
+    if event.get("status") == "unavailable":
+        return f"memory unavailable, researching without it: {event.get('reason')}"
+    earlier = [e for e in event.get("earlier") or [] if isinstance(e, dict)]
+    if not earlier:
+        return None
+    first = earlier[0]
+    line = (
+        f"You researched a similar question on {first.get('date')}: thread {first.get('thread_id')}"
+    )
+    if len(earlier) > 1:
+        others = ", ".join(f"{e.get('date')} (thread {e.get('thread_id')})" for e in earlier[1:])
+        line += f"; also on {others}"
+    return line

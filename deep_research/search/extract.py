@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import io
 from itertools import islice
 from typing import Any
@@ -30,9 +29,6 @@ HIDDEN = XPath(
 MAX_NODES = 5_000
 # Never text a reader sees, and often most of a modern page's nodes (inline SVG icons).
 NOT_TEXT = ("script", "style", "noscript", "svg")
-
-PDF_READER = "pypdf"
-PDF_AVAILABLE = importlib.util.find_spec(PDF_READER) is not None
 
 
 def strip_hidden(tree: object) -> int:
@@ -86,8 +82,8 @@ def html_to_markdown(raw: bytes, url: str) -> str:
 
 
 def pdf_to_text(raw: bytes) -> str:
-    """Text of a PDF's pages; only called when the optional `pypdf` is installed."""
-    from pypdf import PdfReader  # optional dependency, see PDF_AVAILABLE
+    """Text of a PDF's pages."""
+    from pypdf import PdfReader  # imported when a PDF comes, not with every search
 
     reader = PdfReader(io.BytesIO(raw))
     return "\n\n".join((page.extract_text() or "").strip() for page in reader.pages).strip()

@@ -105,11 +105,6 @@ class PageFetcher:
                     return Page(url, skipped="a malformed content type is not read")
                 if kind is None:
                     return Page(url, skipped=f"content type {media_type!r} is not read")
-                if kind == "pdf" and not extract.PDF_AVAILABLE:
-                    return Page(
-                        url,
-                        skipped=f"PDF not read: install {extract.PDF_READER!r} to extract PDFs",
-                    )
                 try:
                     raw, cut = await read_capped(response, self._max_bytes)
                 except UnreadableBody as error:

@@ -20,7 +20,7 @@ from deep_research import secrets
 from deep_research.context import ConfigError, Endpoints, read_endpoints
 from deep_research.search.extract import clip
 
-ProviderName = Literal["auto", "tavily", "searxng", "ddgs"]
+ProviderName = Literal["auto", "tavily", "searxng", "ddgs", "library"]
 
 
 @dataclass(frozen=True)
@@ -203,4 +203,8 @@ def make_provider(name: str) -> SearchProvider:
         return TavilyProvider(api_key=key, base_url=endpoints.tavily_api_base_url)
     if name == "searxng" and endpoints.searxng_url:
         return SearxngProvider(endpoints.searxng_url)
+    if name == "library":
+        from deep_research.library import LibraryProvider  # Chroma loads only when used
+
+        return LibraryProvider()
     return DdgsProvider()

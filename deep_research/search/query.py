@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
 from deep_research import progress, tracing
 from deep_research.search import relevance
 from deep_research.search.budget import Grant
 from deep_research.search.cache import RunCache, Searched, query_key, url_key
-from deep_research.search.chain import SearchChain
+from deep_research.search.chain import SearchChain, provider_slots
 from deep_research.search.fetch import Page, PageFetcher
-from deep_research.search.providers import SearchError, SearchResult
+from deep_research.search.providers import SearchError, SearchProvider, SearchResult
+
+WEB_SCHEMES = ("http://", "https://")  # what the fetcher reads; library results are not
 
 
 class CapReached(Exception):
@@ -27,6 +30,7 @@ class Finding:
     result: SearchResult
     relevance: float
     page: Page | None = None  # None: not among the pages read
+    retrieved: str = ""  # ISO date of a page recalled from memory; empty: read in this run
 
     @property
     def retrieved_text(self) -> str:
@@ -56,8 +60,50 @@ class Searcher:
     max_results: int
     threshold: float
     fetch_top_n: int
+    # Stored passages answering a query (search/remembered.py); none: the web answers.
+    recall: Callable[[str], Awaitable[list[Finding]]] | None = None
+    library: SearchProvider | None = None  # searched beside the chain, spending no budget
 
     async def run(self, query: str) -> QueryOutcome:
+        outcome, (extra, dropped, notes) = await asyncio.gather(
+            self._run(query), self._library(query)
+        )
+        if not extra and not dropped and not notes:
+            return outcome
+        findings = sorted([*outcome.findings, *extra], key=lambda f: -f.relevance)
+        return replace(
+            outcome,
+            findings=findings,
+            dropped=outcome.dropped + dropped,
+            notes=[*outcome.notes, *notes],
+        )
+
+    async def _library(self, query: str) -> tuple[list[Finding], int, list[str]]:
+        """The library's relevant passages for `query` (cached for the run like a search)."""
+        if self.library is None:
+            return [], 0, []
+        key = "library:" + query_key(query, self.max_results)
+        try:
+            searched, _ = await self.cache.searches.get(key, lambda: self._library_search(query))
+        except SearchError as error:
+            return [], 0, [f"Your library was not searched: {error}"]
+        pairs = zip(searched.results, searched.relevance, strict=True)
+        kept = [Finding(result, score) for result, score in pairs if score >= self.threshold]
+        return kept, len(searched.results) - len(kept), []
+
+    async def _library_search(self, query: str) -> Searched:
+        assert self.library is not None
+        async with provider_slots(self.library):
+            results = await self.library.search(query, self.max_results)
+        scores = await relevance.score_results(query, results)
+        return Searched(results, self.library.name, relevance=scores)
+
+    async def _run(self, query: str) -> QueryOutcome:
+        if self.recall is not None and (remembered := await self.recall(query)):
+            urls = [f.result.url for f in remembered]
+            progress.emit("search_remembered", id=self.owner, query=query, urls=urls)
+            note = "Answered from memory (pages cited by earlier reports): no search used."
+            return QueryOutcome(query, remembered, notes=[note])
         key = query_key(query, self.max_results)
         try:
             searched, started = await self._searched(key, query)
@@ -79,7 +125,8 @@ class Searcher:
             zip(searched.results, searched.relevance, strict=True), key=lambda pair: -pair[1]
         )
         kept = [(result, score) for result, score in ranked if score >= self.threshold]
-        to_read = [result.url for result, _ in kept[: self.fetch_top_n]]
+        readable = [result.url for result, _ in kept if result.url.lower().startswith(WEB_SCHEMES)]
+        to_read = readable[: self.fetch_top_n]
         pages = await asyncio.gather(*(self._page(url) for url in to_read))
         read = dict(zip(to_read, pages, strict=True))
         findings = [Finding(result, score, read.get(result.url)) for result, score in kept]

@@ -115,7 +115,10 @@ def _render_finding(
     header = f"Result {number} (relevance {finding.relevance:.2f})"
     snippet = fence(f"{link}\n{result.content}", nonce)
     if page is None:
-        return f"{header}, search snippet:\n{snippet}"
+        where = (
+            "passage from your documents" if result.url.startswith("file:") else "search snippet"
+        )
+        return f"{header}, {where}:\n{snippet}"
     if page.skipped:
         # Skip reasons are built from fixed words and sanitised names (fetch.skip_reason);
         # defused as well, since they sit outside the fence.

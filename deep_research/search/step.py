@@ -17,9 +17,30 @@ from deep_research.search.cache import run_cache
 from deep_research.search.chain import SearchChain
 from deep_research.search.fetch import PageFetcher
 from deep_research.search.netguard import AddressPolicy
-from deep_research.search.providers import make_provider
+from deep_research.search.providers import SearchProvider, make_provider
 from deep_research.search.query import QueryOutcome, Searcher
+from deep_research.search.remembered import memory_lookup
 from deep_research.state import Source
+
+LIBRARY = "library"
+
+
+def _library() -> SearchProvider:
+    from deep_research.library import LibraryProvider  # Chroma loads only when used
+
+    return LibraryProvider()
+
+
+def library_exists() -> bool:
+    """Whether a store that may hold a library exists, so that a user who never added a
+    document gets no store created, opened or locked by a web search."""
+    from deep_research.memory import configured
+
+    location = configured()
+    if location.host is not None:
+        return True
+    # Chroma's persistent client keeps its catalogue in this file.
+    return location.path is not None and (location.path / "chroma.sqlite3").is_file()
 
 
 @dataclass(frozen=True)
@@ -50,11 +71,16 @@ class SearchSession:
 
     def _sources(self, outcomes: list[QueryOutcome]) -> list[Source]:
         topic = self.topic
-        return [
-            Source(url=f.result.url, title=f.result.title, content=f.retrieved_text, found_by=topic)
-            for outcome in outcomes
-            for f in outcome.findings
-        ]
+        sources = []
+        for outcome in outcomes:
+            for f in outcome.findings:
+                source = Source(
+                    url=f.result.url, title=f.result.title, content=f.retrieved_text, found_by=topic
+                )
+                if f.retrieved:
+                    source["retrieved"] = f.retrieved
+                sources.append(source)
+        return sources
 
 
 def _trace(outcomes: list[QueryOutcome]) -> dict[str, Any]:
@@ -76,9 +102,14 @@ async def session(
     context: Context, *, run_key: str, owner: str, topic: str, grant: Grant
 ) -> AsyncIterator[SearchSession]:
     """A search step for research call `owner` on `topic`, in run (thread) `run_key`."""
+    private = context.search_provider == LIBRARY
+    # Private-only research never reaches the web: no fallback (SEARCH_FALLBACK may be set
+    # in a shared .env), and the library is the chain itself rather than a side search.
     names = [context.search_provider, *context.fallback_providers]
-    chain = SearchChain([make_provider(name) for name in names])
+    chain = SearchChain([_library()] if private else [make_provider(name) for name in names])
+    side = context.search_library and not private and library_exists()
     policy = AddressPolicy.from_env()
+    lookup = await memory_lookup(context)
     async with PageFetcher(
         policy, timeout=context.fetch_timeout, max_chars=context.max_page_chars
     ) as fetcher:
@@ -91,5 +122,7 @@ async def session(
             max_results=context.max_results_per_search,
             threshold=context.relevance_threshold,
             fetch_top_n=context.fetch_top_n,
+            library=_library() if side else None,
+            recall=lookup.findings if lookup and not private else None,
         )
         yield SearchSession(searcher, topic, context.max_page_chars)

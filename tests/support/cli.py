@@ -43,6 +43,18 @@ def cli_env(llm: ScriptedOpenAIServer, tavily: FakeTavilyServer, home: Path) -> 
         "NO_PROXY": "127.0.0.1,localhost",
         "no_proxy": "127.0.0.1,localhost",
         "DEEP_RESEARCH_DOTENV": "0",  # no `.env` above the temporary directory is read
+        "USE_MEMORY": "false",  # the tests of memory turn it on
+    }
+
+
+def library_env(home: Path) -> dict[str, str]:
+    """What `deep-research library …` needs: no model, no search, a memory in `home`."""
+    return {
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"]),
+        "HOME": str(home),
+        "PYTHONPATH": str(REPO),
+        "MEMORY_DIR": str(home / "memory"),
+        "DEEP_RESEARCH_DOTENV": "0",
     }
 
 

@@ -57,6 +57,7 @@ def server_env(home: Path, model: ScriptedOpenAIServer, tavily: FakeTavilyServer
         "NO_PROXY": "127.0.0.1,localhost",
         "no_proxy": "127.0.0.1,localhost",
         "DEEP_RESEARCH_DOTENV": "0",  # the graph's own `.env` read, too
+        "USE_MEMORY": "false",  # the tests of memory turn it on
     }
 
 

@@ -1,0 +1,93 @@
+"""`deep-research memory`: what past research is remembered, and forgetting it.
+
+    deep-research memory list
+    deep-research memory search QUERY
+    deep-research memory forget THREAD_ID
+    deep-research memory clear --yes
+
+It opens the memory a run would use (MEMORY_DIR, or the Chroma server at CHROMA_HOST).
+Stored text came from the web and from models: it is printed as plain text, one short
+line per item.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from rich.console import Console
+
+from deep_research.cli.plain import plain, printable
+from deep_research.cli.wording import first_line, plural
+from deep_research.memory import PASSAGES, REPORTS, MemoryUnavailable, Store, open_store
+from deep_research.memory.research import forget, remembered_threads
+
+USAGE = "usage: deep-research memory list | search QUERY | forget THREAD_ID | clear --yes"
+SHOWN = 5
+LINE_CHARS = 70
+
+
+class MemoryUsageError(ValueError):
+    """The `memory` command line is wrong; the message shows the usage."""
+
+
+def memory_command(argv: list[str], console: Console) -> int:
+    """Run one `memory` subcommand; 1 when the memory cannot be used or holds nothing asked."""
+    if not argv or argv[0] not in ("list", "search", "forget", "clear"):
+        raise MemoryUsageError(USAGE)
+    command, rest = argv[0], argv[1:]
+    wanted = {"list": 0, "search": 1, "forget": 1, "clear": 1}[command]
+    if len(rest) != wanted or (command == "clear" and rest != ["--yes"]):
+        hint = " (clear forgets every report and passage: confirm with --yes)"
+        raise MemoryUsageError(USAGE + (hint if command == "clear" else ""))
+    try:
+        return asyncio.run(_run(command, rest, console))
+    except MemoryUnavailable as error:
+        print(f"deep-research: {printable(error)}", file=sys.stderr)
+        return 1
+
+
+async def _run(command: str, rest: list[str], console: Console) -> int:
+    store = await open_store()
+    say = console.print
+    if command == "list":
+        threads = await remembered_threads(store)
+        say(plain(f"Memory at {store.where}: {plural(len(threads), 'report')}"))
+        for thread, date, question in threads:
+            say(plain(f"{date}  {thread:<36}  {first_line(question, LINE_CHARS)}"))
+        return 0
+    if command == "search":
+        await _search(store, rest[0], console)
+        return 0
+    if command == "forget":
+        gone = await forget(store, rest[0])
+        if not gone:
+            say(plain(f"Nothing remembered for thread {first_line(rest[0], LINE_CHARS)}."))
+            return 1
+        say(plain(f"Forgot thread {rest[0]} ({plural(gone, 'stored chunk')})."))
+        return 0
+    for collection in (REPORTS, PASSAGES):
+        await store.clear(collection)
+    say(plain(f"Memory at {store.where} cleared: every report and passage is forgotten."))
+    return 0
+
+
+async def _search(store: Store, query: str, console: Console) -> None:
+    reports: dict[str, tuple[float, str]] = {}
+    for hit in await store.query(REPORTS, query, k=40):
+        thread = str(hit.metadata.get("thread", ""))
+        if thread not in reports:
+            label = f"{hit.metadata.get('date')}  thread {thread}  {hit.metadata.get('question')}"
+            reports[thread] = (hit.similarity, label)
+    console.print(plain("Reports:"))
+    for similarity, label in list(reports.values())[:SHOWN]:
+        console.print(plain(f"  {similarity:.2f}  {first_line(label, LINE_CHARS + 40)}"))
+    pages: dict[str, str] = {}
+    for hit in await store.query(PASSAGES, query, k=40):
+        url = str(hit.metadata.get("url", ""))
+        if url not in pages:
+            retrieved = hit.metadata.get("retrieved")
+            pages[url] = f"{hit.similarity:.2f}  {retrieved}  {first_line(url, LINE_CHARS + 40)}"
+    console.print(plain("Passages:"))
+    for line in list(pages.values())[:SHOWN]:
+        console.print(plain(f"  {line}"))

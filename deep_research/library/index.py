@@ -1,0 +1,138 @@
+"""Adding, listing and removing documents in the library (the store's LIBRARY collection).
+
+A document is keyed by its resolved path; its chunks carry the file's SHA-256, so adding an
+unchanged file again is recognised before it is parsed, and a changed one replaces its old
+chunks (the store drops a shorter text's old tail).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from deep_research.library import scan
+from deep_research.library.readers import Document, Unreadable, read_document
+from deep_research.memory import LIBRARY, Metadata, Piece, Store
+from deep_research.memory.chunks import split
+from deep_research.memory.store import KEY
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened to one file: "added", "updated", "unchanged", "unsupported",
+    "oversized", "skipped" (a symlink out of the folder, not a regular file) or
+    "unreadable", with details in `note`."""
+
+    path: Path
+    status: str
+    note: str = ""
+    chunks: int = 0
+
+
+@dataclass
+class AddReport:
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    def count(self, *statuses: str) -> int:
+        return sum(outcome.status in statuses for outcome in self.outcomes)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One document in the library, for `library list`."""
+
+    path: str
+    title: str
+    kind: str
+    chunks: int
+    pages: int
+    added: str
+
+
+Progress = Callable[[Outcome], None]
+
+
+async def add_paths(store: Store, paths: Iterable[Path], on_file: Progress) -> AddReport:
+    """Index every supported file named in `paths` or under a folder there."""
+    report = AddReport()
+    for candidate in await asyncio.to_thread(lambda: list(scan.candidates(list(paths)))):
+        outcome = await _add_one(store, candidate)
+        report.outcomes.append(outcome)
+        on_file(outcome)
+    return report
+
+
+async def _add_one(store: Store, candidate: scan.Candidate) -> Outcome:
+    path = candidate.path
+    if candidate.status:
+        return Outcome(path, candidate.status, candidate.problem)
+    try:
+        loaded = await asyncio.to_thread(scan.load, path)
+    except (OSError, ValueError) as error:
+        note = str(error) if isinstance(error, ValueError) else type(error).__name__
+        return Outcome(path, "unreadable", note)
+    known = await store.items(LIBRARY, where={KEY: str(path)}, limit=1)
+    if known and known[0].metadata.get("sha256") == loaded.sha256:
+        return Outcome(path, "unchanged")
+    try:
+        document = await asyncio.to_thread(read_document, path, loaded.raw)
+    except Unreadable as error:
+        return Outcome(path, "unreadable", str(error))
+    pieces = await asyncio.to_thread(_pieces, document, loaded.sha256)
+    count = await store.put(LIBRARY, str(path), pieces)
+    note = "text cut at the size limit" if document.cut else ""
+    return Outcome(path, "updated" if known else "added", note, count)
+
+
+def _pieces(document: Document, sha256: str) -> list[Piece]:
+    """The document's chunks: each within one MiniLM window and one PDF page (blocking)."""
+    added = datetime.now(UTC).strftime("%Y-%m-%d")
+    pieces: list[Piece] = []
+    for section in document.sections:
+        metadata: Metadata = {
+            "title": document.title,
+            "kind": document.kind,
+            "page": section.page,
+            "sha256": sha256,
+            "added": added,
+        }
+        pieces.extend(Piece(text, metadata) for text in split(section.text))
+    return pieces
+
+
+async def entries(store: Store) -> list[Entry]:
+    """Every document in the library, by path."""
+    chunks = defaultdict(list)
+    for hit in await store.items(LIBRARY):
+        chunks[hit.key].append(hit.metadata)
+    listed = []
+    for path, metadatas in sorted(chunks.items()):
+        first = metadatas[0]
+        pages = {m.get("page") for m in metadatas if m.get("page")}
+        listed.append(
+            Entry(
+                path=path,
+                title=str(first.get("title", "")),
+                kind=str(first.get("kind", "")),
+                chunks=len(metadatas),
+                pages=len(pages),
+                added=str(first.get("added", "")),
+            )
+        )
+    return listed
+
+
+async def remove_path(store: Store, given: Path) -> list[str]:
+    """Remove the document at `given`, or every document under it when it names a folder
+    (which may be gone from disk); returns the paths removed."""
+    target = given.expanduser().resolve(strict=False)
+    keys = {entry.path for entry in await entries(store)}
+    folder = str(target).rstrip("/") + "/"
+    gone = sorted(key for key in keys if key == str(target) or key.startswith(folder))
+    for key in gone:
+        await store.delete(LIBRARY, key=key)
+    return gone

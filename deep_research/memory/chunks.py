@@ -1,0 +1,51 @@
+"""Chunks sized for MiniLM: it reads the first 256 tokens of a text and ignores the rest.
+
+The splitter counts with the tokenizer of the model already loaded for relevance, so no
+second model (and no download: langchain's sentence-transformers splitter would fetch one
+from the hub) is needed.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from langchain_text_splitters import RecursiveCharacterTextSplitter, TextSplitter
+
+from deep_research.search.relevance import embedder
+
+# [CLS] and [SEP] take two of the model's 256 positions.
+SPECIAL_TOKENS = 2
+OVERLAP_TOKENS = 32
+
+_splitter: TextSplitter | None = None
+_splitter_lock = threading.Lock()
+
+
+def splitter() -> TextSplitter:
+    """The process-wide token-aware splitter (blocking: loads MiniLM on first use)."""
+    global _splitter
+    with _splitter_lock:
+        if _splitter is None:
+            model = embedder()._client  # type: ignore[attr-defined]  # the SentenceTransformer
+            window = int(model.max_seq_length) - SPECIAL_TOKENS
+            tokenizer = model.tokenizer
+
+            def tokens(text: str) -> int:
+                # verbose=False: measuring a text longer than the window is the point here,
+                # not the mistake transformers warns about on stderr.
+                ids = tokenizer.encode(text, add_special_tokens=False, verbose=False)
+                return len(ids)
+
+            _splitter = RecursiveCharacterTextSplitter(
+                chunk_size=window, chunk_overlap=OVERLAP_TOKENS, length_function=tokens
+            )
+        return _splitter
+
+
+def split(text: str) -> list[str]:
+    """`text` in pieces of at most one MiniLM window each (blocking)."""
+    return [piece for piece in splitter().split_text(text) if piece.strip()]
+
+
+def token_count(text: str) -> int:
+    return splitter()._length_function(text)

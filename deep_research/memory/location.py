@@ -1,0 +1,68 @@
+"""Where the memory lives, and the one process allowed to write a local store.
+
+A local store (`chromadb.PersistentClient` on `MEMORY_DIR`) is for one process at a time:
+two processes writing one directory raise no error but lose writes silently. So the first
+process holds `MEMORY_DIR/lock` for its whole life, and a second one is refused with a
+message saying how to share (a Chroma server through `CHROMA_HOST` / `CHROMA_PORT`, where
+the server alone writes the files and any number of clients may connect).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from deep_research.context import read_endpoints
+
+LOCK_NAME = "lock"
+
+
+class MemoryUnavailable(RuntimeError):
+    """The memory cannot be used; the message says why and what to do. Runs go on without."""
+
+
+@dataclass(frozen=True)
+class Location:
+    """A local directory, or a Chroma server."""
+
+    path: Path | None = None
+    host: str | None = None
+    port: int = 8000
+
+    def describe(self) -> str:
+        if self.host is not None:
+            return f"Chroma server {self.host}:{self.port}"
+        return f"{self.path}"
+
+
+def configured() -> Location:
+    """The memory named by the environment: CHROMA_HOST wins over MEMORY_DIR."""
+    endpoints = read_endpoints()
+    if endpoints.chroma_host:
+        return Location(host=endpoints.chroma_host, port=endpoints.chroma_port)
+    return Location(path=Path(os.path.abspath(endpoints.memory_dir)))
+
+
+def hold_directory(path: Path) -> FileLock:
+    """Take `path`'s lock for this process, or raise `MemoryUnavailable` if another has it."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise MemoryUnavailable(f"memory directory {path} cannot be created: {error}") from None
+    lock = FileLock(str(path / LOCK_NAME), timeout=0, thread_local=False)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise MemoryUnavailable(
+            f"memory at {path} is in use by another process (lock {path / LOCK_NAME}); a "
+            "local store takes one process at a time. To share one memory, run a Chroma "
+            "server (chroma run --path DIR) and set CHROMA_HOST and CHROMA_PORT."
+        ) from None
+    except OSError as error:
+        raise MemoryUnavailable(
+            f"memory lock {path / LOCK_NAME} cannot be taken: {error}"
+        ) from None
+    return lock

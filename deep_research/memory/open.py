@@ -1,0 +1,65 @@
+"""Opening the store once per process: a Chroma server, or a locked local directory."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from chromadb.errors import ChromaError
+from filelock import FileLock
+
+from deep_research.memory.location import Location, MemoryUnavailable, configured, hold_directory
+from deep_research.memory.store import STORE_ERRORS, Store
+
+_stores: dict[Location, Store] = {}
+# The directory locks this process holds: kept for the process's life, as its store is.
+_locks: dict[Location, FileLock] = {}
+# Stores found damaged: chromadb keeps a broken client for the path, so opening it again
+# would fail with an unrelated error; the first, readable one is repeated instead.
+_damaged: dict[Location, MemoryUnavailable] = {}
+_open_lock = threading.Lock()
+
+
+async def open_store(location: Location | None = None) -> Store:
+    """The store at `location` (default: the environment's), or `MemoryUnavailable`."""
+    return await asyncio.to_thread(open_store_blocking, location or configured())
+
+
+def open_store_blocking(location: Location) -> Store:
+    with _open_lock:
+        if location in _damaged:
+            raise _damaged[location]
+        if location not in _stores:
+            _stores[location] = _connect(location)
+        return _stores[location]
+
+
+def _connect(location: Location) -> Store:
+    import chromadb
+    from chromadb.config import Settings
+
+    settings = Settings(anonymized_telemetry=False)
+    if location.host is not None:
+        try:
+            client = chromadb.HttpClient(host=location.host, port=location.port, settings=settings)
+            client.heartbeat()
+        except STORE_ERRORS as error:
+            raise MemoryUnavailable(
+                f"Chroma server {location.host}:{location.port} cannot be reached: {error}"
+            ) from None
+        return Store(client, location)
+    assert location.path is not None
+    lock = hold_directory(location.path)
+    try:
+        client = chromadb.PersistentClient(path=str(location.path), settings=settings)
+        client.list_collections()  # a damaged database fails here, not in the middle of a run
+    except (ChromaError, OSError, ValueError) as error:
+        lock.release()
+        damaged = MemoryUnavailable(
+            f"memory at {location.path} cannot be read ({error}); move the directory away "
+            "to start a new memory"
+        )
+        _damaged[location] = damaged
+        raise damaged from None
+    _locks[location] = lock
+    return Store(client, location)

@@ -1,0 +1,192 @@
+"""Memory of past research: published reports and the passages they cite.
+
+A report is stored under its thread and question: its question as the first chunk (a new
+question is matched against earlier questions as well as their reports), then the report's
+own chunks. Each cited page is stored as passages under the thread and URL, with the date
+it was first retrieved: a page cited again from memory keeps its original date.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from deep_research import limits
+from deep_research.memory import chunks
+from deep_research.memory.store import Hit, Piece, Scalar, Store
+from deep_research.urls import is_file_url
+
+REPORTS = "research-reports"
+PASSAGES = "research-passages"
+EXCERPT_CHARS = 1500
+QUESTION_CHARS = 500
+# Enough candidates that grouping chunks by report or page still leaves a choice.
+CANDIDATES = 40
+DAY = 86_400.0
+
+
+@dataclass(frozen=True)
+class CitedPage:
+    url: str
+    title: str
+    texts: list[str]
+    retrieved: str = ""  # ISO date of the first retrieval; empty: retrieved in this run
+
+
+@dataclass(frozen=True)
+class EarlierReport:
+    thread_id: str
+    question: str
+    date: str
+    similarity: float
+    excerpt: str
+    score: float  # similarity with the recency boost: the order shown, never the filter
+
+
+@dataclass(frozen=True)
+class RememberedPage:
+    url: str
+    title: str
+    text: str
+    retrieved: str
+    similarity: float
+
+
+def iso_date(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, UTC).date().isoformat()
+
+
+def _timestamp(date: str) -> float:
+    return datetime.fromisoformat(date).replace(tzinfo=UTC).timestamp()
+
+
+def recency_boost(age_seconds: float) -> float:
+    """1 / (1 + age in days): yesterday's report counts half of today's, in ordering only."""
+    return 1.0 / (1.0 + max(0.0, age_seconds) / DAY)
+
+
+async def remember(
+    store: Store,
+    *,
+    thread_id: str,
+    question: str,
+    report: str,
+    cited: Iterable[CitedPage],
+    now: float | None = None,
+) -> int:
+    """Store the report and its cited pages; returns how many pages. Re-storing replaces."""
+    now = time.time() if now is None else now
+    question = limits.cut(question.strip(), QUESTION_CHARS)
+    date = iso_date(now)
+    meta: dict[str, Scalar] = {"thread": thread_id, "question": question, "date": date, "ts": now}
+    report_key = f"{thread_id}:{hashlib.sha256(question.encode()).hexdigest()[:16]}"
+    excerpt = limits.cut(report, EXCERPT_CHARS)
+    report_pieces = [Piece(question, {**meta, "excerpt": excerpt})]
+    report_pieces += [Piece(text, {**meta, "excerpt": excerpt}) for text in chunks.split(report)]
+    await store.put(REPORTS, report_key, report_pieces)
+    pages = 0
+    for page in cited:
+        if is_file_url(page.url):
+            # A library document is the library's to keep: a copy here would outlive
+            # `library remove` and be cited after the file was taken out.
+            continue
+        retrieved = page.retrieved or date
+        page_meta: dict[str, Scalar] = {
+            **meta,
+            "url": page.url,
+            "title": page.title,
+            "retrieved": retrieved,
+            "ts": _timestamp(retrieved) if page.retrieved else now,
+        }
+        text = "\n\n".join(t for t in page.texts if t.strip())
+        pieces = [Piece(piece, page_meta) for piece in chunks.split(text)]
+        await store.put(PASSAGES, f"{thread_id}|{page.url}", pieces)
+        pages += 1
+    return pages
+
+
+async def similar_reports(
+    store: Store, question: str, *, min_similarity: float, limit: int = 3, now: float | None = None
+) -> list[EarlierReport]:
+    """Earlier reports whose question or text reach `min_similarity`, most useful first."""
+    now = time.time() if now is None else now
+    best: dict[str, Hit] = {}
+    for hit in await store.query(REPORTS, question, k=CANDIDATES):
+        if hit.similarity >= min_similarity and (
+            hit.key not in best or hit.similarity > best[hit.key].similarity
+        ):
+            best[hit.key] = hit
+    found = []
+    for hit in best.values():
+        meta = hit.metadata
+        similarity = hit.similarity
+        found.append(
+            EarlierReport(
+                thread_id=str(meta.get("thread", "")),
+                question=str(meta.get("question", "")),
+                date=str(meta.get("date", "")),
+                similarity=similarity,
+                excerpt=str(meta.get("excerpt", "")),
+                score=similarity * recency_boost(now - float(meta.get("ts", 0.0))),
+            )
+        )
+    found.sort(key=lambda report: -report.score)
+    return found[:limit]
+
+
+async def remembered_pages(
+    store: Store,
+    query: str,
+    *,
+    min_similarity: float,
+    max_age_days: float,
+    limit: int,
+    now: float | None = None,
+) -> list[RememberedPage]:
+    """Stored pages with passages at least `min_similarity` to `query`, young enough."""
+    now = time.time() if now is None else now
+    young = {"ts": {"$gte": now - max_age_days * DAY}}
+    hits = [
+        hit
+        for hit in await store.query(PASSAGES, query, k=CANDIDATES, where=young)
+        if hit.similarity >= min_similarity
+    ]
+    by_url: dict[str, list[Hit]] = {}
+    for hit in hits:  # most similar first, so each page's first hit is its best
+        by_url.setdefault(str(hit.metadata.get("url", "")), []).append(hit)
+    pages = []
+    for url, group in list(by_url.items())[:limit]:
+        texts = list(
+            dict.fromkeys(h.text for h in sorted(group, key=lambda h: h.metadata["chunk"]))
+        )
+        first = group[0].metadata
+        pages.append(
+            RememberedPage(
+                url=url,
+                title=str(first.get("title", "")),
+                text="\n\n".join(texts),
+                retrieved=str(first.get("retrieved", "")),
+                similarity=group[0].similarity,
+            )
+        )
+    return pages
+
+
+async def forget(store: Store, thread_id: str) -> int:
+    """Delete a thread's reports and passages; returns how many chunks went."""
+    where = {"thread": thread_id}
+    return await store.delete(REPORTS, where=where) + await store.delete(PASSAGES, where=where)
+
+
+async def remembered_threads(store: Store) -> list[tuple[str, str, str]]:
+    """(thread, date, question) of every stored report, newest first."""
+    seen: dict[tuple[str, str], tuple[str, str, str, float]] = {}
+    for hit in await store.items(REPORTS, where={"chunk": 0}):
+        meta = hit.metadata
+        key = (str(meta.get("thread", "")), str(meta.get("question", "")))
+        seen[key] = (key[0], str(meta.get("date", "")), key[1], float(meta.get("ts", 0.0)))
+    rows = sorted(seen.values(), key=lambda row: -row[3])
+    return [(thread, date, question) for thread, date, question, _ in rows]

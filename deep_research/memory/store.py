@@ -1,0 +1,190 @@
+"""The knowledge store: Chroma collections of MiniLM-embedded chunks, called off the loop.
+
+Every item has a `key` (a report's thread, a page's URL, a file's path); its chunks get ids
+derived from the collection, the key and the chunk's position, so adding the same key again
+overwrites instead of duplicating, and a shorter text drops the old tail. Similarity is
+cosine on 0-1 with negatives counted as 0, the scale of the relevance filter. Text and
+string metadata pass the redactor before they are written: secrets never reach the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import httpx
+from chromadb.errors import ChromaError
+
+from deep_research import secrets
+from deep_research.memory import chunks
+from deep_research.memory.location import Location, MemoryUnavailable
+from deep_research.search.relevance import embedder
+
+if TYPE_CHECKING:
+    from chromadb.api import ClientAPI
+    from langchain_chroma import Chroma
+
+Scalar = str | int | float | bool
+Metadata = Mapping[str, Scalar]
+# A Chroma `where` filter: {"field": value}, {"field": {"$gte": 3}}, {"$and": [...]}.
+Where = Mapping[str, Any]
+# Keys the store sets on every chunk; callers' metadata may not use them.
+KEY, CHUNK = "key", "chunk"
+MAX_RESULTS = 100
+# The errors a Chroma call can end with when the store, not our code, is at fault.
+STORE_ERRORS = (ChromaError, OSError, httpx.HTTPError, ValueError)
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One chunk to store, with its own metadata (e.g. a PDF page)."""
+
+    text: str
+    metadata: Metadata
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A stored chunk; `similarity` is 0-1 for a query's hits and 0 for a listing."""
+
+    id: str
+    key: str
+    text: str
+    metadata: dict[str, Scalar]
+    similarity: float = 0.0
+
+
+def chunk_id(collection: str, key: str, index: int) -> str:
+    digest = hashlib.sha256(f"{collection}\0{key}".encode()).hexdigest()[:32]
+    return f"{digest}-{index}"
+
+
+class Store:
+    """One Chroma client; its collections are made on first use, in cosine space."""
+
+    def __init__(self, client: ClientAPI, location: Location) -> None:
+        self._client = client
+        self.location = location
+        self._collections: dict[str, Chroma] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def where(self) -> str:
+        return self.location.describe()
+
+    async def add(self, collection: str, key: str, text: str, metadata: Metadata) -> int:
+        """Store `text` under `key` in MiniLM-sized chunks; returns how many."""
+        pieces = await asyncio.to_thread(chunks.split, text)
+        return await self.put(collection, key, [Piece(p, metadata) for p in pieces])
+
+    async def put(self, collection: str, key: str, pieces: Sequence[Piece]) -> int:
+        """Store `pieces` as `key`'s chunks, replacing any it had; returns how many."""
+        return await self._run(self._put, collection, key, list(pieces))
+
+    async def query(
+        self, collection: str, text: str, *, k: int = 5, where: Where | None = None
+    ) -> list[Hit]:
+        """The `k` chunks most similar to `text` (matching `where`), most similar first."""
+        return await self._run(self._query, collection, text, k, where)
+
+    async def items(
+        self, collection: str, *, where: Where | None = None, limit: int | None = None
+    ) -> list[Hit]:
+        """Stored chunks matching `where` (all when None), in no particular order."""
+        return await self._run(self._items, collection, where, limit)
+
+    async def delete(
+        self, collection: str, *, key: str | None = None, where: Where | None = None
+    ) -> int:
+        """Delete `key`'s chunks, or those matching `where`; returns how many went."""
+        if key is not None:
+            where = {KEY: key} if where is None else {"$and": [{KEY: key}, dict(where)]}
+        if not where:
+            raise ValueError("delete needs a key or a filter; use clear() to empty the store")
+        return await self._run(self._delete, collection, where)
+
+    async def clear(self, collection: str) -> None:
+        """Delete everything in `collection`."""
+        await self._run(self._clear, collection)
+
+    async def _run(self, call: Callable[..., T], *args: Any) -> T:
+        try:
+            return await asyncio.to_thread(call, *args)
+        except STORE_ERRORS as error:
+            raise MemoryUnavailable(f"memory at {self.where} failed: {error}") from error
+
+    def _collection(self, name: str) -> Chroma:
+        with self._lock:
+            if name not in self._collections:
+                from langchain_chroma import Chroma
+
+                self._collections[name] = Chroma(
+                    client=self._client,
+                    collection_name=name,
+                    embedding_function=embedder(),
+                    collection_metadata={"hnsw:space": "cosine"},
+                )
+            return self._collections[name]
+
+    def _put(self, collection: str, key: str, pieces: list[Piece]) -> int:
+        store = self._collection(collection)
+        redact = secrets.redact
+        key = redact(key)
+        texts, metadatas, ids = [], [], []
+        for index, piece in enumerate(pieces):
+            clean = {k: redact(v) if isinstance(v, str) else v for k, v in piece.metadata.items()}
+            if KEY in clean or CHUNK in clean:
+                raise ValueError(f"metadata may not set {KEY!r} or {CHUNK!r}")
+            texts.append(redact(piece.text))
+            metadatas.append({**clean, KEY: key, CHUNK: index})
+            ids.append(chunk_id(collection, key, index))
+        if texts:
+            store.add_texts(texts, metadatas=metadatas, ids=ids)  # an upsert: same id, replaced
+        # A shorter text than last time leaves old chunks behind: drop them.
+        tail: Any = {"$and": [{KEY: key}, {CHUNK: {"$gte": len(texts)}}]}
+        stale = store.get(where=tail)["ids"]
+        if stale:
+            store.delete(ids=stale)
+        return len(texts)
+
+    def _query(self, collection: str, text: str, k: int, where: Where | None) -> list[Hit]:
+        store = self._collection(collection)
+        found = store.similarity_search_with_score(
+            text, k=max(1, min(k, MAX_RESULTS)), filter=dict(where) if where else None
+        )
+        return [
+            Hit(
+                id=str(doc.id),
+                key=str(doc.metadata.get(KEY, "")),
+                text=doc.page_content,
+                metadata=dict(doc.metadata),
+                # Cosine distance is 1 - similarity; negatives count as 0, as for relevance.
+                similarity=round(min(1.0, max(0.0, 1.0 - float(distance))), 3),
+            )
+            for doc, distance in found
+        ]
+
+    def _items(self, collection: str, where: Where | None, limit: int | None) -> list[Hit]:
+        got = self._collection(collection).get(where=dict(where) if where else None, limit=limit)
+        return [
+            Hit(id=i, key=str((m or {}).get(KEY, "")), text=d or "", metadata=dict(m or {}))
+            for i, d, m in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
+        ]
+
+    def _delete(self, collection: str, where: Where) -> int:
+        store = self._collection(collection)
+        ids = store.get(where=dict(where))["ids"]
+        if ids:
+            store.delete(ids=ids)
+        return len(ids)
+
+    def _clear(self, collection: str) -> None:
+        with self._lock:
+            if any(c.name == collection for c in self._client.list_collections()):
+                self._client.delete_collection(collection)
+            self._collections.pop(collection, None)

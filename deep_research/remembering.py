@@ -1,0 +1,102 @@
+"""Where memory enters the graph: `recall` before research, `remember` after publishing.
+
+Both are nodes, so memory is used in code, not left to the model: `recall` finds earlier
+reports on similar questions and hands them to the orchestrator (fenced, with their dates);
+`remember` stores the published report and every page it cites. A store that cannot be
+used (locked by another process, damaged, unreachable) is reported as a progress event,
+which the CLI's summary names, and the run goes on without memory. The store is imported
+only here, inside the nodes: chromadb is heavy, and `use_memory=false` never touches it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from langgraph.config import get_config
+from langgraph.runtime import Runtime
+
+from deep_research import progress
+from deep_research.citations import check_report
+from deep_research.context import Context, context_of
+from deep_research.state import RecalledReport, ResearchState
+from deep_research.urls import page_key
+
+SHOWN_REPORTS = 3
+# What a stored thread id and date may look like when shown outside a data fence: a shared
+# or damaged store is outside input like any other.
+_THREAD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+async def recall(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Earlier reports similar to this question, for the orchestrator and the user."""
+    messages = state.get("messages") or []
+    last = messages[-1] if messages else None
+    question = last.text if isinstance(last, HumanMessage) else ""
+    update: dict[str, Any] = {"question": question, "earlier_reports": []}
+    context = context_of(runtime)
+    if not context.use_memory:
+        return update
+    from deep_research.memory import MemoryUnavailable, open_store
+    from deep_research.memory.research import similar_reports
+
+    try:
+        store = await open_store()
+        found = await similar_reports(
+            store, question, min_similarity=context.memory_min_similarity, limit=SHOWN_REPORTS
+        )
+    except MemoryUnavailable as error:
+        progress.emit("memory", status="unavailable", reason=str(error))
+        return update
+    reports = [
+        RecalledReport(
+            thread_id=r.thread_id if _THREAD_ID.fullmatch(r.thread_id) else "(unnamed)",
+            question=r.question,
+            date=r.date if _DATE.fullmatch(r.date) else "(undated)",
+            similarity=r.similarity,
+            excerpt=r.excerpt,
+        )
+        for r in found
+    ]
+    progress.emit(
+        "memory",
+        status="on",
+        where=store.where,
+        earlier=[{"thread_id": r["thread_id"], "date": r["date"]} for r in reports],
+    )
+    return {**update, "earlier_reports": reports}
+
+
+async def remember(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Store the published report and the pages it cites (nothing when use_memory=false)."""
+    context = context_of(runtime)
+    report = state.get("final_report", "")
+    if not context.use_memory or not report.strip():
+        return {}
+    from deep_research.memory import MemoryUnavailable, open_store
+    from deep_research.memory.research import CitedPage
+    from deep_research.memory.research import remember as store_report
+
+    sources = state.get("sources", [])
+    dates = {page_key(s["url"]): s.get("retrieved", "") for s in sources}
+    cited = [
+        CitedPage(source.url, source.title, source.texts, dates.get(page_key(source.url), ""))
+        for source in check_report(report, sources).cited
+    ]
+    thread_id = str(get_config().get("configurable", {}).get("thread_id") or "unsaved")
+    try:
+        store = await open_store()
+        pages = await store_report(
+            store,
+            thread_id=thread_id,
+            question=state.get("question", ""),
+            report=report,
+            cited=cited,
+        )
+    except MemoryUnavailable as error:
+        progress.emit("memory", status="unavailable", reason=str(error))
+        return {}
+    progress.emit("memory_saved", where=store.where, pages=pages)
+    return {}

@@ -1,0 +1,42 @@
+"""The CLI with memory on: the second run of a question is told of the first, searches less,
+and still cites; the memory it wrote is listed by `deep-research memory list`."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.support.brain import ResearchBrain
+from tests.support.cli import QUESTION, cli_env, run_cli
+from tests.support.fakes.openai_server import ScriptedOpenAIServer
+from tests.support.fakes.tavily_server import FakeTavilyServer
+
+THREAD = re.compile(r"thread (\S+)")
+
+
+def test_the_second_run_is_told_of_the_first_and_searches_less(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with ScriptedOpenAIServer(ResearchBrain()) as llm, FakeTavilyServer() as tavily:
+        env = {**cli_env(llm, tavily, tmp_path), "USE_MEMORY": "true", "FETCH_TOP_N": "0"}
+        first = run_cli(tmp_path, env, "--no-clarify", QUESTION)
+        assert first.returncode == 0, first.stderr
+        searched = len(tavily.queries)
+        assert searched >= 2
+        second = run_cli(tmp_path, env, "--no-clarify", QUESTION)
+        assert second.returncode == 0, second.stderr
+        again = len(tavily.queries) - searched
+    assert again < searched
+    notice = next(line for line in second.stdout.splitlines() if "You researched" in line)
+    assert re.search(r"a similar question on \d{4}-\d{2}-\d{2}: thread \S+", notice)
+    memory_line = next(line for line in second.stdout.splitlines() if line.startswith("memory"))
+    assert str(tmp_path / ".deep_research" / "memory") in memory_line
+    assert "answered from it" in memory_line and "report remembered" in memory_line
+    (report,) = [p for p in (tmp_path / "reports").glob("*.md") if "retrieved" in p.read_text()]
+    assert "](https://" in report.read_text()  # cited, from memory
+
+    listed = run_cli(tmp_path, env, "memory", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert "2 reports" in listed.stdout

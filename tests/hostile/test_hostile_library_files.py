@@ -1,0 +1,93 @@
+"""Hostile files given to `library add`: each is reported in fixed words, never read past
+its bounds, and never stops the batch."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from deep_research.library import readers, scan
+from deep_research.library.readers import Unreadable, read_document
+from tests.support.documents import write_docx, write_pdf, write_zip_bomb_docx
+
+
+def statuses(*paths: Path) -> dict[str, str]:
+    return {c.path.name: c.status or "ok" for c in scan.candidates(list(paths))}
+
+
+def test_malformed_pdfs_and_binary_junk_are_unreadable(tmp_path: Path) -> None:
+    cases = {
+        "truncated.pdf": write_pdf(tmp_path / "t.pdf", ["Some text."]).read_bytes()[:200],
+        "header-only.pdf": b"%PDF-1.7\n%\xff\xff\n1 0 obj << /Length 99999999 >> stream\n",
+        "not-a.pdf": b"\x89PNG\r\n\x1a\n" + os.urandom(500),
+        "junk.txt": os.urandom(4000),
+        "junk.html": b"<html>" + b"\0" * 4000,
+        "junk.docx": os.urandom(4000),
+    }
+    for name, raw in cases.items():
+        with pytest.raises(Unreadable) as caught:
+            read_document(Path(name), raw)
+        # Fixed words: no parser message (which may quote the file's bytes).
+        assert len(str(caught.value)) < 80, name
+
+
+def test_a_docx_zip_bomb_is_refused_before_unpacking(tmp_path: Path) -> None:
+    bomb = write_zip_bomb_docx(tmp_path / "bomb.docx")
+    assert bomb.stat().st_size < 2_000_000
+    with pytest.raises(Unreadable, match="unpacked|zip bomb"):
+        read_document(bomb, bomb.read_bytes())
+
+
+def test_a_docx_that_compresses_suspiciously_well_is_refused(tmp_path: Path) -> None:
+    bomb = write_zip_bomb_docx(tmp_path / "small-bomb.docx", unpacked=20_000_000)
+    with pytest.raises(Unreadable, match="zip bomb"):
+        read_document(bomb, bomb.read_bytes())
+
+
+def test_text_past_the_limit_is_cut_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(readers, "MAX_TEXT_CHARS", 1000)
+    big = tmp_path / "big.txt"
+    big.write_text("word " * 10_000)
+    document = read_document(big, big.read_bytes())
+    assert document.cut and document.chars == 1000
+
+
+def test_oversized_unsupported_fifo_and_symlinks_out_of_the_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(scan, "MAX_FILE_BYTES", 100)
+    docs = tmp_path / "docs"
+    (docs / "sub").mkdir(parents=True)
+    outside = tmp_path / "secret.txt"
+    outside.write_text("outside the folder")
+    (docs / "big.md").write_text("x" * 101)
+    (docs / "ok.md").write_text("fine")
+    (docs / "photo.jpg").write_bytes(b"\xff\xd8")
+    (docs / "sub" / "link.txt").symlink_to(outside)
+    (docs / "sub" / "inner.txt").symlink_to(docs / "ok.md")
+    (docs / "sub" / "dangling.txt").symlink_to(tmp_path / "gone.txt")
+    (docs / "loop").symlink_to(docs)  # a folder symlink is not followed
+    os.mkfifo(docs / "pipe.txt")  # reading it would block forever
+    found = statuses(docs)
+    assert found == {
+        "big.md": "oversized",
+        "ok.md": "ok",  # found once, though the symlink inner.txt leads to it too
+        "photo.jpg": "unsupported",
+        "link.txt": "skipped",
+        "dangling.txt": "skipped",
+        "pipe.txt": "skipped",
+    }
+    assert statuses(tmp_path / "missing") == {"missing": "unreadable"}
+
+
+def test_a_docx_renamed_from_another_format_is_unreadable(tmp_path: Path) -> None:
+    real = write_docx(tmp_path / "a.docx", ["Fine."])
+    pdf_named_docx = tmp_path / "b.docx"
+    pdf_named_docx.write_bytes(write_pdf(tmp_path / "x.pdf", ["x"]).read_bytes())
+    assert read_document(real, real.read_bytes()).sections[0].text == "Fine."
+    with pytest.raises(Unreadable, match="not a zip"):
+        read_document(pdf_named_docx, pdf_named_docx.read_bytes())

@@ -1,0 +1,99 @@
+"""The library on a real Chroma store with real MiniLM: add, re-add, change, remove, search."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from deep_research.library import LibraryProvider, Outcome, add_paths, entries, remove_path
+from deep_research.memory import LIBRARY, Location, Store, open_store
+from tests.support.documents import write_docx, write_pdf
+
+SOLAR = "Solar panels in Germany produced 60 terawatt hours of electricity in 2023."
+WIND = "Wind turbines in Denmark supply more than half of the electricity there."
+HEAT = "Heat pumps keep working at minus twenty degrees, with a lower efficiency."
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> Store:
+    return await open_store(Location(path=tmp_path / "memory"))
+
+
+def mixed_folder(root: Path) -> Path:
+    docs = root / "docs"
+    (docs / "sub").mkdir(parents=True)
+    write_pdf(docs / "energy.pdf", [SOLAR, WIND])
+    (docs / "heat.md").write_text(f"# Heat pumps\n\n{HEAT}\n")
+    (docs / "sub" / "grid.html").write_text(
+        "<html><body><article><p>Norway's grid relies on hydropower for about ninety "
+        "percent of its demand, which keeps its prices low.</p></article></body></html>"
+    )
+    write_docx(docs / "sub" / "plan.docx", ["District heating reaches most homes in Denmark."])
+    (docs / "photo.jpg").write_bytes(b"\xff\xd8\xff")
+    return docs
+
+
+async def add(store: Store, *paths: Path) -> dict[str, Outcome]:
+    seen: list[Outcome] = []
+    report = await add_paths(store, list(paths), seen.append)
+    assert seen == report.outcomes  # progress reported every file, as it went
+    return {outcome.path.name: outcome for outcome in report.outcomes}
+
+
+async def everything(store: Store) -> dict[str, tuple[str, str]]:
+    """Each stored chunk id -> (path, text)."""
+    return {hit.id: (hit.key, hit.text) for hit in await store.items(LIBRARY)}
+
+
+async def test_a_mixed_folder_is_indexed_once_with_pdf_pages(store: Store, tmp_path: Path) -> None:
+    docs = mixed_folder(tmp_path)
+    first = await add(store, docs)
+    assert {name: o.status for name, o in first.items()} == {
+        "energy.pdf": "added",
+        "heat.md": "added",
+        "grid.html": "added",
+        "plan.docx": "added",
+        "photo.jpg": "unsupported",
+    }
+    assert first["energy.pdf"].chunks == 2
+    stored = await everything(store)
+
+    again = await add(store, docs, docs / "heat.md")  # a file named twice is one file
+    assert {o.status for name, o in again.items() if name != "photo.jpg"} == {"unchanged"}
+    assert await everything(store) == stored  # no duplicates, nothing rewritten
+
+    listed = {Path(e.path).name: e for e in await entries(store)}
+    assert set(listed) == {"energy.pdf", "heat.md", "grid.html", "plan.docx"}
+    assert listed["energy.pdf"].pages == 2 and listed["energy.pdf"].kind == "pdf"
+
+    # Found by meaning, at the right page, with the URL that opens it there.
+    results = await LibraryProvider(store).search("wind power share in Denmark", 3)
+    pdf = (docs / "energy.pdf").resolve().as_uri()
+    assert results[0].url == f"{pdf}#page=2" and results[0].title == "energy.pdf, page 2"
+    assert WIND in results[0].content
+
+
+async def test_a_changed_file_is_indexed_again_and_a_removed_one_is_gone(
+    store: Store, tmp_path: Path
+) -> None:
+    docs = mixed_folder(tmp_path)
+    await add(store, docs)
+    heat = docs / "heat.md"
+    heat.write_text("# Heat pumps\n\nGround-source heat pumps need a borehole in the garden.\n")
+    changed = await add(store, docs)
+    assert changed["heat.md"].status == "updated"
+    assert changed["energy.pdf"].status == "unchanged"
+    texts = [text for key, text in (await everything(store)).values() if key == str(heat)]
+    assert len(texts) == 1 and "borehole" in texts[0] and "minus twenty" not in texts[0]
+
+    assert await remove_path(store, docs / "sub") == [
+        str((docs / "sub" / "grid.html").resolve()),
+        str((docs / "sub" / "plan.docx").resolve()),
+    ]
+    assert await remove_path(store, heat) == [str(heat.resolve())]
+    assert await remove_path(store, heat) == []
+    left = {Path(key).name for key, _ in (await everything(store)).values()}
+    assert left == {"energy.pdf"}
+    results = await LibraryProvider(store).search("heat pumps in the cold", 5)
+    assert all("energy.pdf" in result.url for result in results)

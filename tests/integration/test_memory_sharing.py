@@ -1,0 +1,68 @@
+"""One memory, several processes: a locked directory, and a real Chroma server shared."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from deep_research.memory import LIBRARY, Location, MemoryUnavailable, open_store
+from tests.support.chroma_server import chroma_server
+from tests.support.memory_writer import note
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def writer(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.memory_writer", *args],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO), **env},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "ready"
+    return proc
+
+
+@pytest.fixture
+def server_port(tmp_path: Path) -> Iterator[int]:
+    with chroma_server(tmp_path / "chroma-data", tmp_path / "chroma.log") as port:
+        yield port
+
+
+async def test_a_second_process_on_one_directory_is_refused_and_told_to_share(
+    tmp_path: Path,
+) -> None:
+    directory = tmp_path / "memory"
+    holder = writer(["hold"], {"MEMORY_DIR": str(directory)})
+    try:
+        with pytest.raises(MemoryUnavailable, match="in use by another process.*CHROMA_HOST"):
+            await open_store(Location(path=directory))
+    finally:
+        holder.communicate("")
+    assert holder.returncode == 0
+
+
+async def test_two_processes_writing_to_one_server_lose_nothing(server_port: int) -> None:
+    env = {"CHROMA_HOST": "127.0.0.1", "CHROMA_PORT": str(server_port)}
+    other = writer(["write", "other", "25"], env)
+    store = await open_store(Location(host="127.0.0.1", port=server_port))
+    assert other.stdin is not None
+    other.stdin.write("go\n")
+    other.stdin.flush()
+    mine = asyncio.gather(*(store.add(LIBRARY, f"mine{i}", note("mine", i), {}) for i in range(25)))
+    await mine
+    out, _ = await asyncio.to_thread(other.communicate)
+    assert out.strip() == "done" and other.returncode == 0
+    for prefix in ("mine", "other"):
+        for i in range(25):
+            (best,) = await store.query(LIBRARY, note(prefix, i), k=1)
+            assert best.key == f"{prefix}{i}"

@@ -1,0 +1,113 @@
+"""Memory of past research on real Chroma and MiniLM: what is found again, in which order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from deep_research.memory import PASSAGES, REPORTS, Location, Store, open_store
+from deep_research.memory.research import (
+    DAY,
+    CitedPage,
+    forget,
+    remember,
+    remembered_pages,
+    remembered_threads,
+    similar_reports,
+)
+
+NOW = 1_800_000_000.0
+HEAT_PUMPS = "Are heat pumps worth it in Norway?"
+PAGE = CitedPage(
+    "https://example.org/heat-pumps",
+    "Heat pumps in cold climates",
+    ["Air-source heat pumps in Norway keep most of their output at minus fifteen degrees."],
+)
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> Store:
+    return await open_store(Location(path=tmp_path / "memory"))
+
+
+async def test_recency_orders_similar_reports_and_the_threshold_decides(store: Store) -> None:
+    report = "# Heat pumps in Norway\n\nThey pay off within eight years in most of Norway."
+    await remember(
+        store, thread_id="old", question=HEAT_PUMPS, report=report, cited=[], now=NOW - 20 * DAY
+    )
+    await remember(
+        store,
+        thread_id="new",
+        question=HEAT_PUMPS + " (2026)",
+        report=report,
+        cited=[],
+        now=NOW - DAY,
+    )
+    await remember(
+        store,
+        thread_id="off",
+        question="Best sourdough hydration?",
+        report="# Bread\n\nSeventy percent.",
+        cited=[],
+        now=NOW,
+    )
+    found = await similar_reports(
+        store, "Do heat pumps pay off in Norway?", min_similarity=0.5, now=NOW
+    )
+    # The older report is at least as similar (same question), the newer one comes first.
+    assert [r.thread_id for r in found] == ["new", "old"]
+    assert found[1].similarity >= 0.5 and found[0].date == "2027-01-14"
+    assert found[0].score > found[1].score
+    assert "eight years" in found[0].excerpt
+    # Raw similarity qualifies: a threshold above both leaves nothing, whatever the boost.
+    highest = max(r.similarity for r in found)
+    assert (
+        await similar_reports(
+            store, "Do heat pumps pay off in Norway?", min_similarity=highest + 0.01, now=NOW
+        )
+        == []
+    )
+
+
+async def test_remembering_again_does_not_duplicate(store: Store) -> None:
+    for _ in range(3):
+        await remember(
+            store, thread_id="t1", question=HEAT_PUMPS, report="# R\n\nText.", cited=[PAGE], now=NOW
+        )
+    reports = await store.items(REPORTS)
+    passages = await store.items(PASSAGES)
+    assert len({h.id for h in reports}) == len(reports) == 2  # the question and one chunk
+    assert len(passages) == 1
+    assert await remembered_threads(store) == [("t1", "2027-01-15", HEAT_PUMPS)]
+
+
+async def test_passages_answer_within_max_age_and_keep_their_first_date(store: Store) -> None:
+    await remember(
+        store, thread_id="t1", question=HEAT_PUMPS, report="# R", cited=[PAGE], now=NOW - 10 * DAY
+    )
+    query = "heat pump output in Norway at minus fifteen degrees"
+    (page,) = await remembered_pages(
+        store, query, min_similarity=0.5, max_age_days=30, limit=5, now=NOW
+    )
+    assert page.url == PAGE.url and page.retrieved == "2027-01-05"
+    assert "minus fifteen" in page.text and page.similarity >= 0.5
+    too_old = await remembered_pages(
+        store, query, min_similarity=0.5, max_age_days=5, limit=5, now=NOW
+    )
+    assert too_old == []
+    # Cited again today from memory: stored again, with the date it was first retrieved.
+    again = CitedPage(PAGE.url, PAGE.title, PAGE.texts, retrieved="2027-01-05")
+    await remember(store, thread_id="t2", question=HEAT_PUMPS, report="# R", cited=[again], now=NOW)
+    dates = {h.metadata["retrieved"] for h in await store.items(PASSAGES)}
+    assert dates == {"2027-01-05"}
+
+
+async def test_forget_removes_one_thread(store: Store) -> None:
+    for thread in ("keep", "drop"):
+        await remember(
+            store, thread_id=thread, question=HEAT_PUMPS, report="# R", cited=[PAGE], now=NOW
+        )
+    assert await forget(store, "drop") > 0
+    assert [t for t, _, _ in await remembered_threads(store)] == ["keep"]
+    assert {h.metadata["thread"] for h in await store.items(PASSAGES)} == {"keep"}

@@ -1,0 +1,102 @@
+"""The store on real Chroma (embedded) with the real MiniLM."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from deep_research.memory import LIBRARY, REPORTS, Location, MemoryUnavailable, Piece, open_store
+from deep_research.memory.chunks import split, token_count
+
+
+@pytest.fixture
+def where(tmp_path: Path) -> Location:
+    return Location(path=tmp_path / "memory")
+
+
+async def test_query_finds_the_similar_text_first_on_a_0_1_scale(where: Location) -> None:
+    store = await open_store(where)
+    await store.add(LIBRARY, "cats", "Cats are small domestic felines that purr.", {"kind": "a"})
+    await store.add(LIBRARY, "rust", "The Rust compiler checks borrows at compile time.", {})
+    hits = await store.query(LIBRARY, "kittens purring", k=5)
+    assert [h.key for h in hits] == ["cats", "rust"]
+    assert all(0.0 <= h.similarity <= 1.0 for h in hits)
+    assert hits[0].similarity > hits[1].similarity
+    assert hits[0].metadata["kind"] == "a"
+
+
+async def test_adding_the_same_key_again_replaces_it(where: Location) -> None:
+    store = await open_store(where)
+    long_text = " ".join(f"Sentence number {i} about tidal power stations." for i in range(200))
+    first = await store.add(LIBRARY, "doc", long_text, {"version": 1})
+    assert first > 2
+    again = await store.add(LIBRARY, "doc", long_text, {"version": 1})
+    assert again == first
+    assert len(await store.items(LIBRARY, where={"key": "doc"})) == first
+    await store.add(LIBRARY, "doc", "Now a short text.", {"version": 2})
+    left = await store.items(LIBRARY, where={"key": "doc"})
+    assert [(h.text, h.metadata["version"]) for h in left] == [("Now a short text.", 2)]
+
+
+async def test_filters_delete_and_clear(where: Location) -> None:
+    store = await open_store(where)
+    await store.put(
+        LIBRARY, "a.pdf", [Piece("page one text", {"page": 1}), Piece("two", {"page": 2})]
+    )
+    await store.add(LIBRARY, "b.md", "other text", {"page": 1})
+    page_two = await store.query(LIBRARY, "text", k=10, where={"page": 2})
+    assert [h.text for h in page_two] == ["two"]
+    assert await store.delete(LIBRARY, key="a.pdf") == 2
+    assert [h.key for h in await store.items(LIBRARY)] == ["b.md"]
+    with pytest.raises(ValueError):
+        await store.delete(LIBRARY)
+    await store.add(REPORTS, "r", "a report", {})
+    await store.clear(LIBRARY)
+    assert await store.items(LIBRARY) == []
+    assert [h.key for h in await store.items(REPORTS)] == ["r"]
+
+
+async def test_chunks_fit_the_minilm_window() -> None:
+    text = "word " * 3000
+    pieces = await asyncio.to_thread(split, text)
+    assert len(pieces) > 5
+    assert max(token_count(p) for p in pieces) <= 254
+
+
+async def test_secrets_never_reach_the_store(
+    where: Location, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TAVILY_API_KEY", "tvly-supersecretvalue123456")
+    store = await open_store(where)
+    await store.add(
+        LIBRARY,
+        "k",
+        "the key is tvly-supersecretvalue123456 here",
+        {"note": "sk-abcdefghijklmnopqrstuvwx"},
+    )
+    (hit,) = await store.items(LIBRARY)
+    assert "supersecretvalue" not in hit.text
+    assert "abcdefghijklmnop" not in str(hit.metadata)
+
+
+async def test_a_damaged_store_is_a_clear_error(tmp_path: Path) -> None:
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "chroma.sqlite3").write_bytes(b"this is not a database" * 100)
+    with pytest.raises(MemoryUnavailable, match="cannot be read.*move the directory away"):
+        await open_store(Location(path=broken))
+
+
+async def test_concurrent_writers_lose_nothing(where: Location) -> None:
+    store = await open_store(where)
+    topics = [f"note {i}: the migratory route of bird species number {i}" for i in range(40)]
+
+    async def write(i: int) -> None:
+        await store.add(LIBRARY, f"n{i}", topics[i], {"i": i})
+
+    await asyncio.gather(*(write(i) for i in range(len(topics))))
+    for i, text in enumerate(topics):
+        (best,) = await store.query(LIBRARY, text, k=1)
+        assert best.key == f"n{i}"
