@@ -6,7 +6,8 @@ a small fraction of `import deep_research.graph` (target ≤ 0.15×). `--help` r
 `python -m deep_research.cli`, the same entry point as the `deep-research` script, so the
 checkout being measured is the one imported.
 
-Run from the repository root: `python -m benchmarks.startup`.
+Run from the repository root: `python -m benchmarks.startup`; `python -m benchmarks`
+reports the same two numbers beside its runs.
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ HELP = [sys.executable, "-m", "deep_research.cli", "--help"]
 GRAPH = [sys.executable, "-c", "import deep_research.graph"]
 
 
-def median_seconds(command: list[str]) -> float:
+def median_seconds(command: list[str], runs: int = RUNS) -> float:
     subprocess.run(command, check=True, capture_output=True)  # warm-up
     times = []
-    for _ in range(RUNS):
+    for _ in range(runs):
         start = time.perf_counter()
         subprocess.run(command, check=True, capture_output=True)
         times.append(time.perf_counter() - start)

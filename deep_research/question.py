@@ -11,8 +11,11 @@ import uuid
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage, ToolMessage
+from langgraph.runtime import Runtime
 
 from deep_research import churn, limits
+from deep_research.context import Context, context_of
+from deep_research.search import relevance
 from deep_research.state import ResearchState
 
 QUESTION_EXAMPLE = (
@@ -27,11 +30,12 @@ class EmptyQuestionError(ValueError):
     """The input's last message is not a user message with text: there is nothing to research."""
 
 
-def new_question(state: ResearchState) -> dict[str, Any]:
+def new_question(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Each question on a thread gets its own plan, turns, clarification rounds and gaps.
 
     The search budget and the sources stay: the cap is per thread, and earlier findings may
-    still be cited.
+    still be cited. The relevance model starts loading now, in the background, so the first
+    search finds it ready.
     """
     update: dict[str, Any] = {
         "todos": [],
@@ -53,6 +57,8 @@ def new_question(state: ResearchState) -> dict[str, Any]:
             "The input holds no question: its last message must be a user message with text, "
             f"e.g. {QUESTION_EXAMPLE}. Nothing was researched."
         )
+    if context_of(runtime).max_searches_per_run > 0:
+        relevance.warm_up()
     # Blank user messages left by inputs refused above never reach a model.
     changes: list[HumanMessage | RemoveMessage | ToolMessage] = [
         RemoveMessage(id=m.id) for m in messages if _blank(m) and m.id is not None

@@ -46,7 +46,9 @@ async def think(state: ResearcherState, runtime: Runtime[Context]) -> dict[str, 
     context = context_of(runtime)
     model = models.role_model(context, "researcher")
     system = SystemMessage(
-        prompts.render("researcher", max_queries=MAX_QUERIES_PER_CALL, quota=state["quota"])
+        # The same text for every researcher and turn, so a server's prefix cache keeps it;
+        # the topic's own search budget is told after each search instead.
+        prompts.render("researcher", max_queries=MAX_QUERIES_PER_CALL)
     )
     turns = state.get("turns", 0) + 1
     if turns >= context.max_researcher_turns:
@@ -115,6 +117,7 @@ async def search(state: ResearcherState, runtime: Runtime[Context]) -> Command[A
     # The cache spans the whole run (thread): every researcher, every orchestrator turn.
     thread_id = get_config().get("configurable", {}).get("thread_id")
     share = context.max_chars_per_turn // max(1, len(last.tool_calls))
+    shown = _pages_shown(state["messages"])
     async with search_service.session(
         context,
         run_key=str(thread_id or state["dispatch_id"]),
@@ -123,19 +126,41 @@ async def search(state: ResearcherState, runtime: Runtime[Context]) -> Command[A
         grant=grant,
     ) as searching:
         answers = await asyncio.gather(
-            *(_answer_call(call, searching, share) for call in last.tool_calls)
+            *(_answer_call(call, searching, share, shown) for call in last.tool_calls)
+        )
+    messages = [message for message, _ in answers]
+    searches = state["searches"] - grant.unused  # what was not sent goes back
+    ran = [i for i, message in enumerate(messages) if message.status != "error"]
+    if ran:  # the budget is told where results are, not in an error's one-line example
+        left = max(0, state["quota"] - searches)
+        last_ran = messages[ran[-1]]
+        messages[ran[-1]] = last_ran.model_copy(
+            update={"content": f"{last_ran.content}\n\n({left} searches left on this topic.)"}
         )
     update = {
-        "messages": [message for message, _ in answers],
+        "messages": messages,
         "sources": [source for _, sources in answers for source in sources],
-        "searches": state["searches"] - grant.unused,  # what was not sent goes back
+        "searches": searches,
         "reservation": None,
     }
     return Command(goto="think", update=update)
 
 
+def _pages_shown(messages: list[Any]) -> frozenset[str]:
+    """URLs whose page text an earlier search result already gave this researcher."""
+    return frozenset(
+        url
+        for message in messages
+        if isinstance(message, ToolMessage) and isinstance(message.artifact, dict)
+        for url in message.artifact.get("pages_shown", [])
+    )
+
+
 async def _answer_call(
-    call: ToolCall, searching: search_service.SearchSession, max_chars: int
+    call: ToolCall,
+    searching: search_service.SearchSession,
+    max_chars: int,
+    shown: frozenset[str],
 ) -> tuple[ToolMessage, list[Source]]:
     """One tool call's message and the sources its queries retrieved."""
     call_id = call.get("id") or ""
@@ -148,7 +173,7 @@ async def _answer_call(
     except ValidationError as error:
         text = f"{invalid_arguments(call['args'], error)} Example: {WEB_SEARCH_EXAMPLE}"
         return ToolMessage(text, tool_call_id=call_id, status="error"), []
-    answer = await searching.answer(queries[:MAX_QUERIES_PER_CALL], max_chars)
+    answer = await searching.answer(queries[:MAX_QUERIES_PER_CALL], max_chars, shown)
     text = answer.text
     if len(queries) > MAX_QUERIES_PER_CALL:
         text += f"\n\nOnly the first {MAX_QUERIES_PER_CALL} queries were run."

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import TracebackType
 
@@ -25,6 +27,18 @@ READABLE_TYPES = {
 # RFC 6838 type/subtype names; anything else in a Content-Type header is not shown.
 MEDIA_TYPE = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*")
 SHOWN_MEDIA_TYPE = 60
+EXTRACTION_THREADS = 4
+
+
+@functools.cache
+def _extractors() -> ThreadPoolExecutor:
+    """Threads for page extraction alone (CPU-bound, bounded by `extract.MAX_NODES`).
+
+    Not the event loop's default executor, where relevance scoring runs and, while the
+    model loads, waits: one researcher's pages are then never queued behind another's
+    scoring. Created on the first page, never at import.
+    """
+    return ThreadPoolExecutor(EXTRACTION_THREADS, thread_name_prefix="extract")
 
 
 @dataclass(frozen=True)
@@ -111,7 +125,9 @@ class PageFetcher:
                     return Page(url, skipped=str(error))
                 charset = response.charset_encoding
             try:
-                text = await asyncio.to_thread(extract.to_text, kind, raw, charset, str(current))
+                text = await asyncio.get_running_loop().run_in_executor(
+                    _extractors(), extract.to_text, kind, raw, charset, str(current)
+                )
             except extract.ExtractionFailed as error:
                 return Page(url, skipped=str(error), raw_bytes=len(raw))
             note = f"only the first {self._max_bytes:,} bytes were read" if cut else ""

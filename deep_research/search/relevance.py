@@ -22,6 +22,7 @@ from deep_research.search.providers import SearchResult
 
 _model: Embeddings | None = None
 _model_lock = threading.Lock()
+_warming: threading.Thread | None = None
 
 
 @contextmanager
@@ -69,6 +70,29 @@ def embedder() -> Embeddings:
                     encode_kwargs={"normalize_embeddings": True},
                 )
         return _model
+
+
+def warm_up() -> None:
+    """Start loading the model in a background thread, so the first search need not wait.
+
+    Called when a run starts: the load (about 5 s) overlaps the clarifier's and the
+    planner's model calls. A daemon thread, not the event loop's executor: `asyncio.run`
+    and the CLI's Ctrl-C exit never wait for it, and it holds no executor worker that a
+    page extraction needs. A failed load is silent here and raises again at first use.
+    """
+    global _warming
+    with _model_lock:
+        if _model is not None or _warming is not None:
+            return
+        _warming = threading.Thread(target=_load_quietly, name="relevance-warm-up", daemon=True)
+    _warming.start()
+
+
+def _load_quietly() -> None:
+    try:
+        embedder()
+    except Exception:  # noqa: S110  # the first search loads again and reports it
+        pass
 
 
 def result_text(result: SearchResult) -> str:

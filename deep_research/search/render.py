@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from deep_research.search.extract import clip
 from deep_research.search.query import Finding, QueryOutcome
@@ -61,14 +61,21 @@ def web_link(title: str, url: str) -> str:
     return f"[{label}]({defuse(url)})"
 
 
-def page_allowance(outcomes: Sequence[QueryOutcome], max_page_chars: int, max_chars: int) -> int:
+def page_allowance(
+    outcomes: Sequence[QueryOutcome],
+    max_page_chars: int,
+    max_chars: int,
+    shown_before: Collection[str] = (),
+) -> int:
     """Characters each page excerpt may use so the whole message stays within `max_chars`."""
     pages: set[str] = set()
     fixed = 0
     for outcome in outcomes:
         fixed += len(outcome.query) + sum(len(note) for note in outcome.notes) + 120
         for finding in outcome.findings:
-            if finding.page and finding.page.text:
+            if finding.result.url in shown_before:
+                fixed += len(finding.result.title) + len(finding.result.url) + ENTRY_OVERHEAD
+            elif finding.page and finding.page.text:
                 pages.add(finding.result.url)
                 fixed += len(finding.result.title) + len(finding.result.url) + ENTRY_OVERHEAD
             else:
@@ -80,19 +87,33 @@ def page_allowance(outcomes: Sequence[QueryOutcome], max_page_chars: int, max_ch
 
 
 def render(
-    outcomes: Sequence[QueryOutcome], *, nonce: str, max_page_chars: int, max_chars: int
+    outcomes: Sequence[QueryOutcome],
+    *,
+    nonce: str,
+    max_page_chars: int,
+    max_chars: int,
+    shown_before: Collection[str] = (),
 ) -> str:
-    """The tool message for one web_search call, at most `max_chars` characters long."""
-    allowance = page_allowance(outcomes, max_page_chars, max_chars)
+    """The tool message for one web_search call, at most `max_chars` characters long.
+
+    A page whose text an earlier message gave this researcher (`shown_before`) is named,
+    not sent again: the model still has it, and a small server reads it only once.
+    """
+    allowance = page_allowance(outcomes, max_page_chars, max_chars, shown_before)
     shown: set[str] = set()
-    sections = [_render_query(outcome, nonce, allowance, shown) for outcome in outcomes]
+    sections = [
+        _render_query(outcome, nonce, allowance, shown, frozenset(shown_before))
+        for outcome in outcomes
+    ]
     text = "\n\n".join(sections) or "No searches were run."
     if len(text) > max_chars:  # a last guard: snippets alone can exceed the budget
         text = clip(text, max_chars - 60) + "\n(Results cut to fit this turn's budget.)"
     return text
 
 
-def _render_query(outcome: QueryOutcome, nonce: str, allowance: int, shown: set[str]) -> str:
+def _render_query(
+    outcome: QueryOutcome, nonce: str, allowance: int, shown: set[str], before: frozenset[str]
+) -> str:
     # Notes and errors can quote a search provider's own error text: outside the fences,
     # so defused and kept short.
     lines = [f'## "{defuse(outcome.query)}"', *(_outside(note) for note in outcome.notes)]
@@ -101,18 +122,25 @@ def _render_query(outcome: QueryOutcome, nonce: str, allowance: int, shown: set[
     elif not outcome.findings:
         lines.append("No relevant results." if outcome.dropped else "No results.")
     for number, finding in enumerate(outcome.findings, 1):
-        lines.append(_render_finding(number, finding, nonce, allowance, shown))
+        lines.append(_render_finding(number, finding, nonce, allowance, shown, before))
     if outcome.dropped:
         lines.append(f"({outcome.dropped} results below the relevance threshold were dropped.)")
     return "\n".join(lines)
 
 
 def _render_finding(
-    number: int, finding: Finding, nonce: str, allowance: int, shown: set[str]
+    number: int,
+    finding: Finding,
+    nonce: str,
+    allowance: int,
+    shown: set[str],
+    before: frozenset[str],
 ) -> str:
     result, page = finding.result, finding.page
     link = web_link(result.title, result.url)
     header = f"Result {number} (relevance {finding.relevance:.2f})"
+    if result.url in before:
+        return f"{header}, page text in an earlier search result; its link:\n{fence(link, nonce)}"
     snippet = fence(f"{link}\n{result.content}", nonce)
     if page is None:
         where = (

@@ -5,7 +5,7 @@ the fenced text the researcher reads and the pages it retrieved."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -58,16 +58,29 @@ class SearchSession:
     topic: str
     max_page_chars: int
 
-    async def answer(self, queries: list[str], max_chars: int) -> Answer:
-        """Run `queries` in parallel; the text stays within `max_chars`."""
+    async def answer(
+        self, queries: list[str], max_chars: int, shown_before: Collection[str] = ()
+    ) -> Answer:
+        """Run `queries` in parallel; the text stays within `max_chars`, and pages whose text
+        the researcher was given before (`shown_before`) are named, not repeated."""
         outcomes = list(await asyncio.gather(*(self.searcher.run(q) for q in queries)))
         text = render.render(
             outcomes,
             nonce=render.new_nonce(),
             max_page_chars=self.max_page_chars,
             max_chars=max_chars,
+            shown_before=shown_before,
         )
-        return Answer(text, self._sources(outcomes), _trace(outcomes))
+        trace = _trace(outcomes)
+        trace["pages_shown"] = sorted(
+            {
+                f.result.url
+                for outcome in outcomes
+                for f in outcome.findings
+                if f.page and f.page.text and f.result.url not in shown_before
+            }
+        )
+        return Answer(text, self._sources(outcomes), trace)
 
     def _sources(self, outcomes: list[QueryOutcome]) -> list[Source]:
         topic = self.topic

@@ -54,7 +54,8 @@ async def test_a_request_too_long_for_the_context_is_retried_shorter_and_the_run
 async def test_a_context_too_small_even_after_shortening_stops_with_a_clear_error(
     monkeypatch: pytest.MonkeyPatch, tavily: FakeTavilyServer
 ) -> None:
-    brain = ContextWindowBrain(shape="llama.cpp", max_chars=5_000, report_padding=9_000)
+    # A window the orchestrator's request cannot fit however far it is shortened.
+    brain = ContextWindowBrain(shape="llama.cpp", max_chars=3_000, report_padding=9_000)
     with serve(brain, monkeypatch) as llm:  # type: ignore[arg-type]
         endpoint = llm.base_url
         with pytest.raises(ContextTooLongError) as error:

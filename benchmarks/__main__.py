@@ -1,0 +1,124 @@
+"""`python -m benchmarks`: how fast a run is, and where its time and tokens go.
+
+Runs the real graph against the scripted model server, the fake search API and local
+pages (see `world.py`), each case in a fresh process, for the *cloud* profile (0.5 s to
+the first token, 30 tokens/s, requests in parallel) and the *laptop* profile (one request
+at a time, 250 prompt tokens/s, 25 tokens/s out), with K research topics. Prints a
+Markdown table, or JSON with `--json`. Ratios, not seconds, are what a test may check.
+
+    python -m benchmarks                       # both profiles, K = 1, 3, 6
+    python -m benchmarks --profile cloud --k 3
+    python -m benchmarks --quick --json        # cloud, K = 1, one start-up sample
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from typing import Any
+
+from benchmarks import analysis, startup
+from benchmarks.world import PROFILES
+
+
+def run_case(profile: str, k: int) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.case", profile, str(k)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    case = json.loads(done.stdout.strip().splitlines()[-1])
+    chosen = PROFILES[profile]
+    return analysis.summarise(case, chosen.parallel, chosen.time_scale)
+
+
+def measure(profiles: list[str], ks: list[int], startup_runs: int) -> dict[str, Any]:
+    cases = [run_case(profile, k) for profile in profiles for k in ks]
+    help_s = startup.median_seconds(startup.HELP, startup_runs)
+    graph_s = startup.median_seconds(startup.GRAPH, startup_runs)
+    return {
+        "cases": cases,
+        "startup": {
+            "import_graph_s": round(graph_s, 3),
+            "help_s": round(help_s, 3),
+            "help_over_import": round(help_s / graph_s, 3),
+            "runs": startup_runs,
+        },
+    }
+
+
+def markdown(results: dict[str, Any]) -> str:
+    lines = [
+        "| profile | K | model calls | prompt tok | read tok | completion tok | searches "
+        "| fetches | wall s | model path s | ratio | longest gap s | parallel eff. "
+        "| peak RSS MB |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for c in results["cases"]:
+        lines.append(
+            f"| {c['profile']} | {c['k']} | {c['model_calls']} | {c['prompt_tokens']:,} "
+            f"| {c['processed_tokens']:,} | {c['completion_tokens']:,} | {c['searches']} "
+            f"| {c['page_fetches']} "
+            f"| {c['wall_s']:.1f} | {c['model_critical_path_s']:.1f} | {c['ratio']:.3f} "
+            f"| {c['longest_gap_s']:.2f} | {c['parallel_efficiency']:.2f} | {c['peak_rss_mb']} |"
+        )
+    lines += [
+        "",
+        "| profile | K | role | calls | prompt tok | read tok | completion tok | system chars |",
+        "|---|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    for c in results["cases"]:
+        for role, r in sorted(c["roles"].items()):
+            lines.append(
+                f"| {c['profile']} | {c['k']} | {role} | {r['calls']} | {r['prompt_tokens']:,} "
+                f"| {r['processed_tokens']:,} | {r['completion_tokens']:,} "
+                f"| {r['system_chars']:,} |"
+            )
+    gaps = [(c, g) for c in results["cases"] for g in c["idle_gaps"]]
+    if gaps:
+        lines += ["", "Idle gaps on the critical path (over 0.05 s):", ""]
+        lines += [
+            f"- {c['profile']} K={c['k']}: {g['seconds']:.2f} s at {g['at']:.1f} s, "
+            f"{g['after']} → {g['before']}: {g['cause']}"
+            for c, g in gaps
+        ]
+    s = results["startup"]
+    scaled = sorted({c["profile"] for c in results["cases"] if c["time_scale"] != 1})
+    lines += [
+        "",
+        f"Start-up (median of {s['runs']}): "
+        f"`import deep_research.graph` {s['import_graph_s']:.2f} s, "
+        f"`deep-research --help` {s['help_s']:.2f} s ({s['help_over_import']:.2f}x).",
+    ]
+    if scaled:
+        factors = ", ".join(f"{p} {1 / PROFILES[p].time_scale:g}x" for p in scaled)
+        lines.append(f"Model time runs compressed ({factors}): its ratios are pessimistic.")
+    lines.append(
+        "prompt tok: sent; read tok: what the server read after its prefix cache (laptop: "
+        "one cached prompt, as mlx_lm.server keeps; cloud: none modelled)."
+    )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--profile", choices=[*PROFILES, "all"], default="all")
+    parser.add_argument("--k", type=int, nargs="+", default=[1, 3, 6], help="research topics")
+    parser.add_argument("--quick", action="store_true", help="cloud, K=1, one start-up sample")
+    parser.add_argument("--json", action="store_true", help="JSON instead of Markdown")
+    args = parser.parse_args(argv)
+    profiles = list(PROFILES) if args.profile == "all" else [args.profile]
+    ks, runs = args.k, startup.RUNS
+    if args.quick:
+        profiles, ks, runs = (profiles if args.profile != "all" else ["cloud"]), [1], 1
+    results = measure(profiles, ks, runs)
+    print(json.dumps(results, indent=2) if args.json else markdown(results))
+
+
+if __name__ == "__main__":
+    main()

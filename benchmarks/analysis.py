@@ -1,0 +1,143 @@
+"""From one case's call log to its numbers: tokens per role, the model critical path, the
+idle gaps on it and what caused them, parallel efficiency.
+
+The critical path of a cloud run is its longest chain of dependent model calls: the
+orchestrator's calls in order, and after each dispatch the slowest researcher's calls.
+On a server that answers one request at a time (laptop) every call waits for the one
+before, so the path is all the calls, and a gap is any time the server sits idle.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+GAP_REPORTED = 0.05  # seconds: shorter pauses are the event loop's own
+
+
+def per_role(calls: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    roles: dict[str, dict[str, int]] = defaultdict(
+        lambda: {
+            "calls": 0,
+            "prompt_tokens": 0,
+            "processed_tokens": 0,
+            "completion_tokens": 0,
+            "system_chars": 0,
+        }
+    )
+    for call in calls:
+        row = roles[call["role"]]
+        row["calls"] += 1
+        row["prompt_tokens"] += call["prompt_tokens"]
+        row["processed_tokens"] += call["processed_tokens"]
+        row["completion_tokens"] += call["completion_tokens"]
+        row["system_chars"] += call["system_chars"]
+    return dict(roles)
+
+
+def chain(calls: list[dict[str, Any]], parallel: bool) -> list[dict[str, Any]]:
+    """The calls on the critical path, in order."""
+    ordered = sorted(calls, key=lambda c: c["arrived"])
+    if not parallel:
+        return ordered
+    path: list[dict[str, Any]] = []
+    lanes: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for call in ordered:
+        if call["lane"] == "main":
+            if lanes:  # a dispatch's researchers: the slowest lane is on the path
+                path += max(lanes.values(), key=lambda lane: sum(_span(c) for c in lane))
+                lanes.clear()
+            path.append(call)
+        else:
+            lanes[call["lane"]].append(call)
+    if lanes:
+        path += max(lanes.values(), key=lambda lane: sum(_span(c) for c in lane))
+    return path
+
+
+def _span(call: dict[str, Any]) -> float:
+    return float(call["ended"] - call["started"])
+
+
+def gaps(
+    path: list[dict[str, Any]], activities: list[list[Any]], start: float, end: float
+) -> list[dict[str, Any]]:
+    """Idle time on the path (before, between and after its calls), with its causes."""
+    found = []
+    previous_end, previous_role = start, "run start"
+    steps = [(c["started"], c["ended"], c["role"]) for c in path] + [(end, end, "run end")]
+    for began, ended, role in steps:
+        idle = began - previous_end
+        if idle > GAP_REPORTED:
+            found.append(
+                {
+                    "after": previous_role,
+                    "before": role,
+                    "at": round(previous_end - start, 2),
+                    "seconds": round(idle, 2),
+                    "cause": cause(activities, previous_end, began),
+                }
+            )
+        previous_end, previous_role = ended, role
+    return found
+
+
+def cause(activities: list[list[Any]], start: float, end: float) -> str:
+    """The timed activities that overlapped [start, end], longest overlap first."""
+    overlap: dict[str, float] = defaultdict(float)
+    for kind, began, ended in activities:
+        seconds = min(end, ended) - max(start, began)
+        if seconds > 0:
+            overlap[kind] = max(overlap[kind], seconds)
+    if not overlap:
+        return "graph (no search step ran)"
+    ranked = sorted(overlap.items(), key=lambda item: -item[1])
+    return ", ".join(f"{kind} {seconds:.2f} s" for kind, seconds in ranked[:3])
+
+
+def efficiency(calls: list[dict[str, Any]]) -> float:
+    """How much the researchers overlapped: the sum of their lanes' spans over K times the
+    research phase's span (1.0: all started and finished together)."""
+    lanes: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for call in calls:
+        if call["lane"] != "main":
+            lanes[call["lane"]].append(call)
+    if not lanes:
+        return 1.0
+    spans = [
+        max(c["ended"] for c in lane) - min(c["arrived"] for c in lane) for lane in lanes.values()
+    ]
+    phase = max(c["ended"] for lane in lanes.values() for c in lane) - min(
+        c["arrived"] for lane in lanes.values() for c in lane
+    )
+    return round(sum(spans) / (len(lanes) * phase), 3) if phase > 0 else 1.0
+
+
+def summarise(case: dict[str, Any], parallel: bool, time_scale: float) -> dict[str, Any]:
+    calls, start = case["calls"], case["run_started"]
+    path = chain(calls, parallel)
+    critical = sum(_span(c) for c in path)
+    wall = case["run_ended"] - start
+    found = gaps(path, case["activities"], start, case["run_ended"])
+    roles = per_role(calls)
+    return {
+        "profile": case["profile"],
+        "k": case["k"],
+        "model_calls": len(calls),
+        "roles": roles,
+        "prompt_tokens": sum(r["prompt_tokens"] for r in roles.values()),
+        "processed_tokens": sum(r["processed_tokens"] for r in roles.values()),
+        "completion_tokens": sum(r["completion_tokens"] for r in roles.values()),
+        "system_chars": sum(r["system_chars"] for r in roles.values()),
+        "searches": case["searches"],
+        "page_fetches": case["fetches"],
+        "process_start_s": round(case["run_started"] - case["process_start"], 2),
+        "wall_s": round(wall, 2),
+        "model_critical_path_s": round(critical, 2),
+        "ratio": round(wall / critical, 3) if critical else None,
+        "time_scale": time_scale,
+        "idle_gaps": found,
+        "longest_gap_s": max((g["seconds"] for g in found), default=0.0),
+        "parallel_efficiency": efficiency(calls),
+        "peak_rss_mb": round(case["peak_rss_mb"]),
+    }

@@ -1,0 +1,136 @@
+"""One benchmark case in a fresh process: `python -m benchmarks.case PROFILE K` prints JSON.
+
+A fresh process per case, so each one pays what a real run pays once: the relevance
+model's load, the extractor's first page, the imports. Timing wrappers record when the
+search step's parts ran (search API, relevance scoring and the model's load, page fetch,
+extraction), so an idle gap on the critical path can be told what caused it.
+"""
+
+from __future__ import annotations
+
+import time
+
+PROCESS_START = time.perf_counter()
+
+import asyncio  # noqa: E402  # timed from the process start, before every import
+import functools  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import resource  # noqa: E402
+import sys  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from dataclasses import asdict  # noqa: E402
+from typing import Any  # noqa: E402
+
+os.environ["DEEP_RESEARCH_DOTENV"] = "0"  # never a developer's `.env`
+for _name in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "OPENAI_API_KEY"):
+    os.environ.pop(_name, None)
+
+Activity = tuple[str, float, float]  # kind, start, end
+ACTIVITIES: list[Activity] = []
+
+
+def _timed_sync(kind: str, function: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            ACTIVITIES.append((kind, start, time.perf_counter()))
+
+    return wrapper
+
+
+def _timed_async(kind: str, function: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(function)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return await function(*args, **kwargs)
+        finally:
+            ACTIVITIES.append((kind, start, time.perf_counter()))
+
+    return wrapper
+
+
+def instrument() -> None:
+    """Wrap the search step's parts in timers; their behaviour is unchanged."""
+    from deep_research.search import chain, extract, fetch, relevance
+
+    relevance.embedder = _timed_sync("relevance model", relevance.embedder)  # type: ignore[method-assign]
+    relevance.cosine_scores = _timed_sync("relevance scoring", relevance.cosine_scores)  # type: ignore[method-assign]
+    extract.to_text = _timed_sync("page extraction", extract.to_text)  # type: ignore[method-assign]
+    fetch.PageFetcher.fetch = _timed_async("page fetch", fetch.PageFetcher.fetch)  # type: ignore[method-assign]
+    chain.SearchChain.search = _timed_async("search API", chain.SearchChain.search)  # type: ignore[method-assign]
+
+
+async def run(profile_name: str, k: int) -> dict[str, Any]:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from benchmarks.world import PROFILES, TOPIC_POOL, BenchBrain, corpus_for
+    from deep_research.graph import builder
+    from tests.support.fakes.openai_server import ScriptedOpenAIServer
+    from tests.support.fakes.page_server import PageServer
+    from tests.support.fakes.tavily_server import FakeTavilyServer
+
+    imported = time.perf_counter()
+    instrument()
+    profile = PROFILES[profile_name]
+    topics = [
+        TOPIC_POOL[i % len(TOPIC_POOL)] + ("" if i < len(TOPIC_POOL) else f" {i}") for i in range(k)
+    ]
+    brain = BenchBrain(topics, profile)
+    with (
+        PageServer(latency=0.05 * profile.time_scale) as pages,
+        FakeTavilyServer(lambda q, n: corpus_for(pages.url)(q, n)) as tavily,
+        ScriptedOpenAIServer(brain) as llm,
+    ):
+        os.environ.update(
+            LLM_BASE_URL=llm.base_url,
+            LLM_MODEL="bench-model",
+            LLM_MAX_RETRIES="0",
+            TAVILY_API_KEY="tvly-bench",
+            TAVILY_API_BASE_URL=tavily.url,
+            FETCH_ALLOWED_HOSTS="127.0.0.1",
+        )
+        context: Any = {
+            "allow_clarification": False,
+            "max_researchers_per_turn": profile.researchers_at_once or max(1, min(k, 16)),
+            "max_searches_per_run": max(25, 4 * k + 2),
+        }
+        graph = builder.compile(checkpointer=InMemorySaver())
+        question: Any = {"messages": [{"role": "user", "content": "Are heat pumps worth it?"}]}
+        started = time.perf_counter()
+        out = await graph.ainvoke(
+            question, {"configurable": {"thread_id": "bench"}}, context=context
+        )
+        ended = time.perf_counter()
+        searches = len(tavily.requests)
+        fetches = len([path for path in pages.requests if path.startswith("/news/")])
+    return {
+        "profile": profile_name,
+        "k": k,
+        "process_start": PROCESS_START,
+        "imported": imported,
+        "run_started": started,
+        "run_ended": ended,
+        "calls": [asdict(call) for call in brain.calls],
+        "activities": ACTIVITIES,
+        "searches": searches,
+        "fetches": fetches,
+        "report_chars": len(out.get("final_report") or ""),
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def main() -> None:
+    profile, k = sys.argv[1], int(sys.argv[2])
+    result = asyncio.run(run(profile, k))
+    sys.stdout.write(json.dumps(result) + "\n")
+    sys.stdout.flush()
+    os._exit(0)  # worker threads (the relevance model) are not joined: the result is out
+
+
+if __name__ == "__main__":
+    main()

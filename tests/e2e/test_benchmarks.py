@@ -1,0 +1,51 @@
+"""`python -m benchmarks` runs from a checkout in one command and reports what it promises.
+
+The README's quick command runs here as a subprocess (with `--json`, to read its numbers):
+one cloud case with one research topic, against the scripted world. Only shapes and
+ratios are checked, never seconds: this machine's speed is not the code's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from benchmarks.__main__ import markdown
+from tests.support.cli import REPO
+from tests.support.readme import block_after, section
+
+BENCHMARK_TIMEOUT = 600.0
+
+
+def test_the_readme_quick_benchmark_runs_and_reports_every_number() -> None:
+    command = block_after("<!-- benchmark-quick", section("## Speed")).strip()
+    assert command == "python -m benchmarks --quick"
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, *command.split()[1:], "--json"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=BENCHMARK_TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(done.stdout)
+    [case] = results["cases"]
+    assert (case["profile"], case["k"]) == ("cloud", 1)
+    assert set(case["roles"]) == {"orchestrator", "researcher"}, "clarification is off"
+    assert case["roles"]["orchestrator"]["calls"] == 3, "plan, dispatch, report"
+    assert case["roles"]["researcher"]["calls"] == 3, "two search rounds, then the report"
+    assert case["searches"] == 4 and case["page_fetches"] > 0
+    assert case["prompt_tokens"] > case["completion_tokens"] > 0
+    # The wall time contains the model's critical path: the ratio can only be 1 or more.
+    assert case["ratio"] >= 1 and case["model_critical_path_s"] > 0
+    assert 0 < case["parallel_efficiency"] <= 1
+    assert all({"after", "before", "seconds", "cause"} <= set(g) for g in case["idle_gaps"])
+    assert 0 < results["startup"]["help_over_import"] < 1, "--help imports no graph"
+    table = markdown(results)
+    header = table.splitlines()[0]
+    assert header in section("## Speed"), "the README's table has the benchmark's columns"

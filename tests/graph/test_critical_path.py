@@ -1,0 +1,127 @@
+"""Nothing but the model on the critical path, and no page text read twice.
+
+The relevance model starts loading when a run starts (before the first search needs it),
+page extraction has threads of its own, and a researcher's second search names the pages
+its first one already gave it instead of sending their text again.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, BaseMessage
+
+from deep_research.search import extract, relevance
+from deep_research.search.fetch import PageFetcher
+from deep_research.search.netguard import AddressPolicy
+from deep_research.search.providers import SearchResult
+from tests.support.fakes.page_server import PageServer
+from tests.support.graph_scripts import (
+    NO_CLARIFY,
+    call,
+    orchestrator_fanning_out,
+    run,
+    script_for,
+    tool_results,
+)
+from tests.support.scripted_model import ScriptedChatModel
+from tests.support.search import PAGES_HOST
+
+
+def twice(messages: list[BaseMessage]) -> AIMessage:
+    """Search two rounds, then report."""
+    rounds = len(tool_results(messages))
+    if rounds < 2:
+        query = {"queries": [f"heat pumps round {rounds}"]}
+        return AIMessage("", tool_calls=[call("web_search", query, f"s{rounds}")])
+    return AIMessage("Findings.")
+
+
+class SamePages:
+    """Every query finds the same two local pages, as related queries do."""
+
+    name = "same-pages"
+    max_concurrency = 4
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+
+    async def search(self, query: str, max_results: int) -> list[SearchResult]:
+        return [
+            SearchResult(f"{self.base}/article/shared-{i}", f"{query} {i}", "Snippet.", 0.9)
+            for i in range(2)
+        ]
+
+
+async def test_a_page_read_in_an_earlier_round_is_named_not_sent_again(
+    use_script: Callable[..., ScriptedChatModel],
+    pages: PageServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    provider = SamePages(f"http://{PAGES_HOST}:{pages.port}")
+    monkeypatch.setattr("deep_research.search.step.make_provider", lambda name: provider)
+    model = use_script(script_for(orchestrator_fanning_out("heat pumps"), twice))
+    await run({**NO_CLARIFY, "relevance_threshold": 0.0})
+    researcher_calls = [messages for messages, tools in model.calls if "web_search" in tools]
+    last = researcher_calls[-1]
+    results = [str(m.content) for m in tool_results(last)]
+    assert len(results) == 2
+    page_text = "percent change in shared"
+    assert results[0].count(page_text) > 0, "the first round gives the pages' text"
+    assert page_text not in results[1], "the second round does not send it again"
+    assert results[1].count("page text in an earlier search result") == 2
+    assert "/article/shared-0" in results[1], "the link stays, so it can be cited"
+    assert "searches left on this topic" in results[-1]
+
+
+async def test_a_run_starts_loading_the_relevance_model_before_any_search(
+    use_script: Callable[..., ScriptedChatModel], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    warmed: list[int] = []
+    monkeypatch.setattr(relevance, "warm_up", lambda: warmed.append(1))
+    use_script(script_for(lambda messages: AIMessage("# Report\n\nNo research needed.")))
+    await run(NO_CLARIFY)
+    assert warmed == [1]
+    await run({**NO_CLARIFY, "max_searches_per_run": 0}, thread="no-searches")
+    assert warmed == [1], "a run that may not search never loads the model"
+
+
+def test_warm_up_loads_in_a_daemon_thread_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    loads: list[str] = []
+    gate = threading.Event()
+
+    def slow_embedder() -> Any:
+        loads.append(threading.current_thread().name)
+        gate.wait(10)
+        return object()
+
+    monkeypatch.setattr(relevance, "embedder", slow_embedder)
+    monkeypatch.setattr(relevance, "_model", None)
+    monkeypatch.setattr(relevance, "_warming", None)
+    relevance.warm_up()
+    relevance.warm_up()  # already loading: no second thread
+    thread = relevance._warming
+    assert thread is not None and thread.daemon, "never holds up the interpreter's exit"
+    gate.set()
+    thread.join(10)
+    assert loads == ["relevance-warm-up"]
+
+
+async def test_pages_are_extracted_on_threads_of_their_own(
+    pages: PageServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names: list[str] = []
+    real = extract.to_text
+
+    def recording(*args: Any) -> str:
+        names.append(threading.current_thread().name)
+        return real(*args)
+
+    monkeypatch.setattr(extract, "to_text", recording)
+    policy = AddressPolicy(allowed_hosts=frozenset({PAGES_HOST}))
+    async with PageFetcher(policy, timeout=5.0, max_chars=2_000) as fetcher:
+        page = await fetcher.fetch(f"http://{PAGES_HOST}:{pages.port}/article/own-thread")
+    assert page.text and names and names[0].startswith("extract")
