@@ -18,12 +18,13 @@ import json  # noqa: E402
 import os  # noqa: E402
 import resource  # noqa: E402
 import sys  # noqa: E402
+import tempfile  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from dataclasses import asdict  # noqa: E402
 from typing import Any  # noqa: E402
 
 os.environ["DEEP_RESEARCH_DOTENV"] = "0"  # never a developer's `.env`
-for _name in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "OPENAI_API_KEY"):
+for _name in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "OPENAI_API_KEY", "CHROMA_HOST"):
     os.environ.pop(_name, None)
 
 Activity = tuple[str, float, float]  # kind, start, end
@@ -93,6 +94,9 @@ async def run(profile_name: str, k: int) -> dict[str, Any]:
             TAVILY_API_KEY="tvly-bench",
             TAVILY_API_BASE_URL=tavily.url,
             FETCH_ALLOWED_HOSTS="127.0.0.1",
+            # A memory of its own, empty: a user's first run, the same in every case (the
+            # default, ./.deep_research, would recall the cases run before this one).
+            MEMORY_DIR=tempfile.mkdtemp(prefix="bench-memory-"),
         )
         context: Any = {
             "allow_clarification": False,

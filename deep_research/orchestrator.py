@@ -18,24 +18,23 @@ from deep_research.toolcalls import invalid_arguments
 
 
 class Research(BaseModel):
-    """Delegate ONE focused research topic to a researcher, who returns a cited report."""
+    """One focused topic for a researcher."""
 
     model_config = ConfigDict(title="research", str_strip_whitespace=True)
-    topic: str = Field(min_length=3, description="The single topic to research, in a sentence")
+    topic: str = Field(min_length=3, description="One sentence")
 
 
 class TodoItem(BaseModel):
-    content: str = Field(min_length=1, description="What to do")
-    status: Literal["pending", "in_progress", "completed"] = Field(
-        default="pending", description="pending, in_progress or completed"
-    )
+    # No descriptions: the names and the enum say it, and the schema goes with every call.
+    content: str = Field(min_length=1)
+    status: Literal["pending", "in_progress", "completed"] = "pending"
 
 
 class WriteTodos(BaseModel):
-    """Record the research plan (replaces the previous list). Call it alone, never with research."""
+    """Record the plan; replaces the previous list."""
 
     model_config = ConfigDict(title="write_todos")
-    todos: list[TodoItem] = Field(description="The whole plan, each todo with its status")
+    todos: list[TodoItem] = Field(description="The whole plan")
 
 
 EXAMPLES = {

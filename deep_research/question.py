@@ -23,6 +23,7 @@ QUESTION_EXAMPLE = (
 )
 
 
+MEMORY_MODULES = ("deep_research.memory.open", "deep_research.memory.research")
 NOT_RUN = "Not run: a new question came before this call ran."
 
 
@@ -57,8 +58,10 @@ def new_question(state: ResearchState, runtime: Runtime[Context]) -> dict[str, A
             "The input holds no question: its last message must be a user message with text, "
             f"e.g. {QUESTION_EXAMPLE}. Nothing was researched."
         )
-    if context_of(runtime).max_searches_per_run > 0:
-        relevance.warm_up()
+    context = context_of(runtime)
+    if context.max_searches_per_run > 0:
+        # The store's modules import chromadb (about 4 s): ready before `remember` runs.
+        relevance.warm_up(MEMORY_MODULES if context.use_memory else ())
     # Blank user messages left by inputs refused above never reach a model.
     changes: list[HumanMessage | RemoveMessage | ToolMessage] = [
         RemoveMessage(id=m.id) for m in messages if _blank(m) and m.id is not None

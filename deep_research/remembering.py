@@ -39,6 +39,14 @@ async def recall(state: ResearchState, runtime: Runtime[Context]) -> dict[str, A
     context = context_of(runtime)
     if not context.use_memory:
         return update
+    from deep_research.memory import configured, has_store
+
+    location = configured()
+    if not has_store(location):
+        # Nothing remembered yet: no store to open, and neither chromadb (about 4 s to
+        # import) nor the relevance model stands between the question and the first model call.
+        progress.emit("memory", status="on", where=location.describe(), earlier=[])
+        return update
     from deep_research.memory import MemoryUnavailable, open_store
     from deep_research.memory.research import similar_reports
 

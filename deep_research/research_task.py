@@ -18,6 +18,7 @@ from deep_research.limits import REPORT_CHARS, cut
 from deep_research.researcher import researcher_graph
 from deep_research.search import render
 from deep_research.state import ResearcherState, ResearchTask, Source
+from deep_research.urls import page_key
 
 
 class OldCheckpointError(RuntimeError):
@@ -89,7 +90,7 @@ async def research_task(task: ResearchTask, runtime: Runtime[Context]) -> dict[s
     return {
         "messages": [
             ToolMessage(
-                result_text(checked.body, sources),
+                result_text(checked.body, sources, cited=len(checked.cited)),
                 tool_call_id=task["tool_call_id"],
                 name="research",
                 artifact={"citation_check": checked.check},
@@ -100,19 +101,22 @@ async def research_task(task: ResearchTask, runtime: Runtime[Context]) -> dict[s
     }
 
 
-RESULT_HEADER = "The researcher's report and the pages it retrieved:\n"
+RESULT_HEADER = "The researcher's report:\n"
 
 
-def result_text(report: str, sources: list[Source]) -> str:
+def result_text(report: str, sources: list[Source], cited: int = 0) -> str:
     """What the orchestrator reads of a finished topic, within `REPORT_CHARS`.
 
-    Titles and URLs are web text, and the report may quote more of it: all of it is fenced
-    as data, with a nonce of its own, so nothing in it reads as an instruction.
+    The report's own links (checked, with their quotes) are what the orchestrator may cite;
+    the pages it retrieved but did not cite are only counted: the orchestrator has none of
+    their text, and listing them cost a tenth of every request it sent.
+    The report quotes web text: it is fenced as data, with a nonce of its own, so nothing
+    in it reads as an instruction.
     """
-    listing = "\n".join(f"- {render.web_link(s['title'], s['url'])}" for s in sources)
-    body = f"{report.strip()}\n\nSources retrieved:\n{listing or '(none)'}"
-    room = REPORT_CHARS - len(RESULT_HEADER) - render.FENCE_CHARS
-    return RESULT_HEADER + render.fence(cut(body, room), render.new_nonce())
+    uncited = len({page_key(s["url"]) for s in sources}) - cited
+    more = f"\n\n({uncited} more pages retrieved, not cited.)" if uncited > 0 else ""
+    room = REPORT_CHARS - len(RESULT_HEADER) - render.FENCE_CHARS - len(more)
+    return RESULT_HEADER + render.fence(cut(report.strip(), room) + more, render.new_nonce())
 
 
 def _checkpointed() -> bool:

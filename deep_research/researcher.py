@@ -30,11 +30,11 @@ MAX_QUERIES_PER_CALL = 4
 
 
 class WebSearch(BaseModel):
-    """Search the web. Runs the queries in parallel; each query uses one search from the budget."""
+    """Search the web; each query is one search."""
 
     model_config = ConfigDict(title="web_search")
     queries: list[str] = Field(
-        min_length=1, description=f"1-{MAX_QUERIES_PER_CALL} natural-language search queries"
+        min_length=1, description=f"1-{MAX_QUERIES_PER_CALL} queries"
     )
 
 

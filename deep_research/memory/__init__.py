@@ -6,14 +6,42 @@ by `CHROMA_HOST` / `CHROMA_PORT`; it raises `MemoryUnavailable` with a readable 
 the store is locked by another process, damaged or unreachable, and callers go on without
 memory. `Store.add / put / query / items / delete / clear` take a collection name:
 `REPORTS` and `PASSAGES` hold past research, `LIBRARY` the user's documents.
+
+Only `location` is imported with the package: the store needs chromadb (about 4 s to
+import), and whether a store exists at all (`has_store`) must be cheap to ask.
 """
 
-from deep_research.memory.location import Location, MemoryUnavailable, configured
-from deep_research.memory.open import open_store
-from deep_research.memory.research import PASSAGES, REPORTS
-from deep_research.memory.store import Hit, Metadata, Piece, Store, Where
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from deep_research.memory.location import Location, MemoryUnavailable, configured, has_store
+
+if TYPE_CHECKING:
+    from deep_research.memory.open import open_store
+    from deep_research.memory.research import PASSAGES, REPORTS
+    from deep_research.memory.store import Hit, Metadata, Piece, Store, Where
 
 LIBRARY = "library-documents"
+
+_LAZY = {
+    "open_store": "deep_research.memory.open",
+    "PASSAGES": "deep_research.memory.research",
+    "REPORTS": "deep_research.memory.research",
+    "Hit": "deep_research.memory.store",
+    "Metadata": "deep_research.memory.store",
+    "Piece": "deep_research.memory.store",
+    "Store": "deep_research.memory.store",
+    "Where": "deep_research.memory.store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "LIBRARY",
@@ -27,5 +55,6 @@ __all__ = [
     "Store",
     "Where",
     "configured",
+    "has_store",
     "open_store",
 ]

@@ -18,6 +18,7 @@ from filelock import FileLock, Timeout
 from deep_research.context import read_endpoints
 
 LOCK_NAME = "lock"
+CATALOGUE = "chroma.sqlite3"  # the file in which Chroma's persistent client keeps its catalogue
 
 
 class MemoryUnavailable(RuntimeError):
@@ -44,6 +45,14 @@ def configured() -> Location:
     if endpoints.chroma_host:
         return Location(host=endpoints.chroma_host, port=endpoints.chroma_port)
     return Location(path=Path(os.path.abspath(endpoints.memory_dir)))
+
+
+def has_store(location: Location) -> bool:
+    """Whether a store may be there: a server always may; a directory only once Chroma has
+    written its catalogue (a user who never finished a run has none, and nothing to recall)."""
+    if location.host is not None:
+        return True
+    return location.path is not None and (location.path / CATALOGUE).is_file()
 
 
 def hold_directory(path: Path) -> FileLock:

@@ -10,6 +10,7 @@ why whole pages are never embedded.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import threading
 import warnings
 from collections.abc import Iterator, Sequence
@@ -72,8 +73,9 @@ def embedder() -> Embeddings:
         return _model
 
 
-def warm_up() -> None:
-    """Start loading the model in a background thread, so the first search need not wait.
+def warm_up(imports: Sequence[str] = ()) -> None:
+    """Start loading the model in a background thread, so the first search need not wait,
+    then import `imports` (modules the run will need later, e.g. the memory store).
 
     Called when a run starts: the load (about 5 s) overlaps the clarifier's and the
     planner's model calls. A daemon thread, not the event loop's executor: `asyncio.run`
@@ -82,16 +84,20 @@ def warm_up() -> None:
     """
     global _warming
     with _model_lock:
-        if _model is not None or _warming is not None:
+        if _warming is not None or (_model is not None and not imports):
             return
-        _warming = threading.Thread(target=_load_quietly, name="relevance-warm-up", daemon=True)
+        _warming = threading.Thread(
+            target=_load_quietly, args=(tuple(imports),), name="relevance-warm-up", daemon=True
+        )
     _warming.start()
 
 
-def _load_quietly() -> None:
+def _load_quietly(imports: tuple[str, ...]) -> None:
     try:
         embedder()
-    except Exception:  # noqa: S110  # the first search loads again and reports it
+        for name in imports:
+            importlib.import_module(name)
+    except Exception:  # noqa: S110  # the first use loads (or imports) again and reports it
         pass
 
 

@@ -57,6 +57,10 @@ async def memory_lookup(context: Context) -> MemoryLookup | None:
     """The run's lookup, or None when memory is off, unusable or may not answer searches."""
     if not context.use_memory or context.memory_max_age_days <= 0:
         return None
+    from deep_research.memory import configured, has_store
+
+    if not has_store(configured()):
+        return None  # nothing remembered yet: chromadb is not imported for an empty memory
     from deep_research.memory import MemoryUnavailable, open_store
 
     try:

@@ -15,7 +15,7 @@ from deep_research.search.extract import clip
 from deep_research.search.query import Finding, QueryOutcome
 
 MIN_EXCERPT = 300  # a page excerpt shorter than this is not worth its header
-ENTRY_OVERHEAD = 160  # characters of headers and delimiters around each entry
+ENTRY_OVERHEAD = 160  # characters of headers (and the query's delimiters) around each entry
 # Fence look-alikes, including Markdown-escaped ones (trafilatura writes "<" as "\<").
 # A provider error worth showing fits in a line; longer text is the provider's page body.
 MAX_NOTE_CHARS = 300
@@ -73,13 +73,14 @@ def page_allowance(
     for outcome in outcomes:
         fixed += len(outcome.query) + sum(len(note) for note in outcome.notes) + 120
         for finding in outcome.findings:
-            if finding.result.url in shown_before:
-                fixed += len(finding.result.title) + len(finding.result.url) + ENTRY_OVERHEAD
-            elif finding.page and finding.page.text:
-                pages.add(finding.result.url)
-                fixed += len(finding.result.title) + len(finding.result.url) + ENTRY_OVERHEAD
+            url = finding.result.url
+            if url in shown_before or url in pages:
+                continue  # one line for all of them (see `_render_query`)
+            if finding.page and finding.page.text:
+                pages.add(url)
+                fixed += len(finding.result.title) + len(url) + ENTRY_OVERHEAD
             else:
-                fixed += len(finding.result.title) + len(finding.result.url)
+                fixed += len(finding.result.title) + len(url)
                 fixed += len(finding.result.content) + ENTRY_OVERHEAD
     if not pages:
         return max_page_chars
@@ -96,8 +97,9 @@ def render(
 ) -> str:
     """The tool message for one web_search call, at most `max_chars` characters long.
 
-    A page whose text an earlier message gave this researcher (`shown_before`) is named,
-    not sent again: the model still has it, and a small server reads it only once.
+    A page whose text an earlier message gave this researcher (`shown_before`), or an
+    earlier query of this message, is counted, not sent again: the model still has its text
+    and link, and a small server reads them only once.
     """
     allowance = page_allowance(outcomes, max_page_chars, max_chars, shown_before)
     shown: set[str] = set()
@@ -121,41 +123,38 @@ def _render_query(
         lines.append(_outside(outcome.error))
     elif not outcome.findings:
         lines.append("No relevant results." if outcome.dropped else "No results.")
+    repeated = 0
+    entries = []
     for number, finding in enumerate(outcome.findings, 1):
-        lines.append(_render_finding(number, finding, nonce, allowance, shown, before))
+        if finding.result.url in before or finding.result.url in shown:
+            # Its page text and link are in this researcher's history already, which the
+            # model keeps: sending them again costs a small server a second reading.
+            repeated += 1
+            continue
+        entries.append(_render_finding(number, finding, allowance, shown))
+    if entries:  # one fence for the query's results: per result, its lines cost as much as a snippet
+        lines.append(fence("\n\n".join(entries), nonce))
+    if repeated:
+        lines.append(f"({repeated} more results: pages whose text and link are shown above.)")
     if outcome.dropped:
         lines.append(f"({outcome.dropped} results below the relevance threshold were dropped.)")
     return "\n".join(lines)
 
 
-def _render_finding(
-    number: int,
-    finding: Finding,
-    nonce: str,
-    allowance: int,
-    shown: set[str],
-    before: frozenset[str],
-) -> str:
+def _render_finding(number: int, finding: Finding, allowance: int, shown: set[str]) -> str:
+    """One result inside its query's fence: our label, then the web text."""
     result, page = finding.result, finding.page
     link = web_link(result.title, result.url)
-    header = f"Result {number} (relevance {finding.relevance:.2f})"
-    if result.url in before:
-        return f"{header}, page text in an earlier search result; its link:\n{fence(link, nonce)}"
-    snippet = fence(f"{link}\n{result.content}", nonce)
+    header = f"Result {number}"
+    snippet = f"{link}\n{result.content}"
     if page is None:
         where = (
             "passage from your documents" if result.url.startswith("file:") else "search snippet"
         )
         return f"{header}, {where}:\n{snippet}"
     if page.skipped:
-        # Skip reasons are built from fixed words and sanitised names (fetch.skip_reason);
-        # defused as well, since they sit outside the fence.
-        reason = defuse(page.skipped)
-        return f"{header}, page not read ({reason}); search snippet instead:\n{snippet}"
-    if result.url in shown:
-        # Only the page text is left out: the title is web text and is fenced like the rest.
-        return f"{header}, page text shown above; its title and link:\n{fence(link, nonce)}"
+        # Skip reasons are built from fixed words and sanitised names (fetch.skip_reason).
+        return f"{header}, page not read ({page.skipped}); search snippet instead:\n{snippet}"
     shown.add(result.url)
     note = f" ({page.note})" if page.note else ""
-    excerpt = fence(f"{link}\n{clip(page.text, allowance)}", nonce)
-    return f"{header}, page text{note}:\n{excerpt}"
+    return f"{header}, page text{note}:\n{link}\n{clip(page.text, allowance)}"

@@ -33,14 +33,11 @@ def _library() -> SearchProvider:
 
 def library_exists() -> bool:
     """Whether a store that may hold a library exists, so that a user who never added a
-    document gets no store created, opened or locked by a web search."""
-    from deep_research.memory import configured
+    document gets no store created, opened or locked by a web search (and chromadb is not
+    imported in the middle of a search)."""
+    from deep_research.memory import configured, has_store
 
-    location = configured()
-    if location.host is not None:
-        return True
-    # Chroma's persistent client keeps its catalogue in this file.
-    return location.path is not None and (location.path / "chroma.sqlite3").is_file()
+    return has_store(configured())
 
 
 @dataclass(frozen=True)

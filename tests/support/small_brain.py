@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from deep_research.research_task import RESULT_HEADER
 from tests.support.brain import ResearchBrain, role_of
 from tests.support.fakes.openai_server import Reply, ToolCall, last_user_text, message_text
 
@@ -128,7 +129,7 @@ class SmallModelBrain(ResearchBrain):
 def _results(body: dict[str, Any]) -> list[str]:
     """Research results (not plan confirmations) the orchestrator has received."""
     tools = [m for m in body["messages"] if m.get("role") == "tool"]
-    return [message_text(m) for m in tools if "Sources retrieved" in message_text(m)]
+    return [message_text(m) for m in tools if message_text(m).startswith(RESULT_HEADER)]
 
 
 ANALYSIS = (

@@ -96,13 +96,13 @@ async def test_server_text_reaches_the_model_only_inside_the_fences(pages: PageS
     text = render.render([outcome], nonce=nonce, max_page_chars=2_000, max_chars=50_000)
 
     fenced = re.compile(f"<<<data {nonce}>>>\n.*?\n<<<end data {nonce}>>>", re.DOTALL)
-    assert len(fenced.findall(text)) == len(findings), "every result's web text is fenced"
+    (inside,) = fenced.findall(text)  # one fence holds the query's results, labels and all
     outside = fenced.sub("", text)
-    assert "content type 'application/x-evil' is not read" in outside
-    assert "page not read (RemoteProtocolError)" in outside
-    assert "page not read (ConnectError)" in outside
-    assert "page not read (refused: scheme not fetched (only http and https))" in outside
-    assert "page text shown above" in outside
+    assert "content type 'application/x-evil' is not read" in inside
+    assert "page not read (RemoteProtocolError)" in inside
+    assert "page not read (ConnectError)" in inside
+    assert "page not read (refused: scheme not fetched (only http and https))" in inside
+    assert "1 more results: pages whose text and link are shown above" in outside
     assert not re.search(r"ignore|instruction|web.search|secret|<<<|>>>", outside, re.I), outside
 
 
