@@ -61,7 +61,7 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
             max_calls=context.max_research_calls_per_reply,
             max_turns=context.max_orchestrator_turns,
             max_searches=context.max_searches_per_run,
-        ) + _earlier_reports(state)
+        ) + _report_rules(state) + _earlier_reports(state)
         reply = await model.ask([SystemMessage(system), *state["messages"]], tools=TOOLS)
         guard = churn.after_reply(state.get("churn"), reply.tool_calls, context)
         guard = _limit_research(guard, reply, context.max_research_calls_per_reply)
@@ -81,6 +81,15 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
             "searches_used": sum(shares.values()),
         }
     return {"messages": [reply], "orchestrator_turns": turns}
+
+
+def _report_rules(state: ResearchState) -> str:
+    """How to write the report, once there are findings to write it from: the planning
+    replies before any research came back do without (one stable prompt for each phase)."""
+    researched = any(
+        isinstance(m, ToolMessage) and m.name == "research" for m in state["messages"]
+    )
+    return "\n\n" + prompts.render("orchestrator_report") if researched else ""
 
 
 def _earlier_reports(state: ResearchState) -> str:
@@ -213,8 +222,8 @@ def answer_tools(state: ResearchState) -> dict[str, Any]:
                 continue
             update["todos"] = [Todo(content=t.content, status=t.status) for t in todos]
             progress.emit("todos", todos=update["todos"])
-            listing = "\n".join(f"- [{t.status}] {t.content}" for t in todos)
-            saved = f"Plan saved:\n{listing}"
+            # The plan is in the call's own arguments, which the model keeps: not repeated.
+            saved = f"Plan saved ({len(todos)} todos)."
             if guard["todos_locked"]:  # this update locked the plan: say what to do instead
                 saved += f"\n\n{prompts.render('plan_locked')} Example: {EXAMPLES['research']}"
             messages.append(ToolMessage(saved, tool_call_id=call_id, name=name))

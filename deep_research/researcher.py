@@ -48,7 +48,7 @@ async def think(state: ResearcherState, runtime: Runtime[Context]) -> dict[str, 
     system = SystemMessage(
         # The same text for every researcher and turn, so a server's prefix cache keeps it;
         # the topic's own search budget is told after each search instead.
-        prompts.render("researcher", max_queries=MAX_QUERIES_PER_CALL)
+        prompts.render("researcher")
     )
     turns = state.get("turns", 0) + 1
     if turns >= context.max_researcher_turns:
@@ -117,7 +117,7 @@ async def search(state: ResearcherState, runtime: Runtime[Context]) -> Command[A
     # The cache spans the whole run (thread): every researcher, every orchestrator turn.
     thread_id = get_config().get("configurable", {}).get("thread_id")
     share = context.max_chars_per_turn // max(1, len(last.tool_calls))
-    shown = _pages_shown(state["messages"])
+    shown = _shown(state["messages"], "pages_shown"), _shown(state["messages"], "listed")
     async with search_service.session(
         context,
         run_key=str(thread_id or state["dispatch_id"]),
@@ -146,13 +146,14 @@ async def search(state: ResearcherState, runtime: Runtime[Context]) -> Command[A
     return Command(goto="think", update=update)
 
 
-def _pages_shown(messages: list[Any]) -> frozenset[str]:
-    """URLs whose page text an earlier search result already gave this researcher."""
+def _shown(messages: list[Any], key: str) -> frozenset[str]:
+    """URLs whose page text (`pages_shown`), or any entry (`listed`), an earlier search
+    result already gave this researcher."""
     return frozenset(
         url
         for message in messages
         if isinstance(message, ToolMessage) and isinstance(message.artifact, dict)
-        for url in message.artifact.get("pages_shown", [])
+        for url in message.artifact.get(key, [])
     )
 
 
@@ -160,7 +161,7 @@ async def _answer_call(
     call: ToolCall,
     searching: search_service.SearchSession,
     max_chars: int,
-    shown: frozenset[str],
+    shown: tuple[frozenset[str], frozenset[str]],
 ) -> tuple[ToolMessage, list[Source]]:
     """One tool call's message and the sources its queries retrieved."""
     call_id = call.get("id") or ""
@@ -173,7 +174,7 @@ async def _answer_call(
     except ValidationError as error:
         text = f"{invalid_arguments(call['args'], error)} Example: {WEB_SEARCH_EXAMPLE}"
         return ToolMessage(text, tool_call_id=call_id, status="error"), []
-    answer = await searching.answer(queries[:MAX_QUERIES_PER_CALL], max_chars, shown)
+    answer = await searching.answer(queries[:MAX_QUERIES_PER_CALL], max_chars, *shown)
     text = answer.text
     if len(queries) > MAX_QUERIES_PER_CALL:
         text += f"\n\nOnly the first {MAX_QUERIES_PER_CALL} queries were run."

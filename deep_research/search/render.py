@@ -66,17 +66,21 @@ def page_allowance(
     max_page_chars: int,
     max_chars: int,
     shown_before: Collection[str] = (),
+    listed_before: Collection[str] = (),
 ) -> int:
     """Characters each page excerpt may use so the whole message stays within `max_chars`."""
     pages: set[str] = set()
+    listed = set(listed_before)
     fixed = 0
     for outcome in outcomes:
         fixed += len(outcome.query) + sum(len(note) for note in outcome.notes) + 120
         for finding in outcome.findings:
             url = finding.result.url
-            if url in shown_before or url in pages:
+            text = bool(finding.page and finding.page.text)
+            if url in shown_before or url in pages or (url in listed and not text):
                 continue  # one line for all of them (see `_render_query`)
-            if finding.page and finding.page.text:
+            listed.add(url)
+            if text:
                 pages.add(url)
                 fixed += len(finding.result.title) + len(url) + ENTRY_OVERHEAD
             else:
@@ -94,19 +98,19 @@ def render(
     max_page_chars: int,
     max_chars: int,
     shown_before: Collection[str] = (),
+    listed_before: Collection[str] = (),
 ) -> str:
     """The tool message for one web_search call, at most `max_chars` characters long.
 
     A page whose text an earlier message gave this researcher (`shown_before`), or an
     earlier query of this message, is counted, not sent again: the model still has its text
-    and link, and a small server reads them only once.
+    and link, and a small server reads them only once. So is a result listed before
+    (`listed_before`: a snippet) that brings no page text now.
     """
-    allowance = page_allowance(outcomes, max_page_chars, max_chars, shown_before)
-    shown: set[str] = set()
-    sections = [
-        _render_query(outcome, nonce, allowance, shown, frozenset(shown_before))
-        for outcome in outcomes
-    ]
+    allowance = page_allowance(outcomes, max_page_chars, max_chars, shown_before, listed_before)
+    shown: set[str] = set(shown_before)
+    listed: set[str] = set(listed_before)
+    sections = [_render_query(outcome, nonce, allowance, shown, listed) for outcome in outcomes]
     text = "\n\n".join(sections) or "No searches were run."
     if len(text) > max_chars:  # a last guard: snippets alone can exceed the budget
         text = clip(text, max_chars - 60) + "\n(Results cut to fit this turn's budget.)"
@@ -114,7 +118,7 @@ def render(
 
 
 def _render_query(
-    outcome: QueryOutcome, nonce: str, allowance: int, shown: set[str], before: frozenset[str]
+    outcome: QueryOutcome, nonce: str, allowance: int, shown: set[str], listed: set[str]
 ) -> str:
     # Notes and errors can quote a search provider's own error text: outside the fences,
     # so defused and kept short.
@@ -126,16 +130,19 @@ def _render_query(
     repeated = 0
     entries = []
     for number, finding in enumerate(outcome.findings, 1):
-        if finding.result.url in before or finding.result.url in shown:
-            # Its page text and link are in this researcher's history already, which the
-            # model keeps: sending them again costs a small server a second reading.
+        url = finding.result.url
+        text = bool(finding.page and finding.page.text and not finding.page.skipped)
+        if url in shown or (url in listed and not text):
+            # Its page text (or snippet) and link are in this researcher's history already,
+            # which the model keeps: sending them again costs a small server a second reading.
             repeated += 1
             continue
+        listed.add(url)
         entries.append(_render_finding(number, finding, allowance, shown))
     if entries:  # one fence for the query's results: per result, its lines cost as much as a snippet
         lines.append(fence("\n\n".join(entries), nonce))
     if repeated:
-        lines.append(f"({repeated} more results: pages whose text and link are shown above.)")
+        lines.append(f"({repeated} more results, shown above.)")
     if outcome.dropped:
         lines.append(f"({outcome.dropped} results below the relevance threshold were dropped.)")
     return "\n".join(lines)

@@ -56,7 +56,11 @@ class SearchSession:
     max_page_chars: int
 
     async def answer(
-        self, queries: list[str], max_chars: int, shown_before: Collection[str] = ()
+        self,
+        queries: list[str],
+        max_chars: int,
+        shown_before: Collection[str] = (),
+        listed_before: Collection[str] = (),
     ) -> Answer:
         """Run `queries` in parallel; the text stays within `max_chars`, and pages whose text
         the researcher was given before (`shown_before`) are named, not repeated."""
@@ -67,6 +71,7 @@ class SearchSession:
             max_page_chars=self.max_page_chars,
             max_chars=max_chars,
             shown_before=shown_before,
+            listed_before=listed_before,
         )
         trace = _trace(outcomes)
         trace["pages_shown"] = sorted(
@@ -77,6 +82,8 @@ class SearchSession:
                 if f.page and f.page.text and f.result.url not in shown_before
             }
         )
+        # Every result is now in the researcher's history, as page text, snippet or both.
+        trace["listed"] = sorted({f.result.url for outcome in outcomes for f in outcome.findings})
         return Answer(text, self._sources(outcomes), trace)
 
     def _sources(self, outcomes: list[QueryOutcome]) -> list[Source]:

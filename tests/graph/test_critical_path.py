@@ -72,7 +72,7 @@ async def test_a_page_read_in_an_earlier_round_is_named_not_sent_again(
     page_text = "percent change in shared"
     assert results[0].count(page_text) > 0, "the first round gives the pages' text"
     assert page_text not in results[1], "the second round does not send it again"
-    assert "2 more results: pages whose text and link are shown above" in results[1]
+    assert "2 more results, shown above" in results[1]
     assert "/article/shared-0" in results[0], "the link is in the history, to be cited"
     assert "searches left on this topic" in results[-1]
 

@@ -89,7 +89,10 @@ async def test_private_research_cites_the_library_at_the_page_and_rejects_other_
         if isinstance(m, ToolMessage)
     )
     # The passage reaches the model inside the data fences, like web text.
-    assert re.search(r"<<<data [0-9a-f]+>>>\n\[energy\.pdf, page 2\]", researcher_saw)
+    assert re.search(
+        r"<<<data [0-9a-f]+>>>\nResult 1, passage from your documents:\n\[energy\.pdf, page 2\]",
+        researcher_saw,
+    )
     report, check = out["final_report"], out["citation_check"]
     assert f"[claim]({page_two})" in report
     assert secret.as_uri() not in report and "Also secret." in report

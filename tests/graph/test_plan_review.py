@@ -38,7 +38,7 @@ def planner(first: str) -> Callable[[list[BaseMessage]], AIMessage]:
         if isinstance(last, HumanMessage) and "replaced it" in str(last.content):
             return _research(PENDING.findall(str(last.content)), turn)
         if isinstance(last, ToolMessage) and str(last.content).startswith("Plan saved"):
-            return _research(PENDING.findall(str(last.content)), turn)
+            return _research(_saved_todos(messages), turn)
         if not tool_results(messages) or isinstance(last, HumanMessage):  # a new question
             if first == "research":
                 return _research(["alpha", "beta"], turn)
@@ -48,6 +48,13 @@ def planner(first: str) -> Callable[[list[BaseMessage]], AIMessage]:
         return AIMessage("# Report\n\n" + " ".join(f"[c]({u})" for u in links))
 
     return reply
+
+
+def _saved_todos(messages: list[BaseMessage]) -> list[str]:
+    """The pending todos of the last write_todos call (the saved plan is not repeated back)."""
+    calls = [c for m in messages if isinstance(m, AIMessage) for c in m.tool_calls]
+    todos = [c["args"]["todos"] for c in calls if c["name"] == "write_todos"][-1]
+    return [t["content"] for t in todos if t.get("status", "pending") == "pending"]
 
 
 def _research(topics: list[str], turn: int) -> AIMessage:

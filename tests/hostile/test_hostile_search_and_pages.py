@@ -74,7 +74,9 @@ async def test_hostile_titles_reach_orchestrator_and_report_writer_only_fenced(
         # The orchestrator reads the research results; at the turn cap the report writer does.
         read = await research_run(context, thread="orchestrator-reads")
         written = await research_run({**context, "max_orchestrator_turns": 2}, "writer-reads")
-    seen = {"orchestrator": 0, "report_writer": 0}
+    # Titles reach the researchers; the orchestrator and the report writer get only the
+    # researchers' reports (with the pages they cite), each fenced whole.
+    seen = {"researcher": 0, "orchestrator": 0, "report_writer": 0}
     for body in llm.requests:
         role = role_of(body)
         if role not in seen:
@@ -84,7 +86,7 @@ async def test_hostile_titles_reach_orchestrator_and_report_writer_only_fenced(
             seen[role] += sum(marker in text for marker in MARKERS)
             leaked = [marker for marker in MARKERS if marker in outside_fences(text)]
             assert not leaked, f"{role} got {leaked} outside the data fences: {text[:300]!r}"
-    assert seen["orchestrator"] and seen["report_writer"], "both read the hostile results"
+    assert seen["researcher"], "the researchers read the hostile results"
     for out in (read, written):
         report = out["final_report"]
         assert out["failures"] == []

@@ -102,7 +102,7 @@ async def test_server_text_reaches_the_model_only_inside_the_fences(pages: PageS
     assert "page not read (RemoteProtocolError)" in inside
     assert "page not read (ConnectError)" in inside
     assert "page not read (refused: scheme not fetched (only http and https))" in inside
-    assert "1 more results: pages whose text and link are shown above" in outside
+    assert "1 more results, shown above" in outside
     assert not re.search(r"ignore|instruction|web.search|secret|<<<|>>>", outside, re.I), outside
 
 
