@@ -55,13 +55,17 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
             [SystemMessage(prompts.render("report_writer")), HumanMessage(_findings(state))]
         )
     else:
-        system = prompts.render(
-            "orchestrator",
-            max_researchers=context.max_researchers_per_turn,
-            max_calls=context.max_research_calls_per_reply,
-            max_turns=context.max_orchestrator_turns,
-            max_searches=context.max_searches_per_run,
-        ) + _report_rules(state) + _earlier_reports(state)
+        system = (
+            prompts.render(
+                "orchestrator",
+                max_researchers=context.max_researchers_per_turn,
+                max_calls=context.max_research_calls_per_reply,
+                max_turns=context.max_orchestrator_turns,
+                max_searches=context.max_searches_per_run,
+            )
+            + _report_rules(state)
+            + _earlier_reports(state)
+        )
         reply = await model.ask([SystemMessage(system), *state["messages"]], tools=TOOLS)
         guard = churn.after_reply(state.get("churn"), reply.tool_calls, context)
         guard = _limit_research(guard, reply, context.max_research_calls_per_reply)
@@ -86,9 +90,7 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
 def _report_rules(state: ResearchState) -> str:
     """How to write the report, once there are findings to write it from: the planning
     replies before any research came back do without (one stable prompt for each phase)."""
-    researched = any(
-        isinstance(m, ToolMessage) and m.name == "research" for m in state["messages"]
-    )
+    researched = any(isinstance(m, ToolMessage) and m.name == "research" for m in state["messages"])
     return "\n\n" + prompts.render("orchestrator_report") if researched else ""
 
 

@@ -33,9 +33,7 @@ class WebSearch(BaseModel):
     """Search the web; each query is one search."""
 
     model_config = ConfigDict(title="web_search")
-    queries: list[str] = Field(
-        min_length=1, description=f"1-{MAX_QUERIES_PER_CALL} queries"
-    )
+    queries: list[str] = Field(min_length=1, description=f"1-{MAX_QUERIES_PER_CALL} queries")
 
 
 WEB_SEARCH_EXAMPLE = 'web_search({"queries": ["EU battery recycling capacity 2025"]})'

@@ -139,7 +139,7 @@ def _render_query(
             continue
         listed.add(url)
         entries.append(_render_finding(number, finding, allowance, shown))
-    if entries:  # one fence for the query's results: per result, its lines cost as much as a snippet
+    if entries:  # one fence for all of the query's results: per result, it cost a snippet's length
         lines.append(fence("\n\n".join(entries), nonce))
     if repeated:
         lines.append(f"({repeated} more results, shown above.)")
