@@ -67,6 +67,14 @@ def instrument() -> None:
 
 
 async def run(profile_name: str, k: int) -> dict[str, Any]:
+    instrument()
+    # As `deep-research` does once its arguments are read: the relevance model and the
+    # memory store's modules load while the graph is imported (process start) and the
+    # first model calls run.
+    from deep_research.question import MEMORY_MODULES
+    from deep_research.search import relevance
+
+    relevance.warm_up(MEMORY_MODULES)
     from langgraph.checkpoint.memory import InMemorySaver
 
     from benchmarks.world import PROFILES, TOPIC_POOL, BenchBrain, corpus_for
@@ -76,7 +84,6 @@ async def run(profile_name: str, k: int) -> dict[str, Any]:
     from tests.support.fakes.tavily_server import FakeTavilyServer
 
     imported = time.perf_counter()
-    instrument()
     profile = PROFILES[profile_name]
     topics = [
         TOPIC_POOL[i % len(TOPIC_POOL)] + ("" if i < len(TOPIC_POOL) else f" {i}") for i in range(k)

@@ -24,6 +24,7 @@ from deep_research.search.providers import SearchResult
 _model: Embeddings | None = None
 _model_lock = threading.Lock()
 _warming: threading.Thread | None = None
+_warming_lock = threading.Lock()
 
 
 @contextmanager
@@ -83,7 +84,9 @@ def warm_up(imports: Sequence[str] = ()) -> None:
     page extraction needs. A failed load is silent here and raises again at first use.
     """
     global _warming
-    with _model_lock:
+    # Not the model's lock: `embedder` holds that for the whole load, and a second call
+    # (the CLI starts the warm-up, then the run does) must return at once, not wait for it.
+    with _warming_lock:
         if _warming is not None or (_model is not None and not imports):
             return
         _warming = threading.Thread(

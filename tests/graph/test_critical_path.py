@@ -125,3 +125,50 @@ async def test_pages_are_extracted_on_threads_of_their_own(
     async with PageFetcher(policy, timeout=5.0, max_chars=2_000) as fetcher:
         page = await fetcher.fetch(f"http://{PAGES_HOST}:{pages.port}/article/own-thread")
     assert page.text and names and names[0].startswith("extract")
+
+
+def test_a_second_warm_up_returns_while_the_first_is_loading(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    gate = threading.Event()
+
+    def loading_embedder() -> Any:
+        with relevance._model_lock:  # as the real one: the lock is held for the whole load
+            gate.wait(10)
+        return object()
+
+    monkeypatch.setattr(relevance, "embedder", loading_embedder)
+    monkeypatch.setattr(relevance, "_model", None)
+    monkeypatch.setattr(relevance, "_warming", None)
+    relevance.warm_up()  # the CLI, once its arguments are read
+    again = threading.Thread(target=relevance.warm_up)  # the run's first node
+    again.start()
+    again.join(5)
+    finished = not again.is_alive()
+    gate.set()
+    assert finished, "the run's warm-up waited for the model's load"
+    thread = relevance._warming
+    assert thread is not None
+    thread.join(10)
+
+
+async def test_an_empty_memory_is_not_opened_before_the_first_model_call(
+    use_script: Callable[..., ScriptedChatModel],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Any,
+) -> None:
+    memory = tmp_path / "memory"
+    monkeypatch.setenv("MEMORY_DIR", str(memory))
+    monkeypatch.setattr(relevance, "warm_up", lambda imports=(): None)
+    seen: list[bool] = []
+
+    def answer(messages: list[BaseMessage]) -> AIMessage:
+        seen.append(memory.exists())
+        return AIMessage("# Report\n\nNo research needed.")
+
+    use_script(script_for(answer))
+    await run({**NO_CLARIFY, "use_memory": True})
+    # Nothing was remembered yet: no store (nor chromadb, nor the relevance model) stood
+    # between the question and the first model call; the report is remembered after.
+    assert seen[0] is False
+    assert (memory / "chroma.sqlite3").is_file()
