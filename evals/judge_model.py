@@ -36,8 +36,9 @@ def check_spec(spec: str) -> str:
             f"--judge {spec!r} is not a model spec: use 'provider:model' with provider one "
             f"of {', '.join(MODEL_PROVIDERS)} (e.g. 'local:qwen3-8b' or 'openai:gpt-4.1-mini')"
         )
-    if provider == "openai" and read_endpoints().openai_api_key is None:
-        raise ConfigError(f"--judge {spec!r} needs OPENAI_API_KEY in the environment")
+    problem = read_endpoints().model_provider_problem(provider)
+    if problem:  # the agent's own check: the missing package or credential, in one line
+        raise ConfigError(f"--judge {spec!r} needs {problem}")
     return spec
 
 

@@ -166,6 +166,9 @@ def test_judge_spec_errors_are_clear(
     assert "is not a model spec: use 'provider:model'" in capsys.readouterr().err
     assert main(["--offline", "--judge", "openai:gpt-4.1-mini"]) == 2
     assert "needs OPENAI_API_KEY" in capsys.readouterr().err
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    assert main(["--offline", "--judge", "anthropic:claude-sonnet-4-5"]) == 2
+    assert "needs ANTHROPIC_API_KEY: set it" in capsys.readouterr().err
 
 
 def test_judges_run_inside_a_langsmith_experiment(judge_server: Any) -> None:
