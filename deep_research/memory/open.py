@@ -22,10 +22,12 @@ _open_lock = threading.Lock()
 
 async def open_store(location: Location | None = None) -> Store:
     """The store at `location` (default: the environment's), or `MemoryUnavailable`."""
-    return await asyncio.to_thread(open_store_blocking, location or configured())
+    return await asyncio.to_thread(open_store_blocking, location)
 
 
-def open_store_blocking(location: Location) -> Store:
+def open_store_blocking(location: Location | None = None) -> Store:
+    # `configured()` asks for the working directory: a blocking call, so never on the loop.
+    location = location or configured()
     with _open_lock:
         if location in _damaged:
             raise _damaged[location]
