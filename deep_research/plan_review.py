@@ -7,8 +7,9 @@ in the interrupting node: answering never pays for the plan again, nor changes i
 The plan is what the paused reply would do: its research topics (pending) when it calls
 research, else the todos of its valid `write_todos` call. A reply with neither (a report,
 or only mistakes) is not a plan and is not reviewed; the next one that is, is. The paused
-reply keeps its tool calls and quotas: "ok" dispatches it as if it had never paused, and a
-changed plan answers each of its calls once with "not run" and gives its quotas back.
+reply keeps its tool calls and quotas, counted only when it runs: "ok" dispatches it as if it
+had never paused, and a changed plan (or a new question) answers each of its calls once with
+"not run", its quotas never counted.
 """
 
 from __future__ import annotations
@@ -133,19 +134,24 @@ def review_plan(state: ResearchState, runtime: Runtime[Context]) -> dict[str, An
         except BadReview as problem:
             # Raising here would leave the bad value stored and the thread stuck.
             payload = {**payload, "error": f"{problem} {REVIEW_SHAPES}"}
+    # `orchestrate` left the held reply's quotas uncounted: they count once it runs.
+    approved = {
+        "plan_reviewed": True,
+        "plan_review_rounds": round_number,
+        "searches_used": sum((state.get("quotas") or {}).values()),
+    }
     if review is None:
         log.warning("no usable plan review after %d answers; the plan runs", MAX_BAD_ANSWERS)
         progress.emit("plan_review", outcome="unanswered", round=round_number, max_rounds=cap)
-        return {"plan_reviewed": True, "plan_review_rounds": round_number}
+        return approved
     if review.kind == "ok":
         progress.emit("plan_review", outcome="approved", round=round_number, max_rounds=cap)
-        return {"plan_reviewed": True, "plan_review_rounds": round_number}
+        return approved
     update: dict[str, Any] = {
         "messages": _not_run(reply),
         "plan_review_rounds": round_number,
-        # Nothing of the paused reply runs: its quotas come back, and a plan the user sent
-        # back does not count as churn (the guard would soon refuse the revised plan).
-        "searches_used": -sum((state.get("quotas") or {}).values()),
+        # Nothing of the paused reply runs (its quotas were never counted), and a plan the
+        # user sent back does not count as churn (the guard would soon refuse the revision).
         "quotas": {},
         "churn": churn.fresh(),
     }

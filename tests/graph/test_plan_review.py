@@ -100,7 +100,8 @@ async def test_ok_dispatches_the_paused_reply_without_planning_again_and_quotas_
     context = {**REVIEW, "max_searches_per_run": 5}
     config, out = await start(graph, "ok", context)
     paused = (await graph.aget_state(config)).values
-    assert paused["searches_used"] == 5 and sum(paused["quotas"].values()) == 5
+    assert paused["searches_used"] == 0, "held for review: counted only once approved"
+    assert sum(paused["quotas"].values()) == 5
     assert plan_calls(model) == 1 and not scripted_search.queries
     out = await graph.ainvoke(Command(resume="ok"), config, context=context)
     assert out["final_report"].startswith("# Report")
@@ -269,3 +270,21 @@ def test_a_huge_todo_from_the_model_is_shown_cut() -> None:
     reply = AIMessage("", tool_calls=[call("write_todos", {"todos": todos}, "w0")])
     [item] = plan_of({"messages": [reply]}, reply)  # type: ignore[typeddict-item]
     assert len(item["content"]) < limits.PLAN_ITEM_CHARS + 60 and "[cut:" in item["content"]
+
+
+async def test_a_new_question_on_a_paused_plan_gets_the_searches_the_plan_never_sent(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    use_script(script_for(planner("research")))
+    graph = builder.compile(checkpointer=InMemorySaver())
+    context = {**REVIEW, "max_searches_per_run": 5}
+    config, _ = await start(graph, "budget", context)
+    follow_up = {"messages": [{"role": "user", "content": "And in Canada?"}]}
+    await graph.ainvoke(follow_up, config, context=context)
+    paused = (await graph.aget_state(config)).values
+    assert paused["searches_used"] == 0, "neither paused plan's quotas count yet"
+    assert sum(paused["quotas"].values()) == 5, "the first plan sent nothing: all 5 are left"
+    out = await graph.ainvoke(Command(resume="ok"), config, context=context)
+    assert out["final_report"].startswith("# Report")
+    state = (await graph.aget_state(config)).values
+    assert state["searches_used"] == len(scripted_search.queries) == 2
