@@ -181,12 +181,15 @@ async def test_bad_values_are_asked_again_with_the_same_plan_and_an_error(
 async def test_after_too_many_bad_values_the_plan_runs(
     use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
 ) -> None:
-    use_script(script_for(planner("todos")))
+    use_script(script_for(planner("research")))
     graph = builder.compile(checkpointer=InMemorySaver())
-    config, out = await start(graph, "stuck", REVIEW)
+    context = {**REVIEW, "max_searches_per_run": 5}
+    config, out = await start(graph, "stuck", context)
     for _ in range(MAX_BAD_ANSWERS):
-        out = await graph.ainvoke(Command(resume=42), config, context=REVIEW)
+        out = await graph.ainvoke(Command(resume=42), config, context=context)
     assert "__interrupt__" not in out and out["final_report"].startswith("# Report")
+    state = (await graph.aget_state(config)).values
+    assert state["searches_used"] == len(scripted_search.queries) == 2
 
 
 async def test_a_resume_in_a_new_process_does_not_repeat_the_plan_call(
