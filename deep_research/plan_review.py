@@ -95,8 +95,11 @@ def route_review(state: ResearchState) -> list[Send | str] | str:
     return "orchestrate"
 
 
-def read_review(value: object) -> Review:
-    """The user's decision from a resume value; `BadReview` says what is wrong with it."""
+def read_review(value: object, max_items: int = limits.MAX_PLAN_ITEMS) -> Review:
+    """The user's decision from a resume value; `BadReview` says what is wrong with it.
+
+    A list may be as long as `max_items`: the shown plan's length when that is longer,
+    so a model's long plan can be sent back with one item edited."""
     if isinstance(value, str) and value.strip().lower() == "ok":
         return Review("ok")
     if isinstance(value, dict) and set(value) == {"feedback"}:
@@ -106,8 +109,8 @@ def read_review(value: object) -> Review:
         raise BadReview("feedback must be a non-empty string.")
     if isinstance(value, list):
         # Checked before anything walks the list: a million items cost nothing.
-        if len(value) > limits.MAX_PLAN_ITEMS:
-            raise BadReview(f"a plan has at most {limits.MAX_PLAN_ITEMS} items, got {len(value)}.")
+        if len(value) > max_items:
+            raise BadReview(f"a plan has at most {max_items} items, got {len(value)}.")
         for number, item in enumerate(value, start=1):
             if not isinstance(item, str):
                 raise BadReview(f"item {number} is {type(item).__name__}, not a string.")
@@ -126,10 +129,11 @@ def review_plan(state: ResearchState, runtime: Runtime[Context]) -> dict[str, An
     round_number, cap = state.get("plan_review_rounds", 0) + 1, context.max_plan_reviews
     payload: dict[str, Any] = {"plan": plan_of(state, reply), "round": round_number}
     review = None
+    longest = max(limits.MAX_PLAN_ITEMS, len(payload["plan"]))
     for _ in range(MAX_BAD_ANSWERS):
         value = interrupt(payload)
         try:
-            review = read_review(value)
+            review = read_review(value, longest)
             break
         except BadReview as problem:
             # Raising here would leave the bad value stored and the thread stuck.

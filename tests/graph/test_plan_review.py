@@ -126,7 +126,7 @@ async def test_a_list_replaces_the_todos_and_the_paused_research_never_runs(
         {"content": "delta", "status": "pending"},
     ]
     assert sorted(researched(model)) == ["delta", "gamma"], "alpha and beta were not run"
-    # The paused reply's quotas came back: the count is exactly the searches sent.
+    # The paused reply's quotas were never counted: the count is exactly the searches sent.
     assert state["searches_used"] == len(scripted_search.queries) == 2
     assert_every_call_answered_once(state["messages"])
     not_run = [m for m in state["messages"] if isinstance(m, ToolMessage) and "Not run" in m.text]
@@ -291,3 +291,31 @@ async def test_a_new_question_on_a_paused_plan_gets_the_searches_the_plan_never_
     assert out["final_report"].startswith("# Report")
     state = (await graph.aget_state(config)).values
     assert state["searches_used"] == len(scripted_search.queries) == 2
+
+
+async def test_a_plan_as_long_as_the_one_shown_can_be_sent_back_edited(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    # The model may write more todos than a user's list may have: editing one item and
+    # keeping the rest must not be refused for the length the model chose.
+    many = limits.MAX_PLAN_ITEMS + 5
+    todos = [{"content": f"todo {n}", "status": "pending"} for n in range(many)]
+    first = AIMessage("", tool_calls=[call("write_todos", {"todos": todos}, "w0")])
+    later = planner("research")
+    question = QUESTION["messages"][0]["content"]
+
+    def reply(messages: list[BaseMessage]) -> AIMessage:
+        return first if [m.text for m in messages[1:]] == [question] else later(messages)
+
+    use_script(script_for(reply))
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config, out = await start(graph, "long", REVIEW)
+    shown = [item["content"] for item in out["__interrupt__"][0].value["plan"]]
+    assert len(shown) == many
+    edited = ["todo zero", *shown[1:]]
+    out = await graph.ainvoke(Command(resume=edited), config, context=REVIEW)
+    assert "__interrupt__" not in out, out["__interrupt__"][0].value.get("error")
+    state = (await graph.aget_state(config)).values
+    assert [t["content"] for t in state["todos"]] == edited
+    with pytest.raises(BadReview):  # a longer one is still refused
+        read_review(["x"] * (many + 1), max_items=many)
