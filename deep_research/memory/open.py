@@ -22,7 +22,9 @@ _open_lock = threading.Lock()
 
 async def open_store(location: Location | None = None) -> Store:
     """The store at `location` (default: the environment's), or `MemoryUnavailable`."""
-    return await asyncio.to_thread(open_store_blocking, location or configured())
+    # `configured()` too, in the thread: it reads the working directory (os.path.abspath),
+    # which the Agent Server refuses on its event loop (BlockingError).
+    return await asyncio.to_thread(lambda: open_store_blocking(location or configured()))
 
 
 def open_store_blocking(location: Location) -> Store:
