@@ -14,6 +14,7 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from deep_research import provider_models
 from deep_research.choices import MODEL_PROVIDERS, ConfigError
 from deep_research.context import read_endpoints
 from deep_research.models import EmptyReplyError, RoleModel, public_url, spec_model
@@ -57,12 +58,21 @@ class Judge:
 
 
 def judge_from_spec(spec: str) -> Judge:
+    """The judge as the agent builds a role's model: its provider's endpoint for error
+    messages, retries around the call when its client does not retry itself."""
     model = spec_model(check_spec(spec), JUDGE_TEMPERATURE)
-    base = getattr(model, "openai_api_base", None)
-    endpoint = public_url(str(base or "https://api.openai.com/v1"))
-    deadline = read_endpoints().call_deadline
+    endpoints = read_endpoints()
+    endpoint = public_url(provider_models.base_url(model, spec.partition(":")[0]))
+    retries = 0 if provider_models.retries_natively(model) else endpoints.llm_max_retries
     return Judge(
-        RoleModel(model=model, endpoint=endpoint, role="judge", spec=spec, deadline=deadline)
+        RoleModel(
+            model=model,
+            endpoint=endpoint,
+            role="judge",
+            spec=spec,
+            deadline=endpoints.call_deadline,
+            retries=retries,
+        )
     )
 
 

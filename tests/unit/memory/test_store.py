@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from blockbuster import blockbuster_ctx
 
 from deep_research.memory import LIBRARY, REPORTS, Location, MemoryUnavailable, Piece, open_store
 from deep_research.memory.chunks import split, token_count
@@ -100,3 +101,14 @@ async def test_concurrent_writers_lose_nothing(where: Location) -> None:
     for i, text in enumerate(topics):
         (best,) = await store.query(LIBRARY, text, k=1)
         assert best.key == f"n{i}"
+
+
+async def test_opening_the_configured_store_never_blocks_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # langgraph dev raises BlockingError for a file-system call on its event loop (it uses
+    # blockbuster too): with memory on, a run there failed at its first recall.
+    monkeypatch.setenv("MEMORY_DIR", str(tmp_path / "memory"))
+    with blockbuster_ctx():
+        store = await open_store()
+    await store.add(LIBRARY, "cats", "Cats purr.", {})
