@@ -9,6 +9,7 @@ it was first retrieved: a page cited again from memory keeps its original date.
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from datetime import UTC, datetime
 from deep_research import limits
 from deep_research.memory import chunks
 from deep_research.memory.store import Hit, Piece, Scalar, Store
-from deep_research.urls import is_file_url
+from deep_research.urls import is_file_url, is_web_url
 
 REPORTS = "research-reports"
 PASSAGES = "research-passages"
@@ -26,6 +27,9 @@ QUESTION_CHARS = 500
 # Enough candidates that grouping chunks by report or page still leaves a choice.
 CANDIDATES = 40
 DAY = 86_400.0
+# What a stored retrieval date must look like: it is shown outside the data fences (the
+# researcher's page note) and in the Sources list, which the citation check never reads.
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 @dataclass(frozen=True)
@@ -149,19 +153,22 @@ async def remembered_pages(
     """Stored pages with passages at least `min_similarity` to `query`, young enough."""
     now = time.time() if now is None else now
     young = {"ts": {"$gte": now - max_age_days * DAY}}
+    # A shared or damaged store is outside input: only web pages (memory never keeps a
+    # library document, so a `file:` URL here would be a path outside the library) with a
+    # real retrieval date may answer.
     hits = [
         hit
         for hit in await store.query(PASSAGES, query, k=CANDIDATES, where=young)
         if hit.similarity >= min_similarity
+        and is_web_url(str(hit.metadata.get("url", "")))
+        and _is_date(hit.metadata.get("retrieved"))
     ]
     by_url: dict[str, list[Hit]] = {}
     for hit in hits:  # most similar first, so each page's first hit is its best
         by_url.setdefault(str(hit.metadata.get("url", "")), []).append(hit)
     pages = []
     for url, group in list(by_url.items())[:limit]:
-        texts = list(
-            dict.fromkeys(h.text for h in sorted(group, key=lambda h: h.metadata["chunk"]))
-        )
+        texts = list(dict.fromkeys(h.text for h in sorted(group, key=_chunk_number)))
         first = group[0].metadata
         pages.append(
             RememberedPage(
@@ -173,6 +180,21 @@ async def remembered_pages(
             )
         )
     return pages
+
+
+def _is_date(value: object) -> bool:
+    if not isinstance(value, str) or not _DATE.fullmatch(value):
+        return False
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _chunk_number(hit: Hit) -> int:
+    number = hit.metadata.get("chunk")
+    return number if isinstance(number, int) and not isinstance(number, bool) else 0
 
 
 async def forget(store: Store, thread_id: str) -> int:
