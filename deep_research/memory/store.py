@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
-from chromadb.errors import ChromaError
 
 from deep_research import secrets
 from deep_research.memory import chunks
@@ -35,8 +34,6 @@ Where = Mapping[str, Any]
 # Keys the store sets on every chunk; callers' metadata may not use them.
 KEY, CHUNK = "key", "chunk"
 MAX_RESULTS = 100
-# The errors a Chroma call can end with when the store, not our code, is at fault.
-STORE_ERRORS = (ChromaError, OSError, httpx.HTTPError, ValueError)
 T = TypeVar("T")
 
 
@@ -57,6 +54,17 @@ class Hit:
     text: str
     metadata: dict[str, Scalar]
     similarity: float = 0.0
+
+
+def store_errors() -> tuple[type[Exception], ...]:
+    """The errors a Chroma call can end with when the store, not our code, is at fault.
+
+    A function, not a constant: chromadb takes seconds to import, and this package is
+    imported (to find where the memory is) by runs that never open it.
+    """
+    from chromadb.errors import ChromaError
+
+    return (ChromaError, OSError, httpx.HTTPError, ValueError)
 
 
 def chunk_id(collection: str, key: str, index: int) -> str:
@@ -115,7 +123,7 @@ class Store:
     async def _run(self, call: Callable[..., T], *args: Any) -> T:
         try:
             return await asyncio.to_thread(call, *args)
-        except STORE_ERRORS as error:
+        except store_errors() as error:
             raise MemoryUnavailable(f"memory at {self.where} failed: {error}") from error
 
     def _collection(self, name: str) -> Chroma:
