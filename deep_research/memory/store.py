@@ -4,7 +4,8 @@ Every item has a `key` (a report's thread, a page's URL, a file's path); its chu
 derived from the collection, the key and the chunk's position, so adding the same key again
 overwrites instead of duplicating, and a shorter text drops the old tail. Similarity is
 cosine on 0-1 with negatives counted as 0, the scale of the relevance filter. Text and
-string metadata pass the redactor before they are written: secrets never reach the store.
+string metadata pass the redactor before they are written and again when they are read:
+secrets never reach the store, nor leave one that another client wrote.
 """
 
 from __future__ import annotations
@@ -166,13 +167,12 @@ class Store:
             text, k=max(1, min(k, MAX_RESULTS)), filter=dict(where) if where else None
         )
         return [
-            Hit(
-                id=str(doc.id),
-                key=str(doc.metadata.get(KEY, "")),
-                text=doc.page_content,
-                metadata=dict(doc.metadata),
+            _hit(
+                str(doc.id),
+                doc.page_content,
+                doc.metadata,
                 # Cosine distance is 1 - similarity; negatives count as 0, as for relevance.
-                similarity=round(min(1.0, max(0.0, 1.0 - float(distance))), 3),
+                round(min(1.0, max(0.0, 1.0 - float(distance))), 3),
             )
             for doc, distance in found
         ]
@@ -180,7 +180,7 @@ class Store:
     def _items(self, collection: str, where: Where | None, limit: int | None) -> list[Hit]:
         got = self._collection(collection).get(where=dict(where) if where else None, limit=limit)
         return [
-            Hit(id=i, key=str((m or {}).get(KEY, "")), text=d or "", metadata=dict(m or {}))
+            _hit(i, d or "", m or {})
             for i, d, m in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
         ]
 
@@ -196,3 +196,11 @@ class Store:
             if any(c.name == collection for c in self._client.list_collections()):
                 self._client.delete_collection(collection)
             self._collections.pop(collection, None)
+
+
+def _hit(item_id: str, text: str, metadata: Mapping[str, Any], similarity: float = 0.0) -> Hit:
+    """A stored chunk as it may leave the store: redacted again, since a shared server's
+    other clients, or this one before a key was set, may have written a secret."""
+    redact = secrets.redact
+    clean = {k: redact(v) if isinstance(v, str) else v for k, v in metadata.items()}
+    return Hit(item_id, str(clean.get(KEY, "")), redact(text), clean, similarity)
