@@ -9,6 +9,7 @@ it was first retrieved: a page cited again from memory keeps its original date.
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import time
 from collections.abc import Iterable
@@ -134,7 +135,7 @@ async def similar_reports(
                 date=str(meta.get("date", "")),
                 similarity=similarity,
                 excerpt=str(meta.get("excerpt", "")),
-                score=similarity * recency_boost(now - float(meta.get("ts", 0.0))),
+                score=similarity * recency_boost(now - _timestamp_of(meta)),
             )
         )
     found.sort(key=lambda report: -report.score)
@@ -192,6 +193,14 @@ def _is_date(value: object) -> bool:
     return True
 
 
+def _timestamp_of(meta: dict[str, Scalar]) -> float:
+    """A stored chunk's time; 0 (the oldest) when another client wrote something else."""
+    value = meta.get("ts")
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0.0
+    return float(value) if math.isfinite(value) else 0.0
+
+
 def _chunk_number(hit: Hit) -> int:
     number = hit.metadata.get("chunk")
     return number if isinstance(number, int) and not isinstance(number, bool) else 0
@@ -209,6 +218,6 @@ async def remembered_threads(store: Store) -> list[tuple[str, str, str]]:
     for hit in await store.items(REPORTS, where={"chunk": 0}):
         meta = hit.metadata
         key = (str(meta.get("thread", "")), str(meta.get("question", "")))
-        seen[key] = (key[0], str(meta.get("date", "")), key[1], float(meta.get("ts", 0.0)))
+        seen[key] = (key[0], str(meta.get("date", "")), key[1], _timestamp_of(meta))
     rows = sorted(seen.values(), key=lambda row: -row[3])
     return [(thread, date, question) for thread, date, question, _ in rows]

@@ -9,6 +9,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from deep_research.memory import PASSAGES, REPORTS, Piece, open_store
+from deep_research.memory.research import remembered_threads
 from deep_research.orchestrator import _earlier_reports
 from deep_research.remembering import recall
 from deep_research.search import render
@@ -79,3 +80,17 @@ async def test_stored_passages_with_forged_dates_or_local_urls_never_answer_a_se
         [QueryOutcome(text, found)], nonce=render.new_nonce(), max_page_chars=500, max_chars=9000
     )
     assert "evil" not in shown and "passwd" not in shown
+
+
+async def test_stored_reports_with_a_malformed_timestamp_are_still_recalled_and_listed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A timestamp that is not a number (another client's, a damaged store's) must not end
+    the run at recall, nor `memory list`: the report is simply the oldest."""
+    monkeypatch.setenv("USE_MEMORY", "true")
+    store = await open_store()
+    meta = {"thread": "odd", "question": QUESTION, "date": "2026-11-30", "ts": "yesterday"}
+    await store.put(REPORTS, "k", [Piece(QUESTION, meta)])
+    update = await recall({"messages": [HumanMessage(QUESTION)]}, None)  # type: ignore[arg-type]
+    assert [r["thread_id"] for r in update["earlier_reports"]] == ["odd"]
+    assert await remembered_threads(store) == [("odd", "2026-11-30", QUESTION)]
