@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from deep_research.library import LibraryProvider, Outcome, add_paths, entries, remove_path
-from deep_research.memory import LIBRARY, Location, Store, open_store
+from deep_research.memory import LIBRARY, Location, Piece, Store, open_store
 from tests.support.documents import write_docx, write_pdf
 
 SOLAR = "Solar panels in Germany produced 60 terawatt hours of electricity in 2023."
@@ -97,3 +97,14 @@ async def test_a_changed_file_is_indexed_again_and_a_removed_one_is_gone(
     assert left == {"energy.pdf"}
     results = await LibraryProvider(store).search("heat pumps in the cold", 5)
     assert all("energy.pdf" in result.url for result in results)
+
+
+async def test_a_library_chunk_without_an_absolute_path_is_left_out_of_the_search(
+    store: Store,
+) -> None:
+    """A shared server's other clients may write any key: one that names no absolute file
+    has no `file:` URL, and must not end every search that meets it."""
+    for key in ("relative/notes.md", "", "/home/me/heat.md"):
+        await store.put(LIBRARY, key, [Piece(HEAT, {"title": "heat.md"})])
+    results = await LibraryProvider(store).search("heat pumps at minus twenty", 5)
+    assert [r.url for r in results] == ["file:///home/me/heat.md"]
