@@ -215,7 +215,7 @@ async def forget(store: Store, thread_id: str) -> int:
 async def remembered_threads(store: Store) -> list[tuple[str, str, str]]:
     """(thread, date, question) of every stored report, newest first."""
     seen: dict[tuple[str, str], tuple[str, str, str, float]] = {}
-    for hit in await store.items(REPORTS, where={"chunk": 0}):
+    for hit in await store.items(REPORTS, where={"chunk": 0}, texts=False):
         meta = hit.metadata
         key = (str(meta.get("thread", "")), str(meta.get("question", "")))
         seen[key] = (key[0], str(meta.get("date", "")), key[1], _timestamp_of(meta))

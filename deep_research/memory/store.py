@@ -102,10 +102,16 @@ class Store:
         return await self._run(self._query, collection, text, k, where)
 
     async def items(
-        self, collection: str, *, where: Where | None = None, limit: int | None = None
+        self,
+        collection: str,
+        *,
+        where: Where | None = None,
+        limit: int | None = None,
+        texts: bool = True,
     ) -> list[Hit]:
-        """Stored chunks matching `where` (all when None), in no particular order."""
-        return await self._run(self._items, collection, where, limit)
+        """Stored chunks matching `where` (all when None), in no particular order; with
+        `texts=False` their metadata alone (a listing need not hold every text at once)."""
+        return await self._run(self._items, collection, where, limit, texts)
 
     async def delete(
         self, collection: str, *, key: str | None = None, where: Where | None = None
@@ -156,7 +162,7 @@ class Store:
             store.add_texts(texts, metadatas=metadatas, ids=ids)  # an upsert: same id, replaced
         # A shorter text than last time leaves old chunks behind: drop them.
         tail: Any = {"$and": [{KEY: key}, {CHUNK: {"$gte": len(texts)}}]}
-        stale = store.get(where=tail)["ids"]
+        stale = store.get(where=tail, include=[])["ids"]
         if stale:
             store.delete(ids=stale)
         return len(texts)
@@ -177,16 +183,22 @@ class Store:
             for doc, distance in found
         ]
 
-    def _items(self, collection: str, where: Where | None, limit: int | None) -> list[Hit]:
-        got = self._collection(collection).get(where=dict(where) if where else None, limit=limit)
+    def _items(
+        self, collection: str, where: Where | None, limit: int | None, texts: bool
+    ) -> list[Hit]:
+        include = ["metadatas", "documents"] if texts else ["metadatas"]
+        got = self._collection(collection).get(
+            where=dict(where) if where else None, limit=limit, include=include
+        )
+        documents = got.get("documents") or [""] * len(got["ids"])
         return [
             _hit(i, d or "", m or {})
-            for i, d, m in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
+            for i, d, m in zip(got["ids"], documents, got["metadatas"], strict=True)
         ]
 
     def _delete(self, collection: str, where: Where) -> int:
         store = self._collection(collection)
-        ids = store.get(where=dict(where))["ids"]
+        ids = store.get(where=dict(where), include=[])["ids"]
         if ids:
             store.delete(ids=ids)
         return len(ids)

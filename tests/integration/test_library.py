@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from langchain_chroma import Chroma
 
 from deep_research.library import LibraryProvider, Outcome, add_paths, entries, remove_path
 from deep_research.memory import LIBRARY, Location, Piece, Store, open_store
@@ -108,3 +109,24 @@ async def test_a_library_chunk_without_an_absolute_path_is_left_out_of_the_searc
         await store.put(LIBRARY, key, [Piece(HEAT, {"title": "heat.md"})])
     results = await LibraryProvider(store).search("heat pumps at minus twenty", 5)
     assert [r.url for r in results] == ["file:///home/me/heat.md"]
+
+
+async def test_listing_and_removing_never_load_the_documents_text(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`library list` and `library remove` need paths and metadata: asking Chroma for every
+    chunk's text as well would hold the whole library in memory at once."""
+    await add(store, mixed_folder(tmp_path))
+    asked: list[object] = []
+    real_get = Chroma.get
+
+    def get(self: Chroma, *args: object, **kwargs: object) -> dict[str, object]:
+        asked.append(kwargs.get("include"))
+        return real_get(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Chroma, "get", get)
+    listed = await entries(store)
+    assert len(listed) == 4 and all(entry.chunks >= 1 for entry in listed)
+    assert await remove_path(store, tmp_path / "docs")
+    assert await entries(store) == []
+    assert asked and all(include is not None and "documents" not in include for include in asked)
