@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from deep_research.library.readers import MAX_FILE_BYTES, kind_of
+from deep_research.library.readers import MAX_FILE_BYTES, MAX_HTML_BYTES, kind_of
 
 MAX_FILES = 20_000  # candidates per `add`; a folder with more is cut and says so
 
@@ -74,7 +74,8 @@ def _expand(given: Path) -> Iterator[Candidate]:
 
 
 def classify(path: Path) -> Candidate:
-    if kind_of(path) is None:
+    kind = kind_of(path)
+    if kind is None:
         return Candidate(path, "unsupported", "not a format the library reads")
     try:
         info = path.stat()
@@ -82,8 +83,9 @@ def classify(path: Path) -> Candidate:
         return Candidate(path, "unreadable", "cannot stat")
     if not stat.S_ISREG(info.st_mode):
         return Candidate(path, "skipped", "not a regular file")
-    if info.st_size > MAX_FILE_BYTES:
-        limit = f"{info.st_size:,} bytes; the limit is {MAX_FILE_BYTES:,}"
+    most = MAX_HTML_BYTES if kind == "html" else MAX_FILE_BYTES
+    if info.st_size > most:
+        limit = f"{info.st_size:,} bytes; the limit is {most:,}"
         return Candidate(path, "oversized", limit)
     return Candidate(path)
 
