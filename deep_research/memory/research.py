@@ -8,6 +8,7 @@ it was first retrieved: a page cited again from memory keeps its original date.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import math
 import re
@@ -90,7 +91,9 @@ async def remember(
     report_key = f"{thread_id}:{hashlib.sha256(question.encode()).hexdigest()[:16]}"
     excerpt = limits.cut(report, EXCERPT_CHARS)
     report_pieces = [Piece(question, {**meta, "excerpt": excerpt})]
-    report_pieces += [Piece(text, {**meta, "excerpt": excerpt}) for text in chunks.split(report)]
+    # Splitting counts MiniLM tokens (and loads the tokenizer once): never on the loop.
+    split = await asyncio.to_thread(chunks.split, report)
+    report_pieces += [Piece(text, {**meta, "excerpt": excerpt}) for text in split]
     await store.put(REPORTS, report_key, report_pieces)
     pages = 0
     for page in cited:
@@ -107,7 +110,7 @@ async def remember(
             "ts": _timestamp(retrieved) if page.retrieved else now,
         }
         text = "\n\n".join(t for t in page.texts if t.strip())
-        pieces = [Piece(piece, page_meta) for piece in chunks.split(text)]
+        pieces = [Piece(piece, page_meta) for piece in await asyncio.to_thread(chunks.split, text)]
         await store.put(PASSAGES, f"{thread_id}|{page.url}", pieces)
         pages += 1
     return pages
