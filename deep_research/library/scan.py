@@ -91,8 +91,16 @@ def classify(path: Path) -> Candidate:
 
 
 def load(path: Path) -> Loaded:
-    """The file's bytes and their SHA-256; raises OSError, or ValueError if it grew too big."""
-    with path.open("rb") as handle:
+    """The file's bytes and their SHA-256; raises OSError, or ValueError if it grew too big.
+
+    `path` was resolved and classified moments ago, but the file may have been swapped
+    since: no symlink is opened (it could lead out of the folder), and a FIFO is opened
+    without blocking and refused.
+    """
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    with os.fdopen(os.open(path, flags), "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise ValueError("not a regular file")
         raw = handle.read(MAX_FILE_BYTES + 1)
     if len(raw) > MAX_FILE_BYTES:  # it grew since it was classified
         raise ValueError(f"oversized (over {MAX_FILE_BYTES:,} bytes)")

@@ -115,3 +115,21 @@ def test_a_docx_with_more_xml_than_can_be_parsed_is_refused(tmp_path: Path) -> N
         archive.writestr("word/document.xml", f"<w:document><w:t>{words}</w:t></w:document>")
     with pytest.raises(Unreadable, match="XML"):
         read_document(Path("big.docx"), buffer.getvalue())
+
+
+def test_a_file_swapped_for_a_symlink_after_the_scan_is_not_read(tmp_path: Path) -> None:
+    """Between the folder walk (which resolved every path) and the read, another process
+    can replace a file by a symlink to one outside the folder, or by a FIFO that would
+    block the read forever: the read opens no symlink and reads regular files only."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    secret = tmp_path / "secret.txt"
+    secret.write_text("outside the folder")
+    notes = docs / "notes.txt"
+    notes.write_text("inside")
+    (candidate,) = scan.candidates([docs])
+    assert candidate.status == "" and candidate.path == notes
+    notes.unlink()
+    notes.symlink_to(secret)
+    with pytest.raises(OSError):
+        scan.load(candidate.path)
