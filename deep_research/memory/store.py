@@ -68,6 +68,12 @@ def store_errors() -> tuple[type[Exception], ...]:
     return (ChromaError, OSError, httpx.HTTPError, ValueError)
 
 
+def _collection_gone(error: Exception) -> bool:
+    from chromadb.errors import NotFoundError
+
+    return isinstance(error, NotFoundError) or "does not exist" in str(error)
+
+
 def chunk_id(collection: str, key: str, index: int) -> str:
     digest = hashlib.sha256(f"{collection}\0{key}".encode()).hexdigest()[:32]
     return f"{digest}-{index}"
@@ -127,9 +133,18 @@ class Store:
         """Delete everything in `collection`."""
         await self._run(self._clear, collection)
 
-    async def _run(self, call: Callable[..., T], *args: Any) -> T:
+    async def _run(self, call: Callable[..., T], collection: str, *args: Any) -> T:
         try:
-            return await asyncio.to_thread(call, *args)
+            return await asyncio.to_thread(call, collection, *args)
+        except store_errors() as error:
+            if not _collection_gone(error):
+                raise MemoryUnavailable(f"memory at {self.where} failed: {error}") from error
+        # Another client of a shared server deleted the collection (`memory clear`): the
+        # cached handle names its old id, so it is made again, once.
+        with self._lock:
+            self._collections.pop(collection, None)
+        try:
+            return await asyncio.to_thread(call, collection, *args)
         except store_errors() as error:
             raise MemoryUnavailable(f"memory at {self.where} failed: {error}") from error
 

@@ -96,6 +96,16 @@ async def test_secrets_a_store_already_holds_never_come_out(
         assert "abcdefghijklmnop" not in str(hit.metadata)
 
 
+async def test_a_collection_another_client_deleted_is_made_again(where: Location) -> None:
+    """On a shared server, `memory clear` in one terminal deletes the collections a running
+    server holds handles to: its next write must not fail for the rest of its life."""
+    store = await open_store(where)
+    await store.add(LIBRARY, "cats", "Cats are small domestic felines that purr.", {})
+    await asyncio.to_thread(store._client.delete_collection, LIBRARY)  # the other client
+    await store.add(LIBRARY, "dogs", "Dogs bark at the postman.", {})
+    assert [hit.key for hit in await store.items(LIBRARY)] == ["dogs"]
+
+
 async def test_a_damaged_store_is_a_clear_error(tmp_path: Path) -> None:
     broken = tmp_path / "broken"
     broken.mkdir()
