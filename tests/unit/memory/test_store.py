@@ -82,6 +82,31 @@ async def test_secrets_never_reach_the_store(
     assert "abcdefghijklmnop" not in str(hit.metadata)
 
 
+async def test_secrets_a_store_already_holds_never_come_out(
+    where: Location, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Written by another client of a shared server, or before the key was set here: what
+    the store gives back is redacted too (`memory search` prints it, researchers read it)."""
+    store = await open_store(where)
+    text = "the key is mykeyvalue-9f8e7d6c5b4a here"
+    meta = {"note": "Bearer abcdefghijklmnop", "key": "k", "chunk": 0}
+    await asyncio.to_thread(store._collection(LIBRARY).add_texts, [text], [meta], ["raw"])
+    monkeypatch.setenv("SEARXNG_API_KEY", "mykeyvalue-9f8e7d6c5b4a")
+    for hit in [*await store.items(LIBRARY), *await store.query(LIBRARY, text, k=1)]:
+        assert "mykeyvalue" not in hit.text and "[REDACTED]" in hit.text
+        assert "abcdefghijklmnop" not in str(hit.metadata)
+
+
+async def test_a_collection_another_client_deleted_is_made_again(where: Location) -> None:
+    """On a shared server, `memory clear` in one terminal deletes the collections a running
+    server holds handles to: its next write must not fail for the rest of its life."""
+    store = await open_store(where)
+    await store.add(LIBRARY, "cats", "Cats are small domestic felines that purr.", {})
+    await asyncio.to_thread(store._client.delete_collection, LIBRARY)  # the other client
+    await store.add(LIBRARY, "dogs", "Dogs bark at the postman.", {})
+    assert [hit.key for hit in await store.items(LIBRARY)] == ["dogs"]
+
+
 async def test_a_damaged_store_is_a_clear_error(tmp_path: Path) -> None:
     broken = tmp_path / "broken"
     broken.mkdir()
