@@ -77,12 +77,15 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
         runnable = _valid_research(reply, guard["refused"])
         left = context.max_searches_per_run - state.get("searches_used", 0)
         shares = dict(zip(runnable, search.quotas(left, len(runnable)), strict=True))
+        # A reply held for plan review sends nothing until it is approved: `review_plan`
+        # counts its quotas then, so a new question asked instead still has them.
+        held = context.review_plan and not state.get("plan_reviewed")
         return {
             "messages": [reply],
             "orchestrator_turns": turns,
             "churn": guard,
             "quotas": shares,
-            "searches_used": sum(shares.values()),
+            "searches_used": 0 if held else sum(shares.values()),
         }
     return {"messages": [reply], "orchestrator_turns": turns}
 

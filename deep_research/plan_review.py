@@ -7,8 +7,9 @@ in the interrupting node: answering never pays for the plan again, nor changes i
 The plan is what the paused reply would do: its research topics (pending) when it calls
 research, else the todos of its valid `write_todos` call. A reply with neither (a report,
 or only mistakes) is not a plan and is not reviewed; the next one that is, is. The paused
-reply keeps its tool calls and quotas: "ok" dispatches it as if it had never paused, and a
-changed plan answers each of its calls once with "not run" and gives its quotas back.
+reply keeps its tool calls and quotas, counted only when it runs: "ok" dispatches it as if it
+had never paused, and a changed plan (or a new question) answers each of its calls once with
+"not run", its quotas never counted.
 """
 
 from __future__ import annotations
@@ -94,8 +95,11 @@ def route_review(state: ResearchState) -> list[Send | str] | str:
     return "orchestrate"
 
 
-def read_review(value: object) -> Review:
-    """The user's decision from a resume value; `BadReview` says what is wrong with it."""
+def read_review(value: object, max_items: int = limits.MAX_PLAN_ITEMS) -> Review:
+    """The user's decision from a resume value; `BadReview` says what is wrong with it.
+
+    A list may be as long as `max_items`: the shown plan's length when that is longer,
+    so a model's long plan can be sent back with one item edited."""
     if isinstance(value, str) and value.strip().lower() == "ok":
         return Review("ok")
     if isinstance(value, dict) and set(value) == {"feedback"}:
@@ -105,8 +109,8 @@ def read_review(value: object) -> Review:
         raise BadReview("feedback must be a non-empty string.")
     if isinstance(value, list):
         # Checked before anything walks the list: a million items cost nothing.
-        if len(value) > limits.MAX_PLAN_ITEMS:
-            raise BadReview(f"a plan has at most {limits.MAX_PLAN_ITEMS} items, got {len(value)}.")
+        if len(value) > max_items:
+            raise BadReview(f"a plan has at most {max_items} items, got {len(value)}.")
         for number, item in enumerate(value, start=1):
             if not isinstance(item, str):
                 raise BadReview(f"item {number} is {type(item).__name__}, not a string.")
@@ -125,27 +129,33 @@ def review_plan(state: ResearchState, runtime: Runtime[Context]) -> dict[str, An
     round_number, cap = state.get("plan_review_rounds", 0) + 1, context.max_plan_reviews
     payload: dict[str, Any] = {"plan": plan_of(state, reply), "round": round_number}
     review = None
+    longest = max(limits.MAX_PLAN_ITEMS, len(payload["plan"]))
     for _ in range(MAX_BAD_ANSWERS):
         value = interrupt(payload)
         try:
-            review = read_review(value)
+            review = read_review(value, longest)
             break
         except BadReview as problem:
             # Raising here would leave the bad value stored and the thread stuck.
             payload = {**payload, "error": f"{problem} {REVIEW_SHAPES}"}
+    # `orchestrate` left the held reply's quotas uncounted: they count once it runs.
+    approved = {
+        "plan_reviewed": True,
+        "plan_review_rounds": round_number,
+        "searches_used": sum((state.get("quotas") or {}).values()),
+    }
     if review is None:
         log.warning("no usable plan review after %d answers; the plan runs", MAX_BAD_ANSWERS)
         progress.emit("plan_review", outcome="unanswered", round=round_number, max_rounds=cap)
-        return {"plan_reviewed": True, "plan_review_rounds": round_number}
+        return approved
     if review.kind == "ok":
         progress.emit("plan_review", outcome="approved", round=round_number, max_rounds=cap)
-        return {"plan_reviewed": True, "plan_review_rounds": round_number}
+        return approved
     update: dict[str, Any] = {
         "messages": _not_run(reply),
         "plan_review_rounds": round_number,
-        # Nothing of the paused reply runs: its quotas come back, and a plan the user sent
-        # back does not count as churn (the guard would soon refuse the revised plan).
-        "searches_used": -sum((state.get("quotas") or {}).values()),
+        # Nothing of the paused reply runs (its quotas were never counted), and a plan the
+        # user sent back does not count as churn (the guard would soon refuse the revision).
         "quotas": {},
         "churn": churn.fresh(),
     }

@@ -21,7 +21,6 @@ from deep_research import progress
 from deep_research.citations import check_report
 from deep_research.context import Context, context_of
 from deep_research.state import RecalledReport, ResearchState
-from deep_research.urls import page_key
 
 SHOWN_REPORTS = 3
 # What a stored thread id and date may look like when shown outside a data fence: a shared
@@ -87,11 +86,11 @@ async def remember(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
     from deep_research.memory.research import CitedPage
     from deep_research.memory.research import remember as store_report
 
-    sources = state.get("sources", [])
-    dates = {page_key(s["url"]): s.get("retrieved", "") for s in sources}
+    # A page recalled from memory keeps its first retrieval date, one read again in this
+    # run is this run's (the registry decides, as for the Sources list).
     cited = [
-        CitedPage(source.url, source.title, source.texts, dates.get(page_key(source.url), ""))
-        for source in check_report(report, sources).cited
+        CitedPage(source.url, source.title, source.texts, source.retrieved_on)
+        for source in check_report(report, state.get("sources", [])).cited
     ]
     thread_id = str(get_config().get("configurable", {}).get("thread_id") or "unsaved")
     try:

@@ -14,8 +14,13 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 # Characters a path may carry unescaped (RFC 3986 pchar minus '%'), so that
 # "/a%20b" and "/a b" or "%7E" and "~" normalise to the same key.
 _PATH_SAFE = "/:@!$&'()*+,;=-._~"
+_WEB_SCHEMES = ("http", "https")
 # A library PDF's page: `file:///…/a.pdf#page=3` names page 3, a source of its own.
 _PAGE_ANCHOR = re.compile(r"page=([1-9][0-9]{0,5})")
+
+
+def is_web_url(url: str) -> bool:
+    return urlsplit(url.strip()).scheme.lower() in _WEB_SCHEMES
 
 
 def is_file_url(url: str) -> bool:

@@ -68,9 +68,8 @@ def read_queries(path: Path) -> list[dict[str, Any]]:
         where = f"{path}:{number}"
         try:
             item = json.loads(line)
-        except (json.JSONDecodeError, RecursionError) as error:
-            reason = error.msg if isinstance(error, json.JSONDecodeError) else "nested too deep"
-            raise DrbInputError(f"{where}: not JSON ({reason})") from None
+        except (ValueError, RecursionError) as error:  # ValueError: also a 5000-digit number
+            raise DrbInputError(f"{where}: not JSON ({_why(error)})") from None
         if not isinstance(item, dict):
             raise DrbInputError(f'{where}: needs an object {{"id": ..., "prompt": "..."}}')
         if (
@@ -92,6 +91,14 @@ def read_queries(path: Path) -> list[dict[str, Any]]:
     return queries
 
 
+def _why(error: ValueError | RecursionError) -> str:
+    if isinstance(error, json.JSONDecodeError):
+        return error.msg
+    if isinstance(error, RecursionError):
+        return "nested too deep"
+    return "a number too long to read"  # Python refuses integers of over 4300 digits
+
+
 def done_ids(out: Path) -> set[str]:
     """Ids already exported. A last line without its newline (a run cut off while writing)
     is removed so it is written again; a broken line before it is an error."""
@@ -108,7 +115,7 @@ def done_ids(out: Path) -> set[str]:
             continue
         try:
             item = json.loads(line)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             item = None
         if not isinstance(item, dict) or "id" not in item:
             raise DrbInputError(

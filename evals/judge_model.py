@@ -14,6 +14,7 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from deep_research import provider_models
 from deep_research.choices import MODEL_PROVIDERS, ConfigError
 from deep_research.context import read_endpoints
 from deep_research.models import EmptyReplyError, RoleModel, public_url, spec_model
@@ -36,8 +37,9 @@ def check_spec(spec: str) -> str:
             f"--judge {spec!r} is not a model spec: use 'provider:model' with provider one "
             f"of {', '.join(MODEL_PROVIDERS)} (e.g. 'local:qwen3-8b' or 'openai:gpt-4.1-mini')"
         )
-    if provider == "openai" and read_endpoints().openai_api_key is None:
-        raise ConfigError(f"--judge {spec!r} needs OPENAI_API_KEY in the environment")
+    problem = read_endpoints().model_provider_problem(provider)
+    if problem:  # the agent's own check: the missing package or credential, in one line
+        raise ConfigError(f"--judge {spec!r} needs {problem}")
     return spec
 
 
@@ -56,12 +58,21 @@ class Judge:
 
 
 def judge_from_spec(spec: str) -> Judge:
+    """The judge as the agent builds a role's model: its provider's endpoint for error
+    messages, retries around the call when its client does not retry itself."""
     model = spec_model(check_spec(spec), JUDGE_TEMPERATURE)
-    base = getattr(model, "openai_api_base", None)
-    endpoint = public_url(str(base or "https://api.openai.com/v1"))
-    deadline = read_endpoints().call_deadline
+    endpoints = read_endpoints()
+    endpoint = public_url(provider_models.base_url(model, spec.partition(":")[0]))
+    retries = 0 if provider_models.retries_natively(model) else endpoints.llm_max_retries
     return Judge(
-        RoleModel(model=model, endpoint=endpoint, role="judge", spec=spec, deadline=deadline)
+        RoleModel(
+            model=model,
+            endpoint=endpoint,
+            role="judge",
+            spec=spec,
+            deadline=endpoints.call_deadline,
+            retries=retries,
+        )
     )
 
 

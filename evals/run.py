@@ -109,7 +109,7 @@ def _table(results: list[tuple[Path, list[Score]]]) -> str:
 
 
 async def run_question(question: str, context: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """One research run without clarification; the outputs the evaluators read."""
+    """One research run without clarification or plan review; the outputs evaluators read."""
     from langchain_core.messages import HumanMessage
     from langgraph.checkpoint.memory import InMemorySaver
 
@@ -120,7 +120,10 @@ async def run_question(question: str, context: Mapping[str, Any] | None = None) 
     state = await graph.ainvoke(
         {"messages": [HumanMessage(question)]},
         {"configurable": {"thread_id": "eval"}},
-        context=load_context({"allow_clarification": False, **(context or {})}),
+        # Nobody can answer a plan review here, even with REVIEW_PLAN=true in the environment.
+        context=load_context(
+            {"allow_clarification": False, **(context or {}), "review_plan": False}
+        ),
     )
     return {
         "question": question,

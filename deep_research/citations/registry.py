@@ -46,15 +46,18 @@ class SourceRegistry:
         url = source_base(source["url"])
         key = page_key(url)
         entry = self._entries.get(key)
+        retrieved_on = source.get("retrieved", "")
         if entry is None:
-            entry = RegisteredSource(len(self._entries) + 1, url, source["title"] or url)
+            entry = RegisteredSource(
+                len(self._entries) + 1, url, source["title"] or url, retrieved_on=retrieved_on
+            )
             self._entries[key] = entry
             self._documents.setdefault(page_key(split_fragment(url)[0]), entry)
         if source["content"] and source["content"] not in entry.texts:
             entry.texts.append(source["content"])
             entry.__dict__.pop("retrieved", None)  # the cached text is stale now
-        if not entry.retrieved_on:
-            entry.retrieved_on = source.get("retrieved", "")
+        if not retrieved_on:  # read in this run too: the text cited may be today's
+            entry.retrieved_on = ""
         if source["found_by"] not in entry.found_by:
             entry.found_by.append(source["found_by"])
         return entry

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from deep_research.urls import is_file_url, library_page_anchor
+from deep_research.urls import is_file_url, is_web_url, library_page_anchor
 
 DIRECTIVE_DELIMITER = ":~:"
-_WEB_SCHEMES = ("http", "https")
 
 
 def source_base(url: str) -> str:
@@ -32,10 +31,6 @@ def split_fragment(url: str) -> tuple[str, str]:
     """`(url without fragment, fragment without '#')`."""
     base, _, fragment = url.partition("#")
     return base, fragment
-
-
-def is_web_url(url: str) -> bool:
-    return urlsplit(url.strip()).scheme.lower() in _WEB_SCHEMES
 
 
 def is_pdf(url: str, title: str = "") -> bool:

@@ -59,8 +59,8 @@ def doctor_parser() -> argparse.ArgumentParser:
         help=f"deadline of each network probe (default {DEFAULT_TIMEOUT:g})",
     )
     parser.add_argument("--json", action="store_true", help="print the checks as JSON")
-    # `settings_from` reads the research command's flags; doctor has no use for these two.
-    parser.set_defaults(no_clarify=False, max_searches=None)
+    # `settings_from` reads the research command's flags; doctor has no use for these.
+    parser.set_defaults(no_clarify=False, review_plan=False, max_searches=None)
     return parser
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, get_args
+from typing import Any, cast
 
 import httpx
 import openai
@@ -17,11 +17,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from deep_research import prompts, provider_models, secrets, toolcalls
 from deep_research.cli.doctor_checks import Check
+from deep_research.context import ROLES as context_roles
 from deep_research.context import ConfigError, Context, read_endpoints
 from deep_research.model_errors import UNREACHABLE
 from deep_research.models import Role, chat_model, public_url
 
-ROLES: tuple[Role, ...] = get_args(Role)
+# The agent's roles (the evals' judge is a `Role` too, but no `Context` field names it).
+ROLES = cast(tuple[Role, ...], context_roles)
 OPENAI_URL = "https://api.openai.com/v1"
 MAX_LISTED = 8  # served model names shown when the configured one is not among them
 START_SERVER = (

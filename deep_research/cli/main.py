@@ -339,7 +339,7 @@ def doctor(argv: list[str], console: Console) -> int:
 
 
 def memory(argv: list[str], console: Console) -> int:
-    from deep_research.cli.memory import MemoryUsageError, memory_command  # loads chromadb
+    from deep_research.cli.memory import MemoryUsageError, memory_command  # chromadb: on open
 
     try:
         return memory_command(argv, console)

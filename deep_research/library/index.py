@@ -75,7 +75,7 @@ async def _add_one(store: Store, candidate: scan.Candidate) -> Outcome:
     except (OSError, ValueError) as error:
         note = str(error) if isinstance(error, ValueError) else type(error).__name__
         return Outcome(path, "unreadable", note)
-    known = await store.items(LIBRARY, where={KEY: str(path)}, limit=1)
+    known = await store.items(LIBRARY, where={KEY: str(path)}, limit=1, texts=False)
     if known and known[0].metadata.get("sha256") == loaded.sha256:
         return Outcome(path, "unchanged")
     try:
@@ -107,7 +107,7 @@ def _pieces(document: Document, sha256: str) -> list[Piece]:
 async def entries(store: Store) -> list[Entry]:
     """Every document in the library, by path."""
     chunks = defaultdict(list)
-    for hit in await store.items(LIBRARY):
+    for hit in await store.items(LIBRARY, texts=False):
         chunks[hit.key].append(hit.metadata)
     listed = []
     for path, metadatas in sorted(chunks.items()):

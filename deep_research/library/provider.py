@@ -45,6 +45,8 @@ class LibraryProvider:
             raise SearchError(f"library unavailable: {error}") from error
         results = []
         for hit in hits:
+            if not Path(hit.key).is_absolute():
+                continue  # `library add` keys by resolved path; another client wrote this
             page = hit.metadata.get("page", 0)
             page = page if isinstance(page, int) and not isinstance(page, bool) else 0
             title = str(hit.metadata.get("title") or Path(hit.key).name)

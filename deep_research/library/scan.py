@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from deep_research.library.readers import MAX_FILE_BYTES, kind_of
+from deep_research.library.readers import MAX_FILE_BYTES, MAX_HTML_BYTES, kind_of
 
 MAX_FILES = 20_000  # candidates per `add`; a folder with more is cut and says so
 
@@ -74,7 +74,8 @@ def _expand(given: Path) -> Iterator[Candidate]:
 
 
 def classify(path: Path) -> Candidate:
-    if kind_of(path) is None:
+    kind = kind_of(path)
+    if kind is None:
         return Candidate(path, "unsupported", "not a format the library reads")
     try:
         info = path.stat()
@@ -82,15 +83,24 @@ def classify(path: Path) -> Candidate:
         return Candidate(path, "unreadable", "cannot stat")
     if not stat.S_ISREG(info.st_mode):
         return Candidate(path, "skipped", "not a regular file")
-    if info.st_size > MAX_FILE_BYTES:
-        limit = f"{info.st_size:,} bytes; the limit is {MAX_FILE_BYTES:,}"
+    most = MAX_HTML_BYTES if kind == "html" else MAX_FILE_BYTES
+    if info.st_size > most:
+        limit = f"{info.st_size:,} bytes; the limit is {most:,}"
         return Candidate(path, "oversized", limit)
     return Candidate(path)
 
 
 def load(path: Path) -> Loaded:
-    """The file's bytes and their SHA-256; raises OSError, or ValueError if it grew too big."""
-    with path.open("rb") as handle:
+    """The file's bytes and their SHA-256; raises OSError, or ValueError if it grew too big.
+
+    `path` was resolved and classified moments ago, but the file may have been swapped
+    since: no symlink is opened (it could lead out of the folder), and a FIFO is opened
+    without blocking and refused.
+    """
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    with os.fdopen(os.open(path, flags), "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise ValueError("not a regular file")
         raw = handle.read(MAX_FILE_BYTES + 1)
     if len(raw) > MAX_FILE_BYTES:  # it grew since it was classified
         raise ValueError(f"oversized (over {MAX_FILE_BYTES:,} bytes)")

@@ -5,11 +5,10 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from chromadb.errors import ChromaError
 from filelock import FileLock
 
 from deep_research.memory.location import Location, MemoryUnavailable, configured, hold_directory
-from deep_research.memory.store import STORE_ERRORS, Store
+from deep_research.memory.store import Store, store_errors
 
 _stores: dict[Location, Store] = {}
 # The directory locks this process holds: kept for the process's life, as its store is.
@@ -22,10 +21,12 @@ _open_lock = threading.Lock()
 
 async def open_store(location: Location | None = None) -> Store:
     """The store at `location` (default: the environment's), or `MemoryUnavailable`."""
-    return await asyncio.to_thread(open_store_blocking, location or configured())
+    return await asyncio.to_thread(open_store_blocking, location)
 
 
-def open_store_blocking(location: Location) -> Store:
+def open_store_blocking(location: Location | None = None) -> Store:
+    # `configured()` asks for the working directory: a blocking call, so never on the loop.
+    location = location or configured()
     with _open_lock:
         if location in _damaged:
             raise _damaged[location]
@@ -35,15 +36,16 @@ def open_store_blocking(location: Location) -> Store:
 
 
 def _connect(location: Location) -> Store:
-    import chromadb
+    import chromadb  # seconds to import: only when a store is opened
     from chromadb.config import Settings
+    from chromadb.errors import ChromaError
 
     settings = Settings(anonymized_telemetry=False)
     if location.host is not None:
         try:
             client = chromadb.HttpClient(host=location.host, port=location.port, settings=settings)
             client.heartbeat()
-        except STORE_ERRORS as error:
+        except store_errors() as error:
             raise MemoryUnavailable(
                 f"Chroma server {location.host}:{location.port} cannot be reached: {error}"
             ) from None

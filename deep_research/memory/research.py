@@ -8,7 +8,10 @@ it was first retrieved: a page cited again from memory keeps its original date.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import math
+import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -17,7 +20,7 @@ from datetime import UTC, datetime
 from deep_research import limits
 from deep_research.memory import chunks
 from deep_research.memory.store import Hit, Piece, Scalar, Store
-from deep_research.urls import is_file_url
+from deep_research.urls import is_file_url, is_web_url
 
 REPORTS = "research-reports"
 PASSAGES = "research-passages"
@@ -26,6 +29,9 @@ QUESTION_CHARS = 500
 # Enough candidates that grouping chunks by report or page still leaves a choice.
 CANDIDATES = 40
 DAY = 86_400.0
+# What a stored retrieval date must look like: it is shown outside the data fences (the
+# researcher's page note) and in the Sources list, which the citation check never reads.
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 @dataclass(frozen=True)
@@ -85,7 +91,9 @@ async def remember(
     report_key = f"{thread_id}:{hashlib.sha256(question.encode()).hexdigest()[:16]}"
     excerpt = limits.cut(report, EXCERPT_CHARS)
     report_pieces = [Piece(question, {**meta, "excerpt": excerpt})]
-    report_pieces += [Piece(text, {**meta, "excerpt": excerpt}) for text in chunks.split(report)]
+    # Splitting counts MiniLM tokens (and loads the tokenizer once): never on the loop.
+    split = await asyncio.to_thread(chunks.split, report)
+    report_pieces += [Piece(text, {**meta, "excerpt": excerpt}) for text in split]
     await store.put(REPORTS, report_key, report_pieces)
     pages = 0
     for page in cited:
@@ -102,7 +110,7 @@ async def remember(
             "ts": _timestamp(retrieved) if page.retrieved else now,
         }
         text = "\n\n".join(t for t in page.texts if t.strip())
-        pieces = [Piece(piece, page_meta) for piece in chunks.split(text)]
+        pieces = [Piece(piece, page_meta) for piece in await asyncio.to_thread(chunks.split, text)]
         await store.put(PASSAGES, f"{thread_id}|{page.url}", pieces)
         pages += 1
     return pages
@@ -130,7 +138,7 @@ async def similar_reports(
                 date=str(meta.get("date", "")),
                 similarity=similarity,
                 excerpt=str(meta.get("excerpt", "")),
-                score=similarity * recency_boost(now - float(meta.get("ts", 0.0))),
+                score=similarity * recency_boost(now - _timestamp_of(meta)),
             )
         )
     found.sort(key=lambda report: -report.score)
@@ -149,19 +157,22 @@ async def remembered_pages(
     """Stored pages with passages at least `min_similarity` to `query`, young enough."""
     now = time.time() if now is None else now
     young = {"ts": {"$gte": now - max_age_days * DAY}}
+    # A shared or damaged store is outside input: only web pages (memory never keeps a
+    # library document, so a `file:` URL here would be a path outside the library) with a
+    # real retrieval date may answer.
     hits = [
         hit
         for hit in await store.query(PASSAGES, query, k=CANDIDATES, where=young)
         if hit.similarity >= min_similarity
+        and is_web_url(str(hit.metadata.get("url", "")))
+        and _is_date(hit.metadata.get("retrieved"))
     ]
     by_url: dict[str, list[Hit]] = {}
     for hit in hits:  # most similar first, so each page's first hit is its best
         by_url.setdefault(str(hit.metadata.get("url", "")), []).append(hit)
     pages = []
     for url, group in list(by_url.items())[:limit]:
-        texts = list(
-            dict.fromkeys(h.text for h in sorted(group, key=lambda h: h.metadata["chunk"]))
-        )
+        texts = list(dict.fromkeys(h.text for h in sorted(group, key=_chunk_number)))
         first = group[0].metadata
         pages.append(
             RememberedPage(
@@ -175,6 +186,29 @@ async def remembered_pages(
     return pages
 
 
+def _is_date(value: object) -> bool:
+    if not isinstance(value, str) or not _DATE.fullmatch(value):
+        return False
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _timestamp_of(meta: dict[str, Scalar]) -> float:
+    """A stored chunk's time; 0 (the oldest) when another client wrote something else."""
+    value = meta.get("ts")
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0.0
+    return float(value) if math.isfinite(value) else 0.0
+
+
+def _chunk_number(hit: Hit) -> int:
+    number = hit.metadata.get("chunk")
+    return number if isinstance(number, int) and not isinstance(number, bool) else 0
+
+
 async def forget(store: Store, thread_id: str) -> int:
     """Delete a thread's reports and passages; returns how many chunks went."""
     where = {"thread": thread_id}
@@ -184,9 +218,9 @@ async def forget(store: Store, thread_id: str) -> int:
 async def remembered_threads(store: Store) -> list[tuple[str, str, str]]:
     """(thread, date, question) of every stored report, newest first."""
     seen: dict[tuple[str, str], tuple[str, str, str, float]] = {}
-    for hit in await store.items(REPORTS, where={"chunk": 0}):
+    for hit in await store.items(REPORTS, where={"chunk": 0}, texts=False):
         meta = hit.metadata
         key = (str(meta.get("thread", "")), str(meta.get("question", "")))
-        seen[key] = (key[0], str(meta.get("date", "")), key[1], float(meta.get("ts", 0.0)))
+        seen[key] = (key[0], str(meta.get("date", "")), key[1], _timestamp_of(meta))
     rows = sorted(seen.values(), key=lambda row: -row[3])
     return [(thread, date, question) for thread, date, question, _ in rows]

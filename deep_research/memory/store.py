@@ -4,7 +4,8 @@ Every item has a `key` (a report's thread, a page's URL, a file's path); its chu
 derived from the collection, the key and the chunk's position, so adding the same key again
 overwrites instead of duplicating, and a shorter text drops the old tail. Similarity is
 cosine on 0-1 with negatives counted as 0, the scale of the relevance filter. Text and
-string metadata pass the redactor before they are written: secrets never reach the store.
+string metadata pass the redactor before they are written and again when they are read:
+secrets never reach the store, nor leave one that another client wrote.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
-from chromadb.errors import ChromaError
 
 from deep_research import secrets
 from deep_research.memory import chunks
@@ -35,8 +35,6 @@ Where = Mapping[str, Any]
 # Keys the store sets on every chunk; callers' metadata may not use them.
 KEY, CHUNK = "key", "chunk"
 MAX_RESULTS = 100
-# The errors a Chroma call can end with when the store, not our code, is at fault.
-STORE_ERRORS = (ChromaError, OSError, httpx.HTTPError, ValueError)
 T = TypeVar("T")
 
 
@@ -57,6 +55,23 @@ class Hit:
     text: str
     metadata: dict[str, Scalar]
     similarity: float = 0.0
+
+
+def store_errors() -> tuple[type[Exception], ...]:
+    """The errors a Chroma call can end with when the store, not our code, is at fault.
+
+    A function, not a constant: chromadb takes seconds to import, and this package is
+    imported (to find where the memory is) by runs that never open it.
+    """
+    from chromadb.errors import ChromaError
+
+    return (ChromaError, OSError, httpx.HTTPError, ValueError)
+
+
+def _collection_gone(error: Exception) -> bool:
+    from chromadb.errors import NotFoundError
+
+    return isinstance(error, NotFoundError) or "does not exist" in str(error)
 
 
 def chunk_id(collection: str, key: str, index: int) -> str:
@@ -93,10 +108,16 @@ class Store:
         return await self._run(self._query, collection, text, k, where)
 
     async def items(
-        self, collection: str, *, where: Where | None = None, limit: int | None = None
+        self,
+        collection: str,
+        *,
+        where: Where | None = None,
+        limit: int | None = None,
+        texts: bool = True,
     ) -> list[Hit]:
-        """Stored chunks matching `where` (all when None), in no particular order."""
-        return await self._run(self._items, collection, where, limit)
+        """Stored chunks matching `where` (all when None), in no particular order; with
+        `texts=False` their metadata alone (a listing need not hold every text at once)."""
+        return await self._run(self._items, collection, where, limit, texts)
 
     async def delete(
         self, collection: str, *, key: str | None = None, where: Where | None = None
@@ -112,10 +133,19 @@ class Store:
         """Delete everything in `collection`."""
         await self._run(self._clear, collection)
 
-    async def _run(self, call: Callable[..., T], *args: Any) -> T:
+    async def _run(self, call: Callable[..., T], collection: str, *args: Any) -> T:
         try:
-            return await asyncio.to_thread(call, *args)
-        except STORE_ERRORS as error:
+            return await asyncio.to_thread(call, collection, *args)
+        except store_errors() as error:
+            if not _collection_gone(error):
+                raise MemoryUnavailable(f"memory at {self.where} failed: {error}") from error
+        # Another client of a shared server deleted the collection (`memory clear`): the
+        # cached handle names its old id, so it is made again, once.
+        with self._lock:
+            self._collections.pop(collection, None)
+        try:
+            return await asyncio.to_thread(call, collection, *args)
+        except store_errors() as error:
             raise MemoryUnavailable(f"memory at {self.where} failed: {error}") from error
 
     def _collection(self, name: str) -> Chroma:
@@ -147,7 +177,7 @@ class Store:
             store.add_texts(texts, metadatas=metadatas, ids=ids)  # an upsert: same id, replaced
         # A shorter text than last time leaves old chunks behind: drop them.
         tail: Any = {"$and": [{KEY: key}, {CHUNK: {"$gte": len(texts)}}]}
-        stale = store.get(where=tail)["ids"]
+        stale = store.get(where=tail, include=[])["ids"]
         if stale:
             store.delete(ids=stale)
         return len(texts)
@@ -158,27 +188,32 @@ class Store:
             text, k=max(1, min(k, MAX_RESULTS)), filter=dict(where) if where else None
         )
         return [
-            Hit(
-                id=str(doc.id),
-                key=str(doc.metadata.get(KEY, "")),
-                text=doc.page_content,
-                metadata=dict(doc.metadata),
+            _hit(
+                str(doc.id),
+                doc.page_content,
+                doc.metadata,
                 # Cosine distance is 1 - similarity; negatives count as 0, as for relevance.
-                similarity=round(min(1.0, max(0.0, 1.0 - float(distance))), 3),
+                round(min(1.0, max(0.0, 1.0 - float(distance))), 3),
             )
             for doc, distance in found
         ]
 
-    def _items(self, collection: str, where: Where | None, limit: int | None) -> list[Hit]:
-        got = self._collection(collection).get(where=dict(where) if where else None, limit=limit)
+    def _items(
+        self, collection: str, where: Where | None, limit: int | None, texts: bool
+    ) -> list[Hit]:
+        include = ["metadatas", "documents"] if texts else ["metadatas"]
+        got = self._collection(collection).get(
+            where=dict(where) if where else None, limit=limit, include=include
+        )
+        documents = got.get("documents") or [""] * len(got["ids"])
         return [
-            Hit(id=i, key=str((m or {}).get(KEY, "")), text=d or "", metadata=dict(m or {}))
-            for i, d, m in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
+            _hit(i, d or "", m or {})
+            for i, d, m in zip(got["ids"], documents, got["metadatas"], strict=True)
         ]
 
     def _delete(self, collection: str, where: Where) -> int:
         store = self._collection(collection)
-        ids = store.get(where=dict(where))["ids"]
+        ids = store.get(where=dict(where), include=[])["ids"]
         if ids:
             store.delete(ids=ids)
         return len(ids)
@@ -188,3 +223,11 @@ class Store:
             if any(c.name == collection for c in self._client.list_collections()):
                 self._client.delete_collection(collection)
             self._collections.pop(collection, None)
+
+
+def _hit(item_id: str, text: str, metadata: Mapping[str, Any], similarity: float = 0.0) -> Hit:
+    """A stored chunk as it may leave the store: redacted again, since a shared server's
+    other clients, or this one before a key was set, may have written a secret."""
+    redact = secrets.redact
+    clean = {k: redact(v) if isinstance(v, str) else v for k, v in metadata.items()}
+    return Hit(item_id, str(clean.get(KEY, "")), redact(text), clean, similarity)

@@ -124,7 +124,8 @@ async def session(
     # in a shared .env), and the library is the chain itself rather than a side search.
     names = [context.search_provider, *context.fallback_providers]
     chain = SearchChain([_library()] if private else [make_provider(name) for name in names])
-    side = context.search_library and not private and library_exists()
+    # A file check and the working directory: off the loop (langgraph dev refuses both on it).
+    side = context.search_library and not private and await asyncio.to_thread(library_exists)
     policy = AddressPolicy.from_env()
     lookup = await memory_lookup(context)
     async with PageFetcher(

@@ -11,7 +11,14 @@ from deep_research.choices import MODEL_PROVIDERS, SEARCH_CHOICES, SETTING_NAMES
 from deep_research.context import Context
 from tests.support.cli import CLI_TIMEOUT, REPO
 
-HEAVY = ("deep_research.graph", "deep_research.context", "langgraph", "langchain_core", "torch")
+HEAVY = (
+    "deep_research.graph",
+    "deep_research.context",
+    "langgraph",
+    "langchain_core",
+    "torch",
+    "chromadb",
+)
 HELP_AND_REPORT_IMPORTS = f"""
 import contextlib, io, sys
 from deep_research.cli.main import main

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,7 +16,8 @@ from langchain_core.messages import SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from deep_research.graph import builder
-from deep_research.memory import PASSAGES, REPORTS, Location, open_store
+from deep_research.memory import PASSAGES, REPORTS, Hit, Location, Piece, open_store
+from deep_research.memory.research import DAY, iso_date
 from tests.support.graph_scripts import orchestrator_fanning_out, script_for
 from tests.support.scripted_model import ScriptedChatModel
 from tests.support.search import ScriptedSearch
@@ -45,6 +47,30 @@ async def run(context: dict[str, Any], thread: str) -> tuple[dict[str, Any], lis
     return values, events
 
 
+async def pages_retrieved_days_ago(memory_dir: Path, days: int) -> str:
+    """Move every stored page's retrieval `days` back; returns that date."""
+    store = await open_store(Location(path=memory_dir))
+    when = time.time() - days * DAY
+    pages: dict[str, list[Hit]] = {}
+    for hit in await store.items(PASSAGES):
+        pages.setdefault(hit.key, []).append(hit)
+    for key, hits in pages.items():
+        hits.sort(key=lambda hit: int(hit.metadata["chunk"]))
+        older = [
+            Piece(
+                hit.text,
+                {
+                    **{k: v for k, v in hit.metadata.items() if k not in ("key", "chunk")},
+                    "retrieved": iso_date(when),
+                    "ts": when,
+                },
+            )
+            for hit in hits
+        ]
+        await store.put(PASSAGES, key, older)
+    return iso_date(when)
+
+
 @pytest.fixture
 def memory_dir() -> Path:
     return Path(os.environ["MEMORY_DIR"])  # the test's own (conftest's clean_env)
@@ -64,13 +90,17 @@ async def test_a_second_run_answers_from_memory_and_still_cites(
     first, _ = await run(MEMORY_ON, "first-run")
     searched_first = len(search.queries)
     assert searched_first >= 1 and first["citation_check"]["links_kept"] >= 1
+    # The pages were retrieved five days ago, as far as the second run can tell: the
+    # Sources list must show that date, not the day memory gave them back.
+    earlier = await pages_retrieved_days_ago(memory_dir, 5)
 
     second, events = await run(MEMORY_ON, "second-run")
     assert len(search.queries) - searched_first < searched_first  # fewer web searches
     assert len(search.queries) == searched_first  # here: none at all
     assert second["citation_check"]["links_kept"] == first["citation_check"]["links_kept"]
     today = datetime.now(UTC).date().isoformat()
-    assert f"(retrieved {today})" in second["final_report"]
+    assert f"(retrieved {earlier})" in second["final_report"]
+    assert f"(retrieved {today})" not in second["final_report"]
     assert any(e["event"] == "search_remembered" for e in events)
     # The earlier report reached the orchestrator with its date and thread, fenced.
     (recalled,) = [e for e in events if e["event"] == "memory"]

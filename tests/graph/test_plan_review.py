@@ -107,7 +107,8 @@ async def test_ok_dispatches_the_paused_reply_without_planning_again_and_quotas_
     context = {**REVIEW, "max_searches_per_run": 5}
     config, out = await start(graph, "ok", context)
     paused = (await graph.aget_state(config)).values
-    assert paused["searches_used"] == 5 and sum(paused["quotas"].values()) == 5
+    assert paused["searches_used"] == 0, "held for review: counted only once approved"
+    assert sum(paused["quotas"].values()) == 5
     assert plan_calls(model) == 1 and not scripted_search.queries
     out = await graph.ainvoke(Command(resume="ok"), config, context=context)
     assert out["final_report"].startswith("# Report")
@@ -132,7 +133,7 @@ async def test_a_list_replaces_the_todos_and_the_paused_research_never_runs(
         {"content": "delta", "status": "pending"},
     ]
     assert sorted(researched(model)) == ["delta", "gamma"], "alpha and beta were not run"
-    # The paused reply's quotas came back: the count is exactly the searches sent.
+    # The paused reply's quotas were never counted: the count is exactly the searches sent.
     assert state["searches_used"] == len(scripted_search.queries) == 2
     assert_every_call_answered_once(state["messages"])
     not_run = [m for m in state["messages"] if isinstance(m, ToolMessage) and "Not run" in m.text]
@@ -187,12 +188,15 @@ async def test_bad_values_are_asked_again_with_the_same_plan_and_an_error(
 async def test_after_too_many_bad_values_the_plan_runs(
     use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
 ) -> None:
-    use_script(script_for(planner("todos")))
+    use_script(script_for(planner("research")))
     graph = builder.compile(checkpointer=InMemorySaver())
-    config, out = await start(graph, "stuck", REVIEW)
+    context = {**REVIEW, "max_searches_per_run": 5}
+    config, out = await start(graph, "stuck", context)
     for _ in range(MAX_BAD_ANSWERS):
-        out = await graph.ainvoke(Command(resume=42), config, context=REVIEW)
+        out = await graph.ainvoke(Command(resume=42), config, context=context)
     assert "__interrupt__" not in out and out["final_report"].startswith("# Report")
+    state = (await graph.aget_state(config)).values
+    assert state["searches_used"] == len(scripted_search.queries) == 2
 
 
 async def test_a_resume_in_a_new_process_does_not_repeat_the_plan_call(
@@ -276,3 +280,49 @@ def test_a_huge_todo_from_the_model_is_shown_cut() -> None:
     reply = AIMessage("", tool_calls=[call("write_todos", {"todos": todos}, "w0")])
     [item] = plan_of({"messages": [reply]}, reply)  # type: ignore[typeddict-item]
     assert len(item["content"]) < limits.PLAN_ITEM_CHARS + 60 and "[cut:" in item["content"]
+
+
+async def test_a_new_question_on_a_paused_plan_gets_the_searches_the_plan_never_sent(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    use_script(script_for(planner("research")))
+    graph = builder.compile(checkpointer=InMemorySaver())
+    context = {**REVIEW, "max_searches_per_run": 5}
+    config, _ = await start(graph, "budget", context)
+    follow_up = {"messages": [{"role": "user", "content": "And in Canada?"}]}
+    await graph.ainvoke(follow_up, config, context=context)
+    paused = (await graph.aget_state(config)).values
+    assert paused["searches_used"] == 0, "neither paused plan's quotas count yet"
+    assert sum(paused["quotas"].values()) == 5, "the first plan sent nothing: all 5 are left"
+    out = await graph.ainvoke(Command(resume="ok"), config, context=context)
+    assert out["final_report"].startswith("# Report")
+    state = (await graph.aget_state(config)).values
+    assert state["searches_used"] == len(scripted_search.queries) == 2
+
+
+async def test_a_plan_as_long_as_the_one_shown_can_be_sent_back_edited(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    # The model may write more todos than a user's list may have: editing one item and
+    # keeping the rest must not be refused for the length the model chose.
+    many = limits.MAX_PLAN_ITEMS + 5
+    todos = [{"content": f"todo {n}", "status": "pending"} for n in range(many)]
+    first = AIMessage("", tool_calls=[call("write_todos", {"todos": todos}, "w0")])
+    later = planner("research")
+    question = QUESTION["messages"][0]["content"]
+
+    def reply(messages: list[BaseMessage]) -> AIMessage:
+        return first if [m.text for m in messages[1:]] == [question] else later(messages)
+
+    use_script(script_for(reply))
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config, out = await start(graph, "long", REVIEW)
+    shown = [item["content"] for item in out["__interrupt__"][0].value["plan"]]
+    assert len(shown) == many
+    edited = ["todo zero", *shown[1:]]
+    out = await graph.ainvoke(Command(resume=edited), config, context=REVIEW)
+    assert "__interrupt__" not in out, out["__interrupt__"][0].value.get("error")
+    state = (await graph.aget_state(config)).values
+    assert [t["content"] for t in state["todos"]] == edited
+    with pytest.raises(BadReview):  # a longer one is still refused
+        read_review(["x"] * (many + 1), max_items=many)

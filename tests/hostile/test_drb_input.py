@@ -42,6 +42,7 @@ GOOD = '{"id": 1, "prompt": "q"}\n'
         ('{"id": 1, "prompt": 5}\n', ":1: needs a non-empty 'prompt' string"),
         (GOOD + "\n" + GOOD, ":3: id 1 repeats line 1"),
         ("[" * 100_000 + "\n", ":1: not JSON ("),
+        ('{"id": ' + "1" * 5000 + ', "prompt": "q"}\n', ":1: not JSON (a number too long"),
         ("\n  \n", "no queries"),
     ],
 )
@@ -86,11 +87,12 @@ def test_a_broken_line_inside_the_output_file_is_not_overwritten(
     queries = tmp_path / "query.jsonl"
     queries.write_text(GOOD, encoding="utf-8")
     out = tmp_path / "out.jsonl"
-    before = 'not json\n{"id": 1, "prompt": "q", "article": "a"}\n'
-    out.write_text(before, encoding="utf-8")
-    assert main(["--queries", str(queries), "--out", str(out)]) == 2
-    assert f"error: {out}:1: not an exported line" in capsys.readouterr().err
-    assert out.read_text(encoding="utf-8") == before
+    for broken in ("not json", "[" * 100_000, '{"id": ' + "1" * 5000 + "}"):
+        before = broken + '\n{"id": 1, "prompt": "q", "article": "a"}\n'
+        out.write_text(before, encoding="utf-8")
+        assert main(["--queries", str(queries), "--out", str(out)]) == 2
+        assert f"error: {out}:1: not an exported line" in capsys.readouterr().err
+        assert out.read_text(encoding="utf-8") == before
 
 
 def test_a_model_server_that_is_down_stops_the_export_resumably(

@@ -3,7 +3,10 @@ its bounds, and never stops the batch."""
 
 from __future__ import annotations
 
+import io
 import os
+import secrets
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -91,3 +94,42 @@ def test_a_docx_renamed_from_another_format_is_unreadable(tmp_path: Path) -> Non
     assert read_document(real, real.read_bytes()).sections[0].text == "Fine."
     with pytest.raises(Unreadable, match="not a zip"):
         read_document(pdf_named_docx, pdf_named_docx.read_bytes())
+
+
+def test_html_is_held_to_a_smaller_size_than_other_files(tmp_path: Path) -> None:
+    """lxml holds a whole HTML tree in memory before any node limit applies: about 45
+    bytes of memory per byte of dense markup (915 MB for 20 MB), so 50 MB would take 2 GB."""
+    dense = tmp_path / "saved.html"
+    dense.write_bytes(b"<html><body>" + b"<i>x</i>" * (readers.MAX_HTML_BYTES // 8) + b"</body>")
+    text = tmp_path / "same-size.txt"
+    text.write_bytes(b"word " * (readers.MAX_HTML_BYTES // 5 + 1))
+    assert statuses(dense, text) == {"saved.html": "oversized", "same-size.txt": "ok"}
+
+
+def test_a_docx_with_more_xml_than_can_be_parsed_is_refused(tmp_path: Path) -> None:
+    """python-docx parses the XML parts whole: their size, not only the archive's, is
+    bounded (random text, so the compression ratio looks like a real document's)."""
+    buffer = io.BytesIO()
+    words = " ".join(secrets.token_hex(4) for _ in range(readers.MAX_DOCX_XML // 9 + 1000))
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("word/document.xml", f"<w:document><w:t>{words}</w:t></w:document>")
+    with pytest.raises(Unreadable, match="XML"):
+        read_document(Path("big.docx"), buffer.getvalue())
+
+
+def test_a_file_swapped_for_a_symlink_after_the_scan_is_not_read(tmp_path: Path) -> None:
+    """Between the folder walk (which resolved every path) and the read, another process
+    can replace a file by a symlink to one outside the folder, or by a FIFO that would
+    block the read forever: the read opens no symlink and reads regular files only."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    secret = tmp_path / "secret.txt"
+    secret.write_text("outside the folder")
+    notes = docs / "notes.txt"
+    notes.write_text("inside")
+    (candidate,) = scan.candidates([docs])
+    assert candidate.status == "" and candidate.path == notes
+    notes.unlink()
+    notes.symlink_to(secret)
+    with pytest.raises(OSError):
+        scan.load(candidate.path)

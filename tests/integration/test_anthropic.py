@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 from collections.abc import Iterator
 from typing import Any
@@ -119,6 +120,20 @@ async def test_the_whole_call_deadline_stops_a_slow_provider(
     monkeypatch.setenv("LLM_CALL_DEADLINE", "0.5")
     with pytest.raises(ModelDeadlineError, match="did not finish one call within 0.5 s"):
         await role_model(load_context(EVERY_ROLE), "orchestrator").ask(MESSAGES)
+
+
+@pytest.mark.parametrize("anthropic", [lambda body: Reply("never", keepalive=0.05)], indirect=True)
+async def test_the_whole_call_deadline_stops_a_stream_of_pings(
+    anthropic: FakeAnthropicServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Streamed (as under LangGraph's "messages" stream mode): every read gets an event in
+    # time, so only the deadline around the call can end it.
+    monkeypatch.setenv("LLM_CALL_DEADLINE", "0.5")
+    role = role_model(load_context(EVERY_ROLE), "orchestrator")
+    streaming = dataclasses.replace(role, model=role.model.model_copy(update={"streaming": True}))
+    with pytest.raises(ModelDeadlineError, match="did not finish one call within 0.5 s"):
+        await streaming.ask(MESSAGES)
+    assert [body["stream"] for body in anthropic.requests] == [True]
 
 
 @pytest.mark.parametrize(

@@ -87,6 +87,19 @@ def test_export_resumes_after_the_lines_already_written(
     assert "3 of 3 already in" in capsys.readouterr().err
 
 
+def test_a_plan_review_set_in_the_environment_never_holds_the_export(
+    tmp_path: Path, servers: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Nobody can answer a plan review in a batch run: REVIEW_PLAN=true (say, in .env for
+    # the CLI) must not leave a run paused without a report.
+    monkeypatch.setenv("REVIEW_PLAN", "true")
+    queries = write_queries(tmp_path / "query.jsonl", QUERIES[:1])
+    out = tmp_path / "reviewed.jsonl"
+    assert main(["--queries", str(queries), "--out", str(out)]) == 0
+    [line] = exported(out)
+    assert line["id"] == 1 and "](https://" in line["article"]
+
+
 def test_strip_fragments_keeps_links_and_other_fragments() -> None:
     article = (
         "A [x](https://e.org/p#:~:text=a%20b,c) and [y](https://e.org/q#sec:~:text=z) "

@@ -166,6 +166,23 @@ def test_judge_spec_errors_are_clear(
     assert "is not a model spec: use 'provider:model'" in capsys.readouterr().err
     assert main(["--offline", "--judge", "openai:gpt-4.1-mini"]) == 2
     assert "needs OPENAI_API_KEY" in capsys.readouterr().err
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    assert main(["--offline", "--judge", "anthropic:claude-sonnet-4-5"]) == 2
+    assert "needs ANTHROPIC_API_KEY: set it" in capsys.readouterr().err
+
+
+def test_a_cloud_judge_names_its_own_endpoint_and_retries_like_the_agent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-0123456789")
+    monkeypatch.setenv("LLM_MAX_RETRIES", "3")
+    judge = judge_from_spec("anthropic:claude-sonnet-4-5").model
+    # An unreachable judge is reported where it really is, never as OpenAI's API.
+    assert judge.endpoint == "https://api.anthropic.com"
+    assert judge.retries == 0 and judge.model.max_retries == 3  # type: ignore[attr-defined]
+    monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")
+    local = judge_from_spec("ollama:qwen3").model
+    assert local.endpoint == "http://127.0.0.1:9" and local.retries == 3
 
 
 def test_judges_run_inside_a_langsmith_experiment(judge_server: Any) -> None:

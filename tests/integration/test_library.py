@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from langchain_chroma import Chroma
 
 from deep_research.library import LibraryProvider, Outcome, add_paths, entries, remove_path
-from deep_research.memory import LIBRARY, Location, Store, open_store
+from deep_research.memory import LIBRARY, Location, Piece, Store, open_store
 from tests.support.documents import write_docx, write_pdf
 
 SOLAR = "Solar panels in Germany produced 60 terawatt hours of electricity in 2023."
@@ -97,3 +98,35 @@ async def test_a_changed_file_is_indexed_again_and_a_removed_one_is_gone(
     assert left == {"energy.pdf"}
     results = await LibraryProvider(store).search("heat pumps in the cold", 5)
     assert all("energy.pdf" in result.url for result in results)
+
+
+async def test_a_library_chunk_without_an_absolute_path_is_left_out_of_the_search(
+    store: Store,
+) -> None:
+    """A shared server's other clients may write any key: one that names no absolute file
+    has no `file:` URL, and must not end every search that meets it."""
+    for key in ("relative/notes.md", "", "/home/me/heat.md"):
+        await store.put(LIBRARY, key, [Piece(HEAT, {"title": "heat.md"})])
+    results = await LibraryProvider(store).search("heat pumps at minus twenty", 5)
+    assert [r.url for r in results] == ["file:///home/me/heat.md"]
+
+
+async def test_listing_and_removing_never_load_the_documents_text(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`library list` and `library remove` need paths and metadata: asking Chroma for every
+    chunk's text as well would hold the whole library in memory at once."""
+    await add(store, mixed_folder(tmp_path))
+    asked: list[object] = []
+    real_get = Chroma.get
+
+    def get(self: Chroma, *args: object, **kwargs: object) -> dict[str, object]:
+        asked.append(kwargs.get("include"))
+        return real_get(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Chroma, "get", get)
+    listed = await entries(store)
+    assert len(listed) == 4 and all(entry.chunks >= 1 for entry in listed)
+    assert await remove_path(store, tmp_path / "docs")
+    assert await entries(store) == []
+    assert asked and all(include is not None and "documents" not in include for include in asked)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -49,6 +50,19 @@ async def test_a_second_process_on_one_directory_is_refused_and_told_to_share(
     finally:
         holder.communicate("")
     assert holder.returncode == 0
+
+
+async def test_a_killed_holder_leaves_no_lock_behind(tmp_path: Path) -> None:
+    """kill -9 runs no cleanup: the lock must be one the system drops with the process
+    (flock), not a file whose presence means "taken", or the user is locked out for good."""
+    directory = tmp_path / "memory"
+    holder = writer(["hold"], {"MEMORY_DIR": str(directory)})
+    holder.send_signal(signal.SIGKILL)
+    holder.wait()
+    assert holder.returncode == -signal.SIGKILL
+    assert (directory / "lock").exists()  # left behind, and harmless
+    store = await open_store(Location(path=directory))
+    assert await store.items(LIBRARY) == []
 
 
 async def test_two_processes_writing_to_one_server_lose_nothing(server_port: int) -> None:

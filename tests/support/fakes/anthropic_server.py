@@ -160,9 +160,11 @@ class FakeAnthropicServer(BackgroundServer):
         }
         if not body.get("stream"):
             return web.json_response(message)
-        return await self._stream(request, message)
+        return await self._stream(request, message, reply.keepalive)
 
-    async def _stream(self, request: web.Request, message: dict[str, Any]) -> web.StreamResponse:
+    async def _stream(
+        self, request: web.Request, message: dict[str, Any], keepalive: float = 0.0
+    ) -> web.StreamResponse:
         """The event sequence of a streamed message, each block in a few deltas."""
         stream = web.StreamResponse(
             headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
@@ -182,6 +184,14 @@ class FakeAnthropicServer(BackgroundServer):
         }
         await event("message_start", {"message": start})
         await event("ping", {})
+        # `keepalive`: pings every that many seconds and never the message, until the client
+        # leaves (no read ever waits long, so only a whole-call deadline ends it).
+        while keepalive > 0:
+            await asyncio.sleep(keepalive)
+            try:
+                await event("ping", {})
+            except ConnectionResetError:
+                return stream
         for index, block in enumerate(message["content"]):
             if block["type"] == "text":
                 await event(

@@ -47,6 +47,9 @@ def test_progress_lines_are_short_and_single_line() -> None:
     assert line is not None and "\n" not in line
     assert line.startswith("Researching: a b ") and len(line) <= len("Researching: ") + SHOWN_CHARS
     assert describe({"event": "fetch", "url": "https://example.com"}) is None
+    # A model's topic may carry terminal escapes; a client may print progress in a terminal.
+    hostile = describe({"event": "search", "query": "\x1b]8;;https://evil\x07go\x9b2J\x00"})
+    assert hostile is not None and not any(ord(c) < 32 or 127 <= ord(c) < 160 for c in hostile)
 
 
 def test_a_run_error_is_one_redacted_line(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
 
-from deep_research.memory import PASSAGES, REPORTS, Location, Store, open_store
+from deep_research.memory import PASSAGES, REPORTS, Location, Store, chunks, open_store
 from deep_research.memory.research import (
     DAY,
     CitedPage,
@@ -111,3 +112,21 @@ async def test_forget_removes_one_thread(store: Store) -> None:
     assert await forget(store, "drop") > 0
     assert [t for t, _, _ in await remembered_threads(store)] == ["keep"]
     assert {h.metadata["thread"] for h in await store.items(PASSAGES)} == {"keep"}
+
+
+async def test_remembering_splits_text_off_the_event_loop(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Splitting counts tokens with MiniLM's tokenizer (and loads it the first time): on
+    the loop it would stall every other run a server is serving."""
+    loop_thread = threading.get_ident()
+    threads: list[int] = []
+    real_split = chunks.split
+
+    def split(text: str) -> list[str]:
+        threads.append(threading.get_ident())
+        return real_split(text)
+
+    monkeypatch.setattr(chunks, "split", split)
+    await remember(store, thread_id="t", question=HEAT_PUMPS, report="# R\n\nText.", cited=[PAGE])
+    assert len(threads) == 2 and loop_thread not in threads

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from blockbuster import blockbuster_ctx
 
 from deep_research.memory import LIBRARY, REPORTS, Location, MemoryUnavailable, Piece, open_store
 from deep_research.memory.chunks import split, token_count
@@ -81,6 +82,31 @@ async def test_secrets_never_reach_the_store(
     assert "abcdefghijklmnop" not in str(hit.metadata)
 
 
+async def test_secrets_a_store_already_holds_never_come_out(
+    where: Location, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Written by another client of a shared server, or before the key was set here: what
+    the store gives back is redacted too (`memory search` prints it, researchers read it)."""
+    store = await open_store(where)
+    text = "the key is mykeyvalue-9f8e7d6c5b4a here"
+    meta = {"note": "Bearer abcdefghijklmnop", "key": "k", "chunk": 0}
+    await asyncio.to_thread(store._collection(LIBRARY).add_texts, [text], [meta], ["raw"])
+    monkeypatch.setenv("SEARXNG_API_KEY", "mykeyvalue-9f8e7d6c5b4a")
+    for hit in [*await store.items(LIBRARY), *await store.query(LIBRARY, text, k=1)]:
+        assert "mykeyvalue" not in hit.text and "[REDACTED]" in hit.text
+        assert "abcdefghijklmnop" not in str(hit.metadata)
+
+
+async def test_a_collection_another_client_deleted_is_made_again(where: Location) -> None:
+    """On a shared server, `memory clear` in one terminal deletes the collections a running
+    server holds handles to: its next write must not fail for the rest of its life."""
+    store = await open_store(where)
+    await store.add(LIBRARY, "cats", "Cats are small domestic felines that purr.", {})
+    await asyncio.to_thread(store._client.delete_collection, LIBRARY)  # the other client
+    await store.add(LIBRARY, "dogs", "Dogs bark at the postman.", {})
+    assert [hit.key for hit in await store.items(LIBRARY)] == ["dogs"]
+
+
 async def test_a_damaged_store_is_a_clear_error(tmp_path: Path) -> None:
     broken = tmp_path / "broken"
     broken.mkdir()
@@ -100,3 +126,14 @@ async def test_concurrent_writers_lose_nothing(where: Location) -> None:
     for i, text in enumerate(topics):
         (best,) = await store.query(LIBRARY, text, k=1)
         assert best.key == f"n{i}"
+
+
+async def test_opening_the_configured_store_never_blocks_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # langgraph dev raises BlockingError for a file-system call on its event loop (it uses
+    # blockbuster too): with memory on, a run there failed at its first recall.
+    monkeypatch.setenv("MEMORY_DIR", str(tmp_path / "memory"))
+    with blockbuster_ctx():
+        store = await open_store()
+    await store.add(LIBRARY, "cats", "Cats purr.", {})
