@@ -107,9 +107,8 @@ async def run(profile_name: str, k: int) -> dict[str, Any]:
         )
         context: Any = {
             "allow_clarification": False,
-            # A first run, from nothing: a store in the working directory (a user's memory
-            # or library) would answer searches, change the numbers and be written to.
-            "use_memory": False,
+            # A first run, from nothing: the memory is the case's own empty directory (see
+            # MEMORY_DIR above), so nothing is recalled, and `remember` runs as in a user's run.
             "search_library": False,
             "max_researchers_per_turn": profile.researchers_at_once or max(1, min(k, 16)),
             "max_searches_per_run": max(25, 4 * k + 2),

@@ -10,6 +10,7 @@ only here, inside the nodes: chromadb is heavy, and `use_memory=false` never tou
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any
 
@@ -38,13 +39,13 @@ async def recall(state: ResearchState, runtime: Runtime[Context]) -> dict[str, A
     context = context_of(runtime)
     if not context.use_memory:
         return update
-    from deep_research.memory import configured, has_store
+    from deep_research.memory import configured, configured_store
 
-    location = configured()
-    if not has_store(location):
+    if await asyncio.to_thread(configured_store) is None:
         # Nothing remembered yet: no store to open, and neither chromadb (about 4 s to
         # import) nor the relevance model stands between the question and the first model call.
-        progress.emit("memory", status="on", where=location.describe(), earlier=[])
+        where = (await asyncio.to_thread(configured)).describe()
+        progress.emit("memory", status="on", where=where, earlier=[])
         return update
     from deep_research.memory import MemoryUnavailable, open_store
     from deep_research.memory.research import similar_reports

@@ -16,7 +16,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from deep_research.memory.location import Location, MemoryUnavailable, configured, has_store
+from deep_research.memory.location import (
+    Location,
+    MemoryUnavailable,
+    configured,
+    configured_store,
+    has_store,
+)
 
 if TYPE_CHECKING:
     from deep_research.memory.open import open_store
@@ -55,6 +61,7 @@ __all__ = [
     "Store",
     "Where",
     "configured",
+    "configured_store",
     "has_store",
     "open_store",
 ]

@@ -55,6 +55,13 @@ def has_store(location: Location) -> bool:
     return location.path is not None and (location.path / CATALOGUE).is_file()
 
 
+def configured_store() -> Location | None:
+    """The configured location if a store may be there, else None. Blocking (it asks for
+    the working directory and the disk): call it in a thread, never on the event loop."""
+    location = configured()
+    return location if has_store(location) else None
+
+
 def hold_directory(path: Path) -> FileLock:
     """Take `path`'s lock for this process, or raise `MemoryUnavailable` if another has it."""
     try:

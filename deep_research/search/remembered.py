@@ -8,6 +8,7 @@ original retrieval date, read by the researcher inside the same data fences as w
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -57,9 +58,9 @@ async def memory_lookup(context: Context) -> MemoryLookup | None:
     """The run's lookup, or None when memory is off, unusable or may not answer searches."""
     if not context.use_memory or context.memory_max_age_days <= 0:
         return None
-    from deep_research.memory import configured, has_store
+    from deep_research.memory import configured_store
 
-    if not has_store(configured()):
+    if await asyncio.to_thread(configured_store) is None:
         return None  # nothing remembered yet: chromadb is not imported for an empty memory
     from deep_research.memory import MemoryUnavailable, open_store
 
