@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from deep_research.search import chain as chain_module
 from deep_research.search.cache import OnceMap, run_cache
@@ -18,7 +18,14 @@ from deep_research.search.relevance import cosine_scores
 from tests.support.fakes.page_server import INJECTION, PageServer
 from tests.support.fakes.searxng_server import FakeSearxngServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
-from tests.support.graph_scripts import NO_CLARIFY, orchestrator_fanning_out, run, script_for
+from tests.support.graph_scripts import (
+    LINK,
+    NO_CLARIFY,
+    call,
+    orchestrator_fanning_out,
+    run,
+    script_for,
+)
 from tests.support.scripted_model import ScriptedChatModel
 from tests.support.search import PAGES_HOST, ScriptedSearch
 
@@ -77,12 +84,28 @@ async def test_each_url_is_fetched_once_per_run_across_parallel_researchers(
     assert "measured a 13 percent change in shared a" in shared["content"], "and the page text"
 
 
+def orchestrator_one_by_one(*topics: str) -> Callable[[list[BaseMessage]], AIMessage]:
+    """An orchestrator that sends one topic per turn, each after the last one came back."""
+
+    def reply(messages: list[BaseMessage]) -> AIMessage:
+        done = [m for m in messages if isinstance(m, ToolMessage)]
+        if len(done) < len(topics):
+            topic = topics[len(done)]
+            return AIMessage("", tool_calls=[call("research", {"topic": topic}, f"r{len(done)}")])
+        links = LINK.findall("\n".join(str(m.content) for m in done))
+        return AIMessage("# Report\n\n" + " ".join(f"[c]({u})" for u in links))
+
+    return reply
+
+
 async def test_same_query_is_searched_once_and_only_real_searches_count(
     use_script: Callable[..., ScriptedChatModel],
     scripted_search: ScriptedSearch,
 ) -> None:
-    model = use_script(script_for(orchestrator_fanning_out("same topic", "Same  TOPIC")))
+    model = use_script(script_for(orchestrator_one_by_one("same topic", "Same  TOPIC")))
     # A budget of one search: the second researcher is served only if cache hits are free.
+    # It is sent after the first has finished: a researcher without quota that looks before
+    # its sibling's search has started finds nothing to share, and is refused.
     await run({**NO_CLARIFY, "fetch_top_n": 0, "max_searches_per_run": 1})
     assert scripted_search.queries == ["same topic q0"]
     views = [str(m.content) for m in researcher_views(model)]
