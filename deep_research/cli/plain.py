@@ -10,20 +10,11 @@ So the CLI's console never parses markup or emoji (styles come only from `Text` 
 
 from __future__ import annotations
 
-import re
-
 from rich.console import Console
 from rich.style import Style
 from rich.text import Text
 
-# C0 and C1 control codes except tab and newline: ESC starts terminal escape sequences (an
-# OSC 8 hyperlink, a title change, cursor moves), and 0x9b / 0x9d are their one-byte forms.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def printable(text: object) -> str:
-    """`text` as a string without terminal control codes (for plain `print` to stderr)."""
-    return _CONTROL.sub("", str(text))
+from deep_research.controls import without_controls as printable  # for plain `print`
 
 
 def plain(text: object, style: str | Style = "") -> Text:

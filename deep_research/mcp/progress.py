@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
+from deep_research.controls import without_controls
+
 SHOWN_CHARS = 100  # of a topic or query: a progress line, not a document
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 and C1, tab and newline aside
 
 
 def describe(event: Mapping[str, Any]) -> str | None:
@@ -32,5 +32,5 @@ def describe(event: Mapping[str, Any]) -> str | None:
 def short(value: Any) -> str:
     """`value` on one line, cut to `SHOWN_CHARS` (topics and queries come from a model)."""
     # Control codes go too: a terminal client would act on an escape sequence.
-    text = " ".join(_CONTROL.sub("", str(value)).split())
+    text = " ".join(without_controls(value).split())
     return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"

@@ -1,0 +1,17 @@
+"""Control codes out of outside text before it reaches a terminal or a client's display.
+
+C0 and C1 control codes except tab and newline: ESC starts terminal escape sequences (an
+OSC 8 hyperlink, a title change, cursor moves), and 0x9b / 0x9d are their one-byte forms.
+Topics, queries, answers and file names come from a user, a model, a page or a disk.
+"""
+
+from __future__ import annotations
+
+import re
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def without_controls(text: object) -> str:
+    """`text` as a string without terminal control codes (tab and newline kept)."""
+    return _CONTROL.sub("", str(text))
