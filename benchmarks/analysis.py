@@ -77,8 +77,8 @@ def gaps(
                     "seconds": round(idle, 2),
                     "cause": cause(activities, previous_end, began)
                     if role != "run end"
-                    else "after the report: finalize, remember (memory stores the report "
-                    "and its pages)",
+                    else "after the report: finalize, remember: "
+                    + cause(activities, previous_end, began),
                 }
             )
         previous_end, previous_role = ended, role

@@ -20,7 +20,6 @@ import resource  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 from collections.abc import Callable  # noqa: E402
-from dataclasses import asdict  # noqa: E402
 from typing import Any  # noqa: E402
 
 os.environ["DEEP_RESEARCH_DOTENV"] = "0"  # never a developer's `.env`
@@ -57,6 +56,8 @@ def _timed_async(kind: str, function: Callable[..., Any]) -> Callable[..., Any]:
 
 def instrument() -> None:
     """Wrap the search step's parts in timers; their behaviour is unchanged."""
+    from deep_research.memory import chunks, store
+    from deep_research.memory import open as opening
     from deep_research.search import chain, extract, fetch, relevance
 
     relevance.embedder = _timed_sync("relevance model", relevance.embedder)  # type: ignore[method-assign]
@@ -64,75 +65,76 @@ def instrument() -> None:
     extract.to_text = _timed_sync("page extraction", extract.to_text)  # type: ignore[method-assign]
     fetch.PageFetcher.fetch = _timed_async("page fetch", fetch.PageFetcher.fetch)  # type: ignore[method-assign]
     chain.SearchChain.search = _timed_async("search API", chain.SearchChain.search)  # type: ignore[method-assign]
+    opening.open_store_blocking = _timed_sync("memory open", opening.open_store_blocking)  # type: ignore[assignment]
+    chunks.split = _timed_sync("memory chunking", chunks.split)  # type: ignore[assignment]
+    store.Store._put = _timed_sync("memory write", store.Store._put)  # type: ignore[method-assign]
 
 
 async def run(profile_name: str, k: int) -> dict[str, Any]:
     instrument()
-    # As `deep-research` does once its arguments are read: the relevance model and the
-    # memory store's modules load while the graph is imported (process start) and the
-    # first model calls run.
-    from deep_research.question import MEMORY_MODULES
-    from deep_research.search import relevance
+    import multiprocessing
 
-    relevance.warm_up(MEMORY_MODULES)
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from benchmarks.world import PROFILES, TOPIC_POOL, BenchBrain, corpus_for
+    from benchmarks.world import PROFILES, TOPIC_POOL, serve
     from deep_research.graph import builder
-    from tests.support.fakes.openai_server import ScriptedOpenAIServer
-    from tests.support.fakes.page_server import PageServer
-    from tests.support.fakes.tavily_server import FakeTavilyServer
 
     imported = time.perf_counter()
     profile = PROFILES[profile_name]
     topics = [
         TOPIC_POOL[i % len(TOPIC_POOL)] + ("" if i < len(TOPIC_POOL) else f" {i}") for i in range(k)
     ]
-    brain = BenchBrain(topics, profile)
-    with (
-        PageServer(latency=0.05 * profile.time_scale) as pages,
-        FakeTavilyServer(lambda q, n: corpus_for(pages.url)(q, n)) as tavily,
-        ScriptedOpenAIServer(brain) as llm,
-    ):
-        os.environ.update(
-            LLM_BASE_URL=llm.base_url,
-            LLM_MODEL="bench-model",
-            LLM_MAX_RETRIES="0",
-            TAVILY_API_KEY="tvly-bench",
-            TAVILY_API_BASE_URL=tavily.url,
-            FETCH_ALLOWED_HOSTS="127.0.0.1",
-            # A memory of its own, empty: a user's first run, the same in every case (the
-            # default, ./.deep_research, would recall the cases run before this one).
-            MEMORY_DIR=tempfile.mkdtemp(prefix="bench-memory-"),
-        )
-        context: Any = {
-            "allow_clarification": False,
-            # A first run, from nothing: the memory is the case's own empty directory (see
-            # MEMORY_DIR above), so nothing is recalled, and `remember` runs as in a user's run.
-            "search_library": False,
-            "max_researchers_per_turn": profile.researchers_at_once or max(1, min(k, 16)),
-            "max_searches_per_run": max(25, 4 * k + 2),
-        }
-        graph = builder.compile(checkpointer=InMemorySaver())
-        question: Any = {"messages": [{"role": "user", "content": "Are heat pumps worth it?"}]}
-        started = time.perf_counter()
-        out = await graph.ainvoke(
-            question, {"configurable": {"thread_id": "bench"}}, context=context
-        )
-        ended = time.perf_counter()
-        searches = len(tavily.requests)
-        fetches = len([path for path in pages.requests if path.startswith("/news/")])
+    # The model server, the search API and the pages run in a process of their own, as
+    # real ones do: their work never competes with the run's for this interpreter's GIL.
+    spawn = multiprocessing.get_context("spawn")
+    ours, theirs = spawn.Pipe()
+    world = spawn.Process(target=serve, args=(profile_name, topics, theirs), daemon=True)
+    world.start()
+    urls = ours.recv()
+    os.environ.update(
+        LLM_BASE_URL=urls["llm"],
+        LLM_MODEL="bench-model",
+        LLM_MAX_RETRIES="0",
+        TAVILY_API_KEY="tvly-bench",
+        TAVILY_API_BASE_URL=urls["tavily"],
+        FETCH_ALLOWED_HOSTS="127.0.0.1",
+        # A memory of its own, empty: a user's first run, the same in every case (the
+        # default, ./.deep_research, would recall the cases run before this one).
+        MEMORY_DIR=tempfile.mkdtemp(prefix="bench-memory-"),
+    )
+    context: Any = {
+        "allow_clarification": False,
+        # A first run, from nothing: the memory is the case's own empty directory (see
+        # MEMORY_DIR above), so nothing is recalled, and `remember` runs as in a user's run.
+        "search_library": False,
+        "max_researchers_per_turn": profile.researchers_at_once or max(1, min(k, 16)),
+        "max_searches_per_run": max(25, 4 * k + 2),
+    }
+    graph = builder.compile(checkpointer=InMemorySaver())
+    question: Any = {"messages": [{"role": "user", "content": "Are heat pumps worth it?"}]}
+    config: Any = {"configurable": {"thread_id": "bench"}}
+    published = 0.0
+    started = time.perf_counter()
+    async for update in graph.astream(question, config, context=context, stream_mode="updates"):
+        if "finalize" in update:
+            published = time.perf_counter()  # the report is out: state, and the CLI's file
+    ended = time.perf_counter()
+    out = (await graph.aget_state(config)).values
+    ours.send("stop")
+    log = ours.recv()
+    world.join(10)
     return {
         "profile": profile_name,
         "k": k,
         "process_start": PROCESS_START,
         "imported": imported,
         "run_started": started,
+        "report_published": published,
         "run_ended": ended,
-        "calls": [asdict(call) for call in brain.calls],
+        "calls": log["calls"],
         "activities": ACTIVITIES,
-        "searches": searches,
-        "fetches": fetches,
+        "searches": log["searches"],
+        "fetches": log["fetches"],
         "report_chars": len(out.get("final_report") or ""),
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }

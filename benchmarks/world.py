@@ -16,7 +16,8 @@ import os
 import re
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from multiprocessing.connection import Connection
 from typing import Any
 
 from tests.support.brain import role_of
@@ -184,6 +185,34 @@ class BenchBrain:
 
 def _aspects(round_: int) -> list[str]:
     return ["overview", "figures"] if round_ == 0 else ["costs", "recent studies"]
+
+
+def serve(profile_name: str, topics: list[str], conn: Connection) -> None:
+    """The whole world, in the process this runs in: sends its URLs on `conn`, serves until
+    told to stop, then sends the model's call log and the search and fetch counts.
+
+    The call log's times are `time.perf_counter()`, which on Linux is CLOCK_MONOTONIC, one
+    clock for every process, so they line up with the run's own."""
+    from tests.support.fakes.openai_server import ScriptedOpenAIServer
+    from tests.support.fakes.page_server import PageServer
+    from tests.support.fakes.tavily_server import FakeTavilyServer
+
+    profile = PROFILES[profile_name]
+    brain = BenchBrain(topics, profile)
+    with (
+        PageServer(latency=0.05 * profile.time_scale) as pages,
+        FakeTavilyServer(lambda q, n: corpus_for(pages.url)(q, n)) as tavily,
+        ScriptedOpenAIServer(brain) as llm,
+    ):
+        conn.send({"llm": llm.base_url, "tavily": tavily.url, "pages": pages.url})
+        conn.recv()
+        conn.send(
+            {
+                "calls": [asdict(call) for call in brain.calls],
+                "searches": len(tavily.requests),
+                "fetches": len([path for path in pages.requests if path.startswith("/news/")]),
+            }
+        )
 
 
 def corpus_for(pages_url: str) -> Any:

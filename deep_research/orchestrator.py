@@ -10,7 +10,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from deep_research import churn, limits, models, progress, prompts, search
+from deep_research import churn, limits, models, progress, prompts, remembering, search
 from deep_research.context import Context, context_of
 from deep_research.search import render
 from deep_research.state import ChurnGuard, ResearchState, ResearchTask, Todo
@@ -48,6 +48,7 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     """Plan, delegate research, or write the report; at the turn cap, write it without tools."""
     context = context_of(runtime)
     model = models.role_model(context, "orchestrator")
+    remembering.prepare(state, context)  # research came back: memory's work, off the path
     turns = state.get("orchestrator_turns", 0) + 1
     progress.emit("orchestrator_turn", turn=turns, cap=context.max_orchestrator_turns)
     if turns >= context.max_orchestrator_turns:

@@ -23,7 +23,6 @@ QUESTION_EXAMPLE = (
 )
 
 
-MEMORY_MODULES = ("deep_research.memory.open", "deep_research.memory.research")
 NOT_RUN = "Not run: a new question came before this call ran."
 
 
@@ -60,8 +59,7 @@ def new_question(state: ResearchState, runtime: Runtime[Context]) -> dict[str, A
         )
     context = context_of(runtime)
     if context.max_searches_per_run > 0:
-        # The store's modules import chromadb (about 4 s): ready before `remember` runs.
-        relevance.warm_up(MEMORY_MODULES if context.use_memory else ())
+        relevance.warm_up()
     # Blank user messages left by inputs refused above never reach a model.
     changes: list[HumanMessage | RemoveMessage | ToolMessage] = [
         RemoveMessage(id=m.id) for m in messages if _blank(m) and m.id is not None

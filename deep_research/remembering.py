@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import re
+import threading
 from typing import Any
 
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import HumanMessage, ToolMessage
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from deep_research import progress
 from deep_research.citations import check_report
 from deep_research.context import Context, context_of
-from deep_research.state import RecalledReport, ResearchState
+from deep_research.state import RecalledReport, ResearchState, Source
 
 SHOWN_REPORTS = 3
 # What a stored thread id and date may look like when shown outside a data fence: a shared
@@ -75,6 +76,47 @@ async def recall(state: ResearchState, runtime: Runtime[Context]) -> dict[str, A
         earlier=[{"thread_id": r["thread_id"], "date": r["date"]} for r in reports],
     )
     return {**update, "earlier_reports": reports}
+
+
+def prepare(state: ResearchState, context: Context) -> None:
+    """Research came back and the orchestrator's model is about to write: do `remember`'s
+    slow parts now, on a daemon thread, while the run waits for that model.
+
+    The store's modules are imported and the store opened, and the pages the researchers'
+    reports cite are cut into chunks and embedded into the model's cache, so that
+    `remember` embeds only the report. Nothing here is state: a page the final report
+    does not cite is never stored, and a process that dies first loses a cache, not memory.
+    """
+    if not context.use_memory:
+        return
+    reports = []
+    for message in reversed(state.get("messages") or []):
+        if not (isinstance(message, ToolMessage) and message.name == "research"):
+            break
+        reports.append(message.text)
+    if reports:
+        sources = list(state.get("sources", []))
+        threading.Thread(
+            target=_prepare_quietly, args=(reports, sources), name="memory-prepare", daemon=True
+        ).start()
+
+
+def _prepare_quietly(reports: list[str], sources: list[Source]) -> None:
+    from deep_research.memory import MemoryUnavailable
+    from deep_research.memory.open import open_store_blocking
+    from deep_research.memory.research import CitedPage, page_chunks
+    from deep_research.search.relevance import embedder
+
+    try:
+        open_store_blocking()
+        cited = {s.url: s for report in reports for s in check_report(report, sources).cited}
+        for source in cited.values():
+            page = CitedPage(source.url, source.title, source.texts, source.retrieved_on)
+            embedder().embed_documents(page_chunks(page))
+    except MemoryUnavailable:
+        pass  # `remember` meets it again and reports it
+    except Exception:  # noqa: BLE001  # a cache warmed or not: `remember` does the work either way
+        pass
 
 
 async def remember(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -213,13 +213,6 @@ def ask(argv: list[str], console: Console) -> int:
         console.print("stdin is not a terminal: skipping the plan review (review_plan off).")
         settings["review_plan"] = False
         context = load_context(settings)
-    if context.max_searches_per_run > 0:
-        # The relevance model (and the memory store's modules) load while the graph is
-        # imported and the first model calls run; `--help` and usage errors never get here.
-        from deep_research.question import MEMORY_MODULES
-        from deep_research.search import relevance
-
-        relevance.warm_up(MEMORY_MODULES if context.use_memory else ())
     console.print(f"Thread {thread_id} · resume with: deep-research --resume {thread_id}")
     try:
         outcome = run_until_interrupted(

