@@ -61,7 +61,7 @@ def instrument() -> None:
     from deep_research.search import chain, extract, fetch, relevance
 
     relevance.embedder = _timed_sync("relevance model", relevance.embedder)  # type: ignore[method-assign]
-    relevance.cosine_scores = _timed_sync("relevance scoring", relevance.cosine_scores)  # type: ignore[method-assign]
+    relevance.score_results = _timed_async("relevance scoring", relevance.score_results)  # type: ignore[method-assign]
     extract.to_text = _timed_sync("page extraction", extract.to_text)  # type: ignore[method-assign]
     fetch.PageFetcher.fetch = _timed_async("page fetch", fetch.PageFetcher.fetch)  # type: ignore[method-assign]
     chain.SearchChain.search = _timed_async("search API", chain.SearchChain.search)  # type: ignore[method-assign]

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import queue
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +33,8 @@ CACHED = 4096  # vectors (1.5 KB each) kept for texts embedded lately
 CHARS_PER_TOKEN = 128
 FFN_ROWS = 256
 FloatArray = np.ndarray[Any, np.dtype[np.float32]]
+MAX_BATCHED_TEXTS = 256  # texts one pass of the model's thread takes from the queue
+_Request = tuple[list[str], "Future[list[list[float]]]"]
 
 
 class MiniLM(Embeddings):
@@ -64,28 +69,76 @@ class MiniLM(Embeddings):
         # Recent texts' vectors: a page prepared for memory while the report is written
         # (`remembering.prepare`), a query asked twice, the same snippet in two searches.
         self._cache: OrderedDict[str, FloatArray] = OrderedDict()
-        self._cache_lock = threading.Lock()
+        self._lock = threading.Lock()
+        self._requests: queue.SimpleQueue[_Request] = queue.SimpleQueue()
+        self._worker_pid = 0  # the process whose thread computes; none yet
 
     def token_count(self, text: str) -> int:
         """How many tokens `text` is, without [CLS] and [SEP]."""
         return len(self._counter.encode(text, add_special_tokens=False).ids)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        """Unit-length vectors of `texts`; a text embedded lately comes from the cache."""
-        with self._cache_lock:
+        """Unit-length vectors of `texts` (blocking); recent texts come from the cache."""
+        return self.submit(texts).result()
+
+    def submit(self, texts: Sequence[str]) -> Future[list[list[float]]]:
+        """The vectors of `texts`, computed by the model's own thread.
+
+        One thread computes for every caller in the process (relevance scoring, memory,
+        the library), each pass taking every request waiting: one pass over 40 short texts
+        costs far less than eight passes over five, and callers on several threads never
+        run BLAS at once (its threads spin against each other on a busy machine). A request
+        made while the thread is idle is computed at once.
+        """
+        future: Future[list[list[float]]] = Future()
+        with self._lock:
+            known = [self._cache.get(text) for text in texts]
+            if all(vector is not None for vector in known):
+                future.set_result([vector.tolist() for vector in known if vector is not None])
+                return future
+            if self._worker_pid != os.getpid():  # first use, or a forked child (no thread)
+                self._requests = queue.SimpleQueue()
+                threading.Thread(target=self._serve, name="minilm", daemon=True).start()
+                self._worker_pid = os.getpid()
+            self._requests.put((list(texts), future))
+        return future
+
+    def _serve(self) -> None:
+        requests = self._requests
+        while True:
+            waiting = [requests.get()]
+            count = len(waiting[0][0])
+            while count < MAX_BATCHED_TEXTS:
+                try:
+                    waiting.append(requests.get_nowait())
+                except queue.Empty:
+                    break
+                count += len(waiting[-1][0])
+            # A caller that gave up (its task was cancelled) is skipped, not answered.
+            batch = [(texts, f) for texts, f in waiting if f.set_running_or_notify_cancel()]
+            try:
+                vectors = self._vectors([text for texts, _ in batch for text in texts])
+            except BaseException as error:  # noqa: BLE001  # every waiting caller gets it
+                for _, future in batch:
+                    future.set_exception(error)
+                continue
+            for texts, future in batch:
+                future.set_result([vectors[text].tolist() for text in texts])
+
+    def _vectors(self, texts: list[str]) -> dict[str, FloatArray]:
+        with self._lock:
             known = {text: self._cache[text] for text in texts if text in self._cache}
             for text in known:
                 self._cache.move_to_end(text)
-        missing = list(dict.fromkeys(text for text in texts if text not in known))
+        missing = [text for text in dict.fromkeys(texts) if text not in known]
         if missing:
             computed = self._compute(missing)
-            with self._cache_lock:
+            with self._lock:
                 for text, vector in zip(missing, computed, strict=True):
-                    known[text] = vector
-                    self._cache[text] = vector
+                    known[text] = self._cache[text] = vector
                 while len(self._cache) > CACHED:
                     self._cache.popitem(last=False)
-        return [known[text].tolist() for text in texts]
+        return known
 
     def _compute(self, texts: list[str]) -> FloatArray:
         # Whatever its length, the model reads one window of a text: a huge text is cut
@@ -96,11 +149,20 @@ class MiniLM(Embeddings):
         vectors = np.empty(
             (len(texts), self.weights["embeddings.word_embeddings.weight"].shape[1]), np.float32
         )
-        # Similar lengths together, as sentence-transformers batches: less padding computed.
+        # Longest first, in batches of similar length: every text of a batch is padded to
+        # its longest, so a short query never waits in a batch of 256-token chunks.
         order = sorted(range(len(texts)), key=lambda i: -len(encoded[i].ids))
-        for start in range(0, len(order), BATCH):
-            chosen = order[start : start + BATCH]
-            vectors[chosen] = self._encode([encoded[i].ids for i in chosen])
+        batch: list[int] = []
+        for index in [*order, None]:
+            if batch and (
+                index is None
+                or len(batch) == BATCH
+                or 2 * len(encoded[index].ids) < len(encoded[batch[0]].ids)
+            ):
+                vectors[batch] = self._encode([encoded[i].ids for i in batch])
+                batch = []
+            if index is not None:
+                batch.append(index)
         return vectors
 
     def embed_query(self, text: str) -> list[float]:

@@ -73,11 +73,20 @@ def cosine_scores(query: str, texts: Sequence[str]) -> list[float]:
     """Relevance of each text to `query` on 0-1 (blocking: call it in a thread)."""
     if not texts:
         return []
-    vectors = np.asarray(embedder().embed_documents([query, *texts]), dtype=np.float32)
-    similarities = vectors[1:] @ vectors[0]  # the vectors are unit length
-    return [round(float(max(0.0, s)), 3) for s in similarities]
+    return _similarities(embedder().embed_documents([query, *texts]))
 
 
 async def score_results(query: str, results: Sequence[SearchResult]) -> list[float]:
-    """Relevance of each result to `query`, computed off the event loop."""
-    return await asyncio.to_thread(cosine_scores, query, [result_text(r) for r in results])
+    """Relevance of each result to `query`, computed on the model's thread (in one pass
+    with other researchers' queries waiting there) while the event loop goes on."""
+    if not results:
+        return []
+    model = await asyncio.to_thread(embedder)  # waits for a load under way, off the loop
+    texts = [query, *(result_text(r) for r in results)]
+    return _similarities(await asyncio.wrap_future(model.submit(texts)))
+
+
+def _similarities(vectors: list[list[float]]) -> list[float]:
+    array = np.asarray(vectors, dtype=np.float32)
+    similarities = array[1:] @ array[0]  # the vectors are unit length
+    return [round(float(max(0.0, s)), 3) for s in similarities]

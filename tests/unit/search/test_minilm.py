@@ -7,6 +7,7 @@ characters, scripts other than Latin, and more texts than one batch holds.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -130,3 +131,52 @@ def test_a_damaged_weights_file_is_refused(
     )
     with pytest.raises(ValueError, match="safetensors|outside the file"):
         MiniLM(tmp_path)
+
+
+def test_one_thread_computes_and_merges_the_requests_that_wait(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model = MiniLM(FOLDER)  # its own thread and queue: the requests below are the only ones
+    busy, release = threading.Event(), threading.Event()
+    passes: list[tuple[str, list[str]]] = []
+    real = model._compute
+
+    def gated(texts: list[str]) -> object:
+        passes.append((threading.current_thread().name, list(texts)))
+        if len(passes) == 1:
+            busy.set()
+            release.wait(10)
+        return real(texts)
+
+    monkeypatch.setattr(model, "_compute", gated)
+    first = model.submit(["first request"])
+    assert busy.wait(10)
+    waiting = [model.submit([f"waiting {i}", "shared text"]) for i in range(3)]
+    release.set()
+    assert len(first.result(10)[0]) == 384
+    results = [future.result(10) for future in waiting]
+    assert [name for name, _ in passes] == ["minilm", "minilm"]
+    assert passes[1][1] == ["waiting 0", "shared text", "waiting 1", "waiting 2"], (
+        "the three waiting requests in one pass, the text they share computed once"
+    )
+    assert results[0][1] == results[2][1]
+
+
+def test_a_failed_pass_reaches_every_waiting_caller_and_the_thread_goes_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model = MiniLM(FOLDER)
+    real = model._compute
+    calls = 0
+
+    def failing_once(texts: list[str]) -> object:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise MemoryError("out of memory in the forward pass")
+        return real(texts)
+
+    monkeypatch.setattr(model, "_compute", failing_once)
+    with pytest.raises(MemoryError):
+        model.embed_documents(["fails"])
+    assert len(model.embed_documents(["works"])[0]) == 384
