@@ -2,8 +2,9 @@
 
 A fresh process per case, so each one pays what a real run pays once: the relevance
 model's load, the extractor's first page, the imports. Timing wrappers record when the
-search step's parts ran (search API, relevance scoring and the model's load, page fetch,
-extraction), so an idle gap on the critical path can be told what caused it.
+search step's and memory's parts ran (search API, relevance scoring and the model's load,
+page fetch, extraction; the store's open, chunking and writes), so an idle gap on the
+critical path can be told what caused it.
 """
 
 from __future__ import annotations

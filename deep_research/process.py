@@ -51,8 +51,9 @@ def turn_slots(dispatch_id: str, size: int) -> asyncio.Semaphore:
 
 
 # Also process-wide, each beside the code that uses it:
-# - the relevance model (`search/relevance.py`): ~90 MB loaded once, read-only afterwards,
-#   by a daemon thread started when a run starts (`warm_up`), or by the first search;
+# - the relevance model (`search/relevance.py`): ~90 MB of weights mapped once, read-only
+#   afterwards, by a daemon thread started when a run starts (`warm_up`), or by the first
+#   search; its cache of recent vectors (`search/minilm.py`) is shared the same way;
 # - the page extraction threads (`search/fetch.py`): a pool of its own, made on first use;
 # - the per-thread search and page cache (`search/cache.py`): a hit saves a search or a
 #   fetch and is never counted as one; a process that lost it searches again and counts it;

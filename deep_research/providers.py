@@ -65,7 +65,9 @@ PROVIDERS: dict[str, Provider] = {
     ),
     "google_vertexai": _p("langchain_google_vertexai", chain=GOOGLE_ADC),
     "groq": _p("langchain_groq", "GROQ_API_KEY", extra="groq"),
-    "huggingface": _p("langchain_huggingface", "HUGGINGFACEHUB_API_TOKEN", "HF_TOKEN"),
+    "huggingface": _p(
+        "langchain_huggingface", "HUGGINGFACEHUB_API_TOKEN", "HF_TOKEN", extra="huggingface"
+    ),
     "ibm": _p("langchain_ibm", "WATSONX_APIKEY", "WATSONX_TOKEN"),
     "langsmith": _p("langchain_openai", "LANGSMITH_API_KEY"),
     "litellm": _p("langchain_litellm", chain="the key variables LiteLLM reads for the model"),

@@ -5,7 +5,8 @@ reports on similar questions and hands them to the orchestrator (fenced, with th
 `remember` stores the published report and every page it cites. A store that cannot be
 used (locked by another process, damaged, unreachable) is reported as a progress event,
 which the CLI's summary names, and the run goes on without memory. The store is imported
-only here, inside the nodes: chromadb is heavy, and `use_memory=false` never touches it.
+only here, inside the nodes and `prepare`'s thread: chromadb is heavy, and
+`use_memory=false` never touches it.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from deep_research.cli.main import HOME, REPORTS, _Parser, settings_from
 from deep_research.context import Context, load_context
 
 DEFAULT_TIMEOUT = 10.0
-# Loading MiniLM reads ~90 MB from disk and starts torch: not a network deadline.
+# Loading MiniLM maps ~90 MB of weights (seconds from a cold, busy disk): not a network deadline.
 RELEVANCE_DEADLINE = 60.0
 STYLES = {"ok": "green", "warn": "yellow", "fail": "bold red"}
 

@@ -2,10 +2,10 @@
 
 `asyncio.run` ends by joining the loop's default executor, and the interpreter joins every
 `ThreadPoolExecutor` worker at exit (`concurrent.futures.thread._python_exit`). A worker may
-be loading the relevance model (~5 s), extracting a page, or reading an answer from the
-terminal (until Enter), and none of them can be interrupted. So Ctrl-C cancels the run's
-task, whose `finally` blocks close the traffic log and the checkpointer, and the process
-then ends with `os._exit`, which skips those joins. Nothing a resume needs is lost:
+be importing chromadb to open the memory (~4 s), extracting a page, or reading an answer
+from the terminal (until Enter), and none of them can be interrupted. So Ctrl-C cancels the
+run's task, whose `finally` blocks close the traffic log and the checkpointer, and the
+process then ends with `os._exit`, which skips those joins. Nothing a resume needs is lost:
 checkpoints are committed as they are written, and the log is flushed line by line.
 """
 

@@ -93,8 +93,9 @@ def test_piped_run_skips_questions_and_saves_a_cited_report(piped_run: FinishedR
 
 
 def test_piped_run_shows_no_third_party_bars_or_warnings(piped_run: FinishedRun) -> None:
-    # The relevance model loads during this run: its "Loading weights: 100%|…" bar went to
-    # stderr, the same stream as our one-line errors.
+    # The relevance model loads during this run. Through transformers it drew a "Loading
+    # weights: 100%|…" bar on stderr, the stream of our one-line errors; it no longer uses
+    # transformers, and no dependency's bar or warning may come back.
     for stream in (piped_run.result.stdout, piped_run.result.stderr):
         assert "%|" not in stream and "Loading weights" not in stream, stream
         assert "Warning" not in stream, stream

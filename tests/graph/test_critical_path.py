@@ -140,8 +140,8 @@ def test_a_second_warm_up_returns_while_the_first_is_loading(
     monkeypatch.setattr(relevance, "embedder", loading_embedder)
     monkeypatch.setattr(relevance, "_model", None)
     monkeypatch.setattr(relevance, "_warming", None)
-    relevance.warm_up()  # the CLI, once its arguments are read
-    again = threading.Thread(target=relevance.warm_up)  # the run's first node
+    relevance.warm_up()  # one run's first node
+    again = threading.Thread(target=relevance.warm_up)  # another run's, in the same process
     again.start()
     again.join(5)
     finished = not again.is_alive()

@@ -1,0 +1,211 @@
+"""`remembering.prepare`: when research comes back, memory's slow parts start on a thread
+of their own, so `remember` embeds only the report; never with memory off, and silently
+when the store cannot be used (`remember` says so)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from filelock import FileLock
+from langchain_core.messages import ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from deep_research import remembering
+from deep_research.citations import check_report
+from deep_research.graph import builder
+from deep_research.memory import PASSAGES, Location, chunks, open_store, research
+from deep_research.memory.location import LOCK_NAME
+from deep_research.search import relevance
+from deep_research.search.providers import SearchResult
+from deep_research.state import ResearchState
+from tests.support.fakes.page_server import PageServer
+from tests.support.graph_scripts import orchestrator_fanning_out, script_for
+from tests.support.scripted_model import ScriptedChatModel
+from tests.support.search import PAGES_HOST
+
+PREPARE = "memory-prepare"
+QUESTION = "How do heat pumps perform in cold climates?"
+# Pages read in full (two local articles), so each is stored as chunks of its own text.
+MEMORY_ON = {
+    "allow_clarification": False,
+    "fetch_top_n": 2,
+    "relevance_threshold": 0.0,
+    "use_memory": True,
+}
+
+
+class TwoArticles:
+    """Every query finds the same two local articles."""
+
+    name = "two-articles"
+    max_concurrency = 4
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+
+    async def search(self, query: str, max_results: int) -> list[SearchResult]:
+        return [
+            SearchResult(f"{self.base}/article/heat-pumps-{i}", f"Heat pumps {i}", "Snippet.", 0.9)
+            for i in range(2)
+        ]
+
+
+@pytest.fixture
+def world(
+    use_script: Callable[..., ScriptedChatModel],
+    pages: PageServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    provider = TwoArticles(f"http://{PAGES_HOST}:{pages.port}")
+    monkeypatch.setattr("deep_research.search.step.make_provider", lambda name: provider)
+    use_script(script_for(orchestrator_fanning_out("heat pumps in the cold")))
+
+
+def join_prepare() -> None:
+    """Wait for every preparing thread (they are daemons: nothing else waits for them)."""
+    for thread in threading.enumerate():
+        if thread.name == PREPARE:
+            thread.join(120)
+
+
+async def run(context: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    graph = builder.compile(checkpointer=InMemorySaver())
+    events: list[dict[str, Any]] = []
+    values: dict[str, Any] = {}
+    async for namespace, mode, chunk in graph.astream(
+        {"messages": [{"role": "user", "content": QUESTION}]},
+        {"configurable": {"thread_id": "prepared"}},
+        context=context,
+        stream_mode=["custom", "values"],
+        subgraphs=True,
+    ):
+        if mode == "custom":
+            events.append(chunk)
+        elif not namespace:
+            values = chunk
+    await asyncio.to_thread(join_prepare)
+    return values, events
+
+
+def cited_pages(values: dict[str, Any]) -> list[research.CitedPage]:
+    return [
+        research.CitedPage(source.url, source.title, source.texts, source.retrieved_on)
+        for source in check_report(values["final_report"], values["sources"]).cited
+    ]
+
+
+def watch_target(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[BaseException]]:
+    """Record the threads `prepare` starts, and anything their work lets out."""
+    ran: list[str] = []
+    raised: list[BaseException] = []
+    real = remembering._prepare_quietly
+
+    def watched(*args: Any) -> None:
+        ran.append(threading.current_thread().name)
+        try:
+            real(*args)
+        except BaseException as error:
+            raised.append(error)
+            raise
+
+    monkeypatch.setattr(remembering, "_prepare_quietly", watched)
+    return ran, raised
+
+
+@pytest.mark.usefixtures("world")
+async def test_remember_embeds_only_the_report_the_pages_were_embedded_while_it_was_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model = relevance.embedder()
+    monkeypatch.setattr(model, "_cache", OrderedDict())  # no other test's vectors
+    computed: list[tuple[str, str]] = []  # (thread, text), in the order they were computed
+    real_compute = model._compute
+
+    def recording(texts: list[str]) -> Any:
+        computed.extend((threading.current_thread().name, text) for text in texts)
+        return real_compute(texts)
+
+    monkeypatch.setattr(model, "_compute", recording)
+    # The scripted orchestrator writes at once; a real model takes longer than preparing.
+    remembered_from: list[int] = []
+    real_remember = research.remember
+
+    async def remember_after_the_model(*args: Any, **kwargs: Any) -> int:
+        await asyncio.to_thread(join_prepare)
+        remembered_from.append(len(computed))
+        return await real_remember(*args, **kwargs)
+
+    monkeypatch.setattr(research, "remember", remember_after_the_model)
+    ran, raised = watch_target(monkeypatch)
+
+    values, _ = await run(MEMORY_ON)
+
+    assert ran == [PREPARE] and raised == []
+    pages = cited_pages(values)
+    assert len(pages) == 2
+    page_texts = {text for page in pages for text in research.page_chunks(page)}
+    assert page_texts
+    for text in page_texts:
+        assert [thread for thread, t in computed if t == text] == [PREPARE], text[:60]
+    (start,) = remembered_from
+    by_remember = {text for _, text in computed[start:]}
+    report_texts = set(chunks.split(values["final_report"]))
+    assert report_texts <= by_remember <= report_texts | {QUESTION}
+    # What was prepared is what was stored: every cited page, all its chunks.
+    store = await open_store(Location(path=Path(os.environ["MEMORY_DIR"])))
+    stored = await store.items(PASSAGES)
+    assert {str(hit.metadata["url"]) for hit in stored} == {page.url for page in pages}
+    assert {hit.text for hit in stored} == page_texts
+
+
+@pytest.mark.usefixtures("world")
+async def test_with_memory_off_nothing_is_prepared_and_no_store_is_made(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    memory = tmp_path / "memory"
+    monkeypatch.setenv("MEMORY_DIR", str(memory))
+    after_research: list[bool] = []
+    real_prepare = remembering.prepare
+
+    def watched_prepare(state: ResearchState, context: Any) -> None:
+        messages = state.get("messages") or []
+        last = messages[-1] if messages else None
+        after_research.append(isinstance(last, ToolMessage) and last.name == "research")
+        real_prepare(state, context)
+
+    monkeypatch.setattr(remembering, "prepare", watched_prepare)
+    ran, _ = watch_target(monkeypatch)
+
+    values, events = await run({**MEMORY_ON, "use_memory": False})
+
+    assert values["final_report"] and any(after_research), "research came back"
+    assert ran == []
+    assert not memory.exists()
+    assert not [e for e in events if e["event"].startswith("memory")]
+
+
+@pytest.mark.usefixtures("world")
+async def test_a_locked_store_leaves_prepare_silent_and_remember_names_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    memory = Path(os.environ["MEMORY_DIR"])
+    ran, raised = watch_target(monkeypatch)
+    holder = FileLock(str(memory / LOCK_NAME), timeout=0, thread_local=False)
+    holder.acquire()  # another process's lock, as far as this one can tell
+    try:
+        values, events = await run(MEMORY_ON)
+    finally:
+        holder.release()
+
+    assert ran == [PREPARE] and raised == []
+    assert values["final_report"] and values["citation_check"]["links_kept"] >= 1
+    reasons = [e["reason"] for e in events if e.get("status") == "unavailable"]
+    assert len(reasons) == 1 and "in use by another process" in reasons[0]
+    assert not [e for e in events if e["event"] == "memory_saved"]
