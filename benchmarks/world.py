@@ -204,6 +204,8 @@ def serve(profile_name: str, topics: list[str], conn: Connection) -> None:
         FakeTavilyServer(lambda q, n: corpus_for(pages.url)(q, n)) as tavily,
         ScriptedOpenAIServer(brain) as llm,
     ):
+        _first_requests(pages.url, tavily.url, llm.base_url)
+        tavily.reset()  # the warm-up query is not one of the run's searches
         conn.send({"llm": llm.base_url, "tavily": tavily.url, "pages": pages.url})
         conn.recv()
         conn.send(
@@ -213,6 +215,21 @@ def serve(profile_name: str, topics: list[str], conn: Connection) -> None:
                 "fetches": len([path for path in pages.requests if path.startswith("/news/")]),
             }
         )
+
+
+def _first_requests(pages: str, tavily: str, llm: str) -> None:
+    """One request to each server before the run: a real search API or model server is
+    warm when a run begins; these are not, until their handlers first run."""
+    import httpx
+
+    with httpx.Client(timeout=30) as client:
+        client.get(f"{pages}/article/warm-up")  # /news/ pages are the ones counted
+        client.post(
+            f"{tavily}/search",
+            json={"query": "warm up", "max_results": 1},
+            headers={"Authorization": "Bearer tvly-bench"},
+        )
+        client.get(f"{llm}/models")
 
 
 def corpus_for(pages_url: str) -> Any:

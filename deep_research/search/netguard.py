@@ -9,8 +9,10 @@ private address in, and every redirect hop opens its connection through the same
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
 import socket
+import ssl
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -216,16 +218,25 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
         await self._sockets.sleep(seconds)
 
 
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """httpx's default verification (certifi's CA bundle), built once per process."""
+    return httpx.create_ssl_context(trust_env=False)
+
+
 class GuardedTransport(httpx.AsyncHTTPTransport):
     """httpx's own transport, with its connection pool opening sockets via `GuardedBackend`."""
 
     def __init__(self, policy: AddressPolicy, max_connections: int = 20) -> None:
-        super().__init__(trust_env=False)  # a proxy would be checked instead of the target
+        # A proxy would be checked instead of the target: no environment. One TLS context
+        # for the process: building one reads the CA bundle (about 30 ms), and each search
+        # step makes a transport.
+        super().__init__(verify=tls_context(), trust_env=False)
         # httpx has no public hook for the network backend; its pool accepts one, so the
         # pool is rebuilt with it (test_the_checked_address_is_the_one_connected_to in
         # tests/unit/search/test_fetch.py fails loudly if this stops working).
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=httpx.create_ssl_context(),
+            ssl_context=tls_context(),
             max_connections=max_connections,
             max_keepalive_connections=max_connections,
             network_backend=GuardedBackend(policy),

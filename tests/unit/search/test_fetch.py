@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import ssl
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -253,3 +254,11 @@ async def test_opt_ins_come_from_the_environment_only(
     for field in ("fetch_allow_private", "fetch_allowed_hosts"):
         with pytest.raises(ConfigError, match="unknown setting"):
             Context(**{field: "true"})
+
+
+def test_every_transport_shares_one_verifying_tls_context() -> None:
+    first, second = netguard.GuardedTransport(ALLOW_PAGES), netguard.GuardedTransport(ALLOW_PAGES)
+    contexts = {id(t._pool._ssl_context) for t in (first, second)}  # type: ignore[attr-defined]
+    assert contexts == {id(netguard.tls_context())}, "built once, not per search step"
+    context = netguard.tls_context()
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
