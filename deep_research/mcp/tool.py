@@ -26,7 +26,7 @@ research is done); then call again with the question and their answers written i
 `question`.\
 """
 
-SearchProvider = Literal["auto", "tavily", "searxng", "ddgs"]
+SearchProvider = Literal["auto", "tavily", "searxng", "ddgs", "library"]  # as choices.py
 
 
 async def deep_research(
@@ -57,7 +57,10 @@ async def deep_research(
     ] = None,
     search_provider: Annotated[
         SearchProvider | None,
-        Field(description="Search backend; leave unset for the server's choice."),
+        Field(
+            description="Search backend; `library`: only the documents added to the "
+            "server's library, never the web. Leave unset for the server's choice."
+        ),
     ] = None,
 ) -> str:
     """The tool: research `question` and return the report (or, with `clarify`, questions)."""

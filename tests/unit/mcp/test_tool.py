@@ -7,6 +7,7 @@ import re
 import pytest
 from mcp.server.mcpserver.exceptions import ToolError
 
+from deep_research.choices import SEARCH_PROVIDERS
 from deep_research.mcp.app import server
 from deep_research.mcp.progress import SHOWN_CHARS, describe
 from deep_research.mcp.run import error_text, questions_text
@@ -63,3 +64,9 @@ def test_questions_come_back_numbered_or_as_none_needed() -> None:
     asked = questions_text([{"value": {"questions": ["Where?", "When?"], "round": 1}}])
     assert "1. Where?\n2. When?" in asked
     assert questions_text([]).startswith("No clarifying questions are needed")
+
+
+async def test_the_search_providers_offered_are_the_settings_own() -> None:
+    [tool] = await server.list_tools()
+    offered = tool.input_schema["properties"]["search_provider"]["anyOf"][0]["enum"]
+    assert offered == ["auto", *SEARCH_PROVIDERS], "library included: private research"
