@@ -17,7 +17,6 @@ from langchain_core.messages import AIMessage, BaseMessage
 from deep_research.search import extract, relevance
 from deep_research.search.fetch import PageFetcher
 from deep_research.search.netguard import AddressPolicy
-from deep_research.search.providers import SearchResult
 from tests.support.fakes.page_server import PageServer
 from tests.support.graph_scripts import (
     NO_CLARIFY,
@@ -28,7 +27,7 @@ from tests.support.graph_scripts import (
     tool_results,
 )
 from tests.support.scripted_model import ScriptedChatModel
-from tests.support.search import PAGES_HOST
+from tests.support.search import PAGES_HOST, SamePages
 
 
 def twice(messages: list[BaseMessage]) -> AIMessage:
@@ -40,28 +39,12 @@ def twice(messages: list[BaseMessage]) -> AIMessage:
     return AIMessage("Findings.")
 
 
-class SamePages:
-    """Every query finds the same two local pages, as related queries do."""
-
-    name = "same-pages"
-    max_concurrency = 4
-
-    def __init__(self, base: str) -> None:
-        self.base = base
-
-    async def search(self, query: str, max_results: int) -> list[SearchResult]:
-        return [
-            SearchResult(f"{self.base}/article/shared-{i}", f"{query} {i}", "Snippet.", 0.9)
-            for i in range(2)
-        ]
-
-
 async def test_a_page_read_in_an_earlier_round_is_named_not_sent_again(
     use_script: Callable[..., ScriptedChatModel],
     pages: PageServer,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    provider = SamePages(f"http://{PAGES_HOST}:{pages.port}")
+    provider = SamePages(f"http://{PAGES_HOST}:{pages.port}", "shared", titled_by_query=True)
     monkeypatch.setattr("deep_research.search.step.make_provider", lambda name: provider)
     model = use_script(script_for(orchestrator_fanning_out("heat pumps"), twice))
     await run({**NO_CLARIFY, "relevance_threshold": 0.0})

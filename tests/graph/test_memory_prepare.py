@@ -23,12 +23,11 @@ from deep_research.graph import builder
 from deep_research.memory import PASSAGES, Location, chunks, open_store, research
 from deep_research.memory.location import LOCK_NAME
 from deep_research.search import relevance
-from deep_research.search.providers import SearchResult
 from deep_research.state import ResearchState
 from tests.support.fakes.page_server import PageServer
 from tests.support.graph_scripts import orchestrator_fanning_out, script_for
 from tests.support.scripted_model import ScriptedChatModel
-from tests.support.search import PAGES_HOST
+from tests.support.search import PAGES_HOST, SamePages
 
 PREPARE = "memory-prepare"
 QUESTION = "How do heat pumps perform in cold climates?"
@@ -41,29 +40,13 @@ MEMORY_ON = {
 }
 
 
-class TwoArticles:
-    """Every query finds the same two local articles."""
-
-    name = "two-articles"
-    max_concurrency = 4
-
-    def __init__(self, base: str) -> None:
-        self.base = base
-
-    async def search(self, query: str, max_results: int) -> list[SearchResult]:
-        return [
-            SearchResult(f"{self.base}/article/heat-pumps-{i}", f"Heat pumps {i}", "Snippet.", 0.9)
-            for i in range(2)
-        ]
-
-
 @pytest.fixture
 def world(
     use_script: Callable[..., ScriptedChatModel],
     pages: PageServer,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    provider = TwoArticles(f"http://{PAGES_HOST}:{pages.port}")
+    provider = SamePages(f"http://{PAGES_HOST}:{pages.port}", "heat-pumps")
     monkeypatch.setattr("deep_research.search.step.make_provider", lambda name: provider)
     use_script(script_for(orchestrator_fanning_out("heat pumps in the cold")))
 

@@ -53,3 +53,25 @@ class ScriptedSearch:
             ]
         finally:
             self.in_flight -= 1
+
+
+class SamePages:
+    """Every query finds the same two local article pages (`{base}/article/{slug}-0` and
+    `-1`), as related queries do; titles name the query when `titled_by_query`."""
+
+    name = "same-pages"
+    max_concurrency = 4
+
+    def __init__(self, base: str, slug: str, *, titled_by_query: bool = False) -> None:
+        self.base, self.slug, self.titled_by_query = base, slug, titled_by_query
+
+    async def search(self, query: str, max_results: int) -> list[SearchResult]:
+        return [
+            SearchResult(
+                f"{self.base}/article/{self.slug}-{i}",
+                f"{query} {i}" if self.titled_by_query else f"Heat pumps {i}",
+                "Snippet.",
+                0.9,
+            )
+            for i in range(2)
+        ]
