@@ -12,7 +12,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -64,14 +63,11 @@ def test_ctrl_c_at_a_question_exits_without_waiting_for_the_terminal_reader(
     assert "waiting for an answer" in capsys.readouterr().out
 
 
-def relevance_model_loading(pid: int) -> bool:
-    """True once the CLI process has mapped torch: only the relevance model's load imports it."""
-    return "libtorch" in Path(f"/proc/{pid}/maps").read_text()
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/<pid>/maps")
-def test_ctrl_c_while_the_relevance_model_loads_exits_within_two_seconds(tmp_path: Path) -> None:
+def test_ctrl_c_during_the_first_search_exits_within_two_seconds(tmp_path: Path) -> None:
+    """Background threads (the relevance model's, its warm-up, memory's preparation) never
+    hold up the exit: they are daemons, and the CLI does not join them."""
     with ScriptedOpenAIServer(ResearchBrain()) as llm, FakeTavilyServer() as tavily:
+        tavily.hold("")  # every search waits: Ctrl-C comes while one is in flight
         proc = subprocess.Popen(
             cli_command("--no-clarify", QUESTION),
             cwd=tmp_path,
@@ -83,14 +79,13 @@ def test_ctrl_c_while_the_relevance_model_loads_exits_within_two_seconds(tmp_pat
         )
         try:
             deadline = time.monotonic() + CLI_TIMEOUT
-            # The load starts with the run, in the background; the first search, which
-            # waits for it, follows at once (the scripted model answers instantly).
-            while not (relevance_model_loading(proc.pid) and tavily.queries):
-                assert proc.poll() is None and time.monotonic() < deadline, "never loaded"
+            while not tavily.queries:
+                assert proc.poll() is None and time.monotonic() < deadline, "never searched"
                 time.sleep(0.02)
             proc.send_signal(signal.SIGINT)
             out, err = proc.communicate(timeout=EXIT_WITHIN)
         finally:
+            tavily.release()
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
