@@ -11,6 +11,7 @@ sentence-transformers' output.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -68,9 +69,12 @@ class MiniLM(Embeddings):
         self._counter.no_truncation()
         # Recent texts' vectors: a page prepared for memory while the report is written
         # (`remembering.prepare`), a query asked twice, the same snippet in two searches.
-        self._cache: OrderedDict[str, FloatArray] = OrderedDict()
+        # Keyed by a digest of the part of the text the model reads, so that the cache
+        # holds 4096 small vectors, never the (possibly huge) texts themselves.
+        self._cache: OrderedDict[bytes, FloatArray] = OrderedDict()
         self._lock = threading.Lock()
         self._requests: queue.SimpleQueue[_Request] = queue.SimpleQueue()
+        self._worker: threading.Thread | None = None
         self._worker_pid = 0  # the process whose thread computes; none yet
 
     def token_count(self, text: str) -> int:
@@ -79,7 +83,14 @@ class MiniLM(Embeddings):
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """Unit-length vectors of `texts` (blocking); recent texts come from the cache."""
+        if threading.current_thread() is self._worker:  # waiting on its own queue: never
+            vectors = self._vectors(list(texts))
+            return [vectors[text].tolist() for text in texts]
         return self.submit(texts).result()
+
+    def _key(self, text: str) -> bytes:
+        read = text[: self.window * CHARS_PER_TOKEN].encode("utf-8", "surrogatepass")
+        return hashlib.blake2b(read, digest_size=16).digest()
 
     def submit(self, texts: Sequence[str]) -> Future[list[list[float]]]:
         """The vectors of `texts`, computed by the model's own thread.
@@ -91,20 +102,27 @@ class MiniLM(Embeddings):
         made while the thread is idle is computed at once.
         """
         future: Future[list[list[float]]] = Future()
+        keys = [self._key(text) for text in texts]
         with self._lock:
-            known = [self._cache.get(text) for text in texts]
+            known = [self._cache.get(key) for key in keys]
             if all(vector is not None for vector in known):
+                for key in keys:
+                    self._cache.move_to_end(key)  # a hit is a use: least recently used goes
                 future.set_result([vector.tolist() for vector in known if vector is not None])
                 return future
             if self._worker_pid != os.getpid():  # first use, or a forked child (no thread)
                 self._requests = queue.SimpleQueue()
-                threading.Thread(target=self._serve, name="minilm", daemon=True).start()
+                self._worker = None
                 self._worker_pid = os.getpid()
+            if self._worker is None or not self._worker.is_alive():
+                self._worker = threading.Thread(
+                    target=self._serve, args=(self._requests,), name="minilm", daemon=True
+                )
+                self._worker.start()
             self._requests.put((list(texts), future))
         return future
 
-    def _serve(self) -> None:
-        requests = self._requests
+    def _serve(self, requests: queue.SimpleQueue[_Request]) -> None:
         while True:
             waiting = [requests.get()]
             count = len(waiting[0][0])
@@ -116,26 +134,34 @@ class MiniLM(Embeddings):
                 count += len(waiting[-1][0])
             # A caller that gave up (its task was cancelled) is skipped, not answered.
             batch = [(texts, f) for texts, f in waiting if f.set_running_or_notify_cancel()]
+            # Everything that can fail (the lists too: memory) before any caller is
+            # answered, so a failure reaches every caller and never ends the thread.
             try:
                 vectors = self._vectors([text for texts, _ in batch for text in texts])
+                answers = [[vectors[text].tolist() for text in texts] for texts, _ in batch]
             except BaseException as error:  # noqa: BLE001  # every waiting caller gets it
                 for _, future in batch:
                     future.set_exception(error)
                 continue
-            for texts, future in batch:
-                future.set_result([vectors[text].tolist() for text in texts])
+            for (_, future), answer in zip(batch, answers, strict=True):
+                future.set_result(answer)
 
     def _vectors(self, texts: list[str]) -> dict[str, FloatArray]:
+        keys = {text: self._key(text) for text in texts}
+        known: dict[str, FloatArray] = {}
         with self._lock:
-            known = {text: self._cache[text] for text in texts if text in self._cache}
-            for text in known:
-                self._cache.move_to_end(text)
-        missing = [text for text in dict.fromkeys(texts) if text not in known]
+            for text, key in keys.items():
+                vector = self._cache.get(key)
+                if vector is not None:
+                    self._cache.move_to_end(key)
+                    known[text] = vector
+        missing = [text for text in keys if text not in known]
         if missing:
             computed = self._compute(missing)
             with self._lock:
                 for text, vector in zip(missing, computed, strict=True):
-                    known[text] = self._cache[text] = vector
+                    # A copy: a row of the pass's array would keep the whole array alive.
+                    known[text] = self._cache[keys[text]] = vector.copy()
                 while len(self._cache) > CACHED:
                     self._cache.popitem(last=False)
         return known
@@ -249,17 +275,35 @@ def mapped_tensors(path: Path) -> dict[str, FloatArray]:
     if not 2 <= size <= min(len(data) - 8, 100_000_000):
         raise ValueError(f"{path}: not a safetensors file")
     header = json.loads(bytes(data[8 : 8 + size]))
+    if not isinstance(header, dict):
+        raise ValueError(f"{path}: not a safetensors file (its header is not an object)")
     body = data[8 + size :]
     tensors = {}
     for name, entry in header.items():
-        if name == "__metadata__" or entry.get("dtype") != "F32":
+        if name == "__metadata__":
+            continue
+        if not isinstance(entry, dict):
+            raise ValueError(f"{path}: not a safetensors file (tensor {name} is not an object)")
+        if entry.get("dtype") != "F32":
             continue  # e.g. BERT's int64 position ids, which the forward pass does not read
-        begin, end = entry["data_offsets"]
-        shape = tuple(int(n) for n in entry["shape"])
+        begin, end, shape = _placement(path, name, entry)
         if not 0 <= begin <= end <= len(body) or end - begin != 4 * math.prod(shape):
             raise ValueError(f"{path}: tensor {name} lies outside the file")
         tensors[name] = body[begin:end].view("<f4").reshape(shape)
     return tensors
+
+
+def _placement(path: Path, name: str, entry: dict[str, Any]) -> tuple[int, int, tuple[int, ...]]:
+    """A tensor's byte range and shape, as whole numbers (a damaged header: ValueError)."""
+    offsets, shape = entry.get("data_offsets"), entry.get("shape")
+    if not (
+        isinstance(offsets, list)
+        and len(offsets) == 2
+        and isinstance(shape, list)
+        and all(type(n) is int and n >= 0 for n in [*offsets, *shape])
+    ):
+        raise ValueError(f"{path}: not a safetensors file (tensor {name}'s offsets or shape)")
+    return offsets[0], offsets[1], tuple(shape)
 
 
 def _gelu(x: FloatArray) -> FloatArray:
