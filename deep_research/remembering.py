@@ -103,21 +103,22 @@ def prepare(state: ResearchState, context: Context) -> None:
 
 
 def _prepare_quietly(reports: list[str], sources: list[Source]) -> None:
-    from deep_research.memory import MemoryUnavailable
+    try:
+        _prepare(reports, sources)
+    except Exception:  # noqa: BLE001, S110  # warmed or not, `remember` does the work and reports
+        pass
+
+
+def _prepare(reports: list[str], sources: list[Source]) -> None:
     from deep_research.memory.open import open_store_blocking
     from deep_research.memory.research import CitedPage, page_chunks
     from deep_research.search.relevance import embedder
 
-    try:
-        open_store_blocking()
-        cited = {s.url: s for report in reports for s in check_report(report, sources).cited}
-        for source in cited.values():
-            page = CitedPage(source.url, source.title, source.texts, source.retrieved_on)
-            embedder().embed_documents(page_chunks(page))
-    except MemoryUnavailable:
-        pass  # `remember` meets it again and reports it
-    except Exception:  # noqa: BLE001  # a cache warmed or not: `remember` does the work either way
-        pass
+    open_store_blocking()  # MemoryUnavailable: `remember` meets it again and names it
+    cited = {s.url: s for report in reports for s in check_report(report, sources).cited}
+    for source in cited.values():
+        page = CitedPage(source.url, source.title, source.texts, source.retrieved_on)
+        embedder().embed_documents(page_chunks(page))
 
 
 async def remember(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:

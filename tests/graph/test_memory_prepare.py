@@ -102,10 +102,11 @@ def cited_pages(values: dict[str, Any]) -> list[research.CitedPage]:
 
 
 def watch_target(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[BaseException]]:
-    """Record the threads `prepare` starts, and anything their work lets out."""
+    """Record the threads `prepare` starts, and what their work raises (which the thread
+    keeps quiet about)."""
     ran: list[str] = []
     raised: list[BaseException] = []
-    real = remembering._prepare_quietly
+    real = remembering._prepare
 
     def watched(*args: Any) -> None:
         ran.append(threading.current_thread().name)
@@ -115,7 +116,7 @@ def watch_target(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[BaseE
             raised.append(error)
             raise
 
-    monkeypatch.setattr(remembering, "_prepare_quietly", watched)
+    monkeypatch.setattr(remembering, "_prepare", watched)
     return ran, raised
 
 
@@ -206,7 +207,8 @@ async def test_a_locked_store_leaves_prepare_silent_and_remember_names_it(
     finally:
         holder.release()
 
-    assert ran == [PREPARE] and raised == []
+    assert ran == [PREPARE]
+    assert [type(error).__name__ for error in raised] == ["MemoryUnavailable"], raised
     assert values["final_report"] and values["citation_check"]["links_kept"] >= 1
     reasons = [e["reason"] for e in events if e.get("status") == "unavailable"]
     assert len(reasons) == 1 and "in use by another process" in reasons[0]
