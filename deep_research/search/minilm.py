@@ -17,7 +17,7 @@ import math
 import os
 import queue
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
@@ -35,7 +35,8 @@ CHARS_PER_TOKEN = 128
 FFN_ROWS = 256
 FloatArray = np.ndarray[Any, np.dtype[np.float32]]
 MAX_BATCHED_TEXTS = 256  # texts one pass of the model's thread takes from the queue
-_Request = tuple[list[str], "Future[list[list[float]]]"]
+# (texts, future, background): background requests wait while any other does.
+_Request = tuple[list[str], "Future[list[list[float]]]", bool]
 
 
 class MiniLM(Embeddings):
@@ -92,7 +93,9 @@ class MiniLM(Embeddings):
         read = text[: self.window * CHARS_PER_TOKEN].encode("utf-8", "surrogatepass")
         return hashlib.blake2b(read, digest_size=16).digest()
 
-    def submit(self, texts: Sequence[str]) -> Future[list[list[float]]]:
+    def submit(
+        self, texts: Sequence[str], *, background: bool = False
+    ) -> Future[list[list[float]]]:
         """The vectors of `texts`, computed by the model's own thread.
 
         One thread computes for every caller in the process (relevance scoring, memory,
@@ -100,6 +103,10 @@ class MiniLM(Embeddings):
         costs far less than eight passes over five, and callers on several threads never
         run BLAS at once (its threads spin against each other on a busy machine). A request
         made while the thread is idle is computed at once.
+
+        A `background` request (memory preparing pages no one waits for) is computed only
+        when no other request waits, and never in the same pass as one: a search's scoring
+        waits for at most the background pass under way, so such requests should be small.
         """
         future: Future[list[list[float]]] = Future()
         keys = [self._key(text) for text in texts]
@@ -119,21 +126,30 @@ class MiniLM(Embeddings):
                     target=self._serve, args=(self._requests,), name="minilm", daemon=True
                 )
                 self._worker.start()
-            self._requests.put((list(texts), future))
+            self._requests.put((list(texts), future, background))
         return future
 
     def _serve(self, requests: queue.SimpleQueue[_Request]) -> None:
+        later: deque[_Request] = deque()  # background requests, taken when none else waits
         while True:
-            waiting = [requests.get()]
-            count = len(waiting[0][0])
+            waiting: list[_Request] = []
+            count = 0
+            block = not later
             while count < MAX_BATCHED_TEXTS:
                 try:
-                    waiting.append(requests.get_nowait())
+                    request = requests.get(block=block)
                 except queue.Empty:
                     break
-                count += len(waiting[-1][0])
+                block = False
+                if request[2]:
+                    later.append(request)
+                else:
+                    waiting.append(request)
+                    count += len(request[0])
+            if not waiting:
+                waiting = [later.popleft()]
             # A caller that gave up (its task was cancelled) is skipped, not answered.
-            batch = [(texts, f) for texts, f in waiting if f.set_running_or_notify_cancel()]
+            batch = [(texts, f) for texts, f, _ in waiting if f.set_running_or_notify_cancel()]
             # Everything that can fail (the lists too: memory) before any caller is
             # answered, so a failure reaches every caller and never ends the thread.
             try:

@@ -134,6 +134,15 @@ async def test_remember_embeds_only_the_report_the_pages_were_embedded_while_it_
         return real_compute(texts)
 
     monkeypatch.setattr(model, "_compute", recording)
+    prepared: list[tuple[bool, int]] = []  # (background, texts) of each request prepare makes
+    real_submit = model.submit
+
+    def watched_submit(texts: Any, *, background: bool = False) -> Any:
+        if threading.current_thread().name == PREPARE:
+            prepared.append((background, len(texts)))
+        return real_submit(texts, background=background)
+
+    monkeypatch.setattr(model, "submit", watched_submit)
     # The scripted orchestrator writes at once; a real model takes longer than preparing.
     remembered_from: list[int] = []
     real_remember = research.remember
@@ -158,6 +167,10 @@ async def test_remember_embeds_only_the_report_the_pages_were_embedded_while_it_
         # Computed once, on the model's thread, before `remember` began: for `prepare`.
         (index,) = [i for i, (_, t) in enumerate(computed) if t == text]
         assert index < start and computed[index][0] == "minilm", text[:60]
+    # Small background requests: a search scoring meanwhile is never stuck behind a page.
+    assert prepared and all(
+        background and 0 < size <= remembering.PREPARED_PER_PASS for background, size in prepared
+    ), prepared
     by_remember = {text for _, text in computed[start:]}
     report_texts = set(chunks.split(values["final_report"]))
     assert report_texts <= by_remember <= report_texts | {QUESTION}

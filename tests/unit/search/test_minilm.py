@@ -283,3 +283,38 @@ def test_a_request_made_on_the_models_own_thread_is_answered(
     monkeypatch.setattr(model, "_compute", nested)
     assert len(model.submit(["outer"]).result(30)[0]) == 384, "not waiting on itself"
     assert len(inner[0][0]) == 384
+
+
+def test_background_requests_wait_while_others_do_and_are_never_merged_with_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model = MiniLM(FOLDER)
+    busy, release = threading.Event(), threading.Event()
+    passes: list[list[str]] = []
+    real = model._compute
+
+    def gated(texts: list[str]) -> object:
+        passes.append(list(texts))
+        if len(passes) == 1:
+            busy.set()
+            release.wait(10)
+        return real(texts)
+
+    monkeypatch.setattr(model, "_compute", gated)
+    first = model.submit(["memory page 1"], background=True)
+    assert busy.wait(10)
+    queued = [
+        model.submit(["memory page 2"], background=True),
+        model.submit(["search query"]),
+        model.submit(["search snippet"]),
+        model.submit(["memory page 3"], background=True),
+    ]
+    release.set()
+    for future in [first, *queued]:
+        assert len(future.result(30)[0]) == 384
+    assert passes == [
+        ["memory page 1"],  # under way when the others came
+        ["search query", "search snippet"],  # first, in one pass, without memory's pages
+        ["memory page 2"],
+        ["memory page 3"],
+    ]
