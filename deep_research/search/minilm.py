@@ -17,14 +17,17 @@ import math
 import os
 import queue
 import threading
+import weakref
 from collections import OrderedDict, deque
 from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
+
+from deep_research.search.gelu import gelu
+from deep_research.search.safetensors import FloatArray, mapped_tensors
 
 BATCH = 32
 CACHED = 4096  # vectors (1.5 KB each) kept for texts embedded lately
@@ -33,7 +36,6 @@ CACHED = 4096  # vectors (1.5 KB each) kept for texts embedded lately
 # sooner only for texts of whitespace runs or words of thousands of characters).
 CHARS_PER_TOKEN = 128
 FFN_ROWS = 256
-FloatArray = np.ndarray[Any, np.dtype[np.float32]]
 MAX_BATCHED_TEXTS = 256  # texts one pass of the model's thread takes from the queue
 # (texts, future, background): background requests wait while any other does.
 _Request = tuple[list[str], "Future[list[list[float]]]", bool]
@@ -77,6 +79,10 @@ class MiniLM(Embeddings):
         self._requests: queue.SimpleQueue[_Request] = queue.SimpleQueue()
         self._worker: threading.Thread | None = None
         self._worker_pid = 0  # the process whose thread computes; none yet
+        # A child forked while a thread of the parent held the lock would wait for it for
+        # ever: the child gets a lock of its own (the cache is a copy, still right).
+        reference = weakref.ref(self)
+        os.register_at_fork(after_in_child=lambda: _renew_lock(reference))
 
     def token_count(self, text: str) -> int:
         """How many tokens `text` is, without [CLS] and [SEP]."""
@@ -261,7 +267,7 @@ class MiniLM(Embeddings):
         # CPU's cache through the GELU's passes instead of going to memory and back.
         for row in range(0, len(flat), FFN_ROWS):
             block = flat[row : row + FFN_ROWS]
-            inner = _gelu(self._linear(block, f"{name}intermediate.dense"))
+            inner = gelu(self._linear(block, f"{name}intermediate.dense"))
             out[row : row + FFN_ROWS] = self._linear(inner, f"{name}output.dense")
         out += flat
         return self._norm(out.reshape(batch, length, hidden), f"{name}output.LayerNorm")
@@ -279,70 +285,7 @@ class MiniLM(Embeddings):
         return normed * self.weights[f"{name}.weight"] + self.weights[f"{name}.bias"]
 
 
-def mapped_tensors(path: Path) -> dict[str, FloatArray]:
-    """The float32 tensors of a safetensors file, mapped, not read: the OS pages them in
-    as the first forward pass touches them, so loading takes milliseconds and never holds
-    the GIL while a run is starting. The format: an 8-byte little-endian header length,
-    a JSON header naming each tensor's dtype, shape and byte range, then the bytes."""
-    data = np.memmap(path, dtype=np.uint8, mode="r").view(np.ndarray)
-    if len(data) < 8:
-        raise ValueError(f"{path}: not a safetensors file")
-    size = int.from_bytes(bytes(data[:8]), "little")
-    if not 2 <= size <= min(len(data) - 8, 100_000_000):
-        raise ValueError(f"{path}: not a safetensors file")
-    header = json.loads(bytes(data[8 : 8 + size]))
-    if not isinstance(header, dict):
-        raise ValueError(f"{path}: not a safetensors file (its header is not an object)")
-    body = data[8 + size :]
-    tensors = {}
-    for name, entry in header.items():
-        if name == "__metadata__":
-            continue
-        if not isinstance(entry, dict):
-            raise ValueError(f"{path}: not a safetensors file (tensor {name} is not an object)")
-        if entry.get("dtype") != "F32":
-            continue  # e.g. BERT's int64 position ids, which the forward pass does not read
-        begin, end, shape = _placement(path, name, entry)
-        if not 0 <= begin <= end <= len(body) or end - begin != 4 * math.prod(shape):
-            raise ValueError(f"{path}: tensor {name} lies outside the file")
-        tensors[name] = body[begin:end].view("<f4").reshape(shape)
-    return tensors
-
-
-def _placement(path: Path, name: str, entry: dict[str, Any]) -> tuple[int, int, tuple[int, ...]]:
-    """A tensor's byte range and shape, as whole numbers (a damaged header: ValueError)."""
-    offsets, shape = entry.get("data_offsets"), entry.get("shape")
-    if not (
-        isinstance(offsets, list)
-        and len(offsets) == 2
-        and isinstance(shape, list)
-        and all(type(n) is int and n >= 0 for n in [*offsets, *shape])
-    ):
-        raise ValueError(f"{path}: not a safetensors file (tensor {name}'s offsets or shape)")
-    return offsets[0], offsets[1], tuple(shape)
-
-
-def _gelu(x: FloatArray) -> FloatArray:
-    """BERT's exact GELU, x·Φ(x) = x/2·(1 + erf(x/√2)), in place on fresh buffers: the
-    inner layer is the largest array of the forward pass, and each temporary of that size
-    costs more than the arithmetic. numpy has no erf: Abramowitz & Stegun 7.1.26, with an
-    absolute error below 1.5e-7 (float32's own precision)."""
-    z = x * np.float32(1 / math.sqrt(2))
-    a = np.abs(z)
-    t = a * np.float32(0.3275911)
-    t += 1
-    np.reciprocal(t, out=t)
-    erfc = t * np.float32(1.061405429)
-    for coefficient in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
-        erfc += np.float32(coefficient)
-        erfc *= t
-    np.square(a, out=a)
-    np.negative(a, out=a)
-    np.exp(a, out=a)
-    erfc *= a  # erfc(|z|)
-    np.subtract(1, erfc, out=erfc)  # erf(|z|)
-    np.copysign(erfc, z, out=erfc)  # erf(z)
-    erfc += 1
-    erfc *= x
-    erfc *= np.float32(0.5)
-    return erfc
+def _renew_lock(reference: weakref.ref[MiniLM]) -> None:
+    model = reference()
+    if model is not None:
+        model._lock = threading.Lock()

