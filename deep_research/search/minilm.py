@@ -32,8 +32,9 @@ from deep_research.search.safetensors import FloatArray, mapped_tensors
 BATCH = 32
 CACHED = 4096  # vectors (1.5 KB each) kept for texts embedded lately
 # A word of more than 100 characters is one [UNK] token and whitespace is none, so the
-# model's window never reads further than this many characters a token position (cut
-# sooner only for texts of whitespace runs or words of thousands of characters).
+# model's window rarely reads further than this many characters a token position; a text
+# whose cut holds less than a window (whitespace runs, characters the tokenizer drops:
+# zero-width, combining, control) is read again with a cut four times longer.
 CHARS_PER_TOKEN = 128
 FFN_ROWS = 256
 MAX_BATCHED_TEXTS = 256  # texts one pass of the model's thread takes from the queue
@@ -96,8 +97,8 @@ class MiniLM(Embeddings):
         return self.submit(texts).result()
 
     def _key(self, text: str) -> bytes:
-        read = text[: self.window * CHARS_PER_TOKEN].encode("utf-8", "surrogatepass")
-        return hashlib.blake2b(read, digest_size=16).digest()
+        # The whole text: what the window holds is known only once it is tokenized.
+        return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
     def submit(
         self, texts: Sequence[str], *, background: bool = False
@@ -191,9 +192,13 @@ class MiniLM(Embeddings):
     def _compute(self, texts: list[str]) -> FloatArray:
         # Whatever its length, the model reads one window of a text: a huge text is cut
         # first (no 256 tokens span more characters than this) rather than tokenized whole.
-        encoded = self.tokenizer.encode_batch(
-            [text[: self.window * CHARS_PER_TOKEN] for text in texts]
-        )
+        cut = self.window * CHARS_PER_TOKEN
+        encoded = self.tokenizer.encode_batch([text[:cut] for text in texts])
+        for i, text in enumerate(texts):
+            longer = cut
+            while len(text) > longer and len(encoded[i].ids) < self.window:
+                longer *= 4
+                encoded[i] = self.tokenizer.encode(text[:longer])
         vectors = np.empty(
             (len(texts), self.weights["embeddings.word_embeddings.weight"].shape[1]), np.float32
         )

@@ -334,3 +334,17 @@ def test_a_child_forked_while_a_request_held_the_lock_still_embeds() -> None:
             os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+
+
+@pytest.mark.parametrize("invisible", ["\u200b", "\u0301", "\x07"])
+def test_characters_the_tokenizer_drops_never_hide_the_text_after_them(
+    ours: MiniLM, invisible: str
+) -> None:
+    # 40,000 zero-width spaces, combining accents or control characters are no tokens at
+    # all: the model's window holds the words after them, as sentence-transformers' does.
+    words = "heat pumps in cold climates"
+    hidden = invisible * 40_000 + " " + words
+    assert ours.token_count(hidden) == ours.token_count(words)
+    assert np.abs(np.asarray(ours.embed_query(hidden)) - ours.embed_query(words)).max() < 1e-5
+    other = invisible * 40_000 + " tax law in Peru"  # the same first 32,768 characters
+    assert np.dot(ours.embed_query(other), ours.embed_query(hidden)) < 0.5, "not its vector"
