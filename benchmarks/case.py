@@ -91,6 +91,7 @@ async def run(profile_name: str, k: int) -> dict[str, Any]:
     ours, theirs = spawn.Pipe()
     world = spawn.Process(target=serve, args=(profile_name, topics, theirs), daemon=True)
     world.start()
+    theirs.close()  # the world's end is its own: a world that dies is EOF here, not a hang
     urls = ours.recv()
     os.environ.update(
         LLM_BASE_URL=urls["llm"],

@@ -26,6 +26,7 @@ from deep_research.context import Context, context_of
 from deep_research.state import RecalledReport, ResearchState, Source
 
 SHOWN_REPORTS = 3
+PREPARED_PER_PASS = 8  # page chunks `prepare` hands the model's thread at once
 # What a stored thread id and date may look like when shown outside a data fence: a shared
 # or damaged store is outside input like any other.
 _THREAD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -103,21 +104,27 @@ def prepare(state: ResearchState, context: Context) -> None:
 
 
 def _prepare_quietly(reports: list[str], sources: list[Source]) -> None:
-    from deep_research.memory import MemoryUnavailable
+    try:
+        _prepare(reports, sources)
+    except Exception:  # noqa: BLE001, S110  # warmed or not, `remember` does the work and reports
+        pass
+
+
+def _prepare(reports: list[str], sources: list[Source]) -> None:
     from deep_research.memory.open import open_store_blocking
     from deep_research.memory.research import CitedPage, page_chunks
     from deep_research.search.relevance import embedder
 
-    try:
-        open_store_blocking()
-        cited = {s.url: s for report in reports for s in check_report(report, sources).cited}
-        for source in cited.values():
-            page = CitedPage(source.url, source.title, source.texts, source.retrieved_on)
-            embedder().embed_documents(page_chunks(page))
-    except MemoryUnavailable:
-        pass  # `remember` meets it again and reports it
-    except Exception:  # noqa: BLE001  # a cache warmed or not: `remember` does the work either way
-        pass
+    open_store_blocking()  # MemoryUnavailable: `remember` meets it again and names it
+    cited = {s.url: s for report in reports for s in check_report(report, sources).cited}
+    model = embedder()
+    for source in cited.values():
+        page = CitedPage(source.url, source.title, source.texts, source.retrieved_on)
+        pieces = page_chunks(page)
+        # In small background requests: a search scoring its results meanwhile (the
+        # orchestrator may delegate more research) waits for one of them at most.
+        for start in range(0, len(pieces), PREPARED_PER_PASS):
+            model.submit(pieces[start : start + PREPARED_PER_PASS], background=True).result()
 
 
 async def remember(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -11,30 +11,35 @@ sentence-transformers' output.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
 import queue
 import threading
-from collections import OrderedDict
+import weakref
+from collections import OrderedDict, deque
 from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from deep_research.search.gelu import gelu
+from deep_research.search.safetensors import FloatArray, mapped_tensors
+
 BATCH = 32
 CACHED = 4096  # vectors (1.5 KB each) kept for texts embedded lately
 # A word of more than 100 characters is one [UNK] token and whitespace is none, so the
-# model's window never reads further than this many characters a token position (cut
-# sooner only for texts of whitespace runs or words of thousands of characters).
+# model's window rarely reads further than this many characters a token position; a text
+# whose cut holds less than a window (whitespace runs, characters the tokenizer drops:
+# zero-width, combining, control) is read again with a cut four times longer.
 CHARS_PER_TOKEN = 128
 FFN_ROWS = 256
-FloatArray = np.ndarray[Any, np.dtype[np.float32]]
 MAX_BATCHED_TEXTS = 256  # texts one pass of the model's thread takes from the queue
-_Request = tuple[list[str], "Future[list[list[float]]]"]
+# (texts, future, background): background requests wait while any other does.
+_Request = tuple[list[str], "Future[list[list[float]]]", bool]
 
 
 class MiniLM(Embeddings):
@@ -68,10 +73,17 @@ class MiniLM(Embeddings):
         self._counter.no_truncation()
         # Recent texts' vectors: a page prepared for memory while the report is written
         # (`remembering.prepare`), a query asked twice, the same snippet in two searches.
-        self._cache: OrderedDict[str, FloatArray] = OrderedDict()
+        # Keyed by a digest of the part of the text the model reads, so that the cache
+        # holds 4096 small vectors, never the (possibly huge) texts themselves.
+        self._cache: OrderedDict[bytes, FloatArray] = OrderedDict()
         self._lock = threading.Lock()
         self._requests: queue.SimpleQueue[_Request] = queue.SimpleQueue()
+        self._worker: threading.Thread | None = None
         self._worker_pid = 0  # the process whose thread computes; none yet
+        # A child forked while a thread of the parent held the lock would wait for it for
+        # ever: the child gets a lock of its own (the cache is a copy, still right).
+        reference = weakref.ref(self)
+        os.register_at_fork(after_in_child=lambda: _renew_lock(reference))
 
     def token_count(self, text: str) -> int:
         """How many tokens `text` is, without [CLS] and [SEP]."""
@@ -79,9 +91,18 @@ class MiniLM(Embeddings):
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """Unit-length vectors of `texts` (blocking); recent texts come from the cache."""
+        if threading.current_thread() is self._worker:  # waiting on its own queue: never
+            vectors = self._vectors(list(texts))
+            return [vectors[text].tolist() for text in texts]
         return self.submit(texts).result()
 
-    def submit(self, texts: Sequence[str]) -> Future[list[list[float]]]:
+    def _key(self, text: str) -> bytes:
+        # The whole text: what the window holds is known only once it is tokenized.
+        return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+    def submit(
+        self, texts: Sequence[str], *, background: bool = False
+    ) -> Future[list[list[float]]]:
         """The vectors of `texts`, computed by the model's own thread.
 
         One thread computes for every caller in the process (relevance scoring, memory,
@@ -89,53 +110,81 @@ class MiniLM(Embeddings):
         costs far less than eight passes over five, and callers on several threads never
         run BLAS at once (its threads spin against each other on a busy machine). A request
         made while the thread is idle is computed at once.
+
+        A `background` request (memory preparing pages no one waits for) is computed only
+        when no other request waits, and never in the same pass as one: a search's scoring
+        waits for at most the background pass under way, so such requests should be small.
         """
         future: Future[list[list[float]]] = Future()
+        keys = [self._key(text) for text in texts]
         with self._lock:
-            known = [self._cache.get(text) for text in texts]
+            known = [self._cache.get(key) for key in keys]
             if all(vector is not None for vector in known):
+                for key in keys:
+                    self._cache.move_to_end(key)  # a hit is a use: least recently used goes
                 future.set_result([vector.tolist() for vector in known if vector is not None])
                 return future
             if self._worker_pid != os.getpid():  # first use, or a forked child (no thread)
                 self._requests = queue.SimpleQueue()
-                threading.Thread(target=self._serve, name="minilm", daemon=True).start()
+                self._worker = None
                 self._worker_pid = os.getpid()
-            self._requests.put((list(texts), future))
+            if self._worker is None or not self._worker.is_alive():
+                self._worker = threading.Thread(
+                    target=self._serve, args=(self._requests,), name="minilm", daemon=True
+                )
+                self._worker.start()
+            self._requests.put((list(texts), future, background))
         return future
 
-    def _serve(self) -> None:
-        requests = self._requests
+    def _serve(self, requests: queue.SimpleQueue[_Request]) -> None:
+        later: deque[_Request] = deque()  # background requests, taken when none else waits
         while True:
-            waiting = [requests.get()]
-            count = len(waiting[0][0])
+            waiting: list[_Request] = []
+            count = 0
+            block = not later
             while count < MAX_BATCHED_TEXTS:
                 try:
-                    waiting.append(requests.get_nowait())
+                    request = requests.get(block=block)
                 except queue.Empty:
                     break
-                count += len(waiting[-1][0])
+                block = False
+                if request[2]:
+                    later.append(request)
+                else:
+                    waiting.append(request)
+                    count += len(request[0])
+            if not waiting:
+                waiting = [later.popleft()]
             # A caller that gave up (its task was cancelled) is skipped, not answered.
-            batch = [(texts, f) for texts, f in waiting if f.set_running_or_notify_cancel()]
+            batch = [(texts, f) for texts, f, _ in waiting if f.set_running_or_notify_cancel()]
+            # Everything that can fail (the lists too: memory) before any caller is
+            # answered, so a failure reaches every caller and never ends the thread.
             try:
                 vectors = self._vectors([text for texts, _ in batch for text in texts])
+                answers = [[vectors[text].tolist() for text in texts] for texts, _ in batch]
             except BaseException as error:  # noqa: BLE001  # every waiting caller gets it
                 for _, future in batch:
                     future.set_exception(error)
                 continue
-            for texts, future in batch:
-                future.set_result([vectors[text].tolist() for text in texts])
+            for (_, future), answer in zip(batch, answers, strict=True):
+                future.set_result(answer)
 
     def _vectors(self, texts: list[str]) -> dict[str, FloatArray]:
+        keys = {text: self._key(text) for text in texts}
+        known: dict[str, FloatArray] = {}
         with self._lock:
-            known = {text: self._cache[text] for text in texts if text in self._cache}
-            for text in known:
-                self._cache.move_to_end(text)
-        missing = [text for text in dict.fromkeys(texts) if text not in known]
+            for text, key in keys.items():
+                vector = self._cache.get(key)
+                if vector is not None:
+                    self._cache.move_to_end(key)
+                    known[text] = vector
+        missing = [text for text in keys if text not in known]
         if missing:
             computed = self._compute(missing)
             with self._lock:
                 for text, vector in zip(missing, computed, strict=True):
-                    known[text] = self._cache[text] = vector
+                    # A copy: a row of the pass's array would keep the whole array alive.
+                    known[text] = self._cache[keys[text]] = vector.copy()
                 while len(self._cache) > CACHED:
                     self._cache.popitem(last=False)
         return known
@@ -143,9 +192,13 @@ class MiniLM(Embeddings):
     def _compute(self, texts: list[str]) -> FloatArray:
         # Whatever its length, the model reads one window of a text: a huge text is cut
         # first (no 256 tokens span more characters than this) rather than tokenized whole.
-        encoded = self.tokenizer.encode_batch(
-            [text[: self.window * CHARS_PER_TOKEN] for text in texts]
-        )
+        cut = self.window * CHARS_PER_TOKEN
+        encoded = self.tokenizer.encode_batch([text[:cut] for text in texts])
+        for i, text in enumerate(texts):
+            longer = cut
+            while len(text) > longer and len(encoded[i].ids) < self.window:
+                longer *= 4
+                encoded[i] = self.tokenizer.encode(text[:longer])
         vectors = np.empty(
             (len(texts), self.weights["embeddings.word_embeddings.weight"].shape[1]), np.float32
         )
@@ -219,7 +272,7 @@ class MiniLM(Embeddings):
         # CPU's cache through the GELU's passes instead of going to memory and back.
         for row in range(0, len(flat), FFN_ROWS):
             block = flat[row : row + FFN_ROWS]
-            inner = _gelu(self._linear(block, f"{name}intermediate.dense"))
+            inner = gelu(self._linear(block, f"{name}intermediate.dense"))
             out[row : row + FFN_ROWS] = self._linear(inner, f"{name}output.dense")
         out += flat
         return self._norm(out.reshape(batch, length, hidden), f"{name}output.LayerNorm")
@@ -237,52 +290,7 @@ class MiniLM(Embeddings):
         return normed * self.weights[f"{name}.weight"] + self.weights[f"{name}.bias"]
 
 
-def mapped_tensors(path: Path) -> dict[str, FloatArray]:
-    """The float32 tensors of a safetensors file, mapped, not read: the OS pages them in
-    as the first forward pass touches them, so loading takes milliseconds and never holds
-    the GIL while a run is starting. The format: an 8-byte little-endian header length,
-    a JSON header naming each tensor's dtype, shape and byte range, then the bytes."""
-    data = np.memmap(path, dtype=np.uint8, mode="r").view(np.ndarray)
-    if len(data) < 8:
-        raise ValueError(f"{path}: not a safetensors file")
-    size = int.from_bytes(bytes(data[:8]), "little")
-    if not 2 <= size <= min(len(data) - 8, 100_000_000):
-        raise ValueError(f"{path}: not a safetensors file")
-    header = json.loads(bytes(data[8 : 8 + size]))
-    body = data[8 + size :]
-    tensors = {}
-    for name, entry in header.items():
-        if name == "__metadata__" or entry.get("dtype") != "F32":
-            continue  # e.g. BERT's int64 position ids, which the forward pass does not read
-        begin, end = entry["data_offsets"]
-        shape = tuple(int(n) for n in entry["shape"])
-        if not 0 <= begin <= end <= len(body) or end - begin != 4 * math.prod(shape):
-            raise ValueError(f"{path}: tensor {name} lies outside the file")
-        tensors[name] = body[begin:end].view("<f4").reshape(shape)
-    return tensors
-
-
-def _gelu(x: FloatArray) -> FloatArray:
-    """BERT's exact GELU, x·Φ(x) = x/2·(1 + erf(x/√2)), in place on fresh buffers: the
-    inner layer is the largest array of the forward pass, and each temporary of that size
-    costs more than the arithmetic. numpy has no erf: Abramowitz & Stegun 7.1.26, with an
-    absolute error below 1.5e-7 (float32's own precision)."""
-    z = x * np.float32(1 / math.sqrt(2))
-    a = np.abs(z)
-    t = a * np.float32(0.3275911)
-    t += 1
-    np.reciprocal(t, out=t)
-    erfc = t * np.float32(1.061405429)
-    for coefficient in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
-        erfc += np.float32(coefficient)
-        erfc *= t
-    np.square(a, out=a)
-    np.negative(a, out=a)
-    np.exp(a, out=a)
-    erfc *= a  # erfc(|z|)
-    np.subtract(1, erfc, out=erfc)  # erf(|z|)
-    np.copysign(erfc, z, out=erfc)  # erf(z)
-    erfc += 1
-    erfc *= x
-    erfc *= np.float32(0.5)
-    return erfc
+def _renew_lock(reference: weakref.ref[MiniLM]) -> None:
+    model = reference()
+    if model is not None:
+        model._lock = threading.Lock()

@@ -220,8 +220,11 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
 
 @functools.cache
 def tls_context() -> ssl.SSLContext:
-    """httpx's default verification (certifi's CA bundle), built once per process."""
-    return httpx.create_ssl_context(trust_env=False)
+    """httpx's default verification, built once per process: certifi's CA bundle, or the
+    one SSL_CERT_FILE / SSL_CERT_DIR name (a company's TLS-inspecting gateway), as for the
+    model and search clients. Only the CA bundle comes from the environment here: the
+    transport itself ignores proxy variables."""
+    return httpx.create_ssl_context()
 
 
 class GuardedTransport(httpx.AsyncHTTPTransport):

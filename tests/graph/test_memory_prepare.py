@@ -85,10 +85,11 @@ def cited_pages(values: dict[str, Any]) -> list[research.CitedPage]:
 
 
 def watch_target(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[BaseException]]:
-    """Record the threads `prepare` starts, and anything their work lets out."""
+    """Record the threads `prepare` starts, and what their work raises (which the thread
+    keeps quiet about)."""
     ran: list[str] = []
     raised: list[BaseException] = []
-    real = remembering._prepare_quietly
+    real = remembering._prepare
 
     def watched(*args: Any) -> None:
         ran.append(threading.current_thread().name)
@@ -98,7 +99,7 @@ def watch_target(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[BaseE
             raised.append(error)
             raise
 
-    monkeypatch.setattr(remembering, "_prepare_quietly", watched)
+    monkeypatch.setattr(remembering, "_prepare", watched)
     return ran, raised
 
 
@@ -116,6 +117,15 @@ async def test_remember_embeds_only_the_report_the_pages_were_embedded_while_it_
         return real_compute(texts)
 
     monkeypatch.setattr(model, "_compute", recording)
+    prepared: list[tuple[bool, int]] = []  # (background, texts) of each request prepare makes
+    real_submit = model.submit
+
+    def watched_submit(texts: Any, *, background: bool = False) -> Any:
+        if threading.current_thread().name == PREPARE:
+            prepared.append((background, len(texts)))
+        return real_submit(texts, background=background)
+
+    monkeypatch.setattr(model, "submit", watched_submit)
     # The scripted orchestrator writes at once; a real model takes longer than preparing.
     remembered_from: list[int] = []
     real_remember = research.remember
@@ -140,6 +150,10 @@ async def test_remember_embeds_only_the_report_the_pages_were_embedded_while_it_
         # Computed once, on the model's thread, before `remember` began: for `prepare`.
         (index,) = [i for i, (_, t) in enumerate(computed) if t == text]
         assert index < start and computed[index][0] == "minilm", text[:60]
+    # Small background requests: a search scoring meanwhile is never stuck behind a page.
+    assert prepared and all(
+        background and 0 < size <= remembering.PREPARED_PER_PASS for background, size in prepared
+    ), prepared
     by_remember = {text for _, text in computed[start:]}
     report_texts = set(chunks.split(values["final_report"]))
     assert report_texts <= by_remember <= report_texts | {QUESTION}
@@ -189,7 +203,8 @@ async def test_a_locked_store_leaves_prepare_silent_and_remember_names_it(
     finally:
         holder.release()
 
-    assert ran == [PREPARE] and raised == []
+    assert ran == [PREPARE]
+    assert [type(error).__name__ for error in raised] == ["MemoryUnavailable"], raised
     assert values["final_report"] and values["citation_check"]["links_kept"] >= 1
     reasons = [e["reason"] for e in events if e.get("status") == "unavailable"]
     assert len(reasons) == 1 and "in use by another process" in reasons[0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import ssl
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -261,4 +262,52 @@ def test_every_transport_shares_one_verifying_tls_context() -> None:
     contexts = {id(t._pool._ssl_context) for t in (first, second)}  # type: ignore[attr-defined]
     assert contexts == {id(netguard.tls_context())}, "built once, not per search step"
     context = netguard.tls_context()
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+
+
+def _ca_certificate(common_name: str) -> bytes:
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+    now = datetime.datetime.now(datetime.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    return certificate.public_bytes(serialization.Encoding.PEM)
+
+
+@pytest.fixture
+def fresh_tls_context() -> Iterator[None]:
+    netguard.tls_context.cache_clear()
+    yield
+    netguard.tls_context.cache_clear()  # the next test's context reads its own environment
+
+
+@pytest.mark.usefixtures("fresh_tls_context")
+def test_pages_are_verified_against_the_ca_bundle_named_by_ssl_cert_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A company's TLS-inspecting gateway: its CA is named by SSL_CERT_FILE, as for the
+    # model and search clients (httpx reads it); page fetches trust the same bundle.
+    bundle = tmp_path / "company-ca.pem"
+    bundle.write_bytes(_ca_certificate("Company Gateway CA"))
+    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    context = netguard.GuardedTransport(ALLOW_PAGES)._pool._ssl_context  # type: ignore[attr-defined]
+    subjects = [dict(item[0] for item in ca["subject"]) for ca in context.get_ca_certs()]
+    assert {"commonName": "Company Gateway CA"} in subjects
     assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname

