@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from deep_research.search.safetensors import FloatArray
+from deep_research.search.weights import FloatArray
 
 
 def gelu(x: FloatArray) -> FloatArray:

