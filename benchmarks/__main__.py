@@ -53,15 +53,15 @@ def measure(profiles: list[str], ks: list[int], startup_runs: int) -> dict[str, 
 def markdown(results: dict[str, Any]) -> str:
     lines = [
         "| profile | K | model calls | prompt tok | read tok | completion tok | searches "
-        "| fetches | start s | wall s | model path s | ratio | longest gap s | parallel eff. "
-        "| peak RSS MB |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| fetches | start s | report s | wall s | model path s | ratio | longest gap s "
+        "| parallel eff. | peak RSS MB |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for c in results["cases"]:
         lines.append(
             f"| {c['profile']} | {c['k']} | {c['model_calls']} | {c['prompt_tokens']:,} "
             f"| {c['processed_tokens']:,} | {c['completion_tokens']:,} | {c['searches']} "
-            f"| {c['page_fetches']} | {c['process_start_s']:.1f} "
+            f"| {c['page_fetches']} | {c['process_start_s']:.1f} | {c['report_s']:.1f} "
             f"| {c['wall_s']:.1f} | {c['model_critical_path_s']:.1f} | {c['ratio']:.3f} "
             f"| {c['longest_gap_s']:.2f} | {c['parallel_efficiency']:.2f} | {c['peak_rss_mb']} |"
         )

@@ -136,6 +136,8 @@ def summarise(case: dict[str, Any], parallel: bool, time_scale: float) -> dict[s
         "page_fetches": case["fetches"],
         "process_start_s": round(case["run_started"] - case["process_start"], 2),
         "wall_s": round(wall, 2),
+        # When `finalize` put the report in state; `remember` follows, then the run ends.
+        "report_s": round(case["report_published"] - start, 2),
         "model_critical_path_s": round(critical, 2),
         "ratio": round(wall / critical, 3) if critical else None,
         "time_scale": time_scale,

@@ -43,6 +43,7 @@ def test_the_readme_quick_benchmark_runs_and_reports_every_number() -> None:
     assert case["prompt_tokens"] > case["completion_tokens"] > 0
     # The wall time contains the model's critical path: the ratio can only be 1 or more.
     assert case["ratio"] >= 1 and case["model_critical_path_s"] > 0
+    assert 0 < case["report_s"] <= case["wall_s"], "the report comes out before the run ends"
     assert 0 < case["parallel_efficiency"] <= 1
     assert all({"after", "before", "seconds", "cause"} <= set(g) for g in case["idle_gaps"])
     assert 0 < results["startup"]["help_over_import"] < 1, "--help imports no graph"
