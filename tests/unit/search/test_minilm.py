@@ -167,26 +167,6 @@ def test_one_thread_computes_and_merges_the_requests_that_wait(
     assert results[0][1] == results[2][1]
 
 
-def test_a_failed_pass_reaches_every_waiting_caller_and_the_thread_goes_on(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    model = MiniLM(FOLDER)
-    real = model._compute
-    calls = 0
-
-    def failing_once(texts: list[str]) -> object:
-        nonlocal calls
-        calls += 1
-        if calls == 1:
-            raise MemoryError("out of memory in the forward pass")
-        return real(texts)
-
-    monkeypatch.setattr(model, "_compute", failing_once)
-    with pytest.raises(MemoryError):
-        model.embed_documents(["fails"])
-    assert len(model.embed_documents(["works"])[0]) == 384
-
-
 def test_a_cache_hit_keeps_a_text_among_the_recent(
     ours: MiniLM, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -227,24 +207,36 @@ class _Unlistable(np.ndarray):  # type: ignore[type-arg]
         raise MemoryError("no room for the lists")
 
 
-def test_a_failure_after_the_pass_reaches_the_caller_and_the_thread_goes_on(
+def _fail(real: Callable[[list[str]], Any], texts: list[str]) -> Any:
+    raise MemoryError("out of memory in the forward pass")
+
+
+def _unlistable(real: Callable[[list[str]], Any], texts: list[str]) -> Any:
+    return {text: vector.view(_Unlistable) for text, vector in real(texts).items()}
+
+
+@pytest.mark.parametrize(
+    ("method", "spoil"),
+    [("_compute", _fail), ("_vectors", _unlistable)],
+    ids=["in the pass", "after it, making the lists"],
+)
+def test_a_failure_reaches_the_caller_and_the_thread_goes_on(
     monkeypatch: pytest.MonkeyPatch,
+    method: str,
+    spoil: Callable[[Callable[[list[str]], Any], list[str]], Any],
 ) -> None:
     model = MiniLM(FOLDER)
-    real = model._vectors
+    real = getattr(model, method)
     calls = 0
 
-    def unlistable_once(texts: list[str]) -> Any:
+    def spoiled_once(texts: list[str]) -> Any:
         nonlocal calls
         calls += 1
-        vectors = real(texts)
-        if calls == 1:
-            return {text: vector.view(_Unlistable) for text, vector in vectors.items()}
-        return vectors
+        return spoil(real, texts) if calls == 1 else real(texts)
 
-    monkeypatch.setattr(model, "_vectors", unlistable_once)
+    monkeypatch.setattr(model, method, spoiled_once)
     with pytest.raises(MemoryError):
-        model.submit(["first"]).result(30)  # never resolved: a caller waits for ever
+        model.submit(["first"]).result(30)  # never resolved: a caller would wait for ever
     assert len(model.submit(["second"]).result(30)[0]) == 384
 
 
