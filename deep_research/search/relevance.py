@@ -70,19 +70,13 @@ def result_text(result: SearchResult) -> str:
     return f"{result.title}\n{result.content}"
 
 
-def cosine_scores(query: str, texts: Sequence[str]) -> list[float]:
-    """Relevance of each text to `query` on 0-1 (blocking: call it in a thread)."""
-    if not texts:
-        return []
-    return _similarities(embedder().embed_documents([query, *texts]))
-
-
 async def score_results(query: str, results: Sequence[SearchResult]) -> list[float]:
     """Relevance of each result to `query`, computed on the model's thread (in one pass
     with other researchers' queries waiting there) while the event loop goes on."""
     if not results:
         return []
-    model = await asyncio.to_thread(embedder)  # waits for a load under way, off the loop
+    # A load under way is waited for off the loop.
+    model = _model if _model is not None else await asyncio.to_thread(embedder)
     texts = [query, *(result_text(r) for r in results)]
     return _similarities(await asyncio.wrap_future(model.submit(texts)))
 

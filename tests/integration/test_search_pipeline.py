@@ -14,7 +14,7 @@ from deep_research.search import chain as chain_module
 from deep_research.search.cache import OnceMap, run_cache
 from deep_research.search.chain import SearchChain
 from deep_research.search.providers import SearchError, SearchResult, make_provider
-from deep_research.search.relevance import cosine_scores
+from deep_research.search.relevance import score_results
 from tests.support.fakes.page_server import INJECTION, PageServer
 from tests.support.fakes.searxng_server import FakeSearxngServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
@@ -309,15 +309,17 @@ async def test_run_cache_is_per_thread_and_bounded() -> None:
     assert run_cache("thread-0") is not first, "old runs are forgotten"
 
 
-def test_minilm_relevance_is_one_zero_to_one_scale() -> None:
-    scores = cosine_scores(
-        "heat pump efficiency in cold climates",
-        [
-            "Cold-climate heat pumps\nField trials show a COP of 2 at -15 C.",
-            "Chocolate cake recipe\nMix flour, sugar and cocoa.",
-            "Premier League results\nArsenal beat Chelsea 2-1.",
-        ],
-    )
+async def test_minilm_relevance_is_one_zero_to_one_scale() -> None:
+    results = [
+        SearchResult(
+            "https://a.example/1",
+            "Cold-climate heat pumps",
+            "Field trials show a COP of 2 at -15 C.",
+        ),
+        SearchResult("https://a.example/2", "Chocolate cake recipe", "Mix flour, sugar and cocoa."),
+        SearchResult("https://a.example/3", "Premier League results", "Arsenal beat Chelsea 2-1."),
+    ]
+    scores = await score_results("heat pump efficiency in cold climates", results)
     assert all(0.0 <= s <= 1.0 for s in scores)
     assert scores[0] > 0.5 and max(scores[1:]) < 0.1
 

@@ -15,9 +15,13 @@ from tests.support.cli import CLI_TIMEOUT, REPO
 
 LOAD_AND_REPORT = """
 import sys
-from deep_research.search.relevance import cosine_scores
+import asyncio
+from deep_research.search.providers import SearchResult
+from deep_research.search.relevance import score_results
 
-scores = cosine_scores("heat pumps", ["Heat pumps in cold climates", "Tax law in Peru"])
+results = [SearchResult("https://a.example/1", "Heat pumps in cold climates", ""),
+           SearchResult("https://a.example/2", "Tax law in Peru", "")]
+scores = asyncio.run(score_results("heat pumps", results))
 assert scores[0] > 0.5 > scores[1], scores
 heavy = sorted(m for m in ("torch", "transformers", "sentence_transformers") if m in sys.modules)
 print("heavy modules:", heavy)
