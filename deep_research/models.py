@@ -33,6 +33,7 @@ from deep_research import (
     tracing,
 )
 from deep_research.context import MODEL_PROVIDERS, ConfigError, Context, read_endpoints
+from deep_research.http_clients import model_clients
 from deep_research.lenient_chat import LenientChatOpenAI
 from deep_research.model_errors import is_context_overflow
 from deep_research.provider_models import CONNECT_TIMEOUT, LOCAL_TEMPERATURE
@@ -97,16 +98,20 @@ def spec_model(
     endpoints = read_endpoints()
     if provider == "local":
         api_key = endpoints.llm_api_key.get_secret_value() if endpoints.llm_api_key else None
+        # mlx_lm.server loads ~5 GB of weights on the first request: long reads, but a
+        # server that is not there is said at once. The whole call is bounded in `_call`.
+        timeout = httpx.Timeout(
+            endpoints.llm_timeout, connect=min(CONNECT_TIMEOUT, endpoints.llm_timeout)
+        )
+        sync_client, async_client = model_clients(timeout)  # shared: no CA bundle per call
         return LenientChatOpenAI(
             model=name,
             base_url=endpoints.llm_base_url,
             api_key=api_key or PLACEHOLDER_API_KEY,  # type: ignore[arg-type]
             temperature=LOCAL_TEMPERATURE if temperature is None else temperature,
-            # mlx_lm.server loads ~5 GB of weights on the first request: long reads, but a
-            # server that is not there is said at once. The whole call is bounded in `_call`.
-            timeout=httpx.Timeout(
-                endpoints.llm_timeout, connect=min(CONNECT_TIMEOUT, endpoints.llm_timeout)
-            ),
+            timeout=timeout,
+            http_client=sync_client,
+            http_async_client=async_client,
             max_retries=endpoints.llm_max_retries,
             # Servers fall back to tiny defaults (mlx_lm: 512) and silently drop truncated
             # tool calls; langchain-openai sends this as `max_completion_tokens`.

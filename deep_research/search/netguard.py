@@ -9,10 +9,8 @@ private address in, and every redirect hop opens its connection through the same
 from __future__ import annotations
 
 import asyncio
-import functools
 import ipaddress
 import socket
-import ssl
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +19,7 @@ import httpcore
 import httpx
 
 from deep_research.context import read_endpoints
+from deep_research.http_clients import tls_context
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -216,15 +215,6 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
 
     async def sleep(self, seconds: float) -> None:
         await self._sockets.sleep(seconds)
-
-
-@functools.cache
-def tls_context() -> ssl.SSLContext:
-    """httpx's default verification, built once per process: certifi's CA bundle, or the
-    one SSL_CERT_FILE / SSL_CERT_DIR name (a company's TLS-inspecting gateway), as for the
-    model and search clients. Only the CA bundle comes from the environment here: the
-    transport itself ignores proxy variables."""
-    return httpx.create_ssl_context()
 
 
 class GuardedTransport(httpx.AsyncHTTPTransport):

@@ -186,6 +186,7 @@ class ScriptedOpenAIServer(BackgroundServer):
         self._requests: list[dict[str, Any]] = []
         self._auth_headers: list[str] = []
         self._oversized: list[int] = []
+        self._client_ports: list[int] = []
         self._ids = itertools.count(1)
         self._call_ids = itertools.count(1)
         self.in_flight = 0
@@ -217,8 +218,16 @@ class ScriptedOpenAIServer(BackgroundServer):
         with self._lock:
             return list(self._auth_headers)
 
+    @property
+    def client_ports(self) -> list[int]:
+        """The client's TCP port of each request, in arrival order: one connection reused
+        shows as one port."""
+        with self._lock:
+            return list(self._client_ports)
+
     def reset(self) -> None:
         with self._lock:
+            self._client_ports.clear()
             self._requests.clear()
             self._auth_headers.clear()
             self._oversized.clear()
@@ -240,6 +249,8 @@ class ScriptedOpenAIServer(BackgroundServer):
         with self._lock:
             self._requests.append(body)
             self._auth_headers.append(request.headers.get("Authorization", ""))
+            peer = request.transport.get_extra_info("peername") if request.transport else None
+            self._client_ports.append(int(peer[1]) if peer else 0)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:

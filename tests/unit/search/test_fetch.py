@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from deep_research import http_clients
 from deep_research.context import ConfigError, Context
 from deep_research.search import netguard
 from deep_research.search.fetch import PageFetcher
@@ -260,8 +261,8 @@ async def test_opt_ins_come_from_the_environment_only(
 def test_every_transport_shares_one_verifying_tls_context() -> None:
     first, second = netguard.GuardedTransport(ALLOW_PAGES), netguard.GuardedTransport(ALLOW_PAGES)
     contexts = {id(t._pool._ssl_context) for t in (first, second)}  # type: ignore[attr-defined]
-    assert contexts == {id(netguard.tls_context())}, "built once, not per search step"
-    context = netguard.tls_context()
+    assert contexts == {id(http_clients.tls_context())}, "built once, not per search step"
+    context = http_clients.tls_context()
     assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
 
 
@@ -292,9 +293,9 @@ def _ca_certificate(common_name: str) -> bytes:
 
 @pytest.fixture
 def fresh_tls_context() -> Iterator[None]:
-    netguard.tls_context.cache_clear()
+    http_clients.tls_context.cache_clear()
     yield
-    netguard.tls_context.cache_clear()  # the next test's context reads its own environment
+    http_clients.tls_context.cache_clear()  # the next test's context reads its own environment
 
 
 @pytest.mark.usefixtures("fresh_tls_context")

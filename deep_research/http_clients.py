@@ -1,0 +1,66 @@
+"""HTTP clients for the model endpoint: one TLS context per process, one pool per loop.
+
+Every model call builds its chat model afresh (the context may change between runs), and
+a `ChatOpenAI` given a timeout of its own makes two httpx clients, each reading the CA
+bundle: about 55 ms of event-loop time per call, paid K times in a row when K researchers
+start together. Here the TLS context is built once and the clients are shared: the sync
+one by the process (it is thread-safe, and our nodes never use it), the async one by
+everything that runs on one event loop, so its connections are reused and never cross
+into another loop (a notebook's or a test's next `asyncio.run`). The page fetcher's
+transport uses the same TLS context (`search/netguard.py`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import ssl
+import threading
+import weakref
+
+import httpx
+import openai
+
+_Key = tuple[float | None, float | None, float | None, float | None]
+_by_loop: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, dict[_Key, openai.DefaultAsyncHttpxClient]
+]
+_by_loop = weakref.WeakKeyDictionary()
+_lock = threading.Lock()
+
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """httpx's default verification, built once per process: certifi's CA bundle, or the
+    one SSL_CERT_FILE / SSL_CERT_DIR name (a company's TLS-inspecting gateway)."""
+    return httpx.create_ssl_context()
+
+
+def _key(timeout: httpx.Timeout) -> _Key:
+    return (timeout.connect, timeout.read, timeout.write, timeout.pool)
+
+
+@functools.cache
+def _sync_client(key: _Key) -> openai.DefaultHttpxClient:
+    return openai.DefaultHttpxClient(timeout=key, verify=tls_context())
+
+
+def _async_client(key: _Key) -> openai.DefaultAsyncHttpxClient:
+    return openai.DefaultAsyncHttpxClient(timeout=key, verify=tls_context())
+
+
+def model_clients(
+    timeout: httpx.Timeout,
+) -> tuple[openai.DefaultHttpxClient, openai.DefaultAsyncHttpxClient]:
+    """The sync and async clients for a model with `timeout`, openai's own kind (its
+    connection limits, redirects followed, proxies from the environment)."""
+    key = _key(timeout)  # as four numbers: openai's clients are not httpx's
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # built outside a loop: its own client, for whichever loop uses it
+        return _sync_client(key), _async_client(key)
+    with _lock:
+        clients = _by_loop.setdefault(loop, {})
+        if key not in clients:
+            clients[key] = _async_client(key)
+        return _sync_client(key), clients[key]

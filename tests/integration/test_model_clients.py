@@ -1,0 +1,72 @@
+"""The model endpoint's HTTP clients: built once, shared within an event loop, never across."""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from typing import Any
+
+import pytest
+
+from deep_research import http_clients
+from deep_research.context import Context
+from deep_research.models import role_model
+from tests.support.fakes.openai_server import ScriptedOpenAIServer
+
+
+def _answer(body: dict[str, Any]) -> str:
+    return "ok"
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Any:
+    with ScriptedOpenAIServer(_answer) as running:
+        monkeypatch.setenv("LLM_BASE_URL", running.base_url)
+        monkeypatch.setenv("LLM_MAX_RETRIES", "0")
+        monkeypatch.setenv("LLM_MODEL", "test-model")
+        yield running
+
+
+async def _two_calls() -> None:
+    for role in ("researcher", "orchestrator"):  # a model built per call, as nodes do
+        reply = await role_model(Context(), role).model.ainvoke("hello")
+        assert reply.text == "ok"
+
+
+def test_calls_on_one_loop_share_a_connection_and_the_next_loop_opens_its_own(
+    server: ScriptedOpenAIServer,
+) -> None:
+    asyncio.run(_two_calls())
+    # A notebook's or the CLI's next run: a new loop, whose calls must not meet the
+    # closed loop's connection ("Event loop is closed").
+    asyncio.run(_two_calls())
+    first, second, third, fourth = server.client_ports
+    assert first == second and third == fourth, "one keep-alive connection per loop"
+    assert first != third
+
+
+async def test_building_a_model_reads_no_ca_bundle(
+    server: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    role_model(Context(), "researcher")  # the loop's clients, and the process's TLS context
+    loads: list[object] = []
+    original = ssl.SSLContext.load_verify_locations
+
+    def counted(self: ssl.SSLContext, *args: Any, **kwargs: Any) -> None:
+        loads.append(args or kwargs)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counted)
+    models = [role_model(Context(), role) for role in ("researcher", "orchestrator", "clarifier")]
+    assert loads == [], "each model built read the CA bundle again (about 30 ms per client)"
+    clients = {id(m.model.http_async_client) for m in models}  # type: ignore[attr-defined]
+    assert len(clients) == 1
+
+
+async def test_the_shared_client_verifies_with_the_process_tls_context(
+    server: ScriptedOpenAIServer,
+) -> None:
+    client = role_model(Context(), "researcher").model.http_async_client  # type: ignore[attr-defined]
+    context = client._transport._pool._ssl_context
+    assert context is http_clients.tls_context()
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
