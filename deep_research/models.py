@@ -112,6 +112,9 @@ def spec_model(
             timeout=timeout,
             http_client=sync_client,
             http_async_client=async_client,
+            # Socket options would need langchain's own transport (which ignores proxy
+            # variables), and it warns on stderr when given clients and none.
+            http_socket_options=(),
             max_retries=endpoints.llm_max_retries,
             # Servers fall back to tiny defaults (mlx_lm: 512) and silently drop truncated
             # tool calls; langchain-openai sends this as `max_completion_tokens`.
