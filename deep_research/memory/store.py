@@ -35,6 +35,7 @@ Where = Mapping[str, Any]
 # Keys the store sets on every chunk; callers' metadata may not use them.
 KEY, CHUNK = "key", "chunk"
 MAX_RESULTS = 100
+WRITE_BATCH = 1000  # chunks (or keys' tails) per Chroma call, below its batch limit
 T = TypeVar("T")
 
 
@@ -99,7 +100,13 @@ class Store:
 
     async def put(self, collection: str, key: str, pieces: Sequence[Piece]) -> int:
         """Store `pieces` as `key`'s chunks, replacing any it had; returns how many."""
-        return await self._run(self._put, collection, key, list(pieces))
+        return (await self.put_many(collection, {key: pieces}))[0]
+
+    async def put_many(self, collection: str, items: Mapping[str, Sequence[Piece]]) -> list[int]:
+        """`put` for several keys in one write (a report's cited pages: one upsert, not
+        one each); returns how many chunks each key has, in `items`' order."""
+        listed = [(key, list(pieces)) for key, pieces in items.items()]
+        return await self._run(self._put, collection, listed)
 
     async def query(
         self, collection: str, text: str, *, k: int = 5, where: Where | None = None
@@ -161,26 +168,43 @@ class Store:
                 )
             return self._collections[name]
 
-    def _put(self, collection: str, key: str, pieces: list[Piece]) -> int:
+    def _put(self, collection: str, items: list[tuple[str, list[Piece]]]) -> list[int]:
         store = self._collection(collection)
         redact = secrets.redact
-        key = redact(key)
+        # Keyed by the redacted key: two keys that redact alike are one item (the later),
+        # never two writes of the same chunk ids in one upsert.
+        chunks_of: dict[str, tuple[list[str], list[dict[str, Scalar]]]] = {}
+        for key, pieces in items:
+            clean_key = redact(key)
+            texts, metadatas = [], []
+            for index, piece in enumerate(pieces):
+                clean = {
+                    k: redact(v) if isinstance(v, str) else v for k, v in piece.metadata.items()
+                }
+                if KEY in clean or CHUNK in clean:
+                    raise ValueError(f"metadata may not set {KEY!r} or {CHUNK!r}")
+                texts.append(redact(piece.text))
+                metadatas.append({**clean, KEY: clean_key, CHUNK: index})
+            chunks_of[clean_key] = (texts, metadatas)
         texts, metadatas, ids = [], [], []
-        for index, piece in enumerate(pieces):
-            clean = {k: redact(v) if isinstance(v, str) else v for k, v in piece.metadata.items()}
-            if KEY in clean or CHUNK in clean:
-                raise ValueError(f"metadata may not set {KEY!r} or {CHUNK!r}")
-            texts.append(redact(piece.text))
-            metadatas.append({**clean, KEY: key, CHUNK: index})
-            ids.append(chunk_id(collection, key, index))
-        if texts:
-            store.add_texts(texts, metadatas=metadatas, ids=ids)  # an upsert: same id, replaced
+        for key, (key_texts, key_metadatas) in chunks_of.items():
+            texts += key_texts
+            metadatas += key_metadatas
+            ids += [chunk_id(collection, key, index) for index in range(len(key_texts))]
+        for start in range(0, len(texts), WRITE_BATCH):  # an upsert: same id, replaced
+            stop = start + WRITE_BATCH
+            store.add_texts(texts[start:stop], metadatas=metadatas[start:stop], ids=ids[start:stop])
         # A shorter text than last time leaves old chunks behind: drop them.
-        tail: Any = {"$and": [{KEY: key}, {CHUNK: {"$gte": len(texts)}}]}
-        stale = store.get(where=tail, include=[])["ids"]
-        if stale:
-            store.delete(ids=stale)
-        return len(texts)
+        tails: list[Any] = [
+            {"$and": [{KEY: key}, {CHUNK: {"$gte": len(key_texts)}}]}
+            for key, (key_texts, _) in chunks_of.items()
+        ]
+        for start in range(0, len(tails), WRITE_BATCH):
+            some = tails[start : start + WRITE_BATCH]
+            stale = store.get(where=some[0] if len(some) == 1 else {"$or": some}, include=[])
+            if stale["ids"]:
+                store.delete(ids=stale["ids"])
+        return [len(chunks_of[redact(key)][0]) for key, _ in items]
 
     def _query(self, collection: str, text: str, k: int, where: Where | None) -> list[Hit]:
         store = self._collection(collection)

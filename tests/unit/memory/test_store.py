@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 from blockbuster import blockbuster_ctx
@@ -39,6 +40,47 @@ async def test_adding_the_same_key_again_replaces_it(where: Location) -> None:
     await store.add(LIBRARY, "doc", "Now a short text.", {"version": 2})
     left = await store.items(LIBRARY, where={"key": "doc"})
     assert [(h.text, h.metadata["version"]) for h in left] == [("Now a short text.", 2)]
+
+
+async def test_put_many_writes_every_key_in_one_upsert_and_trims_each(
+    where: Location, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from langchain_chroma import Chroma
+
+    store = await open_store(where)
+    upserts: list[int] = []
+    original = Chroma.add_texts
+
+    def counted(self: Chroma, texts: Any, *args: Any, **kwargs: Any) -> list[str]:
+        upserts.append(len(list(texts)))
+        return original(self, texts, *args, **kwargs)
+
+    monkeypatch.setattr(Chroma, "add_texts", counted)
+    three = [Piece(f"passage {i} on tidal power", {"n": i}) for i in range(3)]
+    counts = await store.put_many(LIBRARY, {"a": three, "b": three[:2], "c": []})
+    assert counts == [3, 2, 0] and upserts == [5], "one write for every key"
+    # Again, shorter: each key's old tail goes, and only its own.
+    assert await store.put_many(LIBRARY, {"a": three[:1], "b": three}) == [1, 3]
+    kept = sorted((h.key, h.text) for h in await store.items(LIBRARY))
+    assert kept == [("a", "passage 0 on tidal power")] + [
+        ("b", f"passage {i} on tidal power") for i in range(3)
+    ]
+
+
+async def test_keys_that_redact_alike_are_one_item_not_a_duplicate_id(
+    where: Location, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TAVILY_API_KEY", "tvly-supersecretvalue123456")
+    store = await open_store(where)
+    secret_key, redacted = "page?k=tvly-supersecretvalue123456", "page?k=[REDACTED]"
+    counts = await store.put_many(
+        LIBRARY,
+        {secret_key: [Piece("first", {})], redacted: [Piece("second", {}), Piece("third", {})]},
+    )
+    assert counts == [2, 2]
+    hits = await store.items(LIBRARY)
+    assert sorted(h.text for h in hits) == ["second", "third"]
+    assert "tvly-supersecretvalue123456" not in repr(hits)
 
 
 async def test_filters_delete_and_clear(where: Location) -> None:
