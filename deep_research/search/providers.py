@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from tavily.errors import UsageLimitExceededError
 
 from deep_research import secrets
 from deep_research.context import ConfigError, Endpoints, read_endpoints
+from deep_research.http_clients import tls_context
 from deep_research.search.extract import clip
 
 ProviderName = Literal["auto", "tavily", "searxng", "ddgs", "library"]
@@ -91,7 +93,9 @@ class TavilyProvider:
     def __init__(self, api_key: str, base_url: str | None) -> None:
         # The library ignores TAVILY_API_BASE_URL, and without a key it silently switches
         # to a keyless mode: both are decided here, explicitly.
-        self._client = AsyncTavilyClient(api_key=api_key, api_base_url=base_url)
+        self._client = AsyncTavilyClient(
+            api_key=api_key, api_base_url=base_url, client=_tavily_http_client()
+        )
 
     async def search(self, query: str, max_results: int) -> list[SearchResult]:
         try:
@@ -101,6 +105,18 @@ class TavilyProvider:
         if not isinstance(response, dict):  # Tavily answers a bare string when nothing matched
             return Results()
         return _results(response.get("results", []))
+
+
+def _tavily_http_client() -> httpx.AsyncClient:
+    """The client AsyncTavilyClient would make for itself (its TAVILY_HTTP(S)_PROXY, and
+    httpx's own proxy variables otherwise) on the process's TLS context: its own would
+    read the CA bundle each search step, 30 ms of the event loop's time."""
+    mounts: dict[str, httpx.AsyncBaseTransport] = {
+        f"{scheme}://": httpx.AsyncHTTPTransport(proxy=proxy, verify=tls_context())
+        for scheme in ("http", "https")
+        if (proxy := os.environ.get(f"TAVILY_{scheme.upper()}_PROXY"))
+    }
+    return httpx.AsyncClient(verify=tls_context(), mounts=mounts or None)
 
 
 def _results(items: Any, url: str = "url", content: str = "content") -> Results:
