@@ -1,9 +1,10 @@
 """Memory of past research: published reports and the passages they cite.
 
 A report is stored under its thread and question: its question as the first chunk (a new
-question is matched against earlier questions as well as their reports), then the report's
-own chunks. Each cited page is stored as passages under the thread and URL, with the date
-it was first retrieved: a page cited again from memory keeps its original date.
+question is matched against earlier questions as well as their reports), then the chunks
+of the report as read (`reading.py`: no link targets, no Sources list). Each cited page is
+stored as passages under the thread and URL, with the date it was first retrieved: a page
+cited again from memory keeps its original date.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from datetime import UTC, datetime
 
 from deep_research import limits
 from deep_research.memory import chunks
+from deep_research.memory.reading import reading_text
 from deep_research.memory.store import Hit, Piece, Scalar, Store
 from deep_research.urls import is_file_url, is_web_url
 
@@ -91,8 +93,9 @@ async def remember(
     report_key = f"{thread_id}:{hashlib.sha256(question.encode()).hexdigest()[:16]}"
     excerpt = limits.cut(report, EXCERPT_CHARS)
     report_pieces = [Piece(question, {**meta, "excerpt": excerpt})]
+    # Embedded as read, without link targets and the Sources list (`reading.py`).
     # Splitting counts MiniLM tokens (and loads the tokenizer once): never on the loop.
-    split = await asyncio.to_thread(chunks.split, report)
+    split = await asyncio.to_thread(lambda: chunks.split(reading_text(report)))
     report_pieces += [Piece(text, {**meta, "excerpt": excerpt}) for text in split]
     await store.put(REPORTS, report_key, report_pieces)
     kept = [page for page in cited if not is_file_url(page.url)]

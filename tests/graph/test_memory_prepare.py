@@ -22,6 +22,7 @@ from deep_research.citations import check_report
 from deep_research.graph import builder
 from deep_research.memory import PASSAGES, Location, chunks, open_store, research
 from deep_research.memory.location import LOCK_NAME
+from deep_research.memory.reading import reading_text
 from deep_research.search import relevance
 from deep_research.state import ResearchState
 from tests.support.fakes.page_server import PageServer
@@ -155,7 +156,7 @@ async def test_remember_embeds_only_the_report_the_pages_were_embedded_while_it_
         background and 0 < size <= remembering.PREPARED_PER_PASS for background, size in prepared
     ), prepared
     by_remember = {text for _, text in computed[start:]}
-    report_texts = set(chunks.split(values["final_report"]))
+    report_texts = set(chunks.split(reading_text(values["final_report"])))
     assert report_texts <= by_remember <= report_texts | {QUESTION}
     # What was prepared is what was stored: every cited page, all its chunks.
     store = await open_store(Location(path=Path(os.environ["MEMORY_DIR"])))

@@ -130,3 +130,20 @@ async def test_remembering_splits_text_off_the_event_loop(
     monkeypatch.setattr(chunks, "split", split)
     await remember(store, thread_id="t", question=HEAT_PUMPS, report="# R\n\nText.", cited=[PAGE])
     assert len(threads) == 2 and loop_thread not in threads
+
+
+async def test_a_report_is_stored_as_read_without_link_targets_or_its_sources(store: Store) -> None:
+    fragment = "#:~:text=keep%20most%20of%20their%20output"
+    report = (
+        "# Heat pumps in Norway\n\nAir-source heat pumps [keep most of their output]"
+        f"(https://example.org/heat-pumps{fragment}) at minus fifteen degrees.\n\n"
+        "## Sources\n\n1. [Heat pumps in cold climates](https://example.org/heat-pumps)\n"
+    )
+    await remember(store, thread_id="t1", question=HEAT_PUMPS, report=report, cited=[PAGE])
+    chunks_stored = [h.text for h in await store.items(REPORTS) if h.metadata["chunk"] != 0]
+    assert chunks_stored == [
+        "Heat pumps in Norway\n\nAir-source heat pumps keep most of their output at minus"
+        " fifteen degrees."
+    ]
+    found = await similar_reports(store, "output of heat pumps in deep frost", min_similarity=0.3)
+    assert [r.thread_id for r in found] == ["t1"] and "## Sources" in found[0].excerpt

@@ -1,0 +1,37 @@
+"""A report as its reader reads it: the text memory embeds for a published report.
+
+A rendered report links every claim to its passage with a text-fragment URL, dozens of
+tokens of percent-encoding each, and ends with the Sources list, one URL per line: for
+all-MiniLM-L6-v2, which reads 256 tokens of a chunk, these are half a report's tokens and
+say nothing about its subject. The cited pages are stored on their own, under their URLs.
+"""
+
+from __future__ import annotations
+
+import re
+
+from deep_research.citations.markdown import parse, plain_text
+
+# The list `finalize` appends (citations.hygiene.sources_section); a model's own Sources
+# section was removed by the citation check before that.
+SOURCES_HEADING = "\n## Sources\n"
+# Bare URLs left in the text (a link whose label is its URL, an autolink): no space in
+# one, and the sentence's punctuation after it is not part of it. Bounded repeats: on a
+# hostile run of letters or of "a://" an unbounded one backtracks in quadratic time.
+_URL = re.compile(r"(?:\b[a-z][a-z0-9+.-]{0,31}://|\bwww\.)\S{0,2048}[^\s.,;:!?)\]]", re.IGNORECASE)
+_SPACES = re.compile(r"[^\S\n]+")
+
+
+def reading_text(report: str) -> str:
+    """`report` without its link targets, bare URLs and closing Sources list; each block
+    (heading, paragraph, list item, table cell row, code) a paragraph of its own."""
+    cut = report.rfind(SOURCES_HEADING)
+    body = report[:cut] if cut >= 0 else report
+    blocks = []
+    for token in parse(body):
+        if token.type == "inline":
+            blocks.append(plain_text(token.children or []))
+        elif token.type in ("fence", "code_block"):
+            blocks.append(token.content)
+    cleaned = (_SPACES.sub(" ", _URL.sub("", block)).strip() for block in blocks)
+    return "\n\n".join(block for block in cleaned if block)

@@ -1,0 +1,55 @@
+"""What memory embeds of a published report: its text as read."""
+
+from __future__ import annotations
+
+from deep_research.memory.chunks import split, token_count
+from deep_research.memory.reading import reading_text
+
+FRAGMENT = "#:~:text=keep%20most%20of%20their%20output,minus%20fifteen%20degrees"
+REPORT = f"""# Heat pumps in Norway
+
+Air-source heat pumps [keep most of their output](https://example.org/cold{FRAGMENT}) at
+minus fifteen degrees ([source](https://example.org/cold{FRAGMENT})); see also
+https://example.net/bare-url and <https://example.com/autolink>.
+
+| Region | Payback |
+|---|---|
+| Oslo | [8 years](https://example.org/costs#:~:text=eight%20years) |
+
+```text
+COP = heat out / electricity in
+```
+
+## Sources
+
+1. [Heat pumps in cold climates](https://example.org/cold) (retrieved 2026-11-30)
+2. [Heat pump costs](https://example.org/costs) (retrieved 2026-11-30)
+"""
+
+
+def test_a_report_reads_without_link_targets_bare_urls_or_its_sources_list() -> None:
+    text = reading_text(REPORT)
+    assert "://" not in text and "www." not in text and "%20" not in text
+    assert "Sources" not in text and "retrieved" not in text
+    for kept in ("Heat pumps in Norway", "keep most of their output", "Oslo", "8 years", "COP"):
+        assert kept in text
+    assert "at minus fifteen degrees (source); see also and ." in " ".join(text.split())
+
+
+def test_only_the_closing_sources_list_is_cut() -> None:
+    # A heading of the same name inside the report (a section the writer called so) stays.
+    report = "# Notes\n\nOn sourcing.\n\n## Sources\n\nSuppliers we called.\n\n" + REPORT
+    assert "Suppliers we called" in reading_text(report)
+    assert reading_text("Just prose, no links.") == "Just prose, no links."
+
+
+def test_the_text_read_is_far_fewer_tokens_than_the_rendered_report() -> None:
+    rendered = sum(token_count(c) for c in split(REPORT))
+    read = sum(token_count(c) for c in split(reading_text(REPORT)))
+    assert read < rendered / 2, (read, rendered)
+
+
+def test_a_hostile_run_of_letters_reads_in_linear_time() -> None:
+    # An unbounded scheme pattern tried every start of the run: 200 KB took minutes.
+    letters = "a" * 200_000
+    assert reading_text(f"{letters} https://example.org/x.") == f"{letters} ."
