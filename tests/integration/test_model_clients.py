@@ -12,6 +12,7 @@ from deep_research import http_clients
 from deep_research.context import Context
 from deep_research.models import role_model
 from tests.support.fakes.openai_server import ScriptedOpenAIServer
+from tests.support.tls import count_ca_bundle_reads
 
 
 def _answer(body: dict[str, Any]) -> str:
@@ -49,14 +50,7 @@ async def test_building_a_model_reads_no_ca_bundle(
     server: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     role_model(Context(), "researcher")  # the loop's clients, and the process's TLS context
-    loads: list[object] = []
-    original = ssl.SSLContext.load_verify_locations
-
-    def counted(self: ssl.SSLContext, *args: Any, **kwargs: Any) -> None:
-        loads.append(args or kwargs)
-        original(self, *args, **kwargs)
-
-    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counted)
+    loads = count_ca_bundle_reads(monkeypatch)
     models = [role_model(Context(), role) for role in ("researcher", "orchestrator", "clarifier")]
     assert loads == [], "each model built read the CA bundle again (about 30 ms per client)"
     clients = {id(m.model.http_async_client) for m in models}  # type: ignore[attr-defined]

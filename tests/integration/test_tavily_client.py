@@ -3,16 +3,14 @@ its key, and no CA bundle read per search step."""
 
 from __future__ import annotations
 
-import ssl
-from typing import Any
-
 import pytest
 
 from deep_research.search.providers import make_provider
 from tests.support.fakes.tavily_server import FakeTavilyServer
+from tests.support.tls import count_ca_bundle_reads
 
 
-async def test_tavily_https_proxy_variable_is_honoured(
+async def test_tavilys_own_proxy_variable_is_honoured(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # The API's host does not resolve: only the proxy Tavily's variable names reaches it
@@ -30,14 +28,7 @@ async def test_a_search_step_reads_no_ca_bundle(
     tavily: FakeTavilyServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await make_provider("tavily").search("first step", 2)  # the process's TLS context
-    loads: list[object] = []
-    original = ssl.SSLContext.load_verify_locations
-
-    def counted(self: ssl.SSLContext, *args: Any, **kwargs: Any) -> None:
-        loads.append(args or kwargs)
-        original(self, *args, **kwargs)
-
-    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counted)
+    loads = count_ca_bundle_reads(monkeypatch)
     for query in ("second step", "third step"):  # each step makes its provider
         assert await make_provider("tavily").search(query, 2)
     assert loads == [], "each search step read the CA bundle again (about 30 ms)"
