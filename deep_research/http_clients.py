@@ -60,6 +60,11 @@ def model_clients(
     except RuntimeError:  # built outside a loop: its own client, for whichever loop uses it
         return _sync_client(key), _async_client(key)
     with _lock:
+        # A client's pooled sockets refer to their loop, so a closed loop stays a key of
+        # this weak dictionary until dropped here: it, its client and its connections go
+        # with the next garbage collection (each `asyncio.run`'s, a server's job loops).
+        for closed in [old for old in _by_loop if old.is_closed()]:
+            del _by_loop[closed]
         clients = _by_loop.setdefault(loop, {})
         if key not in clients:
             clients[key] = _async_client(key)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import ssl
+import weakref
 from typing import Any
 
 import pytest
@@ -64,3 +66,20 @@ async def test_the_shared_client_verifies_with_the_process_tls_context(
     context = client._transport._pool._ssl_context
     assert context is http_clients.tls_context()
     assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+
+
+def test_a_finished_loop_and_its_connections_are_let_go(server: ScriptedOpenAIServer) -> None:
+    # The pool's sockets refer to their loop, so a loop kept as a key of a weak dictionary
+    # by its own client never went: each `asyncio.run` (a notebook cell, a server's
+    # isolated job loop) left its loop and an open connection behind for good.
+    loops: list[weakref.ref[asyncio.AbstractEventLoop]] = []
+
+    async def run() -> None:
+        loops.append(weakref.ref(asyncio.get_running_loop()))
+        await _two_calls()
+
+    for _ in range(3):
+        asyncio.run(run())
+    gc.collect()
+    assert [ref() is None for ref in loops[:2]] == [True, True]
+    assert len(http_clients._by_loop) <= 1
