@@ -15,6 +15,8 @@ from deep_research.citations.markdown import parse, plain_text
 # The list `finalize` appends (citations.hygiene.sources_section); a model's own Sources
 # section was removed by the citation check before that.
 SOURCES_HEADING = "\n## Sources\n"
+# One of its entries: "1. [Title](url)", with " (retrieved 2026-11-30)" when dated.
+_ENTRY = re.compile(r"\d+\. \[.*\)")
 # Bare URLs left in the text (a link whose label is its URL, an autolink): no space in
 # one, and the sentence's punctuation after it is not part of it. Bounded repeats: on a
 # hostile run of letters or of "a://" an unbounded one backtracks in quadratic time.
@@ -25,8 +27,14 @@ _SPACES = re.compile(r"[^\S\n]+")
 def reading_text(report: str) -> str:
     """`report` without its link targets, bare URLs and closing Sources list; each block
     (heading, paragraph, list item, table cell row, code) a paragraph of its own."""
+    body = report
     cut = report.rfind(SOURCES_HEADING)
-    body = report[:cut] if cut >= 0 else report
+    if cut >= 0:
+        # Only that list: a report citing nothing has none, and a section of prose the
+        # writer headed "Sources" (kept by the citation check) is content.
+        entries = report[cut + len(SOURCES_HEADING) :].strip().splitlines()
+        if entries and all(_ENTRY.fullmatch(line) for line in entries):
+            body = report[:cut]
     blocks = []
     for token in parse(body):
         if token.type == "inline":

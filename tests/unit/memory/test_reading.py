@@ -53,3 +53,14 @@ def test_a_hostile_run_of_letters_reads_in_linear_time() -> None:
     # An unbounded scheme pattern tried every start of the run: 200 KB took minutes.
     letters = "a" * 200_000
     assert reading_text(f"{letters} https://example.org/x.") == f"{letters} ."
+
+
+def test_a_sources_section_of_prose_is_kept_when_no_list_follows_it() -> None:
+    # A report that cites nothing gets no Sources list, and a section the writer called
+    # "Sources" over prose is content (citations.hygiene keeps it): none of it may go.
+    report = (
+        "# Heating\n\nIntro.\n\n## Sources\n\nHeat comes from ground, air and water.\n\n"
+        "## Outlook\n\nCheaper each year.\n"
+    )
+    text = reading_text(report)
+    assert "ground, air and water" in text and "Cheaper each year" in text
