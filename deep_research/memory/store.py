@@ -35,7 +35,10 @@ Where = Mapping[str, Any]
 # Keys the store sets on every chunk; callers' metadata may not use them.
 KEY, CHUNK = "key", "chunk"
 MAX_RESULTS = 100
-WRITE_BATCH = 1000  # chunks (or keys' tails) per Chroma call, below its batch limit
+WRITE_BATCH = 1000  # chunks per Chroma call, below its batch limit
+# Keys' stale tails per query: each is a term of one `$or`, and SQLite refuses an
+# expression more than 1,000 deep (986 tails).
+TAIL_BATCH = 100
 T = TypeVar("T")
 
 
@@ -199,8 +202,8 @@ class Store:
             {"$and": [{KEY: key}, {CHUNK: {"$gte": len(key_texts)}}]}
             for key, (key_texts, _) in chunks_of.items()
         ]
-        for start in range(0, len(tails), WRITE_BATCH):
-            some = tails[start : start + WRITE_BATCH]
+        for start in range(0, len(tails), TAIL_BATCH):
+            some = tails[start : start + TAIL_BATCH]
             stale = store.get(where=some[0] if len(some) == 1 else {"$or": some}, include=[])
             if stale["ids"]:
                 store.delete(ids=stale["ids"])

@@ -67,6 +67,16 @@ async def test_put_many_writes_every_key_in_one_upsert_and_trims_each(
     ]
 
 
+async def test_put_many_trims_a_thousand_keys_at_once(where: Location) -> None:
+    # Each key's stale tail is one term of an `$or`: SQLite refuses an expression deeper
+    # than 1,000 ("Expression tree is too large"), past 986 keys in one query.
+    store = await open_store(where)
+    await store.put(LIBRARY, "k0", [Piece("passage on tidal power", {})])
+    counts = await store.put_many(LIBRARY, {f"k{i}": [] for i in range(1_000)})
+    assert counts == [0] * 1_000
+    assert await store.items(LIBRARY) == []
+
+
 async def test_keys_that_redact_alike_are_one_item_not_a_duplicate_id(
     where: Location, monkeypatch: pytest.MonkeyPatch
 ) -> None:
