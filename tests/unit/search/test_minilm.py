@@ -86,18 +86,24 @@ def test_a_folder_of_another_architecture_is_refused(tmp_path: Path) -> None:
         MiniLM(tmp_path)
 
 
-def test_a_text_embedded_again_comes_from_the_cache(
-    ours: MiniLM, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    first = ours.embed_documents(["cached once", "cached twice"])
+def _count_computed(model: MiniLM, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """From now on, the texts of each forward pass `model` runs (not cache hits)."""
     computed: list[list[str]] = []
-    real = ours._compute
+    real = model._compute
 
     def counting(texts: list[str]) -> object:
         computed.append(list(texts))
         return real(texts)
 
-    monkeypatch.setattr(ours, "_compute", counting)
+    monkeypatch.setattr(model, "_compute", counting)
+    return computed
+
+
+def test_a_text_embedded_again_comes_from_the_cache(
+    ours: MiniLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = ours.embed_documents(["cached once", "cached twice"])
+    computed = _count_computed(ours, monkeypatch)
     again = ours.embed_documents(["cached twice", "new text", "cached once", "new text"])
     assert computed == [["new text"]], "only the unseen text, once"
     assert again[0] == first[1] and again[2] == first[0] and again[1] == again[3]
@@ -175,14 +181,7 @@ def test_a_cache_hit_keeps_a_text_among_the_recent(
     ours.embed_documents(["recent a", "recent b"])
     ours.embed_documents(["recent a"])  # answered from the cache: now the most recent
     ours.embed_documents(["recent c"])
-    computed: list[list[str]] = []
-    real = ours._compute
-
-    def counting(texts: list[str]) -> object:
-        computed.append(list(texts))
-        return real(texts)
-
-    monkeypatch.setattr(ours, "_compute", counting)
+    computed = _count_computed(ours, monkeypatch)
     ours.embed_documents(["recent a"])
     assert computed == [], "the text used last is kept, the one used least lately goes"
 
