@@ -98,9 +98,9 @@ async def remember(
     split = await asyncio.to_thread(lambda: chunks.split(reading_text(report)))
     report_pieces += [Piece(text, {**meta, "excerpt": excerpt}) for text in split]
     await store.put(REPORTS, report_key, report_pieces)
-    kept = [page for page in cited if not is_file_url(page.url)]
     # A library document is the library's to keep: a copy here would outlive
     # `library remove` and be cited after the file was taken out.
+    kept = [page for page in cited if not is_file_url(page.url)]
     split_pages = await asyncio.to_thread(lambda: [page_chunks(page) for page in kept])
     pages: dict[str, list[Piece]] = {}
     for page, page_pieces in zip(kept, split_pages, strict=True):
