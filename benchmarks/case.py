@@ -57,11 +57,13 @@ def _timed_async(kind: str, function: Callable[..., Any]) -> Callable[..., Any]:
 
 def instrument() -> None:
     """Wrap the search step's parts in timers; their behaviour is unchanged."""
+    from deep_research.embedding import loader
     from deep_research.memory import chunks, store
     from deep_research.memory import open as opening
-    from deep_research.search import chain, extract, fetch, relevance
+    from deep_research.search import chain, fetch, relevance
+    from deep_research.text import extract
 
-    relevance.embedder = _timed_sync("relevance model", relevance.embedder)  # type: ignore[method-assign]
+    loader.embedder = _timed_sync("relevance model", loader.embedder)  # type: ignore[method-assign]
     relevance.score_results = _timed_async("relevance scoring", relevance.score_results)  # type: ignore[method-assign]
     extract.to_text = _timed_sync("page extraction", extract.to_text)  # type: ignore[method-assign]
     fetch.PageFetcher.fetch = _timed_async("page fetch", fetch.PageFetcher.fetch)  # type: ignore[method-assign]

@@ -13,12 +13,12 @@ from __future__ import annotations
 import asyncio
 import time
 
-from deep_research.context import Context
+from deep_research.config.settings import Context
 from deep_research.search import render
 from deep_research.search.fetch import Page, PageFetcher
 from deep_research.search.netguard import AddressPolicy
-from deep_research.search.providers import SearchResult
 from deep_research.search.query import Finding, QueryOutcome
+from deep_research.search.types import SearchResult
 from tests.support.fakes.page_server import PageServer, heavy_article_html
 
 PAGES = 20

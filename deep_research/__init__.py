@@ -4,6 +4,6 @@ Importing the package reads the nearest `.env` (below the process environment; s
 `envfile`), so the Python API and notebooks are configured as the CLI and `langgraph dev` are.
 """
 
-from deep_research import envfile
+from deep_research.config import envfile
 
 envfile.load_once()

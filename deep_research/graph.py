@@ -8,14 +8,15 @@ from typing import TYPE_CHECKING, Any
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from deep_research.clarify import ask_user, clarify, route_clarify
-from deep_research.context import Context, reject_unknown_settings
-from deep_research.finalize import finalize
-from deep_research.orchestrator import answer_tools, orchestrate
-from deep_research.plan_review import review_plan, route_orchestrate, route_review
-from deep_research.question import new_question
-from deep_research.remembering import recall, remember
-from deep_research.research_task import research_task
+from deep_research.config.settings import Context, reject_unknown_settings
+from deep_research.nodes.clarify import ask_user, clarify, route_clarify
+from deep_research.nodes.finalize import finalize
+from deep_research.nodes.orchestrator import answer_tools, orchestrate
+from deep_research.nodes.plan_review import review_plan, route_orchestrate, route_review
+from deep_research.nodes.question import new_question
+from deep_research.nodes.recall import recall
+from deep_research.nodes.remember import remember
+from deep_research.researcher.task import research_task
 from deep_research.state import InputState, OutputState, ResearchState
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-from deep_research.urls import page_key
+from deep_research.text.urls import page_key
 
 
 class Source(TypedDict):
@@ -68,7 +68,7 @@ class Reservation(TypedDict):
 
 
 class ChurnGuard(TypedDict):
-    """The orchestrator's loop counters (see `deep_research/churn.py`)."""
+    """The orchestrator's loop counters (see `deep_research/nodes/churn.py`)."""
 
     todo_calls: int
     todo_only_turns: int

@@ -16,7 +16,7 @@ from typing import Any
 from deep_research.citations import SourceRegistry
 from deep_research.citations.fragments import FragmentError, parse_directives
 from deep_research.citations.markdown import Link, describe_inline, parse
-from deep_research.citations.urls import DIRECTIVE_DELIMITER, split_fragment
+from deep_research.text.urls import DIRECTIVE_DELIMITER, split_fragment
 
 MAX_CLAIMS = 24  # judge calls per report are capped: one per claim
 PASSAGE_CHARS = 3000  # what the judge reads of the cited page

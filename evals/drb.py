@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from deep_research.citations.urls import DIRECTIVE_DELIMITER
+from deep_research.text.urls import DIRECTIVE_DELIMITER
 
 # A URL in Markdown: up to whitespace or what closes a link, an autolink or a bracket.
 # Balanced parentheses belong to it (Wikipedia's "Foo_(bar)"), sentence punctuation after a
@@ -164,7 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="submission file (JSONL)")
     parser.add_argument("--limit", type=int, help="run at most N queries this time")
     args = parser.parse_args(argv)
-    from deep_research.models import ModelEndpointError
+    from deep_research.llm.models import ModelEndpointError
 
     try:
         queries = read_queries(args.queries)

@@ -14,7 +14,7 @@ from deep_research.citations import SourceRegistry
 from deep_research.citations.fragments import FragmentError, parse_directives
 from deep_research.citations.hygiene import numbered_prefix, stray_tildes
 from deep_research.citations.markdown import Link, describe_inline, parse
-from deep_research.citations.urls import DIRECTIVE_DELIMITER, is_web_url, split_fragment
+from deep_research.text.urls import DIRECTIVE_DELIMITER, is_web_url, split_fragment
 
 
 class Score(TypedDict):

@@ -1,6 +1,6 @@
 """The judge: a chat model named by `--judge provider:model`, and its replies read as JSON.
 
-The judge is built with the agent's own model construction (`deep_research.models`), from
+The judge is built with the agent's own model construction (`deep_research.llm.models`), from
 its own spec, never from the agent's `Context`: grading a run must not depend on the
 settings that produced it. Replies go through the same settling as the agent's (a leading
 `<think>` block removed, one nudge on an empty reply) and are read leniently: prose or a
@@ -14,12 +14,12 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from deep_research import provider_models
-from deep_research.choices import MODEL_PROVIDERS, ConfigError
-from deep_research.context import read_endpoints
-from deep_research.models import EmptyReplyError, RoleModel, public_url, spec_model
-from deep_research.toolcalls.parse import loads
-from deep_research.toolcalls.reasoning import strip_think
+from deep_research.config.names import MODEL_PROVIDERS, ConfigError
+from deep_research.config.settings import read_endpoints
+from deep_research.llm import init_chat as provider_models
+from deep_research.llm.models import EmptyReplyError, RoleModel, public_url, spec_model
+from deep_research.llm.toolcalls.parse import loads
+from deep_research.llm.toolcalls.reasoning import strip_think
 
 # Judging is grading, not writing: as repeatable as the server allows.
 JUDGE_TEMPERATURE = 0.0

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from deep_research import prompts
-from deep_research.search.extract import clip
+from deep_research.runtime import prompts
 from deep_research.search.render import fence, new_nonce
+from deep_research.text.extract import clip
 from evals.claims import NoQuestionError, cited_claims, question_of
 from evals.evaluators import Score
 from evals.judge_model import Judge, JudgeReplyError

@@ -19,8 +19,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from deep_research import prompts
-from deep_research.choices import ConfigError
+from deep_research.config.names import ConfigError
+from deep_research.runtime import prompts
 from deep_research.search.render import fence, new_nonce
 from evals.judge_model import Judge, JudgeReplyError, judge_from_spec
 from evals.judges import REPORT_CHARS

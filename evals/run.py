@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from deep_research.choices import ConfigError
+from deep_research.config.names import ConfigError
 from evals.evaluators import OFFLINE_EVALUATORS, Score
 from evals.judge_model import Judge, judge_from_spec
 
@@ -113,7 +113,7 @@ async def run_question(question: str, context: Mapping[str, Any] | None = None) 
     from langchain_core.messages import HumanMessage
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from deep_research.context import load_context
+    from deep_research.config.settings import load_context
     from deep_research.graph import builder
 
     graph = builder.compile(checkpointer=InMemorySaver())
@@ -243,7 +243,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.generate:
         from pydantic import ValidationError
 
-        from deep_research.context import load_context
+        from deep_research.config.settings import load_context
 
         try:  # checked before the first run, not after it
             load_context({"allow_clarification": False, **settings})

@@ -19,9 +19,10 @@ from markdown_it.token import Token
 from deep_research.citations import html
 from deep_research.citations.markdown import parse
 from deep_research.citations.registry import RegisteredSource, SourceRegistry
-from deep_research.citations.urls import is_citable_url
 from deep_research.citations.verify import CheckedReport, check_once
+from deep_research.errors import DeepResearchError
 from deep_research.state import CitationCheck, Source
+from deep_research.text.urls import is_citable_url
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,7 @@ _SUMMED = (
 )
 
 
-class UnverifiedReportError(RuntimeError):
+class UnverifiedReportError(DeepResearchError, RuntimeError):
     """Passes kept finding links, images or HTML that lead to pages never retrieved."""
 
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from urllib.parse import quote, unquote
 
+from deep_research.errors import DeepResearchError
+
 # A passage this short is cited whole; a longer one by its first and last few words,
 # which survives small edits to the middle of the page.
 EXACT_WORDS = 8
@@ -46,7 +48,7 @@ _ELLIPSIS = re.compile(r"\s*(?:\.\.\.|\u2026)\s*")
 _QUOTE_TRIM = " \t\n\"'\u201c\u201d\u2018\u2019.,;:"
 
 
-class FragmentError(ValueError):
+class FragmentError(DeepResearchError, ValueError):
     """A text directive that the spec's grammar does not allow."""
 
 

@@ -20,6 +20,8 @@ from markdown_it.rules_block import StateBlock
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
+from deep_research.errors import DeepResearchError
+
 LinkKind = Literal["inline", "reference", "autolink", "bare", "image"]
 InlineRule = Callable[[StateInline, bool], bool]
 BlockRule = Callable[[StateBlock, int, int, bool], bool]
@@ -39,7 +41,7 @@ _RECORDED: dict[str, tuple[InlineRule, str]] = {
 SPAN = "source_span"
 
 
-class UnmappedSourceError(LookupError):
+class UnmappedSourceError(DeepResearchError, LookupError):
     """An inline token's text could not be found in its block's lines."""
 
 

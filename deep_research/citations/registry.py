@@ -7,9 +7,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from deep_research.citations.fragments import RetrievedText
-from deep_research.citations.urls import is_pdf, source_base, split_fragment
 from deep_research.state import Source
-from deep_research.urls import page_key
+from deep_research.text.urls import is_pdf, page_key, source_base, split_fragment
 
 
 @dataclass

@@ -29,13 +29,13 @@ from deep_research.citations.hygiene import (
 )
 from deep_research.citations.markdown import Inline, Link, SourceMap, describe_inline, parse
 from deep_research.citations.registry import RegisteredSource, SourceRegistry
-from deep_research.citations.urls import (
+from deep_research.state import CitationCheck
+from deep_research.text.urls import (
     DIRECTIVE_DELIMITER,
     is_citable_url,
     is_web_url,
     split_fragment,
 )
-from deep_research.state import CitationCheck
 
 EMPTIED = "(link removed: not a retrieved source)"
 HTML_EMPTIED = "(HTML removed)"

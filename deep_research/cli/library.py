@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from deep_research.cli.plain import plain
 from deep_research.cli.wording import plural
+from deep_research.errors import DeepResearchError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -31,7 +32,7 @@ def one_line(path: object) -> str:
     return str(path).replace("\n", "\\n").replace("\r", "\\r")
 
 
-class LibraryUsageError(ValueError):
+class LibraryUsageError(DeepResearchError, ValueError):
     """The library command line is wrong; the message says how."""
 
 

@@ -27,14 +27,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from deep_research import envfile
-from deep_research.choices import (
-    DEFAULT_LLM_MODEL,
-    MODEL_PROVIDERS,
-    SEARCH_CHOICES,
-    SETTING_NAMES,
-    ConfigError,
-)
 from deep_research.cli.plain import plain, printable, terminal_console
 from deep_research.cli.runs import (
     BadThreadIdError,
@@ -47,12 +39,21 @@ from deep_research.cli.runs import (
 )
 from deep_research.cli.summary import citation_line, totals
 from deep_research.cli.wording import first_line
+from deep_research.config import envfile
+from deep_research.config.names import (
+    DEFAULT_LLM_MODEL,
+    MODEL_PROVIDERS,
+    SEARCH_CHOICES,
+    SETTING_NAMES,
+    ConfigError,
+)
+from deep_research.errors import DeepResearchError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from deep_research.cli.session import Outcome
-    from deep_research.context import Context
+    from deep_research.config.settings import Context
 
 HOME = Home(Path(".deep_research"))
 REPORTS = Path("reports")
@@ -62,7 +63,7 @@ DETAIL_CHARS = 80
 RESUME_HINT = " (the run is checkpointed: resume it with the thread id shown above)"
 
 
-class UsageError(ValueError):
+class UsageError(DeepResearchError, ValueError):
     """The command line is wrong; the message says how."""
 
 
@@ -201,7 +202,7 @@ def ask(argv: list[str], console: Console) -> int:
 
     from deep_research.cli.interrupt import exit_now, run_until_interrupted
     from deep_research.cli.session import run_research
-    from deep_research.context import load_context
+    from deep_research.config.settings import load_context
 
     context = load_context(settings)  # a bad value stops here, before anything is written
     interactive = sys.stdin.isatty()
@@ -358,9 +359,9 @@ def run_failures() -> tuple[type[Exception], ...]:
 
     from deep_research.cli.runs import UnknownRunError
     from deep_research.cli.session import ResumeError
+    from deep_research.llm.models import EmptyReplyError, ModelEndpointError
     from deep_research.memory import MemoryUnavailable
-    from deep_research.models import EmptyReplyError, ModelEndpointError
-    from deep_research.research_task import OldCheckpointError
+    from deep_research.researcher.task import OldCheckpointError
 
     return (
         ModelEndpointError,
@@ -396,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
         print("deep-research: stopped", file=sys.stderr)
         return 130
     except Exception as error:
-        from deep_research.secrets import redact
+        from deep_research.text.secrets import redact
 
         # A server may echo the key it was sent in its error text: scrub it like the log.
         text = printable(redact(str(error)))

@@ -19,6 +19,7 @@ from rich.console import Console
 
 from deep_research.cli.plain import plain, printable
 from deep_research.cli.wording import first_line, plural
+from deep_research.errors import DeepResearchError
 from deep_research.memory import PASSAGES, REPORTS, MemoryUnavailable, Store, open_store
 from deep_research.memory.research import forget, remembered_threads
 
@@ -27,7 +28,7 @@ SHOWN = 5
 LINE_CHARS = 70
 
 
-class MemoryUsageError(ValueError):
+class MemoryUsageError(DeepResearchError, ValueError):
     """The `memory` command line is wrong; the message shows the usage."""
 
 

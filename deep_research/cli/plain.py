@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.style import Style
 from rich.text import Text
 
-from deep_research.controls import without_controls as printable  # for plain `print`
+from deep_research.text.controls import without_controls as printable  # for plain `print`
 
 
 def plain(text: object, style: str | Style = "") -> Text:

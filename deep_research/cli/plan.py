@@ -1,6 +1,6 @@
 """The plan review in a terminal: show the plan, read `y`, an edited plan, or feedback.
 
-The graph checks the value (`deep_research.plan_review.read_review`); one it refuses comes
+The graph checks the value (`deep_research.nodes.plan_review.read_review`); one it refuses comes
 back as a new interrupt with an `error`, which is shown before the plan is asked about
 again. An edited plan is written in `$EDITOR` when it is set, else typed line by line.
 """

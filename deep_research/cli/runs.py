@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from deep_research.errors import DeepResearchError
+
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
 
@@ -31,7 +33,7 @@ THREAD_ID_RULE = "a thread id is 1 to 64 letters, digits, '-' or '_'"
 RUN_ACTIONS = ("start", "resume", "end")
 
 
-class BadThreadIdError(ValueError):
+class BadThreadIdError(DeepResearchError, ValueError):
     """A thread id that does not match `THREAD_ID` (it could name a path elsewhere)."""
 
 
@@ -43,7 +45,7 @@ def check_thread_id(thread_id: str) -> str:
     return thread_id
 
 
-class UnknownRunError(LookupError):
+class UnknownRunError(DeepResearchError, LookupError):
     """No run with that thread id exists under this directory's `.deep_research/`."""
 
 

@@ -20,19 +20,20 @@ from langgraph.types import Command
 from rich.console import Console
 from rich.text import Text
 
-from deep_research import tracing
 from deep_research.cli import plan
 from deep_research.cli.plain import plain
 from deep_research.cli.runs import Home, durable_graph, read_log, status_of
 from deep_research.cli.traffic import TrafficHandler, TrafficLog
 from deep_research.cli.view import ProgressView, Tracker
-from deep_research.context import Context
-from deep_research.secrets import Redactor
+from deep_research.config.settings import Context
+from deep_research.errors import DeepResearchError
+from deep_research.runtime import tracing
+from deep_research.text.secrets import Redactor
 
 NO_ANSWER = "(No answer given; proceed with your best judgement.)"
 
 
-class ResumeError(RuntimeError):
+class ResumeError(DeepResearchError, RuntimeError):
     """The thread cannot be resumed (it never started, or it has nothing left to do)."""
 
 
@@ -145,7 +146,7 @@ async def _answer(
     """Show the clarifying questions or the plan and read one answer (or say why none is
     asked for)."""
     log.write("interrupt", **request)
-    if "plan" in request:  # the plan review (deep_research/plan_review.py)
+    if "plan" in request:  # the plan review (deep_research/nodes/plan_review.py)
         value = await plan.ask(console, request, interactive)
         log.write("answer", answer=value)
         return Command(resume=value)

@@ -19,9 +19,9 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import LLMResult
 
-from deep_research.secrets import Redactor
+from deep_research.text.secrets import Redactor
 
-# Chain runs worth logging as tool calls: the names `deep_research.tracing` gives them.
+# Chain runs worth logging as tool calls: the names `deep_research.runtime.tracing` gives them.
 TOOL_RUN_PREFIXES = ("research: ", "search: ", "fetch: ")
 
 

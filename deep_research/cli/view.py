@@ -1,5 +1,5 @@
 """What a person sees while a run works: a live `rich` panel in a terminal, plain lines
-otherwise. Both are fed the graph's progress events (see `deep_research.progress`).
+otherwise. Both are fed the graph's progress events (see `deep_research.runtime.progress`).
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from deep_research.search import extract
+from deep_research.errors import DeepResearchError
+from deep_research.text import extract
 
 FORMATS = {
     ".pdf": "pdf",
@@ -42,7 +43,7 @@ MAX_DOCX_RATIO = 200  # unpacked : packed; real documents are under 20
 MAX_JUNK_SHARE = 0.01
 
 
-class Unreadable(Exception):
+class Unreadable(DeepResearchError):
     """A file could not be read as its format; the message is fixed words, safe to show."""
 
 

@@ -1,11 +1,11 @@
-"""The graph's progress events (`deep_research/progress.py`) as one-line progress messages."""
+"""The graph's progress events (`runtime/progress.py`) as one-line progress messages."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from deep_research.controls import without_controls
+from deep_research.text.controls import without_controls
 
 SHOWN_CHARS = 100  # of a topic or query: a progress line, not a document
 

@@ -11,8 +11,9 @@ from typing import Any
 
 from langgraph_sdk import get_client
 
-from deep_research import secrets
+from deep_research.errors import DeepResearchError
 from deep_research.mcp.progress import describe
+from deep_research.text import secrets
 
 ASSISTANT = "deep_research"  # the graph id in langgraph.json
 ERROR_CHARS = 600  # of a run's error message, in the tool error
@@ -23,7 +24,7 @@ TIMEOUT = (10.0, None, 30.0, 10.0)  # connect, read, write, pool
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
-class RunFailed(RuntimeError):
+class RunFailed(DeepResearchError, RuntimeError):
     """The run stopped with an error; the message is redacted, one paragraph."""
 
 

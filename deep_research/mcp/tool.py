@@ -8,8 +8,8 @@ from mcp.server.mcpserver import Context as ToolContext
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from deep_research import limits
 from deep_research.mcp import run
+from deep_research.text import limits
 
 DESCRIPTION = """\
 Research a question on the web and return a long Markdown report with inline citations.

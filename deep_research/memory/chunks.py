@@ -11,7 +11,7 @@ import threading
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter, TextSplitter
 
-from deep_research.search.relevance import embedder
+from deep_research.embedding import embedder
 
 # [CLS] and [SEP] take two of the model's 256 positions.
 SPECIAL_TOKENS = 2

@@ -15,13 +15,14 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from deep_research.context import read_endpoints
+from deep_research.config.settings import read_endpoints
+from deep_research.errors import DeepResearchError
 
 LOCK_NAME = "lock"
 CATALOGUE = "chroma.sqlite3"  # the file in which Chroma's persistent client keeps its catalogue
 
 
-class MemoryUnavailable(RuntimeError):
+class MemoryUnavailable(DeepResearchError, RuntimeError):
     """The memory cannot be used; the message says why and what to do. Runs go on without."""
 
 

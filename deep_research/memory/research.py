@@ -18,11 +18,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from deep_research import limits
 from deep_research.memory import chunks
 from deep_research.memory.reading import reading_text
 from deep_research.memory.store import Hit, Piece, Scalar, Store
-from deep_research.urls import is_file_url, is_web_url
+from deep_research.text import limits
+from deep_research.text.urls import is_file_url, is_web_url
 
 REPORTS = "research-reports"
 PASSAGES = "research-passages"

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
-from deep_research import secrets
+from deep_research.embedding import embedder
 from deep_research.memory import chunks
 from deep_research.memory.location import Location, MemoryUnavailable
-from deep_research.search.relevance import embedder
+from deep_research.text import secrets
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI

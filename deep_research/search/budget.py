@@ -16,7 +16,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from deep_research import process
+from deep_research.runtime import process
 from deep_research.state import Reservation
 
 

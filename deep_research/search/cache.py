@@ -14,8 +14,8 @@ from functools import partial
 from typing import Generic, TypeVar
 
 from deep_research.search.fetch import Page
-from deep_research.search.providers import SearchResult
-from deep_research.urls import page_key
+from deep_research.search.types import SearchResult
+from deep_research.text.urls import page_key
 
 T = TypeVar("T")
 
@@ -89,5 +89,5 @@ def query_key(query: str, max_results: int) -> str:
 
 
 def url_key(url: str) -> str:
-    """Spellings of one page share one fetch (see `deep_research.urls.page_key`)."""
+    """Spellings of one page share one fetch (see `deep_research.text.urls.page_key`)."""
     return page_key(url)

@@ -13,13 +13,15 @@ import zlib
 
 import httpx
 
+from deep_research.errors import DeepResearchError
+
 # Sent instead of httpx's default, which also offers zstd and br when their packages
 # are installed: nothing but these is decoded here.
 ACCEPT_ENCODING = "gzip, deflate"
 _ALIASES = {"x-gzip": "gzip", "x-deflate": "deflate"}
 
 
-class UnreadableBody(Exception):
+class UnreadableBody(DeepResearchError):
     """The body cannot be read safely; the message is fixed text, safe to show the model."""
 
 

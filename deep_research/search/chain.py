@@ -8,7 +8,7 @@ import random
 from collections.abc import Sequence
 
 from deep_research.search.cache import Searched
-from deep_research.search.providers import Results, SearchError, SearchProvider, SearchResult
+from deep_research.search.types import Results, SearchError, SearchProvider, SearchResult
 
 log = logging.getLogger(__name__)
 

@@ -11,9 +11,9 @@ from types import TracebackType
 
 import httpx
 
-from deep_research.search import extract
 from deep_research.search.capped_body import ACCEPT_ENCODING, UnreadableBody, read_capped
 from deep_research.search.netguard import AddressPolicy, BlockedAddress, GuardedTransport
+from deep_research.text import extract
 
 MAX_REDIRECTS = 5
 MAX_PAGE_BYTES = 2_000_000

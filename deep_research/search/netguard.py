@@ -18,8 +18,8 @@ from typing import Any
 import httpcore
 import httpx
 
-from deep_research.context import read_endpoints
-from deep_research.http_clients import tls_context
+from deep_research.config.settings import read_endpoints
+from deep_research.runtime.http import tls_context
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 

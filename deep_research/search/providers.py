@@ -5,9 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeGuard
+from typing import Any, TypeGuard
 
 import httpx
 from ddgs import DDGS
@@ -17,29 +15,11 @@ from tavily import AsyncTavilyClient
 from tavily.errors import TimeoutError as TavilyTimeout
 from tavily.errors import UsageLimitExceededError
 
-from deep_research import secrets
-from deep_research.context import ConfigError, Endpoints, read_endpoints
-from deep_research.http_clients import tls_context
-from deep_research.search.extract import clip
-
-ProviderName = Literal["auto", "tavily", "searxng", "ddgs", "library"]
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    url: str
-    title: str
-    content: str
-    score: float | None = None  # the provider's own score, on its own scale (informational)
-
-
-class Results(list[SearchResult]):
-    """A provider's usable results, and how many of its answer's results were malformed."""
-
-    def __init__(self, results: Iterable[SearchResult] = (), malformed: int = 0) -> None:
-        super().__init__(results)
-        self.malformed = malformed
-
+from deep_research.config.settings import ConfigError, Endpoints, read_endpoints
+from deep_research.runtime.http import tls_context
+from deep_research.search.types import Results, SearchError, SearchProvider, SearchResult
+from deep_research.text import secrets
+from deep_research.text.extract import clip
 
 # A title is a one-line label: whitespace collapsed, and cut to this many characters.
 MAX_TITLE_CHARS = 300
@@ -47,19 +27,6 @@ MAX_TITLE_CHARS = 300
 MAX_URL_CHARS = 2_048
 # An http(s) URL with a host and no whitespace or control characters anywhere.
 _WEB_URL = re.compile(r"https?://[^\s/?#\x00-\x1f\x7f]+[^\s\x00-\x1f\x7f]*", re.IGNORECASE)
-
-
-class SearchError(RuntimeError):
-    """A provider failed for one query; the message names the provider and the query.
-
-    `transient` errors (timeouts, connection failures, 5xx) are worth retrying;
-    `rate_limited` ones are better answered by the next provider than by waiting.
-    """
-
-    def __init__(self, message: str, *, transient: bool = False, rate_limited: bool = False):
-        super().__init__(message)
-        self.transient = transient
-        self.rate_limited = rate_limited
 
 
 def _search_error(provider: str, query: str, error: Exception) -> SearchError:
@@ -77,13 +44,6 @@ def _search_error(provider: str, query: str, error: Exception) -> SearchError:
     return SearchError(
         f"{provider} failed for {query!r}: {detail}", transient=transient, rate_limited=rate_limited
     )
-
-
-class SearchProvider(Protocol):
-    name: str
-    max_concurrency: int  # searches in flight at once, across every researcher of the process
-
-    async def search(self, query: str, max_results: int) -> list[SearchResult]: ...
 
 
 class TavilyProvider:
@@ -220,7 +180,7 @@ def make_provider(name: str) -> SearchProvider:
     if name == "searxng" and endpoints.searxng_url:
         return SearxngProvider(endpoints.searxng_url)
     if name == "library":
-        from deep_research.library import LibraryProvider  # Chroma loads only when used
+        from deep_research.search.library import LibraryProvider  # Chroma loads only when used
 
         return LibraryProvider()
     return DdgsProvider()

@@ -6,18 +6,19 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
-from deep_research import progress, tracing
+from deep_research.errors import DeepResearchError
+from deep_research.runtime import progress, tracing
 from deep_research.search import relevance
 from deep_research.search.budget import Grant
 from deep_research.search.cache import RunCache, Searched, query_key, url_key
 from deep_research.search.chain import SearchChain, provider_slots
 from deep_research.search.fetch import Page, PageFetcher
-from deep_research.search.providers import SearchError, SearchProvider, SearchResult
+from deep_research.search.types import SearchError, SearchProvider, SearchResult
 
 WEB_SCHEMES = ("http://", "https://")  # what the fetcher reads; library results are not
 
 
-class CapReached(Exception):
+class CapReached(DeepResearchError):
     """The search step's reservation is spent; the query was not sent to any provider."""
 
     def __init__(self, query: str, owner: str) -> None:

@@ -12,10 +12,10 @@ import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from deep_research.context import Context
+from deep_research.config.settings import Context
 from deep_research.search.fetch import Page
-from deep_research.search.providers import SearchResult
 from deep_research.search.query import Finding
+from deep_research.search.types import SearchResult
 
 if TYPE_CHECKING:
     from deep_research.memory import Store

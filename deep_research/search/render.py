@@ -11,8 +11,8 @@ import re
 import secrets
 from collections.abc import Collection, Sequence
 
-from deep_research.search.extract import clip
 from deep_research.search.query import Finding, QueryOutcome
+from deep_research.text.extract import clip
 
 MIN_EXCERPT = 300  # a page excerpt shorter than this is not worth its header
 ENTRY_OVERHEAD = 160  # characters of headers (and the query's delimiters) around each entry

@@ -10,23 +10,24 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from deep_research.context import Context
+from deep_research.config.settings import Context
 from deep_research.search import render
 from deep_research.search.budget import Grant
 from deep_research.search.cache import run_cache
 from deep_research.search.chain import SearchChain
 from deep_research.search.fetch import PageFetcher
 from deep_research.search.netguard import AddressPolicy
-from deep_research.search.providers import SearchProvider, make_provider
+from deep_research.search.providers import make_provider
 from deep_research.search.query import QueryOutcome, Searcher
 from deep_research.search.remembered import memory_lookup
+from deep_research.search.types import SearchProvider
 from deep_research.state import Source
 
 LIBRARY = "library"
 
 
 def _library() -> SearchProvider:
-    from deep_research.library import LibraryProvider  # Chroma loads only when used
+    from deep_research.search.library import LibraryProvider  # Chroma loads only when used
 
     return LibraryProvider()
 

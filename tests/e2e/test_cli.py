@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from deep_research.cli.main import main
-from deep_research.secrets import REDACTED, Redactor
+from deep_research.text.secrets import REDACTED, Redactor
 from tests.support.brain import LINK, ResearchBrain, _texts, role_of
 from tests.support.cli import (
     CLI_TIMEOUT,

@@ -7,13 +7,13 @@ import os
 import subprocess
 import sys
 
-from deep_research.choices import MODEL_PROVIDERS, SEARCH_CHOICES, SETTING_NAMES
-from deep_research.context import Context
+from deep_research.config.names import MODEL_PROVIDERS, SEARCH_CHOICES, SETTING_NAMES
+from deep_research.config.settings import Context
 from tests.support.cli import CLI_TIMEOUT, REPO
 
 HEAVY = (
     "deep_research.graph",
-    "deep_research.context",
+    "deep_research.config.settings",
     "langgraph",
     "langchain_core",
     "torch",

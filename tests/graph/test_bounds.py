@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from deep_research.graph import builder
-from deep_research.limits import FINDINGS_CHARS, QUESTION_CHARS, REPORT_CHARS
+from deep_research.text.limits import FINDINGS_CHARS, QUESTION_CHARS, REPORT_CHARS
 from tests.support.graph_scripts import (
     NO_CLARIFY,
     call,

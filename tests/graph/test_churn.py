@@ -9,9 +9,9 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from deep_research.graph import builder
-from deep_research.orchestrator import Research, WriteTodos
-from deep_research.researcher import WebSearch
-from deep_research.toolcalls import salvage
+from deep_research.llm.toolcalls import salvage
+from deep_research.nodes.orchestrator import Research, WriteTodos
+from deep_research.researcher.graph import WebSearch
 from tests.support.graph_scripts import NO_CLARIFY, call, run, script_for, tool_results
 from tests.support.scripted_model import ScriptedChatModel
 from tests.support.search import ScriptedSearch

@@ -9,8 +9,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from deep_research.clarify import UnreadableDecision, read_answer, read_decision
 from deep_research.graph import builder
+from deep_research.nodes.clarify import UnreadableDecision, read_answer, read_decision
 from tests.support.graph_scripts import NO_CLARIFY, orchestrator_fanning_out, run, script_for
 from tests.support.scripted_model import ScriptedChatModel
 from tests.support.search import ScriptedSearch

@@ -14,9 +14,11 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
-from deep_research.search import extract, relevance
+from deep_research import embedding
+from deep_research.embedding import loader
 from deep_research.search.fetch import PageFetcher
 from deep_research.search.netguard import AddressPolicy
+from deep_research.text import extract
 from tests.support.fakes.page_server import PageServer
 from tests.support.graph_scripts import (
     NO_CLARIFY,
@@ -64,7 +66,7 @@ async def test_a_run_starts_loading_the_relevance_model_before_any_search(
     use_script: Callable[..., ScriptedChatModel], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     warmed: list[int] = []
-    monkeypatch.setattr(relevance, "warm_up", lambda imports=(): warmed.append(1))
+    monkeypatch.setattr(embedding, "warm_up", lambda imports=(): warmed.append(1))
     use_script(script_for(lambda messages: AIMessage("# Report\n\nNo research needed.")))
     await run(NO_CLARIFY)
     assert warmed == [1]
@@ -81,12 +83,12 @@ def test_warm_up_loads_in_a_daemon_thread_once(monkeypatch: pytest.MonkeyPatch) 
         gate.wait(10)
         return object()
 
-    monkeypatch.setattr(relevance, "embedder", slow_embedder)
-    monkeypatch.setattr(relevance, "_model", None)
-    monkeypatch.setattr(relevance, "_warming", None)
-    relevance.warm_up()
-    relevance.warm_up()  # already loading: no second thread
-    thread = relevance._warming
+    monkeypatch.setattr(loader, "embedder", slow_embedder)
+    monkeypatch.setattr(loader, "_model", None)
+    monkeypatch.setattr(loader, "_warming", None)
+    loader.warm_up()
+    loader.warm_up()  # already loading: no second thread
+    thread = loader._warming
     assert thread is not None and thread.daemon, "never holds up the interpreter's exit"
     gate.set()
     thread.join(10)
@@ -116,21 +118,21 @@ def test_a_second_warm_up_returns_while_the_first_is_loading(
     gate = threading.Event()
 
     def loading_embedder() -> Any:
-        with relevance._model_lock:  # as the real one: the lock is held for the whole load
+        with loader._model_lock:  # as the real one: the lock is held for the whole load
             gate.wait(10)
         return object()
 
-    monkeypatch.setattr(relevance, "embedder", loading_embedder)
-    monkeypatch.setattr(relevance, "_model", None)
-    monkeypatch.setattr(relevance, "_warming", None)
-    relevance.warm_up()  # one run's first node
-    again = threading.Thread(target=relevance.warm_up)  # another run's, in the same process
+    monkeypatch.setattr(loader, "embedder", loading_embedder)
+    monkeypatch.setattr(loader, "_model", None)
+    monkeypatch.setattr(loader, "_warming", None)
+    loader.warm_up()  # one run's first node
+    again = threading.Thread(target=loader.warm_up)  # another run's, in the same process
     again.start()
     again.join(5)
     finished = not again.is_alive()
     gate.set()
     assert finished, "the run's warm-up waited for the model's load"
-    thread = relevance._warming
+    thread = loader._warming
     assert thread is not None
     thread.join(10)
 
@@ -142,7 +144,7 @@ async def test_an_empty_memory_is_not_opened_before_the_first_model_call(
 ) -> None:
     memory = tmp_path / "memory"
     monkeypatch.setenv("MEMORY_DIR", str(memory))
-    monkeypatch.setattr(relevance, "warm_up", lambda imports=(): None)
+    monkeypatch.setattr(embedding, "warm_up", lambda imports=(): None)
     seen: list[bool] = []
 
     def answer(messages: list[BaseMessage]) -> AIMessage:

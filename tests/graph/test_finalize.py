@@ -7,7 +7,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 
 from deep_research.citations.markdown import parse
-from deep_research.finalize import finalize
+from deep_research.nodes.finalize import finalize
 from deep_research.state import ResearchFailure, Source
 
 PAGE = "https://real.example/page"

@@ -9,7 +9,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from deep_research.graph import builder
-from deep_research.search.providers import SearchResult
+from deep_research.search.types import SearchResult
 from tests.support.graph_scripts import (
     LINK,
     NO_CLARIFY,

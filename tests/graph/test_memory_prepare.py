@@ -1,4 +1,4 @@
-"""`remembering.prepare`: when research comes back, memory's slow parts start on a thread
+"""`remember.prepare`: when research comes back, memory's slow parts start on a thread
 of their own, so `remember` embeds only the report; never with memory off, and silently
 when the store cannot be used (`remember` says so)."""
 
@@ -17,13 +17,13 @@ from filelock import FileLock
 from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from deep_research import remembering
+from deep_research import embedding
 from deep_research.citations import check_report
 from deep_research.graph import builder
 from deep_research.memory import PASSAGES, Location, chunks, open_store, research
 from deep_research.memory.location import LOCK_NAME
 from deep_research.memory.reading import reading_text
-from deep_research.search import relevance
+from deep_research.nodes import remember
 from deep_research.state import ResearchState
 from tests.support.fakes.page_server import PageServer
 from tests.support.graph_scripts import orchestrator_fanning_out, script_for
@@ -90,7 +90,7 @@ def watch_target(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[BaseE
     keeps quiet about)."""
     ran: list[str] = []
     raised: list[BaseException] = []
-    real = remembering._prepare
+    real = remember._prepare
 
     def watched(*args: Any) -> None:
         ran.append(threading.current_thread().name)
@@ -100,7 +100,7 @@ def watch_target(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[BaseE
             raised.append(error)
             raise
 
-    monkeypatch.setattr(remembering, "_prepare", watched)
+    monkeypatch.setattr(remember, "_prepare", watched)
     return ran, raised
 
 
@@ -108,7 +108,7 @@ def watch_target(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[BaseE
 async def test_remember_embeds_only_the_report_the_pages_were_embedded_while_it_was_written(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    model = relevance.embedder()
+    model = embedding.embedder()
     monkeypatch.setattr(model, "_cache", OrderedDict())  # no other test's vectors
     computed: list[tuple[str, str]] = []  # (thread, text), in the order they were computed
     real_compute = model._compute
@@ -153,7 +153,7 @@ async def test_remember_embeds_only_the_report_the_pages_were_embedded_while_it_
         assert index < start and computed[index][0] == "minilm", text[:60]
     # Small background requests: a search scoring meanwhile is never stuck behind a page.
     assert prepared and all(
-        background and 0 < size <= remembering.PREPARED_PER_PASS for background, size in prepared
+        background and 0 < size <= remember.PREPARED_PER_PASS for background, size in prepared
     ), prepared
     by_remember = {text for _, text in computed[start:]}
     report_texts = set(chunks.split(reading_text(values["final_report"])))
@@ -172,7 +172,7 @@ async def test_with_memory_off_nothing_is_prepared_and_no_store_is_made(
     memory = tmp_path / "memory"
     monkeypatch.setenv("MEMORY_DIR", str(memory))
     after_research: list[bool] = []
-    real_prepare = remembering.prepare
+    real_prepare = remember.prepare
 
     def watched_prepare(state: ResearchState, context: Any) -> None:
         messages = state.get("messages") or []
@@ -180,7 +180,7 @@ async def test_with_memory_off_nothing_is_prepared_and_no_store_is_made(
         after_research.append(isinstance(last, ToolMessage) and last.name == "research")
         real_prepare(state, context)
 
-    monkeypatch.setattr(remembering, "prepare", watched_prepare)
+    monkeypatch.setattr(remember, "prepare", watched_prepare)
     ran, _ = watch_target(monkeypatch)
 
     values, events = await run({**MEMORY_ON, "use_memory": False})

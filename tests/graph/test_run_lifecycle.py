@@ -13,9 +13,9 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from deep_research import models
 from deep_research.graph import builder
-from deep_research.models import ModelEndpointError
+from deep_research.llm import models
+from deep_research.llm.models import ModelEndpointError
 from tests.support.graph_scripts import (
     NO_CLARIFY,
     call,

@@ -21,10 +21,10 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from deep_research import process
 from deep_research.graph import builder
-from deep_research.models import ModelEndpointError
-from deep_research.research_task import OldCheckpointError, research_task
+from deep_research.llm.models import ModelEndpointError
+from deep_research.researcher.task import OldCheckpointError, research_task
+from deep_research.runtime import process
 from deep_research.search import cache
 from deep_research.search.budget import Grant, quotas
 from deep_research.search.chain import SearchChain

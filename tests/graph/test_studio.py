@@ -6,9 +6,9 @@ from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
 
-from deep_research import progress
-from deep_research.context import Context
+from deep_research.config.settings import Context
 from deep_research.graph import builder
+from deep_research.runtime import progress
 from tests.support.graph_scripts import orchestrator_fanning_out, script_for
 from tests.support.search import ScriptedSearch
 

@@ -56,7 +56,7 @@ async def test_two_unreadable_decisions_proceed_without_questions_and_say_so(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     use_script(clarifier_script(["I think we are fine.", "No JSON today either."]))
-    with caplog.at_level(logging.WARNING, logger="deep_research.clarify"):
+    with caplog.at_level(logging.WARNING, logger="deep_research.nodes.clarify"):
         out = await builder.compile().ainvoke(QUESTION)
     assert "__interrupt__" not in out and out["final_report"].startswith("# Report")
     assert "proceeding without questions" in caplog.text

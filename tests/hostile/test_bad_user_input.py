@@ -15,9 +15,9 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
-from deep_research.clarify import ANSWER_SHAPES, SHOWN_CHARS
 from deep_research.graph import builder
-from deep_research.question import EmptyQuestionError
+from deep_research.nodes.clarify import ANSWER_SHAPES, SHOWN_CHARS
+from deep_research.nodes.question import EmptyQuestionError
 from tests.support.graph_scripts import NO_CLARIFY, orchestrator_fanning_out, script_for
 from tests.support.scripted_model import ScriptedChatModel
 from tests.support.search import ScriptedSearch

@@ -17,9 +17,9 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
 
-from deep_research.context import Context, read_endpoints
+from deep_research.config.settings import Context, read_endpoints
 from deep_research.graph import builder
-from deep_research.models import ModelDeadlineError, chat_model
+from deep_research.llm.models import ModelDeadlineError, chat_model
 from tests.support.brain import ResearchBrain, role_of
 from tests.support.fakes.openai_server import Reply, ToolCall, message_text
 from tests.support.fakes.tavily_server import FakeTavilyServer

@@ -14,15 +14,15 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage, ToolMessage
 
-from deep_research import orchestrator
 from deep_research.citations.hygiene import MAX_LABEL_CHARS
-from deep_research.research_task import result_text
-from deep_research.search import extract
+from deep_research.nodes import orchestrator
+from deep_research.researcher.task import result_text
 from deep_research.search.chain import SearchChain
 from deep_research.search.fetch import PageFetcher
 from deep_research.search.netguard import AddressPolicy
 from deep_research.search.providers import make_provider
 from deep_research.state import Source
+from deep_research.text import extract
 from tests.support.brain import ResearchBrain, role_of
 from tests.support.fakes.openai_server import message_text
 from tests.support.fakes.page_server import PageServer, many_links_html

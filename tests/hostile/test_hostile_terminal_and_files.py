@@ -30,7 +30,7 @@ from deep_research.cli.runs import BadThreadIdError, Home, TrafficRecords, load_
 from deep_research.cli.session import Outcome, _answer
 from deep_research.cli.traffic import TrafficLog
 from deep_research.cli.view import ProgressView, Tracker
-from deep_research.context import load_context
+from deep_research.config.settings import load_context
 from tests.support.brain import FAIL_MARKER, ResearchBrain, _texts
 from tests.support.cli import (
     CLI_TIMEOUT,

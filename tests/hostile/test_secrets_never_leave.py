@@ -20,12 +20,12 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import START, StateGraph
 from typing_extensions import TypedDict
 
-from deep_research import progress
-from deep_research.context import Context
-from deep_research.finalize import finalize
+from deep_research.config.settings import Context
 from deep_research.graph import builder
-from deep_research.models import role_model
-from deep_research.secrets import REDACTED
+from deep_research.llm.models import role_model
+from deep_research.nodes.finalize import finalize
+from deep_research.runtime import progress
+from deep_research.text.secrets import REDACTED
 from tests.support.brain import ResearchBrain, role_of
 from tests.support.cli import QUESTION, cli_env, run_cli
 from tests.support.fakes.langsmith_server import FakeLangSmithServer

@@ -14,9 +14,9 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel, Field
 
-from deep_research.context import load_context
+from deep_research.config.settings import load_context
 from deep_research.graph import builder
-from deep_research.models import (
+from deep_research.llm.models import (
     ContextTooLongError,
     ModelDeadlineError,
     ModelEndpointError,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from deep_research.cli.doctor_checks import (
+from deep_research.cli.doctor.checks import (
     Check,
     check_search,
     check_searches,
@@ -19,9 +19,9 @@ from deep_research.cli.doctor_checks import (
     check_writable,
     search_names,
 )
-from deep_research.cli.doctor_models import check_model, model_targets
+from deep_research.cli.doctor.model_checks import check_model, model_targets
 from deep_research.cli.main import main
-from deep_research.context import load_context
+from deep_research.config.settings import load_context
 from tests.support.cli import cli_env, run_cli
 from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer, ToolCall, tools_offered
 from tests.support.fakes.searxng_server import FakeSearxngServer

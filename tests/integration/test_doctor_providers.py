@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from deep_research.cli.doctor_checks import Check
-from deep_research.cli.doctor_models import check_model, model_targets
-from deep_research.context import load_context
+from deep_research.cli.doctor.checks import Check
+from deep_research.cli.doctor.model_checks import check_model, model_targets
+from deep_research.config.settings import load_context
 from tests.support.fakes.anthropic_server import FakeAnthropicServer
 from tests.support.fakes.ollama_server import FakeOllamaServer
 from tests.support.fakes.openai_server import Reply, ToolCall, tools_offered

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from deep_research import envfile
 from deep_research.cli.main import main
-from deep_research.context import Context, Endpoints
+from deep_research.config import envfile
+from deep_research.config.settings import Context, Endpoints
 from tests.support.brain import LINK, ResearchBrain, role_of
 from tests.support.cli import CLI_TIMEOUT, LLM_KEY, QUESTION, REPO, TAVILY_KEY, run_cli
 from tests.support.fakes.openai_server import ScriptedOpenAIServer
@@ -184,7 +184,7 @@ def test_unparsable_lines_are_one_warning_without_their_content(
         added = envfile.load(path, environ)
     assert added == ["LLM_MODEL"] and environ == {"LLM_TIMEOUT": "12", "LLM_MODEL": "kept"}
     [record] = caplog.records
-    assert record.name == "deep_research.envfile"
+    assert record.name == "deep_research.config.envfile"
     assert record.getMessage() == f"ignored line 2 of {path}: not NAME=value"
 
 

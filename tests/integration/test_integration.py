@@ -9,9 +9,9 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from deep_research.context import Context
+from deep_research.config.settings import Context
 from deep_research.graph import builder
-from deep_research.models import ModelEndpointError, role_model
+from deep_research.llm.models import ModelEndpointError, role_model
 from deep_research.search import providers
 from tests.support.brain import FAIL_MARKER, ResearchBrain, role_of
 from tests.support.fakes.openai_server import InFlightBarrier

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 from langchain_chroma import Chroma
 
-from deep_research.library import LibraryProvider, Outcome, add_paths, entries, remove_path
+from deep_research.library import Outcome, add_paths, entries, remove_path
 from deep_research.memory import LIBRARY, Location, Piece, Store, open_store
+from deep_research.search.library import LibraryProvider
 from tests.support.documents import write_docx, write_pdf
 
 SOLAR = "Solar panels in Germany produced 60 terawatt hours of electricity in 2023."

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from deep_research import http_clients
-from deep_research.context import Context
-from deep_research.models import role_model
+from deep_research.config.settings import Context
+from deep_research.llm.models import role_model
+from deep_research.runtime import http as http_clients
 from tests.support.fakes.openai_server import ScriptedOpenAIServer
 from tests.support.tls import count_ca_bundle_reads
 

@@ -13,8 +13,9 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from deep_research.search import chain as chain_module
 from deep_research.search.cache import OnceMap, run_cache
 from deep_research.search.chain import SearchChain
-from deep_research.search.providers import SearchError, SearchResult, make_provider
+from deep_research.search.providers import make_provider
 from deep_research.search.relevance import score_results
+from deep_research.search.types import SearchError, SearchResult
 from tests.support.fakes.page_server import INJECTION, PageServer
 from tests.support.fakes.searxng_server import FakeSearxngServer
 from tests.support.fakes.tavily_server import FakeTavilyServer

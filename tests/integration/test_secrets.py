@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from deep_research.cli.traffic import TrafficLog
-from deep_research.context import ConfigError, Context
-from deep_research.models import public_url, role_model
-from deep_research.secrets import REDACTED, Redactor
+from deep_research.config.settings import ConfigError, Context
+from deep_research.llm.models import public_url, role_model
+from deep_research.text.secrets import REDACTED, Redactor
 
 
 @pytest.mark.parametrize(

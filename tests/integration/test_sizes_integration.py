@@ -11,8 +11,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from deep_research.graph import builder
-from deep_research.limits import SHORTEN_ROUNDS, USER_TEXT_CHARS
-from deep_research.models import ContextTooLongError
+from deep_research.llm.models import ContextTooLongError
+from deep_research.text.limits import SHORTEN_ROUNDS, USER_TEXT_CHARS
 from tests.support.brain import ResearchBrain, role_of
 from tests.support.context_brain import ContextWindowBrain, Shape, request_chars
 from tests.support.fakes.openai_server import ScriptedOpenAIServer

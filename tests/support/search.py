@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from deep_research.search.providers import SearchError, SearchResult
+from deep_research.search.types import SearchError, SearchResult
 
 # The local page server's host name in tests (mapped to 127.0.0.1 by the `pages` fixture).
 PAGES_HOST = "pages.test"

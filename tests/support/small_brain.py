@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from deep_research.research_task import RESULT_HEADER
+from deep_research.researcher.task import RESULT_HEADER
 from tests.support.brain import ResearchBrain, role_of
 from tests.support.fakes.openai_server import Reply, ToolCall, last_user_text, message_text
 

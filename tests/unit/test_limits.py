@@ -6,7 +6,7 @@ import re
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from deep_research.limits import MIN_CUT_CHARS, cut, fair_cut, fair_share, shorten
+from deep_research.text.limits import MIN_CUT_CHARS, cut, fair_cut, fair_share, shorten
 
 NOTE = re.compile(r"… \[cut: ([\d,]+) more characters\]$")
 

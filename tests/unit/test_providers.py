@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from langchain.chat_models import base as registry
 
-from deep_research import providers
-from deep_research.choices import MODEL_PROVIDERS
-from deep_research.context import ConfigError, Context
-from deep_research.secrets import SECRET_ENV
+from deep_research.config import model_providers as providers
+from deep_research.config.names import MODEL_PROVIDERS
+from deep_research.config.settings import ConfigError, Context
+from deep_research.text.secrets import SECRET_ENV
 from tests.support.readme import section
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"

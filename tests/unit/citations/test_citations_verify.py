@@ -8,7 +8,7 @@ from deep_research.citations import SourceRegistry, TextDirective, check_report
 from deep_research.citations.hygiene import stray_tildes
 from deep_research.citations.markdown import describe_inline, parse
 from deep_research.state import Source
-from deep_research.urls import page_key
+from deep_research.text.urls import page_key
 
 PAGE = "https://example.org/heat-pumps"
 PDF = "https://example.org/report.pdf"

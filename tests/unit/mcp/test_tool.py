@@ -7,7 +7,7 @@ import re
 import pytest
 from mcp.server.mcpserver.exceptions import ToolError
 
-from deep_research.choices import SEARCH_PROVIDERS
+from deep_research.config.names import SEARCH_PROVIDERS
 from deep_research.mcp.app import server
 from deep_research.mcp.progress import SHOWN_CHARS, describe
 from deep_research.mcp.run import error_text, questions_text

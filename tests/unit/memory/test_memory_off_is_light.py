@@ -12,7 +12,7 @@ from tests.support.cli import CLI_TIMEOUT, REPO
 
 OPEN_A_SEARCH_STEP = """
 import asyncio, sys
-from deep_research.context import Context
+from deep_research.config.settings import Context
 from deep_research.search import step
 from deep_research.search.budget import Grant
 

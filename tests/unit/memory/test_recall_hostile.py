@@ -10,8 +10,8 @@ from langchain_core.messages import HumanMessage
 
 from deep_research.memory import PASSAGES, REPORTS, Piece, open_store
 from deep_research.memory.research import remembered_threads
-from deep_research.orchestrator import _earlier_reports
-from deep_research.remembering import recall
+from deep_research.nodes.orchestrator import _earlier_reports
+from deep_research.nodes.recall import recall
 from deep_research.search import render
 from deep_research.search.query import QueryOutcome
 from deep_research.search.remembered import MemoryLookup

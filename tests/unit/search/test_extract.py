@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import trafilatura
 
-from deep_research.search import extract
+from deep_research.text import extract
 from tests.support.fakes.page_server import heavy_article_html
 
 WORDS = " ".join(f"word{i}" for i in range(80))

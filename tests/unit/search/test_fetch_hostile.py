@@ -7,11 +7,12 @@ import tracemalloc
 
 import pytest
 
-from deep_research.search import extract, render
+from deep_research.search import render
 from deep_research.search.fetch import Page, PageFetcher
 from deep_research.search.netguard import AddressPolicy
-from deep_research.search.providers import SearchResult
 from deep_research.search.query import Finding, QueryOutcome
+from deep_research.search.types import SearchResult
+from deep_research.text import extract
 from tests.support.fakes.page_server import BOMB_SIZE, INJECTION, PageServer, gzip_bomb
 from tests.support.search import PAGES_HOST
 

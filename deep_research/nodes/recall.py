@@ -1,0 +1,73 @@
+"""`recall`: before research, earlier reports on similar questions, from memory.
+
+Memory is used in code, not left to the model: the reports found go to the orchestrator
+fenced and dated, and their thread ids to the user. A store that cannot be used (locked,
+damaged, unreachable) is a progress event the CLI's summary names, and the run goes on
+without memory. chromadb is imported only inside the node, and only when a store exists.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from langgraph.runtime import Runtime
+
+from deep_research.config.settings import Context, context_of
+from deep_research.runtime import progress
+from deep_research.state import RecalledReport, ResearchState
+
+SHOWN_REPORTS = 3
+# What a stored thread id and date may look like when shown outside a data fence: a shared
+# or damaged store is outside input like any other.
+_THREAD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+async def recall(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Earlier reports similar to this question, for the orchestrator and the user."""
+    messages = state.get("messages") or []
+    last = messages[-1] if messages else None
+    question = last.text if isinstance(last, HumanMessage) else ""
+    update: dict[str, Any] = {"question": question, "earlier_reports": []}
+    context = context_of(runtime)
+    if not context.use_memory:
+        return update
+    from deep_research.memory import configured, configured_store
+
+    if await asyncio.to_thread(configured_store) is None:
+        # Nothing remembered yet: no store to open, and neither chromadb (about 4 s to
+        # import) nor the relevance model stands between the question and the first model call.
+        where = (await asyncio.to_thread(configured)).describe()
+        progress.emit("memory", status="on", where=where, earlier=[])
+        return update
+    from deep_research.memory import MemoryUnavailable, open_store
+    from deep_research.memory.research import similar_reports
+
+    try:
+        store = await open_store()
+        found = await similar_reports(
+            store, question, min_similarity=context.memory_min_similarity, limit=SHOWN_REPORTS
+        )
+    except MemoryUnavailable as error:
+        progress.emit("memory", status="unavailable", reason=str(error))
+        return update
+    reports = [
+        RecalledReport(
+            thread_id=r.thread_id if _THREAD_ID.fullmatch(r.thread_id) else "(unnamed)",
+            question=r.question,
+            date=r.date if _DATE.fullmatch(r.date) else "(undated)",
+            similarity=r.similarity,
+            excerpt=r.excerpt,
+        )
+        for r in found
+    ]
+    progress.emit(
+        "memory",
+        status="on",
+        where=store.where,
+        earlier=[{"thread_id": r["thread_id"], "date": r["date"]} for r in reports],
+    )
+    return {**update, "earlier_reports": reports}

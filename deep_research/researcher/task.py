@@ -1,0 +1,139 @@
+"""One `research` tool call as its own graph task: runs the research subgraph, contains
+its failures, checks its report's citations and hands the orchestrator a bounded result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import HumanMessage, ToolMessage
+from langgraph.config import get_config
+from langgraph.constants import CONFIG_KEY_CHECKPOINTER
+from langgraph.errors import GraphBubbleUp
+from langgraph.runtime import Runtime
+
+from deep_research.citations import check_report
+from deep_research.config.settings import Context, context_of
+from deep_research.errors import DeepResearchError
+from deep_research.llm import models
+from deep_research.researcher.graph import researcher_graph
+from deep_research.runtime import process, progress, tracing
+from deep_research.search import render
+from deep_research.state import ResearcherState, ResearchTask, Source
+from deep_research.text import secrets
+from deep_research.text.limits import REPORT_CHARS, cut
+from deep_research.text.urls import page_key
+
+
+class OldCheckpointError(DeepResearchError, RuntimeError):
+    """A research task checkpointed by an older version, whose search budget worked otherwise."""
+
+
+async def research_task(task: ResearchTask, runtime: Runtime[Context]) -> dict[str, Any]:
+    """One `research` tool call, run as its own graph task; a failure stays its own."""
+    context = context_of(runtime)
+    if "quota" not in task:
+        raise OldCheckpointError(
+            "This run was checkpointed by an older deep_research whose search budget worked "
+            "differently; it cannot be resumed. Start the question again."
+        )
+    async with process.turn_slots(task["dispatch_id"], context.max_researchers_per_turn):
+        progress.emit("research_started", id=task["tool_call_id"], topic=task["topic"])
+        try:
+            start = ResearcherState(
+                messages=[HumanMessage(task["topic"])],
+                sources=[],
+                turns=0,
+                searches=0,
+                reservation=None,
+                **task,
+            )
+            # "sync": each reservation is on disk before the step that sends its searches.
+            result = await researcher_graph.ainvoke(
+                start,
+                tracing.research_config(task["topic"], context),
+                context=context,
+                durability="sync" if _checkpointed() else None,
+            )
+        except (GraphBubbleUp, models.ModelEndpointError):
+            # An unreachable model server is an outage, not a finding about this topic: the
+            # run stops with one clear error and a resume re-runs only the unfinished tasks.
+            raise
+        except Exception as error:  # containment boundary: recorded and reported below
+            # Born clean: it goes to the orchestrator's model, the state and the report.
+            message = secrets.redact(f"{type(error).__name__}: {error}")
+            progress.emit(
+                "research_failed", id=task["tool_call_id"], topic=task["topic"], error=message
+            )
+            return {
+                "messages": [
+                    ToolMessage(
+                        # An error's text can quote what a server sent: fenced as data.
+                        f"Research on {task['topic']!r} failed. This topic has no findings: "
+                        "say so in the report, or try a narrower topic. The error:\n"
+                        + render.fence(message, render.new_nonce()),
+                        tool_call_id=task["tool_call_id"],
+                        name="research",
+                        status="error",
+                    )
+                ],
+                "failures": [{"topic": task["topic"], "error": message}],
+                "searches_used": await _searches_counted(task["quota"]) - task["quota"],
+            }
+    sources = result.get("sources", [])
+    # Checked against this researcher's own sources, before the orchestrator can copy a link.
+    checked = check_report(result["messages"][-1].text, sources)
+    searches = result.get("searches", 0)  # from the subgraph's state: survives a resume
+    progress.emit(
+        "research_done",
+        id=task["tool_call_id"],
+        topic=task["topic"],
+        sources=len(sources),
+        searches=searches,
+    )
+    return {
+        "messages": [
+            ToolMessage(
+                result_text(checked.body, sources, cited=len(checked.cited)),
+                tool_call_id=task["tool_call_id"],
+                name="research",
+                artifact={"citation_check": checked.check},
+            )
+        ],
+        "sources": sources,
+        "searches_used": searches - task["quota"],  # the unused part goes back
+    }
+
+
+RESULT_HEADER = "The researcher's report:\n"
+
+
+def result_text(report: str, sources: list[Source], cited: int = 0) -> str:
+    """What the orchestrator reads of a finished topic, within `REPORT_CHARS`.
+
+    The report's own links (checked, with their quotes) are what the orchestrator may cite;
+    the pages it retrieved but did not cite are only counted: the orchestrator has none of
+    their text, and listing them cost a tenth of every request it sent.
+    The report quotes web text: it is fenced as data, with a nonce of its own, so nothing
+    in it reads as an instruction.
+    """
+    uncited = len({page_key(s["url"]) for s in sources}) - cited
+    more = f"\n\n({uncited} more pages retrieved, not cited.)" if uncited > 0 else ""
+    room = REPORT_CHARS - len(RESULT_HEADER) - render.FENCE_CHARS - len(more)
+    return RESULT_HEADER + render.fence(cut(report.strip(), room) + more, render.new_nonce())
+
+
+def _checkpointed() -> bool:
+    """Whether this run has a checkpointer (a graph compiled without one has no durability)."""
+    return get_config().get("configurable", {}).get(CONFIG_KEY_CHECKPOINTER) is not None
+
+
+async def _searches_counted(quota: int) -> int:
+    """The failed subgraph's checkpointed search count (reserved searches included).
+
+    Without a checkpointer nothing survives the failure, so the whole quota is counted:
+    more than was sent, perhaps, but never fewer.
+    """
+    if not _checkpointed():
+        return quota
+    snapshot = await researcher_graph.aget_state(get_config())
+    return int(snapshot.values.get("searches", 0))

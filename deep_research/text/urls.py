@@ -1,0 +1,103 @@
+"""URLs as the agent reads them: which page a URL names (one notion of "the same page" for
+the fetch cache, the run's sources and the citation registry: `…/a/`, `…/a#x` and
+`…/a?utm_source=y` are one page), which URLs may be cited, and their fragments.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
+
+# Query parameters that only say where a click came from; they never change the page.
+_TRACKING_PREFIXES = ("utm_",)
+_TRACKING_NAMES = frozenset({"fbclid", "gclid", "dclid", "msclkid", "mc_cid", "mc_eid", "igshid"})
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+# Characters a path may carry unescaped (RFC 3986 pchar minus '%'), so that
+# "/a%20b" and "/a b" or "%7E" and "~" normalise to the same key.
+_PATH_SAFE = "/:@!$&'()*+,;=-._~"
+_WEB_SCHEMES = ("http", "https")
+# A library PDF's page: `file:///…/a.pdf#page=3` names page 3, a source of its own.
+_PAGE_ANCHOR = re.compile(r"page=([1-9][0-9]{0,5})")
+
+
+def is_web_url(url: str) -> bool:
+    return urlsplit(url.strip()).scheme.lower() in _WEB_SCHEMES
+
+
+def is_file_url(url: str) -> bool:
+    """A local file in the form the library writes: `file:///absolute/path` (no host)."""
+    parts = urlsplit(url.strip())
+    return parts.scheme.lower() == "file" and not parts.netloc and parts.path.startswith("/")
+
+
+def library_page_anchor(base: str, fragment: str) -> str:
+    """`page=N` when `base` is a local file and `fragment` names a page, else ''."""
+    return fragment if is_file_url(base) and _PAGE_ANCHOR.fullmatch(fragment) else ""
+
+
+def page_key(url: str) -> str:
+    """Which page a URL names: one key for every spelling of it (case, default port,
+    trailing slash, fragment, escaping, parameter order, tracking parameters).
+
+    The scheme is kept, since http and https may serve different things.
+    """
+    parts = urlsplit(url.strip())
+    host = (parts.hostname or "").lower()
+    try:
+        port = parts.port
+    except ValueError:  # a malformed port: keep the key distinct rather than guess
+        port = None
+        host = parts.netloc.lower()
+    scheme = parts.scheme.lower()
+    netloc = host if port in (None, _DEFAULT_PORTS.get(scheme)) else f"{host}:{port}"
+    path = quote(unquote(parts.path), safe=_PATH_SAFE).rstrip("/")
+    query = urlencode(
+        sorted(
+            (name, value)
+            for name, value in parse_qsl(parts.query, keep_blank_values=True)
+            if not _is_tracking(name)
+        )
+    )
+    # A file URL has no host: urlunsplit would drop the '//' that `file:///` needs.
+    key = urlunsplit((scheme, netloc, path, query, ""))
+    if scheme == "file":
+        key = f"file://{path}" + (f"?{query}" if query else "")
+        anchor = library_page_anchor(url, parts.fragment)
+        key += f"#{anchor}" if anchor else ""
+    return key
+
+
+def _is_tracking(name: str) -> bool:
+    lowered = name.lower()
+    return lowered in _TRACKING_NAMES or lowered.startswith(_TRACKING_PREFIXES)
+
+
+# The citation check's URL helpers: the fragment split, citable URLs and PDF links.
+DIRECTIVE_DELIMITER = ":~:"
+
+
+def source_base(url: str) -> str:
+    """What a source is keyed by: the URL without its fragment, except that a library
+    document's `#page=N` stays (each PDF page is a source of its own)."""
+    base, fragment = split_fragment(url)
+    anchor = library_page_anchor(base, fragment)
+    return f"{base}#{anchor}" if anchor else base
+
+
+def is_citable_url(url: str) -> bool:
+    """A web page, or a local file as the library names it (`file:///…`, no host). Which
+    files were really retrieved is the registry's to say: only the library source makes
+    `file:` sources, so a path outside the library can never be found there."""
+    return is_web_url(url) or is_file_url(url)
+
+
+def split_fragment(url: str) -> tuple[str, str]:
+    """`(url without fragment, fragment without '#')`."""
+    base, _, fragment = url.partition("#")
+    return base, fragment
+
+
+def is_pdf(url: str, title: str = "") -> bool:
+    """PDF viewers ignore text fragments: a `.pdf` path, or a search engine's `[PDF]` tag."""
+    path = urlsplit(url).path.lower()
+    return path.endswith(".pdf") or title.lstrip().upper().startswith("[PDF]")
