@@ -19,6 +19,7 @@ import httpcore
 import httpx
 
 from deep_research.config.settings import read_endpoints
+from deep_research.errors import DeepResearchError
 from deep_research.runtime.http import tls_context
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -62,7 +63,7 @@ NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")  # local-use NAT64, RFC 821
 ALLOWED_SCHEMES = ("http", "https")
 
 
-class BlockedAddress(httpx.RequestError):
+class BlockedAddress(DeepResearchError, httpx.RequestError):
     """A URL or address that page fetching refuses; the message says which and why.
 
     Messages reach the model outside the fences that mark web data, so they hold fixed
