@@ -1,8 +1,12 @@
-"""README.md is a test: its setup block is what CI runs, and its Python snippets run as written.
+"""The documentation is a test: what it tells a reader to run runs, and its links lead somewhere.
 
-The setup block is compared line for line with `.ci/run`'s install lines, so a README that
-breaks breaks CI. The "From Python" snippet is executed with top-level `await` (as in Jupyter
-or `python -m asyncio`) against the scripted model server and the fake Tavily API.
+README.md's setup block is compared line for line with `.ci/run`'s install lines, so a README
+that breaks breaks CI, and its research line runs as written. docs/python.md's snippet is
+executed with top-level `await` (as in Jupyter or `python -m asyncio`) against the scripted
+model server and the fake Tavily API. Every relative link of README.md and docs/*.md names a
+file that exists (and a heading that exists, where it names one), and every page is reachable
+from the README. Each check finds its text by heading or marker (tests/support/readme.py), on
+whichever page holds it.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import contextlib
 import io
 import json
 import re
+import shlex
 import shutil
 import sys
 import tomllib
@@ -19,9 +24,19 @@ from pathlib import Path
 import pytest
 
 from tests.support.brain import LINK, ResearchBrain, role_of
+from tests.support.cli import cli_env, run_cli
 from tests.support.fakes.openai_server import ScriptedOpenAIServer, system_text
 from tests.support.fakes.tavily_server import FakeTavilyServer
-from tests.support.readme import README, REPO, block_after, run_with_top_level_await, section
+from tests.support.readme import (
+    FENCE,
+    PAGES,
+    README,
+    REPO,
+    block_after,
+    headings,
+    run_with_top_level_await,
+    section,
+)
 
 CI_RUN = (REPO / ".ci" / "run").read_text(encoding="utf-8")
 # Only the CPU wheel's index differs: CI reaches PyPI alone, where this machine's wheel is.
@@ -46,7 +61,7 @@ def test_ci_uses_the_pip_python_ships_and_runs_the_readme_test_command() -> None
     command = block_after("Run the tests", section("## Quickstart")).strip()
     assert command == "python -m pytest"
     assert CI_RUN.rstrip().splitlines()[-1] == command
-    assert block_after("\n## Test\n").strip() == command
+    assert block_after("```bash", section("# Testing")).strip() == command
 
 
 def test_the_torch_pin_matches_between_readme_and_ci() -> None:
@@ -68,14 +83,14 @@ def test_the_notebook_extra_brings_jupyter_and_dev_includes_it() -> None:
     extras = extras["optional-dependencies"]
     assert any(spec.startswith("jupyterlab") for spec in extras["notebook"])
     assert "deep_research[notebook]" in extras["dev"]
-    assert 'pip install -e ".[notebook]"' in section("### In a notebook")
+    assert 'pip install -e ".[notebook]"' in section("### Notebook")
     assert shutil.which("jupyter-lab", path=str(Path(sys.executable).parent))
 
 
 async def test_the_from_python_snippet_runs_as_written_and_keeps_its_context_on_resume(
     monkeypatch: pytest.MonkeyPatch, tavily: FakeTavilyServer
 ) -> None:
-    snippet = block_after("```python", section("### From Python"))
+    snippet = block_after("```python", section("# From Python"))
     assert "context=context" in snippet.split("Command(resume=", 1)[1]
     with ScriptedOpenAIServer(ResearchBrain()) as llm:
         monkeypatch.setenv("LLM_BASE_URL", llm.base_url)
@@ -93,20 +108,121 @@ async def test_the_from_python_snippet_runs_as_written_and_keeps_its_context_on_
     assert all("15 searches" in system_text(body) for body in orchestrator)
 
 
-def test_the_readme_says_studio_is_hosted_and_the_api_works_offline() -> None:
-    text = section("### Through the Agent Server and Studio")
-    assert "hosted" in text and "internet" in text and "2024" in text
+def test_the_docs_say_studio_is_hosted_and_the_api_works_offline() -> None:
+    for text in (
+        section("### Agent Server and Studio"),
+        section("# Through the Agent Server and Studio"),
+    ):
+        assert "hosted" in text and "internet" in text and "2024" in text and "offline" in text
 
 
-def test_every_python_snippet_says_where_top_level_await_works() -> None:
-    assert "python -m asyncio" in README and "Jupyter" in README
+TOP_LEVEL_AWAIT = re.compile(r"^(\S.*)?\bawait ", re.MULTILINE)
+
+
+def test_every_page_with_a_top_level_await_says_where_it_works() -> None:
+    pages = [
+        name
+        for name, text in PAGES.items()
+        if any(
+            lang == "python" and TOP_LEVEL_AWAIT.search(body) for lang, body in FENCE.findall(text)
+        )
+    ]
+    assert len(pages) >= 3, pages  # the Python API, the Agent Server, the plan review
+    for name in pages:
+        assert "python -m asyncio" in PAGES[name] and "Jupyter" in PAGES[name], name
+
+
+async def test_the_quickstart_research_line_runs_as_written(tmp_path: Path) -> None:
+    line = block_after("<!-- quickstart-research").strip()
+    commands = [shlex.split(part) for part in line.split(" && ")]
+    assert [argv[0] for argv in commands] == ["deep-research", "deep-research"]
+    assert commands[0][1:] == ["doctor"]
+    with ScriptedOpenAIServer(ResearchBrain()) as llm, FakeTavilyServer() as tavily:
+        env = cli_env(llm, tavily, tmp_path)
+        for argv in commands:  # `&&`: each runs only when the one before succeeded
+            done = run_cli(tmp_path, env, *argv[1:])
+            assert done.returncode == 0, (argv, done.stdout, done.stderr)
+    [report] = (tmp_path / "reports").glob("*.md")
+    cited = set(LINK.findall(report.read_text(encoding="utf-8")))
+    assert cited and cited <= tavily.returned_urls
+
+
+# A Markdown link outside code: [text](target) or [text](target "title").
+MARKDOWN_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+INLINE_CODE = re.compile(r"`[^`]*`")  # a code span may wrap a line
+
+
+def prose(text: str) -> str:
+    """`text` without its fenced blocks and code spans: links there are examples, not links."""
+    return INLINE_CODE.sub("", FENCE.sub("", text))
+
+
+def anchor(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation out, spaces to hyphens."""
+    words = re.sub(r"[^\w\- ]", "", heading.replace("`", "").lower())
+    return words.replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    return {anchor(match.group(2)) for match in headings(path.read_text(encoding="utf-8"))}
+
+
+def relative_links(name: str) -> list[str]:
+    targets = MARKDOWN_LINK.findall(prose(PAGES[name]))
+    return [t for t in targets if not re.match(r"[a-z][a-z0-9+.-]*:", t)]  # not https:, mailto:
+
+
+def test_every_relative_link_in_the_docs_names_a_file_and_heading_that_exist() -> None:
+    checked = 0
+    for name in PAGES:
+        page = REPO / name
+        for target in relative_links(name):
+            path, _, fragment = target.partition("#")
+            file = (page.parent / path).resolve() if path else page
+            assert file.is_relative_to(REPO) and file.exists(), f"{name}: {target}"
+            if fragment and file.suffix == ".md":
+                assert fragment in anchors(file), f"{name}: {target}: no such heading"
+            checked += 1
+    assert checked > 40, "the links were found"
+
+
+def test_the_link_checker_catches_a_missing_file_and_a_missing_heading() -> None:
+    assert MARKDOWN_LINK.findall(prose('[a](docs/x.md) `[b](c.md)` [d](e.md "t")')) == [
+        "docs/x.md",
+        "e.md",
+    ]
+    assert (
+        anchor("Check your setup: `deep-research doctor`")
+        == "check-your-setup-deep-research-doctor"
+    )
+    assert "no-such-heading" not in anchors(REPO / "docs" / "configuration.md")
+    assert not (REPO / "docs" / "x.md").exists()
+
+
+def test_every_docs_page_is_linked_from_the_readme() -> None:
+    linked = {(REPO / target.partition("#")[0]).resolve() for target in relative_links("README.md")}
+    pages = {(REPO / name).resolve() for name in PAGES if name.startswith("docs/")}
+    assert pages and pages <= linked, sorted(str(p) for p in pages - linked)
+
+
+def test_the_readme_is_a_front_door() -> None:
+    assert len(README.splitlines()) <= 250
+    for face in (
+        "### Terminal",
+        "### Notebook",
+        "### Agent Server and Studio",
+        "### MCP",
+        "### Python",
+    ):
+        text = section(face)
+        assert re.search(r"\]\((docs/|examples/)", text), f"{face} links to its page"
 
 
 MCP_URL = "http://127.0.0.1:2024/mcp"
 
 
 def test_the_mcp_client_configs_are_valid_json_pointing_at_the_server() -> None:
-    text = section("### As an MCP tool (Claude Desktop, Cursor, VS Code)")
+    text = section("# As an MCP tool (Claude Desktop, Cursor, VS Code)")
     configs = {
         client: json.loads(block_after(f"**{client}**", text))
         for client in ("Claude Desktop", "Cursor", "VS Code")
