@@ -83,7 +83,6 @@ def test_as_arguments_repairs_or_keeps_the_raw_text() -> None:
 
 def test_loads_survives_hostile_input() -> None:
     assert loads("[" * 100_000) is None  # deep nesting: no RecursionError escapes
-    assert loads("{" * 100_000) is None
     assert loads("\x00\x1b{") == {}  # control codes before a truncated object
     assert loads('{"a": "b"} trailing prose') == {"a": "b"}
 
