@@ -94,13 +94,13 @@ async def test_removing_a_file_or_a_folder_even_gone_from_disk(
     (docs / "a").mkdir(parents=True)
     for name in ("a/one.md", "a/two.md", "three.md"):
         (docs / name).write_text(f"text of {name}")
-    (tmp_path / "docs-other.md").write_text("a sibling whose name starts like the folder")
-    await _add(store, docs, tmp_path / "docs-other.md")
+    (docs / "a-other.md").write_text("a sibling whose name starts like the folder")
+    await _add(store, docs)
     assert await remove_path(store, docs / "three.md") == [str((docs / "three.md").resolve())]
     (docs / "a" / "one.md").unlink()
     (docs / "a" / "two.md").unlink()
     (docs / "a").rmdir()
     gone = await remove_path(store, docs / "a")
     assert [Path(p).name for p in gone] == ["one.md", "two.md"]
-    assert [Path(e.path).name for e in await entries(store)] == ["docs-other.md"]
+    assert [Path(e.path).name for e in await entries(store)] == ["a-other.md"]
     assert await remove_path(store, tmp_path / "never-added") == []

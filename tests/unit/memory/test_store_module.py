@@ -82,6 +82,9 @@ async def test_delete_by_key_and_filter_removes_only_what_both_match(store: Stor
     assert await store.delete(NOTES, key="a", where={"page": 2}) == 1
     assert sorted(h.text for h in await store.items(NOTES)) == ["one", "three"]
     assert await store.delete(NOTES, where={"page": 99}) == 0
+    with pytest.raises(ValueError, match="use clear"):  # never everything by mistake
+        await store.delete(NOTES)
+    assert len(await store.items(NOTES)) == 2
 
 
 async def test_a_filter_the_store_refuses_is_memory_unavailable_naming_where(store: Store) -> None:
