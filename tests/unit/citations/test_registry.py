@@ -45,11 +45,8 @@ def test_a_title_defaults_to_the_url_and_pdfs_are_known() -> None:
     )
     pdf, tagged = registry
     assert pdf.title == "https://a.example/r.PDF" and pdf.is_pdf and tagged.is_pdf
-    assert (
-        not SourceRegistry([_source("https://c.example/pdf-guide")])
-        .lookup("https://c.example/pdf-guide")
-        .is_pdf
-    )  # type: ignore[union-attr]
+    [guide] = SourceRegistry([_source("https://c.example/pdf-guide")])
+    assert not guide.is_pdf
 
 
 def test_a_page_recalled_from_memory_keeps_its_date_until_read_again() -> None:

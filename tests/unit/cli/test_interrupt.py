@@ -99,7 +99,11 @@ def test_exit_now_gives_last_its_words_then_exits_with_the_code(exits: list[int]
 def test_a_slow_last_cannot_hold_the_exit(exits: list[int]) -> None:
     release = threading.Event()
     started = time.monotonic()
+
+    def flush_to_an_unreachable_endpoint() -> None:
+        release.wait(30)
+
     with pytest.raises(_Exited):
-        exit_now(1, lambda: release.wait(30), grace=0.1)
+        exit_now(1, flush_to_an_unreachable_endpoint, grace=0.1)
     assert exits == [1] and time.monotonic() - started < 2
     release.set()

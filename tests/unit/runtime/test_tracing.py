@@ -73,9 +73,9 @@ def langsmith_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLangSmithServ
         monkeypatch.setenv("LANGSMITH_ENDPOINT", server.url)
         monkeypatch.setenv("LANGSMITH_API_KEY", "lsv2_pt_" + "0" * 32)
         monkeypatch.setenv("TAVILY_API_KEY", SECRET)
-        langsmith_utils.get_env_var.cache_clear()
+        langsmith_utils.get_env_var.cache_clear()  # type: ignore[attr-defined]
         yield server
-    langsmith_utils.get_env_var.cache_clear()
+    langsmith_utils.get_env_var.cache_clear()  # type: ignore[attr-defined]
 
 
 def test_redact_traces_sends_runs_through_the_shared_redactor(
