@@ -1,0 +1,63 @@
+"""memory.open: one store per location per process, a held directory, clear refusals."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from deep_research.memory.location import CATALOGUE, Location, MemoryUnavailable, hold_directory
+from deep_research.memory.open import open_store, open_store_blocking
+
+# chromadb takes seconds to import and to open a first store.
+pytestmark = pytest.mark.slow
+
+
+async def test_one_location_is_one_store_for_the_process(tmp_path: Path) -> None:
+    where = Location(path=tmp_path / "memory")
+    store = await open_store(where)
+    assert open_store_blocking(where) is store and await open_store(where) is store
+    assert store.location == where and store.where == str(where.path)
+    assert (where.path / CATALOGUE).is_file()  # type: ignore[operator]
+    other = await open_store(Location(path=tmp_path / "other"))
+    assert other is not store
+
+
+async def test_the_default_is_the_environments_memory_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMORY_DIR", str(tmp_path / "env-memory"))
+    store = await open_store()
+    assert store.location == Location(path=tmp_path / "env-memory")
+
+
+async def test_the_directory_is_held_while_the_store_is_open(tmp_path: Path) -> None:
+    where = Location(path=tmp_path / "held")
+    await open_store(where)
+    with pytest.raises(MemoryUnavailable, match="in use by another process.*CHROMA_HOST"):
+        hold_directory(tmp_path / "held")
+
+
+async def test_a_damaged_store_repeats_its_first_error_and_lets_the_directory_go(
+    tmp_path: Path,
+) -> None:
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / CATALOGUE).write_bytes(b"\x00not sqlite\x1b[2J" * 500)
+    with pytest.raises(MemoryUnavailable) as first:
+        await open_store(Location(path=broken))
+    with pytest.raises(MemoryUnavailable) as again:
+        open_store_blocking(Location(path=broken))
+    assert again.value is first.value and "move the directory away" in str(first.value)
+    hold_directory(broken).release()  # the failed open took its lock back
+
+
+def test_an_unreachable_chroma_server_is_named(tmp_path: Path) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    with pytest.raises(
+        MemoryUnavailable, match=f"Chroma server 127.0.0.1:{port} cannot be reached"
+    ):
+        open_store_blocking(Location(host="127.0.0.1", port=port))

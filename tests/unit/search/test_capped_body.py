@@ -1,0 +1,131 @@
+"""capped_body: a body read within a byte cap, counted on the wire and after decoding."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import zlib
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+
+from deep_research.search.capped_body import (
+    ACCEPT_ENCODING,
+    UnreadableBody,
+    content_coding,
+    read_capped,
+)
+
+
+def _response(body: bytes | list[bytes], **headers: str) -> httpx.Response:
+    chunks = body if isinstance(body, list) else [body]
+
+    async def stream() -> AsyncIterator[bytes]:
+        for chunk in chunks:
+            yield chunk
+
+    return httpx.Response(200, headers=headers, content=stream())
+
+
+def _raw_deflate(data: bytes) -> bytes:
+    packer = zlib.compressobj(wbits=-15)
+    return packer.compress(data) + packer.flush()
+
+
+def test_only_gzip_and_deflate_are_offered() -> None:
+    assert {c.strip() for c in ACCEPT_ENCODING.split(",")} == {"gzip", "deflate"}
+
+
+@pytest.mark.parametrize(
+    ("header", "coding"),
+    [
+        (None, "identity"),
+        ("identity", "identity"),
+        ("GZIP", "gzip"),
+        ("x-gzip", "gzip"),
+        ("x-deflate", "deflate"),
+        ("identity, gzip", "gzip"),
+        (" deflate ", "deflate"),
+    ],
+)
+def test_content_coding_names(header: str | None, coding: str) -> None:
+    headers = httpx.Headers({"content-encoding": header} if header is not None else {})
+    assert content_coding(headers) == coding
+
+
+@pytest.mark.parametrize("header", ["gzip, gzip", "gzip, deflate", "br", "zstd", "compress"])
+def test_stacked_or_unknown_encodings_are_refused(header: str) -> None:
+    with pytest.raises(UnreadableBody):
+        content_coding(httpx.Headers({"content-encoding": header}))
+
+
+async def test_identity_body_under_the_cap_is_whole() -> None:
+    body = b"<p>hello</p>" * 10
+    assert await read_capped(_response([body[:50], body[50:]]), cap=1000) == (body, False)
+
+
+async def test_identity_body_is_cut_at_the_cap() -> None:
+    body = os.urandom(5000)
+    data, cut = await read_capped(_response([body[:3000], body[3000:]]), cap=1000)
+    assert (data, cut) == (body[:1000], True)
+
+
+@pytest.mark.parametrize("coding", ["gzip", "x-gzip"])
+async def test_gzip_body_is_decoded(coding: str) -> None:
+    body = b"ordinary page text " * 100
+    data, cut = await read_capped(
+        _response(gzip.compress(body), **{"content-encoding": coding}), 10_000
+    )
+    assert (data, cut) == (body, False)
+
+
+@pytest.mark.parametrize("packed", [zlib.compress, _raw_deflate], ids=["zlib", "raw"])
+async def test_deflate_body_is_decoded_zlib_wrapped_or_raw(packed) -> None:  # type: ignore[no-untyped-def]
+    body = b"deflated page " * 100
+    wire = packed(body)
+    # One byte at a time: the zlib header is sniffed across chunks.
+    chunks = [wire[i : i + 1] for i in range(len(wire))]
+    data, cut = await read_capped(_response(chunks, **{"content-encoding": "deflate"}), 10_000)
+    assert (data, cut) == (body, False)
+
+
+async def test_a_gzip_bomb_decodes_no_more_than_the_cap() -> None:
+    bomb = gzip.compress(b"\0" * (50 << 20))  # 50 MiB of zeros, about 50 KiB on the wire
+    data, cut = await read_capped(_response(bomb, **{"content-encoding": "gzip"}), cap=4096)
+    assert cut and data == b"\0" * 4096
+
+
+async def test_the_wire_counts_against_the_cap_too() -> None:
+    # Incompressible bytes gzip to more than they decode to; the download stops at the cap.
+    wire = gzip.compress(os.urandom(20_000))
+    pulled: list[int] = []
+
+    async def stream() -> AsyncIterator[bytes]:
+        for start in range(0, len(wire), 1000):
+            pulled.append(start)
+            yield wire[start : start + 1000]
+
+    response = httpx.Response(200, headers={"content-encoding": "gzip"}, content=stream())
+    data, cut = await read_capped(response, cap=5000)
+    assert cut and len(data) <= 5000
+    assert len(pulled) == 5  # 5 chunks of 1000 bytes, then it stopped reading
+
+
+async def test_corrupt_gzip_is_unreadable_with_a_fixed_message() -> None:
+    body = b"\x1f\x8b\x08\x00" + b"<script>alert(1)</script>" * 4
+    with pytest.raises(UnreadableBody) as caught:
+        await read_capped(_response(body, **{"content-encoding": "gzip"}), 10_000)
+    assert "script" not in str(caught.value)
+
+
+async def test_bytes_after_the_end_of_the_stream_are_ignored() -> None:
+    body = gzip.compress(b"the page") + b"trailing garbage"
+    data, cut = await read_capped(_response(body, **{"content-encoding": "gzip"}), 10_000)
+    assert (data, cut) == (b"the page", False)
+
+
+async def test_stacked_encoding_is_refused_before_reading() -> None:
+    response = _response(gzip.compress(gzip.compress(b"x")), **{"content-encoding": "gzip, gzip"})
+    with pytest.raises(UnreadableBody):
+        await read_capped(response, 10_000)
