@@ -11,7 +11,7 @@ value, `RuntimeError` for a failed run, `LookupError` for something not found), 
 - a run: `EmptyQuestionError` (nodes.question), `OldCheckpointError` (researcher.task),
   `UnverifiedReportError` (citations.check), `SearchError` (search.types),
   `MemoryUnavailable` (memory.location), `Unreadable` (library.readers);
-- the CLI: `UsageError` and the command errors under it (cli), `ResumeError`,
+- the CLI: `UsageError` (cli.args, for every command), `ResumeError`,
   `BadThreadIdError`, `UnknownRunError`; the MCP tool: `RunFailed` (mcp.run).
 
 The rest are caught where they are raised and never reach a user (a cap reached, a body

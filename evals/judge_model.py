@@ -17,7 +17,8 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from deep_research.config.names import MODEL_PROVIDERS, ConfigError
 from deep_research.config.settings import read_endpoints
 from deep_research.llm import init_chat as provider_models
-from deep_research.llm.models import EmptyReplyError, RoleModel, public_url, spec_model
+from deep_research.llm.chat_models import public_url, spec_model
+from deep_research.llm.models import EmptyReplyError, RoleModel
 from deep_research.llm.toolcalls.parse import loads
 from deep_research.llm.toolcalls.reasoning import strip_think
 

@@ -16,7 +16,7 @@ import pytest
 
 from deep_research.config.model_providers import PROVIDERS
 from deep_research.config.settings import Context, Endpoints
-from deep_research.llm import models
+from deep_research.llm import chat_models
 from deep_research.search import netguard
 from tests.support.fakes.page_server import PageServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
@@ -69,7 +69,7 @@ def use_script(monkeypatch: pytest.MonkeyPatch) -> Callable[[Script], ScriptedCh
 
     def install(script: Script) -> ScriptedChatModel:
         model = ScriptedChatModel(script=script)
-        monkeypatch.setattr(models, "chat_model", lambda context, role: model)
+        monkeypatch.setattr(chat_models, "chat_model", lambda context, role: model)
         return model
 
     return install

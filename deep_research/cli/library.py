@@ -10,9 +10,9 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from deep_research.cli.args import UsageError
 from deep_research.cli.plain import plain
 from deep_research.cli.wording import plural
-from deep_research.errors import DeepResearchError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -32,20 +32,20 @@ def one_line(path: object) -> str:
     return str(path).replace("\n", "\\n").replace("\r", "\\r")
 
 
-class LibraryUsageError(DeepResearchError, ValueError):
-    """The library command line is wrong; the message says how."""
+def _usage(message: str) -> UsageError:
+    return UsageError(f"{message} (see deep-research --help)")
 
 
 def library(argv: list[str], console: Console) -> int:
     if not argv or argv[0] not in ("add", "list", "remove"):
-        raise LibraryUsageError(USAGE)
+        raise _usage(USAGE)
     command, args = argv[0], argv[1:]
     if command == "add" and not args:
-        raise LibraryUsageError("library add needs at least one file or folder")
+        raise _usage("library add needs at least one file or folder")
     if command == "list" and args:
-        raise LibraryUsageError("library list takes no arguments")
+        raise _usage("library list takes no arguments")
     if command == "remove" and len(args) != 1:
-        raise LibraryUsageError("library remove takes one file or folder")
+        raise _usage("library remove takes one file or folder")
     return asyncio.run(_run(command, args, console))
 
 

@@ -17,9 +17,9 @@ import sys
 
 from rich.console import Console
 
+from deep_research.cli.args import UsageError
 from deep_research.cli.plain import plain, printable
 from deep_research.cli.wording import first_line, plural
-from deep_research.errors import DeepResearchError
 from deep_research.memory import PASSAGES, REPORTS, MemoryUnavailable, Store, open_store
 from deep_research.memory.research import forget, remembered_threads
 
@@ -28,19 +28,15 @@ SHOWN = 5
 LINE_CHARS = 70
 
 
-class MemoryUsageError(DeepResearchError, ValueError):
-    """The `memory` command line is wrong; the message shows the usage."""
-
-
 def memory_command(argv: list[str], console: Console) -> int:
     """Run one `memory` subcommand; 1 when the memory cannot be used or holds nothing asked."""
     if not argv or argv[0] not in ("list", "search", "forget", "clear"):
-        raise MemoryUsageError(USAGE)
+        raise UsageError(USAGE)
     command, rest = argv[0], argv[1:]
     wanted = {"list": 0, "search": 1, "forget": 1, "clear": 1}[command]
     if len(rest) != wanted or (command == "clear" and rest != ["--yes"]):
         hint = " (clear forgets every report and passage: confirm with --yes)"
-        raise MemoryUsageError(USAGE + (hint if command == "clear" else ""))
+        raise UsageError(USAGE + (hint if command == "clear" else ""))
     try:
         return asyncio.run(_run(command, rest, console))
     except MemoryUnavailable as error:

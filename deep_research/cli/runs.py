@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from deep_research.cli.plain import printable
 from deep_research.errors import DeepResearchError
 
 if TYPE_CHECKING:
@@ -74,6 +76,12 @@ class RunRecord:
     report: str | None = None
     error: str | None = None
     skipped: str | None = None  # "skipped N unreadable lines in PATH", when any were
+
+
+def warn_skipped(record: RunRecord) -> None:
+    """Say once, on stderr, that a run's traffic log had lines that could not be read."""
+    if record.skipped:
+        print(f"deep-research: {printable(record.skipped)}", file=sys.stderr)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,9 @@
-"""Chat models per role: the local OpenAI-compatible endpoint, OpenAI, or any provider.
+"""A role's model ready to call: `role_model(context, role)` gives a `RoleModel`.
 
-Every other `init_chat_model` provider is built in `provider_models`; `RoleModel` gives
-them all the same deadline, retries, secret scrubbing, tracing tags and error messages.
+The chat model itself is built in `llm.chat_models`; `RoleModel` gives every provider the
+same call policy: a deadline around each call, retries where the client has none, secrets
+scrubbed from what is sent and from errors, tracing tags, readable errors (an unreachable
+server, a too-long request shortened and retried) and an empty reply nudged once.
 """
 
 from __future__ import annotations
@@ -11,38 +13,24 @@ import logging
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
-from urllib.parse import urlsplit, urlunsplit
+from typing import Any
 
-import httpx
 import openai
-from langchain_core.exceptions import (
-    ContextOverflowError,
-)
+from langchain_core.exceptions import ContextOverflowError
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel
 
-from deep_research.config.model_providers import PROVIDERS
-from deep_research.config.settings import MODEL_PROVIDERS, ConfigError, Context, read_endpoints
+from deep_research.config.settings import Context, read_endpoints
 from deep_research.errors import DeepResearchError
+from deep_research.llm import chat_models, init_chat, toolcalls
 from deep_research.llm import errors as model_errors
-from deep_research.llm import init_chat as provider_models
-from deep_research.llm import toolcalls
+from deep_research.llm.chat_models import Role, public_url
 from deep_research.llm.errors import is_context_overflow
-from deep_research.llm.init_chat import CONNECT_TIMEOUT, LOCAL_TEMPERATURE
-from deep_research.llm.lenient_chat import LenientChatOpenAI
 from deep_research.runtime import prompts, tracing
-from deep_research.runtime.http import model_clients
 from deep_research.text import limits, secrets
 
 log = logging.getLogger(__name__)
-
-# "judge" is the evals' grader (evals/judges), built from a spec of its own, not `Context`.
-Role = Literal["clarifier", "orchestrator", "researcher", "judge"]
-
-# Local servers accept any key, but the OpenAI client refuses to start without one.
-PLACEHOLDER_API_KEY = "not-needed"
 
 
 class ModelEndpointError(DeepResearchError, RuntimeError):
@@ -67,70 +55,6 @@ class ContextTooLongError(ModelEndpointError):
 
 class EmptyReplyError(DeepResearchError, RuntimeError):
     """The model returned nothing usable twice in a row, the second time after a nudge."""
-
-
-def thinking_body(setting: str) -> dict[str, Any] | None:
-    """Request fields that switch a local model's thinking on or off (`None`: send nothing).
-
-    Chat templates with a thinking switch (Qwen3 and others) read `enable_thinking`;
-    mlx_lm.server, llama.cpp (`--jinja`) and vLLM pass `chat_template_kwargs` to them.
-    """
-    if setting == "server":
-        return None
-    return {"chat_template_kwargs": {"enable_thinking": setting == "on"}}
-
-
-def chat_model(context: Context, role: Role) -> BaseChatModel:
-    """The chat model configured for `role`, built from its 'provider:model' spec."""
-    spec: str = getattr(context, f"{role}_model")
-    temperature: float | None = getattr(context, f"{role}_temperature")
-    return spec_model(spec, temperature, context.local_thinking, role)
-
-
-def spec_model(
-    spec: str, temperature: float | None, thinking: str = "server", role: str = "judge"
-) -> BaseChatModel:
-    """A chat model from a 'provider:model' spec and the environment's endpoints."""
-    provider, _, name = spec.partition(":")
-    endpoints = read_endpoints()
-    if provider == "local":
-        api_key = endpoints.llm_api_key.get_secret_value() if endpoints.llm_api_key else None
-        # mlx_lm.server loads ~5 GB of weights on the first request: long reads, but a
-        # server that is not there is said at once. The whole call is bounded in `_call`.
-        timeout = httpx.Timeout(
-            endpoints.llm_timeout, connect=min(CONNECT_TIMEOUT, endpoints.llm_timeout)
-        )
-        sync_client, async_client = model_clients(timeout)  # shared: no CA bundle per call
-        return LenientChatOpenAI(
-            model=name,
-            base_url=endpoints.llm_base_url,
-            api_key=api_key or PLACEHOLDER_API_KEY,  # type: ignore[arg-type]
-            temperature=LOCAL_TEMPERATURE if temperature is None else temperature,
-            timeout=timeout,
-            http_client=sync_client,
-            http_async_client=async_client,
-            # Socket options would need langchain's own transport (which ignores proxy
-            # variables), and it warns on stderr when given clients and none.
-            http_socket_options=(),
-            max_retries=endpoints.llm_max_retries,
-            # Servers fall back to tiny defaults (mlx_lm: 512) and silently drop truncated
-            # tool calls; langchain-openai sends this as `max_completion_tokens`.
-            max_completion_tokens=endpoints.llm_max_tokens,
-            extra_body=thinking_body(thinking),
-        )
-    if provider == "openai":  # `Context` has checked that OPENAI_API_KEY is set
-        return LenientChatOpenAI(
-            model=name,
-            api_key=endpoints.openai_api_key,
-            temperature=temperature,
-            max_retries=endpoints.llm_max_retries,
-        )
-    if provider in PROVIDERS:  # `Context` has checked its package and credential
-        return provider_models.provider_model(provider, name, temperature, endpoints)
-    raise ConfigError(
-        f"{role}_model={spec!r}: unknown provider {provider!r}; "
-        f"supported: {', '.join(MODEL_PROVIDERS)}"
-    )
 
 
 @dataclass(frozen=True)
@@ -283,11 +207,11 @@ def _unique_call_ids(reply: AIMessage) -> AIMessage:
 
 def role_model(context: Context, role: Role) -> RoleModel:
     """The configured model for `role`, ready to call."""
-    model = chat_model(context, role)
+    model = chat_models.chat_model(context, role)
     spec = getattr(context, f"{role}_model")
-    endpoint = public_url(provider_models.base_url(model, spec.partition(":")[0]))
+    endpoint = public_url(init_chat.base_url(model, spec.partition(":")[0]))
     endpoints = read_endpoints()
-    retries = 0 if provider_models.retries_natively(model) else endpoints.llm_max_retries
+    retries = 0 if init_chat.retries_natively(model) else endpoints.llm_max_retries
     return RoleModel(
         model=model,
         endpoint=endpoint,
@@ -296,13 +220,3 @@ def role_model(context: Context, role: Role) -> RoleModel:
         deadline=endpoints.call_deadline,
         retries=retries,
     )
-
-
-def public_url(url: str) -> str:
-    """`url` without credentials or query, safe for error messages, logs and traces."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:  # IPv6 literal
-        host = f"[{host}]"
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))

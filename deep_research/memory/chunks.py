@@ -41,4 +41,5 @@ def split(text: str) -> list[str]:
 
 
 def token_count(text: str) -> int:
-    return splitter()._length_function(text)
+    """How many tokens `text` is, as the splitter counts them (blocking: loads MiniLM)."""
+    return embedder().token_count(text)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
-from collections.abc import Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -218,20 +219,77 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
         await self._sockets.sleep(seconds)
 
 
-class GuardedTransport(httpx.AsyncHTTPTransport):
-    """httpx's own transport, with its connection pool opening sockets via `GuardedBackend`."""
+class GuardedTransport(httpx.AsyncBaseTransport):
+    """An httpx transport over an httpcore pool that opens sockets via `GuardedBackend`.
+
+    httpx's own transport has no public hook for the network backend, so this is the one
+    it would be, from public parts: httpx's request and response, httpcore's pool.
+    """
 
     def __init__(self, policy: AddressPolicy, max_connections: int = 20) -> None:
-        # A proxy would be checked instead of the target: no environment. One TLS context
-        # for the process: building one reads the CA bundle (about 30 ms), and each search
-        # step makes a transport.
-        super().__init__(verify=tls_context(), trust_env=False)
-        # httpx has no public hook for the network backend; its pool accepts one, so the
-        # pool is rebuilt with it (test_the_checked_address_is_the_one_connected_to in
-        # tests/unit/search/test_fetch.py fails loudly if this stops working).
+        # No proxy: a proxy would be checked instead of the target. One TLS context for the
+        # process: building one reads the CA bundle (about 30 ms), and each search step
+        # makes a transport.
         self._pool = httpcore.AsyncConnectionPool(
             ssl_context=tls_context(),
             max_connections=max_connections,
             max_keepalive_connections=max_connections,
             network_backend=GuardedBackend(policy),
         )
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        sent = httpcore.Request(
+            method=request.method,
+            url=httpcore.URL(
+                scheme=request.url.raw_scheme,
+                host=request.url.raw_host,
+                port=request.url.port,
+                target=request.url.raw_path,
+            ),
+            headers=request.headers.raw,
+            content=request.stream,  # type: ignore[arg-type]  # an async byte stream
+            extensions=request.extensions,
+        )
+        with httpx_errors():
+            got = await self._pool.handle_async_request(sent)
+        assert isinstance(got.stream, AsyncIterable)
+        return httpx.Response(
+            status_code=got.status,
+            headers=got.headers,
+            stream=_ResponseStream(got.stream),
+            extensions=got.extensions,
+        )
+
+    async def aclose(self) -> None:
+        await self._pool.aclose()
+
+
+class _ResponseStream(httpx.AsyncByteStream):
+    """httpcore's response body as httpx's, its errors as httpx's."""
+
+    def __init__(self, stream: AsyncIterable[bytes]) -> None:
+        self._stream = stream
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        with httpx_errors():
+            async for part in self._stream:
+                yield part
+
+    async def aclose(self) -> None:
+        close = getattr(self._stream, "aclose", None)
+        if close is not None:
+            await close()
+
+
+@contextmanager
+def httpx_errors() -> Iterator[None]:
+    """httpcore's errors raised inside as httpx's of the same name, the most specific one
+    (as httpx's own transport does): callers catch httpx's. Anything else (`BlockedAddress`,
+    an `httpx.ConnectError` from `resolve`) passes through as it is."""
+    try:
+        yield
+    except Exception as error:
+        for kind in type(error).__mro__:
+            if kind.__module__.startswith("httpcore") and hasattr(httpx, kind.__name__):
+                raise getattr(httpx, kind.__name__)(str(error)) from error
+        raise

@@ -15,6 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from deep_research.graph import builder
 from deep_research.llm import models
+from deep_research.llm.chat_models import Role
 from deep_research.llm.models import ModelEndpointError
 from tests.support.graph_scripts import (
     NO_CLARIFY,
@@ -88,7 +89,7 @@ async def test_searches_before_a_crash_count_when_the_resumed_researcher_fails(
                 raise RuntimeError("model fell over")
             return await self.inner.ask(messages, tools)
 
-    def wrapped(context: Any, role: models.Role) -> Any:
+    def wrapped(context: Any, role: Role) -> Any:
         model = real(context, role)
         return Dying(model) if role == "researcher" else model
 

@@ -19,7 +19,8 @@ from langgraph.graph.state import CompiledStateGraph
 
 from deep_research.config.settings import Context, read_endpoints
 from deep_research.graph import builder
-from deep_research.llm.models import ModelDeadlineError, chat_model
+from deep_research.llm.chat_models import chat_model
+from deep_research.llm.models import ModelDeadlineError
 from tests.support.brain import ResearchBrain, role_of
 from tests.support.fakes.openai_server import Reply, ToolCall, message_text
 from tests.support.fakes.tavily_server import FakeTavilyServer

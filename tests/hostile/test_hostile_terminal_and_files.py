@@ -24,8 +24,9 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from deep_research.cli.main import main, print_summary
+from deep_research.cli.main import main
 from deep_research.cli.plain import terminal_console
+from deep_research.cli.research import print_summary
 from deep_research.cli.runs import BadThreadIdError, Home, TrafficRecords, load_run, read_log
 from deep_research.cli.session import Outcome, _answer
 from deep_research.cli.traffic import TrafficLog

@@ -6,7 +6,8 @@ import pytest
 from langchain_openai import ChatOpenAI
 
 from deep_research.config.settings import ConfigError, Context, load_context
-from deep_research.llm.models import LOCAL_TEMPERATURE, PLACEHOLDER_API_KEY, chat_model
+from deep_research.llm.chat_models import PLACEHOLDER_API_KEY, chat_model
+from deep_research.llm.init_chat import LOCAL_TEMPERATURE
 
 
 def test_defaults_use_the_local_model() -> None:

@@ -19,6 +19,7 @@ from langsmith import tracing_context
 from rich.console import Console
 from rich.text import Text
 
+from deep_research.cli.args import HOME, REPORTS_DIR, Parser, settings_from
 from deep_research.cli.doctor.checks import (
     Check,
     check_relevance,
@@ -27,7 +28,6 @@ from deep_research.cli.doctor.checks import (
     check_writable,
 )
 from deep_research.cli.doctor.model_checks import check_model, model_targets
-from deep_research.cli.main import HOME, REPORTS, _Parser, settings_from
 from deep_research.config.settings import Context, load_context
 
 DEFAULT_TIMEOUT = 10.0
@@ -37,7 +37,7 @@ STYLES = {"ok": "green", "warn": "yellow", "fail": "bold red"}
 
 
 def doctor_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = Parser(
         prog="deep-research doctor",
         description="Check that a run can succeed: model endpoints, search, relevance model, "
         "directories, tracing. Takes the run's setting flags, so it checks what you will run.",
@@ -75,7 +75,7 @@ def _seconds(text: str) -> float:
 
 
 async def run_checks(
-    context: Context, timeout: float, home: Path = HOME.root, reports: Path = REPORTS
+    context: Context, timeout: float, home: Path = HOME.root, reports: Path = REPORTS_DIR
 ) -> list[Check]:
     """Every check, run at once, in reading order: models, search, this machine."""
     targets = model_targets(context)

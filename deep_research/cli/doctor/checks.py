@@ -24,7 +24,7 @@ from tavily.errors import ForbiddenError, InvalidAPIKeyError
 
 from deep_research import embedding
 from deep_research.config.settings import Context, read_endpoints
-from deep_research.llm.models import public_url
+from deep_research.llm.chat_models import public_url
 from deep_research.search.providers import make_provider, resolve_provider
 from deep_research.search.types import SearchError
 from deep_research.text.secrets import Redactor

@@ -20,8 +20,8 @@ from deep_research.config.settings import ROLES as context_roles
 from deep_research.config.settings import ConfigError, Context, read_endpoints
 from deep_research.llm import init_chat as provider_models
 from deep_research.llm import toolcalls
+from deep_research.llm.chat_models import Role, chat_model, public_url
 from deep_research.llm.errors import UNREACHABLE
-from deep_research.llm.models import Role, chat_model, public_url
 from deep_research.runtime import prompts
 from deep_research.text import secrets
 

@@ -7,6 +7,8 @@ import ssl
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import httpcore
+import httpx
 import pytest
 
 from deep_research.config.settings import ConfigError, Context
@@ -312,3 +314,14 @@ def test_pages_are_verified_against_the_ca_bundle_named_by_ssl_cert_file(
     subjects = [dict(item[0] for item in ca["subject"]) for ca in context.get_ca_certs()]
     assert {"commonName": "Company Gateway CA"} in subjects
     assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+
+
+def test_the_guarded_transport_raises_httpx_errors_and_lets_its_own_through() -> None:
+    # Callers catch httpx's errors: httpcore's become the most specific httpx one.
+    with pytest.raises(httpx.ReadTimeout, match="slow") as caught, netguard.httpx_errors():
+        raise httpcore.ReadTimeout("slow")
+    assert isinstance(caught.value.__cause__, httpcore.ReadTimeout)
+    with pytest.raises(httpx.ConnectError), netguard.httpx_errors():
+        raise httpcore.ConnectError("refused")
+    with pytest.raises(netguard.BlockedAddress), netguard.httpx_errors():
+        raise netguard.BlockedAddress("a loopback address")

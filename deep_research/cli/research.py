@@ -1,0 +1,110 @@
+"""`deep-research "question"` and `--resume THREAD_ID`: run the research, then its summary."""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from typing import TYPE_CHECKING
+
+from deep_research.cli.args import (
+    HOME,
+    REPORTS_DIR,
+    UsageError,
+    readable,
+    research_parser,
+    settings_from,
+)
+from deep_research.cli.plain import plain
+from deep_research.cli.runs import load_run, read_log, warn_skipped
+from deep_research.cli.summary import citation_line, totals
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from deep_research.cli.session import Outcome
+    from deep_research.config.settings import Context
+
+
+def ask(argv: list[str], console: Console) -> int:
+    """Research a new question, or resume a stopped run, and print its summary.
+
+    Ctrl-C ends the process (exit 130) once the run is saved."""
+    args = research_parser().parse_args(argv)
+    settings = settings_from(args)
+    if args.resume is not None and args.question:
+        raise UsageError("give a question or --resume THREAD_ID, not both")
+    if args.resume is not None:
+        record = load_run(HOME, args.resume)
+        warn_skipped(record)
+        thread_id, question = record.thread_id, record.question
+        settings = {**record.settings, **settings}
+    elif args.question and args.question.strip():
+        thread_id, question = uuid.uuid4().hex[:8], readable(args.question).strip()
+    else:
+        raise UsageError('give a question, e.g. deep-research "Are heat pumps worth it?"')
+    # Imported only for a run: the graph, `Context` (pydantic), openai and LangChain.
+    from langchain_core.tracers.langchain import wait_for_all_tracers
+
+    from deep_research.cli.interrupt import exit_now, run_until_interrupted
+    from deep_research.cli.session import run_research
+    from deep_research.config.settings import load_context
+
+    context = load_context(settings)  # a bad value stops here, before anything is written
+    interactive = sys.stdin.isatty()
+    if not interactive and context.allow_clarification:
+        console.print("stdin is not a terminal: skipping clarifying questions (--no-clarify).")
+        settings["allow_clarification"] = False
+        context = load_context(settings)
+    if not interactive and context.review_plan:
+        console.print("stdin is not a terminal: skipping the plan review (review_plan off).")
+        settings["review_plan"] = False
+        context = load_context(settings)
+    console.print(f"Thread {thread_id} · resume with: deep-research --resume {thread_id}")
+    try:
+        outcome = run_until_interrupted(
+            run_research(
+                HOME,
+                REPORTS_DIR,
+                console,
+                context,
+                thread_id=thread_id,
+                question=question,
+                settings=settings,
+                resume=args.resume is not None,
+                interactive=interactive,
+            ),
+            on_stop=lambda: print("stopping…", file=sys.stderr, flush=True),
+        )
+    except KeyboardInterrupt:
+        print(f"Stopped. Resume with: deep-research --resume {thread_id}", file=sys.stderr)
+        # Threads still loading the model or reading the terminal are not waited for (see
+        # `deep_research.cli.interrupt`); LangSmith gets a moment for the last traces.
+        exit_now(130, last=wait_for_all_tracers)
+    finally:
+        # LangSmith sends runs from a background thread; without this, the last ones
+        # (the run's end, the report) may be lost when the process exits.
+        wait_for_all_tracers()
+    print_summary(console, outcome, context)
+    return 0
+
+
+def print_summary(console: Console, outcome: Outcome, context: Context) -> None:
+    """The closing summary; every line is plain text (a path or a count may hold `[`)."""
+    from rich.text import Text
+
+    values = outcome.values
+    records = read_log(HOME.log_path(outcome.thread_id)).records
+    if outcome.report is None:
+        console.print(plain(f"Thread {outcome.thread_id} was already done; nothing left to run."))
+    else:
+        console.print(Text.assemble("\n", ("Report saved:", "bold"), " ", plain(outcome.report)))
+    minutes, seconds = divmod(int(outcome.seconds), 60)
+    lines = [f"wall time     {minutes}:{seconds:02d} (this session)", *totals(records).lines()]
+    cap = context.max_searches_per_run
+    used = values.get("searches_used", 0)
+    lines.append(f"search budget {used} of {cap} used")
+    lines.append(f"sources       {len(values.get('sources', []))}")
+    lines.append(citation_line(values))
+    lines.append(f"traffic log   {HOME.log_path(outcome.thread_id)}")
+    for line in lines:
+        console.print(plain(line))

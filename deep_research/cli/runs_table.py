@@ -1,0 +1,63 @@
+"""`deep-research runs`: every past run in this directory, one line each, with its status."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from deep_research.cli.args import HOME, UsageError
+from deep_research.cli.plain import plain
+from deep_research.cli.runs import list_runs, warn_skipped
+from deep_research.cli.wording import first_line
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+RUNS_HEADER = ("thread", "started", "status", "question", "report or error")
+QUESTION_CHARS = 48
+DETAIL_CHARS = 80
+
+
+async def _statuses(thread_ids: list[str]) -> list[str]:
+    from deep_research.cli.runs import durable_graph, status_of  # the graph: ~2 s to import
+
+    async with durable_graph(HOME) as graph:
+        return [await status_of(graph, thread_id) for thread_id in thread_ids]
+
+
+def runs_table(rows: list[tuple[str, str, str, str, str]]) -> list[str]:
+    """`runs` output: a header, then one line per run (thread, started, status, question,
+    report or error), each cell cut to one line so a long error cannot spill."""
+    lines = []
+    for thread, when, status, question, detail in [RUNS_HEADER, *rows]:
+        question = first_line(question, QUESTION_CHARS)
+        line = f"{thread:<8}  {when:<16}  {status:<22}  {question:<{QUESTION_CHARS}}"
+        lines.append(f"{line}  {first_line(detail, DETAIL_CHARS)}".rstrip())
+    return lines
+
+
+def show_runs(argv: list[str], console: Console) -> int:
+    import asyncio
+
+    if argv:
+        raise UsageError(f"`runs` takes no arguments, got {' '.join(argv)!r}")
+    runs = list_runs(HOME)
+    if not runs:
+        console.print(plain(f"No runs yet in {HOME.root}/."))
+        return 0
+    for run in runs:
+        warn_skipped(run)
+    statuses = asyncio.run(_statuses([run.thread_id for run in runs]))
+    rows = [
+        (
+            run.thread_id,
+            datetime.fromtimestamp(run.started).strftime("%Y-%m-%d %H:%M"),
+            status,
+            run.question,
+            (run.report if status == "done" else run.error) or "",
+        )
+        for run, status in zip(runs, statuses, strict=True)
+    ]
+    for line in runs_table(rows):
+        console.print(plain(line))
+    return 0
