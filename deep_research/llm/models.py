@@ -23,8 +23,10 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel
 
+from deep_research.config.endpoints import read_endpoints
 from deep_research.config.model_providers import PROVIDERS
-from deep_research.config.settings import MODEL_PROVIDERS, ConfigError, Context, read_endpoints
+from deep_research.config.names import MODEL_PROVIDERS, ConfigError
+from deep_research.config.settings import Context
 from deep_research.errors import DeepResearchError
 from deep_research.llm import errors as model_errors
 from deep_research.llm import init_chat as provider_models

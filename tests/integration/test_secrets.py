@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from deep_research.cli.traffic import TrafficLog
-from deep_research.config.settings import ConfigError, Context
+from deep_research.config.names import ConfigError
+from deep_research.config.settings import Context
 from deep_research.llm.models import public_url, role_model
 from deep_research.text.secrets import REDACTED, Redactor
 
