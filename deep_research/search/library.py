@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from deep_research.config.names import LIBRARY_PROVIDER
 from deep_research.memory import LIBRARY, MemoryUnavailable, Store, open_store
 from deep_research.search.types import SearchError, SearchResult
-
-NAME = "library"
 
 
 def document_url(path: str, page: int = 0) -> str:
@@ -30,7 +29,7 @@ def document_title(title: str, page: int = 0) -> str:
 class LibraryProvider:
     """Searches the library in the knowledge store, opened on first use."""
 
-    name = NAME
+    name: str = LIBRARY_PROVIDER
     max_concurrency = 4
 
     def __init__(self, store: Store | None = None) -> None:
