@@ -19,6 +19,7 @@ from deep_research.search.fetch import Page, PageFetcher
 from deep_research.search.netguard import AddressPolicy
 from deep_research.search.query import Finding, QueryOutcome
 from deep_research.search.types import SearchResult
+from deep_research.text import fences
 from tests.support.fakes.page_server import PageServer, heavy_article_html
 
 PAGES = 20
@@ -56,7 +57,7 @@ def one_turn(pages: list[Page], targets: list[str], context: Context) -> str:
         outcomes.append(QueryOutcome(f"benchmark query {q}", findings))
     return render.render(
         outcomes,
-        nonce=render.new_nonce(),
+        nonce=fences.new_nonce(),
         max_page_chars=context.max_page_chars,
         max_chars=context.max_chars_per_turn,
     )

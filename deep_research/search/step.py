@@ -23,6 +23,7 @@ from deep_research.search.query import QueryOutcome, Searcher
 from deep_research.search.remembered import memory_lookup
 from deep_research.search.types import SearchProvider
 from deep_research.state import Source
+from deep_research.text import fences
 
 
 def _library() -> SearchProvider:
@@ -67,7 +68,7 @@ class SearchSession:
         outcomes = list(await asyncio.gather(*(self.searcher.run(q) for q in queries)))
         text = render.render(
             outcomes,
-            nonce=render.new_nonce(),
+            nonce=fences.new_nonce(),
             max_page_chars=self.max_page_chars,
             max_chars=max_chars,
             shown_before=shown_before,
