@@ -9,14 +9,14 @@ from typing import Any
 from deep_research.cli.summary import totals
 from deep_research.cli.view import Tracker
 from deep_research.cli.wording import plural
+from deep_research.text.one_line import one_line
 
 PREVIEW_CHARS = 100
 
 
 def _preview(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = " ".join(text.split())
-    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
+    return one_line(text, PREVIEW_CHARS)
 
 
 def _calls(calls: list[dict[str, Any]]) -> str:

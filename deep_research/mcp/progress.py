@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from deep_research.text.controls import without_controls
+from deep_research.text.one_line import one_line
 
 SHOWN_CHARS = 100  # of a topic or query: a progress line, not a document
 
@@ -32,5 +33,4 @@ def describe(event: Mapping[str, Any]) -> str | None:
 def short(value: Any) -> str:
     """`value` on one line, cut to `SHOWN_CHARS` (topics and queries come from a model)."""
     # Control codes go too: a terminal client would act on an escape sequence.
-    text = " ".join(without_controls(value).split())
-    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"
+    return one_line(without_controls(value), SHOWN_CHARS)
