@@ -27,7 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from deep_research.cli.plain import plain, printable, terminal_console
+from deep_research.cli.plain import plain, terminal_console
 from deep_research.cli.runs import (
     BadThreadIdError,
     Home,
@@ -48,6 +48,7 @@ from deep_research.config.names import (
     ConfigError,
 )
 from deep_research.errors import DeepResearchError
+from deep_research.text.controls import without_controls
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -149,7 +150,7 @@ def _thread_id(text: str) -> str:
 def _warn(record: RunRecord) -> None:
     """Say once, on stderr, that a run's traffic log had lines that could not be read."""
     if record.skipped:
-        print(f"deep-research: {printable(record.skipped)}", file=sys.stderr)
+        print(f"deep-research: {without_controls(record.skipped)}", file=sys.stderr)
 
 
 def settings_from(args: argparse.Namespace) -> dict[str, Any]:
@@ -320,7 +321,7 @@ def replay(argv: list[str], console: Console) -> int:
         raise UsageError(f"no traffic log at {path}")
     log = read_log(path)
     if warning := log.warning():
-        print(f"deep-research: {printable(warning)}", file=sys.stderr)
+        print(f"deep-research: {without_controls(warning)}", file=sys.stderr)
     for line in timeline(log.records):
         console.print(plain(line))
     return 0
@@ -391,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
             return commands[argv[0]](argv[1:], console)
         return ask(argv, console)
     except (UsageError, ConfigError, BadThreadIdError) as error:
-        print(f"deep-research: {printable(error)}", file=sys.stderr)
+        print(f"deep-research: {without_controls(error)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # before a run started (a run's Ctrl-C ends in `ask`)
         print("deep-research: stopped", file=sys.stderr)
@@ -400,7 +401,7 @@ def main(argv: list[str] | None = None) -> int:
         from deep_research.text.secrets import redact
 
         # A server may echo the key it was sent in its error text: scrub it like the log.
-        text = printable(redact(str(error)))
+        text = without_controls(redact(str(error)))
         if isinstance(error, run_failures()):
             print(f"deep-research: {text}", file=sys.stderr)
             return 1

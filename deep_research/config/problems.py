@@ -18,7 +18,7 @@ from deep_research.config.names import DEFAULT_LLM_MODEL, MODEL_PROVIDERS, SEARC
 from deep_research.text import secrets
 
 # Errors never echo secrets: a field named like a key shows this instead of its value.
-HIDDEN = "[hidden]"
+SECRET_MARKER = "[hidden]"
 
 
 def models_problem(models: dict[str, str]) -> str | None:
@@ -89,7 +89,7 @@ def search_provider_problem(provider: str, endpoints: Endpoints) -> str | None:
     return None
 
 
-def describe(error: ValidationError, given: set[str]) -> str:
+def explain_invalid(error: ValidationError, given: set[str]) -> str:
     """pydantic's report on a `Context` as one line per field, naming where a value came from."""
     lines = []
     for item in error.errors():
@@ -99,11 +99,11 @@ def describe(error: ValidationError, given: set[str]) -> str:
         if item["type"] == "value_error" and not item["loc"]:
             lines.append(str(item["msg"]).removeprefix("Value error, "))
             continue
-        value = HIDDEN if secrets.SECRET_ENV.search(field) else repr(item["input"])
+        value = SECRET_MARKER if secrets.SECRET_ENV.search(field) else repr(item["input"])
         lines.append(f"{field}={value}{source}: {item['msg']}")
     return "Invalid configuration: " + "; ".join(lines)
 
 
 def hide_secrets(text: str) -> str:
     """`text` without the values of secret-named variables or anything shaped like a key."""
-    return secrets.Redactor(marker=HIDDEN).text(text)
+    return secrets.Redactor(marker=SECRET_MARKER).text(text)

@@ -18,7 +18,12 @@ from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from deep_research.config.names import DEFAULT_LLM_MODEL, ConfigError, SearchChoice
-from deep_research.config.problems import describe, hide_secrets, models_problem, search_problem
+from deep_research.config.problems import (
+    explain_invalid,
+    hide_secrets,
+    models_problem,
+    search_problem,
+)
 
 ROLES = ("clarifier", "orchestrator", "researcher")
 
@@ -219,7 +224,7 @@ class Context(BaseSettings):
         try:
             super().__init__(**values)
         except ValidationError as error:
-            raise ConfigError(hide_secrets(describe(error, set(values)))) from None
+            raise ConfigError(hide_secrets(explain_invalid(error, set(values)))) from None
 
     @model_validator(mode="after")
     def _check_cross_field(self) -> Context:

@@ -139,9 +139,11 @@ def _findings(state: ResearchState) -> str:
     )
 
 
-def route_orchestrator(state: ResearchState) -> list[Send | str] | Literal["finalize"]:
-    """Each valid research call becomes its own task, with the quota `orchestrate` gave it;
-    everything else goes to `answer_tools`."""
+def dispatch_reply(state: ResearchState) -> list[Send | str] | Literal["finalize"]:
+    """Where the orchestrator's reply goes: each valid research call becomes its own task,
+    with the quota `orchestrate` gave it; other tool calls go to `answer_tools`, and a reply
+    without tool calls to `finalize`. (The edge out of `orchestrate` is
+    `plan_review.route_orchestrate`, which may first send the plan for review.)"""
     last = state["messages"][-1]
     if not isinstance(last, AIMessage) or not last.tool_calls:
         return "finalize"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from deep_research.config.names import LIBRARY_PROVIDER
-from deep_research.memory import LIBRARY, MemoryUnavailable, Store, open_store
+from deep_research.memory import LIBRARY_COLLECTION, MemoryUnavailable, Store, open_store
 from deep_research.search.types import SearchError, SearchResult
 
 
@@ -39,7 +39,7 @@ class LibraryProvider:
         try:
             store = self._store or await open_store()
             self._store = store
-            hits = await store.query(LIBRARY, query, k=max_results)
+            hits = await store.query(LIBRARY_COLLECTION, query, k=max_results)
         except MemoryUnavailable as error:
             raise SearchError(f"library unavailable: {error}") from error
         results = []

@@ -15,8 +15,8 @@ import re
 import secrets
 
 # Fence look-alikes, including Markdown-escaped ones (trafilatura writes "<" as "\<").
-_OPENERS = re.compile(r"(?:\\?<){3}")
-_CLOSERS = re.compile(r"(?:\\?>){3}")
+_OPENER_LOOKALIKE = re.compile(r"(?:\\?<){3}")
+_CLOSER_LOOKALIKE = re.compile(r"(?:\\?>){3}")
 # An opening fence line as `fence` writes it (web text cannot forge one: it is defused).
 OPENER = re.compile(r"^<<<data ([0-9a-f]+)>>>$", re.MULTILINE)
 _FENCED = re.compile(r"<<<data ([0-9a-f]+)>>>\n(.*?)\n<<<end data \1>>>", re.DOTALL)
@@ -28,7 +28,7 @@ def new_nonce() -> str:
 
 def defuse(text: str) -> str:
     """Make delimiter look-alikes in web text inert (the fences are built from <<< and >>>)."""
-    return _CLOSERS.sub("›››", _OPENERS.sub("‹‹‹", text))
+    return _CLOSER_LOOKALIKE.sub("›››", _OPENER_LOOKALIKE.sub("‹‹‹", text))
 
 
 def closer(nonce: str) -> str:

@@ -57,10 +57,10 @@ def cut(text: str, limit: int) -> str:
     if room <= 0:
         return text[:limit]
     head = _head(text, room)
-    closers = _closers(head)
+    closers = _closing_lines(head)
     if closers:  # make room for them; a shorter head can only need fewer
         head = _head(text, max(0, room - len(closers)))
-        closers = _closers(head)
+        closers = _closing_lines(head)
     return head + closers + _note(len(text) - len(head))
 
 
@@ -72,7 +72,7 @@ def _head(text: str, room: int) -> str:
     return head.rstrip()
 
 
-def _closers(head: str) -> str:
+def _closing_lines(head: str) -> str:
     """Closing lines for the data fences `head` opens and does not close."""
     names = [n for n in OPENER.findall(head) if closer(n) not in head]
     return "".join(f"\n{closer(name)}" for name in names)
