@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deep_research.cli.plain import plain
-from deep_research.cli.wording import plural
 from deep_research.errors import DeepResearchError
+from deep_research.text.wording import plural
 
 if TYPE_CHECKING:
     from rich.console import Console

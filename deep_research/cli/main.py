@@ -38,7 +38,6 @@ from deep_research.cli.runs import (
     read_log,
 )
 from deep_research.cli.summary import citation_line, totals
-from deep_research.cli.wording import first_line
 from deep_research.config import envfile
 from deep_research.config.names import (
     DEFAULT_LLM_MODEL,
@@ -49,6 +48,7 @@ from deep_research.config.names import (
 )
 from deep_research.errors import DeepResearchError
 from deep_research.text.controls import without_controls
+from deep_research.text.wording import first_line
 
 if TYPE_CHECKING:
     from rich.console import Console

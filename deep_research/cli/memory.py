@@ -18,7 +18,6 @@ import sys
 from rich.console import Console
 
 from deep_research.cli.plain import plain
-from deep_research.cli.wording import first_line, plural
 from deep_research.errors import DeepResearchError
 from deep_research.memory import (
     PASSAGES_COLLECTION,
@@ -29,6 +28,7 @@ from deep_research.memory import (
 )
 from deep_research.memory.research import forget, remembered_threads
 from deep_research.text.controls import without_controls
+from deep_research.text.wording import first_line, plural
 
 USAGE = "usage: deep-research memory list | search QUERY | forget THREAD_ID | clear --yes"
 SHOWN = 5

@@ -8,8 +8,7 @@ from typing import Any
 
 from deep_research.cli.summary import totals
 from deep_research.cli.view import Tracker
-from deep_research.cli.wording import plural
-from deep_research.text.one_line import one_line
+from deep_research.text.wording import one_line, plural
 
 PREVIEW_CHARS = 100
 

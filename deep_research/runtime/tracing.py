@@ -19,7 +19,7 @@ from langsmith import utils as langsmith_utils
 
 from deep_research.config.settings import Context
 from deep_research.text import secrets
-from deep_research.text.one_line import one_line
+from deep_research.text.wording import one_line
 
 T = TypeVar("T")
 
