@@ -55,7 +55,7 @@ def one_turn(pages: list[Page], targets: list[str], context: Context) -> str:
             result = SearchResult(targets[i % PAGES], f"Result {i}", "A search snippet. " * 8)
             findings.append(Finding(result, 0.8, pages[i % PAGES] if r < 3 else None))
         outcomes.append(QueryOutcome(f"benchmark query {q}", findings))
-    return render.render(
+    return render.results_message(
         outcomes,
         nonce=fences.new_nonce(),
         max_page_chars=context.max_page_chars,

@@ -22,7 +22,7 @@ def _calls(calls: list[dict[str, Any]]) -> str:
     return ", ".join(f"{c['name']}({_preview(c.get('args', {}))})" for c in calls)
 
 
-def describe(record: dict[str, Any], tracker: Tracker) -> str | None:
+def record_line(record: dict[str, Any], tracker: Tracker) -> str | None:
     """One record as `label  text`; None for records that add nothing to a timeline."""
     kind = record.get("kind")
     role = record.get("role", "")
@@ -73,7 +73,7 @@ def timeline(records: list[dict[str, Any]]) -> Iterator[str]:
     tracker = Tracker(str(thread))
     for record in records:
         try:
-            text = describe(record, tracker)
+            text = record_line(record, tracker)
         except (KeyError, TypeError, ValueError, AttributeError):
             # `read_log` checked the envelope (kind, t); a field of the wrong shape inside
             # one record costs that record's line, not the timeline.

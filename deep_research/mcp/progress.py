@@ -24,7 +24,7 @@ SHOWN_EVENTS = frozenset(
 )
 
 
-def describe(event: Mapping[str, Any]) -> str | None:
+def progress_message(event: Mapping[str, Any]) -> str | None:
     """One line for a progress event worth showing a waiting caller; None for the rest."""
     if event.get("event") not in SHOWN_EVENTS:
         return None

@@ -12,7 +12,7 @@ from typing import Any
 from langgraph_sdk import get_client
 
 from deep_research.errors import DeepResearchError
-from deep_research.mcp.progress import describe
+from deep_research.mcp.progress import progress_message
 from deep_research.text import secrets
 
 ASSISTANT = "deep_research"  # the graph id in langgraph.json
@@ -52,7 +52,7 @@ async def research(
         if part.event == "error":
             raise RunFailed(error_text(part.data))
         if part.event.split("|")[0] == "custom" and isinstance(part.data, Mapping):
-            if (message := describe(part.data)) is not None:
+            if (message := progress_message(part.data)) is not None:
                 done += 1
                 await progress(done, None, message)
     state = await client.threads.get_state(thread_id)

@@ -59,7 +59,7 @@ def page_allowance(
     return max(MIN_EXCERPT, min(max_page_chars, (max_chars - fixed) // len(pages)))
 
 
-def render(
+def results_message(
     outcomes: Sequence[QueryOutcome],
     *,
     nonce: str,

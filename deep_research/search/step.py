@@ -66,7 +66,7 @@ class SearchSession:
         """Run `queries` in parallel; the text stays within `max_chars`, and pages whose text
         the researcher was given before (`shown_before`) are named, not repeated."""
         outcomes = list(await asyncio.gather(*(self.searcher.run(q) for q in queries)))
-        text = render.render(
+        text = render.results_message(
             outcomes,
             nonce=fences.new_nonce(),
             max_page_chars=self.max_page_chars,

@@ -79,7 +79,7 @@ async def test_stored_passages_with_forged_dates_or_local_urls_never_answer_a_se
     found = await lookup.findings(text)
     assert {f.result.url for f in found} == {"https://example.org/good", "https://example.org/raw"}
     assert all(f.retrieved == "2026-11-30" for f in found)
-    shown = render.render(
+    shown = render.results_message(
         [QueryOutcome(text, found)], nonce=fences.new_nonce(), max_page_chars=500, max_chars=9000
     )
     assert "evil" not in shown and "passwd" not in shown
