@@ -16,9 +16,9 @@ def plural(count: int, noun: str) -> str:
 
 def one_line(text: str, limit: int) -> str:
     """`text` on one line of at most `limit` characters, its end replaced by "…" when cut
-    (trace names, progress lines, replay previews)."""
+    (trace names, progress lines, replay previews, source labels)."""
     line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
 def first_line(text: str, limit: int = 80) -> str:
