@@ -17,7 +17,7 @@ from deep_research.text.wording import plural
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from deep_research.library import Outcome
+    from deep_research.library import FileOutcome
     from deep_research.memory import Store
 
 USAGE = "usage: deep-research library add PATH… | library list | library remove PATH"
@@ -66,7 +66,7 @@ async def _add(store: Store, paths: list[Path], console: Console) -> int:
     console.print(plain(f"Indexing into the library at {store.where} …"))
     done = unsupported = 0
 
-    def show(outcome: Outcome) -> None:
+    def show(outcome: FileOutcome) -> None:
         nonlocal done, unsupported
         done += 1
         unsupported += outcome.status == "unsupported"

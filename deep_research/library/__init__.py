@@ -6,12 +6,19 @@ content hash; `entries(store)` lists the documents and `remove_path(store, path)
 them. Searching them is the `library` search provider's (`search/library.py`).
 """
 
-from deep_research.library.index import AddReport, Entry, Outcome, add_paths, entries, remove_path
+from deep_research.library.index import (
+    AddReport,
+    Entry,
+    FileOutcome,
+    add_paths,
+    entries,
+    remove_path,
+)
 
 __all__ = [
     "AddReport",
     "Entry",
-    "Outcome",
+    "FileOutcome",
     "add_paths",
     "entries",
     "remove_path",

@@ -21,7 +21,7 @@ ERROR_CHARS = 600  # of a run's error message, in the tool error
 # that stalls is bounded by LLM_CALL_DEADLINE inside the graph.
 TIMEOUT = (10.0, None, 30.0, 10.0)  # connect, read, write, pool
 
-Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+ReportProgress = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
 class RunFailed(DeepResearchError, RuntimeError):
@@ -29,7 +29,7 @@ class RunFailed(DeepResearchError, RuntimeError):
 
 
 async def research(
-    question: str, context: dict[str, Any], *, clarify: bool, progress: Progress
+    question: str, context: dict[str, Any], *, clarify: bool, progress: ReportProgress
 ) -> str:
     """Run the graph on `question`; the report, or with `clarify` the questions as text."""
     client = get_client(timeout=TIMEOUT)

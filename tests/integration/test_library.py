@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from langchain_chroma import Chroma
 
-from deep_research.library import Outcome, add_paths, entries, remove_path
+from deep_research.library import FileOutcome, add_paths, entries, remove_path
 from deep_research.memory import LIBRARY_COLLECTION, Location, Piece, Store, open_store
 from deep_research.search.library import LibraryProvider
 from tests.support.documents import write_docx, write_pdf
@@ -36,8 +36,8 @@ def mixed_folder(root: Path) -> Path:
     return docs
 
 
-async def add(store: Store, *paths: Path) -> dict[str, Outcome]:
-    seen: list[Outcome] = []
+async def add(store: Store, *paths: Path) -> dict[str, FileOutcome]:
+    seen: list[FileOutcome] = []
     report = await add_paths(store, list(paths), seen.append)
     assert seen == report.outcomes  # progress reported every file, as it went
     return {outcome.path.name: outcome for outcome in report.outcomes}
