@@ -1,5 +1,6 @@
 """What a person sees while a run works: a live `rich` panel in a terminal, plain lines
-otherwise. Both are fed the graph's progress events (see `deep_research.runtime.progress`).
+otherwise. Both are fed the graph's progress events (see `deep_research.runtime.progress`),
+worded by `runtime/progress_lines.py`; the tracker keeps the run's counts for the panel.
 """
 
 from __future__ import annotations
