@@ -19,6 +19,7 @@ from deep_research.search.fetch import Page, PageFetcher
 from deep_research.search.netguard import AddressPolicy
 from deep_research.search.query import Finding, QueryOutcome
 from deep_research.search.types import SearchResult
+from deep_research.text import fences
 from tests.support.fakes.page_server import PageServer, heavy_article_html
 
 PAGES = 20
@@ -54,9 +55,9 @@ def one_turn(pages: list[Page], targets: list[str], context: Context) -> str:
             result = SearchResult(targets[i % PAGES], f"Result {i}", "A search snippet. " * 8)
             findings.append(Finding(result, 0.8, pages[i % PAGES] if r < 3 else None))
         outcomes.append(QueryOutcome(f"benchmark query {q}", findings))
-    return render.render(
+    return render.results_message(
         outcomes,
-        nonce=render.new_nonce(),
+        nonce=fences.new_nonce(),
         max_page_chars=context.max_page_chars,
         max_chars=context.max_chars_per_turn,
     )

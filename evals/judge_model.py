@@ -14,8 +14,9 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from deep_research.config.endpoints import read_endpoints
 from deep_research.config.names import MODEL_PROVIDERS, ConfigError
-from deep_research.config.settings import read_endpoints
+from deep_research.config.problems import model_provider_problem
 from deep_research.llm import init_chat as provider_models
 from deep_research.llm.chat_models import public_url, spec_model
 from deep_research.llm.models import EmptyReplyError, RoleModel
@@ -38,7 +39,7 @@ def check_spec(spec: str) -> str:
             f"--judge {spec!r} is not a model spec: use 'provider:model' with provider one "
             f"of {', '.join(MODEL_PROVIDERS)} (e.g. 'local:qwen3-8b' or 'openai:gpt-4.1-mini')"
         )
-    problem = read_endpoints().model_provider_problem(provider)
+    problem = model_provider_problem(provider, read_endpoints())
     if problem:  # the agent's own check: the missing package or credential, in one line
         raise ConfigError(f"--judge {spec!r} needs {problem}")
     return spec

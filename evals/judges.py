@@ -6,7 +6,7 @@ offline (`evals.run --judge`) and in an experiment. A reply the judge botches sc
 `None` with the reason in the comment; it never fails the run.
 
 Text from outside (the question, the report, cited pages) reaches the judge only inside
-the data fences the agent uses for web text (`deep_research.search.render.fence`).
+the data fences the agent uses for web text (`deep_research.text.fences.fence`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from deep_research.runtime import prompts
-from deep_research.search.render import fence, new_nonce
 from deep_research.text.extract import clip
+from deep_research.text.fences import fence, new_nonce
 from evals.claims import NoQuestionError, cited_claims, question_of
 from evals.evaluators import Score
 from evals.judge_model import Judge, JudgeReplyError

@@ -21,7 +21,7 @@ from typing import Any
 
 from deep_research.config.names import ConfigError
 from deep_research.runtime import prompts
-from deep_research.search.render import fence, new_nonce
+from deep_research.text.fences import fence, new_nonce
 from evals.judge_model import Judge, JudgeReplyError, judge_from_spec
 from evals.judges import REPORT_CHARS
 from evals.run import EvalInputError, load_outputs

@@ -14,8 +14,9 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 
+from deep_research.config.endpoints import Endpoints
 from deep_research.config.model_providers import PROVIDERS
-from deep_research.config.settings import Context, Endpoints
+from deep_research.config.settings import Context
 from deep_research.llm import chat_models
 from deep_research.search import netguard
 from tests.support.fakes.page_server import PageServer

@@ -9,6 +9,7 @@ from markdown_it.token import Token
 
 from deep_research.citations.markdown import Inline, describe_inline
 from deep_research.citations.registry import RegisteredSource
+from deep_research.text.wording import one_line
 
 # "1. Background", "2.3. Details", "4) Costs" — but not "2024 in review" or "3.5 million homes".
 _NUMBERED = re.compile(r"\d+(?:\.\d+)*[.)]\s+")
@@ -125,10 +126,7 @@ def source_label(title: str) -> str:
     The title is the page's own (web text): a heading, an instruction or a whole article
     in it stays a short line of plain text inside the link's label.
     """
-    line = " ".join(title.split())
-    if len(line) > MAX_LABEL_CHARS:
-        line = line[: MAX_LABEL_CHARS - 1].rstrip() + "…"
-    return escape_label(line)
+    return escape_label(one_line(title, MAX_LABEL_CHARS))
 
 
 def code_span(text: str) -> str:

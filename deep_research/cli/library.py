@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 
 from deep_research.cli.args import UsageError
 from deep_research.cli.plain import plain
-from deep_research.cli.wording import plural
+from deep_research.text.wording import plural
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from deep_research.library import Outcome
+    from deep_research.library import FileOutcome
     from deep_research.memory import Store
 
 USAGE = "usage: deep-research library add PATH… | library list | library remove PATH"
@@ -27,7 +27,7 @@ STATUSES = ("added", "updated", "unchanged", "unsupported", "oversized", "skippe
 LISTED_UNSUPPORTED = 10
 
 
-def one_line(path: object) -> str:
+def path_line(path: object) -> str:
     """A path as one line: a newline in a file name cannot forge a line of the report."""
     return str(path).replace("\n", "\\n").replace("\r", "\\r")
 
@@ -66,7 +66,7 @@ async def _add(store: Store, paths: list[Path], console: Console) -> int:
     console.print(plain(f"Indexing into the library at {store.where} …"))
     done = unsupported = 0
 
-    def show(outcome: Outcome) -> None:
+    def show(outcome: FileOutcome) -> None:
         nonlocal done, unsupported
         done += 1
         unsupported += outcome.status == "unsupported"
@@ -74,7 +74,7 @@ async def _add(store: Store, paths: list[Path], console: Console) -> int:
             return
         detail = f"{plural(outcome.chunks, 'chunk')}" if outcome.chunks else ""
         detail = "; ".join(part for part in (detail, outcome.note) if part)
-        line = f"{done:>4}. {outcome.status:<11} {one_line(outcome.path)}"
+        line = f"{done:>4}. {outcome.status:<11} {path_line(outcome.path)}"
         console.print(plain(f"{line} ({detail})" if detail else line))
 
     report = await add_paths(store, paths, show)
@@ -95,7 +95,7 @@ async def _list(store: Store, console: Console) -> int:
     for entry in listed:
         pages = f", {plural(entry.pages, 'page')}" if entry.pages else ""
         size = f"{entry.kind}{pages}, {plural(entry.chunks, 'chunk')}, added {entry.added}"
-        console.print(plain(f"{one_line(entry.path)}  ({size})"))
+        console.print(plain(f"{path_line(entry.path)}  ({size})"))
     console.print(plain(f"{plural(len(listed), 'document')} in {store.where}"))
     return 0
 
@@ -105,9 +105,9 @@ async def _remove(store: Store, path: Path, console: Console) -> int:
 
     gone = await remove_path(store, path)
     if not gone:
-        console.print(plain(f"Not in the library: {one_line(path)}"))
+        console.print(plain(f"Not in the library: {path_line(path)}"))
         return 1
     for key in gone:
-        console.print(plain(f"removed {one_line(key)}"))
+        console.print(plain(f"removed {path_line(key)}"))
     console.print(plain(f"{plural(len(gone), 'document')} removed."))
     return 0

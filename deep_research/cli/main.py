@@ -24,13 +24,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deep_research.cli.args import UsageError
-from deep_research.cli.plain import plain, printable, terminal_console
+from deep_research.cli.plain import plain, terminal_console
 from deep_research.cli.research import ask
 from deep_research.cli.runs import BadThreadIdError, read_log
 from deep_research.cli.runs_table import show_runs
 from deep_research.config import envfile
 from deep_research.config.names import ConfigError
 from deep_research.errors import DeepResearchError
+from deep_research.text.controls import without_controls
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -48,7 +49,7 @@ def replay(argv: list[str], console: Console) -> int:
         raise UsageError(f"no traffic log at {path}")
     log = read_log(path)
     if warning := log.warning():
-        print(f"deep-research: {printable(warning)}", file=sys.stderr)
+        print(f"deep-research: {without_controls(warning)}", file=sys.stderr)
     for line in timeline(log.records):
         console.print(plain(line))
     return 0
@@ -99,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return command(argv[1:], console) if command else ask(argv, console)
     except (UsageError, ConfigError, BadThreadIdError) as error:
-        print(f"deep-research: {printable(error)}", file=sys.stderr)
+        print(f"deep-research: {without_controls(error)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # before a run started (a run's Ctrl-C ends in `ask`)
         print("deep-research: stopped", file=sys.stderr)
@@ -108,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         from deep_research.text.secrets import redact
 
         # A server may echo the key it was sent in its error text: scrub it like the log.
-        text = printable(redact(str(error)))
+        text = without_controls(redact(str(error)))
         if said_why(error):
             print(f"deep-research: {text}", file=sys.stderr)
             return 1

@@ -18,10 +18,17 @@ import sys
 from rich.console import Console
 
 from deep_research.cli.args import UsageError
-from deep_research.cli.plain import plain, printable
-from deep_research.cli.wording import first_line, plural
-from deep_research.memory import PASSAGES, REPORTS, MemoryUnavailable, Store, open_store
+from deep_research.cli.plain import plain
+from deep_research.memory import (
+    PASSAGES_COLLECTION,
+    REPORTS_COLLECTION,
+    MemoryUnavailable,
+    Store,
+    open_store,
+)
 from deep_research.memory.research import forget, remembered_threads
+from deep_research.text.controls import without_controls
+from deep_research.text.wording import first_line, plural
 
 USAGE = "usage: deep-research memory list | search QUERY | forget THREAD_ID | clear --yes"
 SHOWN = 5
@@ -40,7 +47,7 @@ def memory_command(argv: list[str], console: Console) -> int:
     try:
         return asyncio.run(_run(command, rest, console))
     except MemoryUnavailable as error:
-        print(f"deep-research: {printable(error)}", file=sys.stderr)
+        print(f"deep-research: {without_controls(error)}", file=sys.stderr)
         return 1
 
 
@@ -63,7 +70,7 @@ async def _run(command: str, rest: list[str], console: Console) -> int:
             return 1
         say(plain(f"Forgot thread {rest[0]} ({plural(gone, 'stored chunk')})."))
         return 0
-    for collection in (REPORTS, PASSAGES):
+    for collection in (REPORTS_COLLECTION, PASSAGES_COLLECTION):
         await store.clear(collection)
     say(plain(f"Memory at {store.where} cleared: every report and passage is forgotten."))
     return 0
@@ -71,7 +78,7 @@ async def _run(command: str, rest: list[str], console: Console) -> int:
 
 async def _search(store: Store, query: str, console: Console) -> None:
     reports: dict[str, tuple[float, str]] = {}
-    for hit in await store.query(REPORTS, query, k=40):
+    for hit in await store.query(REPORTS_COLLECTION, query, k=40):
         thread = str(hit.metadata.get("thread", ""))
         if thread not in reports:
             label = f"{hit.metadata.get('date')}  thread {thread}  {hit.metadata.get('question')}"
@@ -80,7 +87,7 @@ async def _search(store: Store, query: str, console: Console) -> None:
     for similarity, label in list(reports.values())[:SHOWN]:
         console.print(plain(f"  {similarity:.2f}  {first_line(label, LINE_CHARS + 40)}"))
     pages: dict[str, str] = {}
-    for hit in await store.query(PASSAGES, query, k=40):
+    for hit in await store.query(PASSAGES_COLLECTION, query, k=40):
         url = str(hit.metadata.get("url", ""))
         if url not in pages:
             retrieved = hit.metadata.get("retrieved")

@@ -14,12 +14,12 @@ from rich.console import Console
 from rich.style import Style
 from rich.text import Text
 
-from deep_research.text.controls import without_controls as printable  # for plain `print`
+from deep_research.text.controls import without_controls
 
 
 def plain(text: object, style: str | Style = "") -> Text:
     """`text` as rich `Text` that shows literally: no markup, no emoji, no control codes."""
-    return Text(printable(text), style=style)
+    return Text(without_controls(text), style=style)
 
 
 def terminal_console() -> Console:

@@ -8,22 +8,21 @@ from typing import Any
 
 from deep_research.cli.summary import totals
 from deep_research.cli.view import Tracker
-from deep_research.cli.wording import plural
+from deep_research.text.wording import one_line, plural
 
 PREVIEW_CHARS = 100
 
 
 def _preview(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = " ".join(text.split())
-    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
+    return one_line(text, PREVIEW_CHARS)
 
 
 def _calls(calls: list[dict[str, Any]]) -> str:
     return ", ".join(f"{c['name']}({_preview(c.get('args', {}))})" for c in calls)
 
 
-def describe(record: dict[str, Any], tracker: Tracker) -> str | None:
+def record_line(record: dict[str, Any], tracker: Tracker) -> str | None:
     """One record as `label  text`; None for records that add nothing to a timeline."""
     kind = record.get("kind")
     role = record.get("role", "")
@@ -74,7 +73,7 @@ def timeline(records: list[dict[str, Any]]) -> Iterator[str]:
     tracker = Tracker(str(thread))
     for record in records:
         try:
-            text = describe(record, tracker)
+            text = record_line(record, tracker)
         except (KeyError, TypeError, ValueError, AttributeError):
             # `read_log` checked the envelope (kind, t); a field of the wrong shape inside
             # one record costs that record's line, not the timeline.

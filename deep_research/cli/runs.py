@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from deep_research.cli.plain import printable
 from deep_research.errors import DeepResearchError
+from deep_research.text.controls import without_controls
 
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
@@ -81,7 +81,7 @@ class RunRecord:
 def warn_skipped(record: RunRecord) -> None:
     """Say once, on stderr, that a run's traffic log had lines that could not be read."""
     if record.skipped:
-        print(f"deep-research: {printable(record.skipped)}", file=sys.stderr)
+        print(f"deep-research: {without_controls(record.skipped)}", file=sys.stderr)
 
 
 @dataclass(frozen=True)

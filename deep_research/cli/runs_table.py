@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from deep_research.cli.args import HOME, UsageError
 from deep_research.cli.plain import plain
 from deep_research.cli.runs import list_runs, warn_skipped
-from deep_research.cli.wording import first_line
+from deep_research.text.wording import first_line
 
 if TYPE_CHECKING:
     from rich.console import Console

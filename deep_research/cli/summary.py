@@ -10,7 +10,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from deep_research.cli.wording import plural
+from deep_research.text.wording import plural
 
 
 @dataclass

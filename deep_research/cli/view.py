@@ -1,5 +1,6 @@
 """What a person sees while a run works: a live `rich` panel in a terminal, plain lines
-otherwise. Both are fed the graph's progress events (see `deep_research.runtime.progress`).
+otherwise. Both are fed the graph's progress events (see `deep_research.runtime.progress`),
+worded by `runtime/progress_lines.py`; the tracker keeps the run's counts for the panel.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from rich.table import Table
 from rich.text import Text
 
 from deep_research.cli.plain import plain
-from deep_research.cli.wording import plural
+from deep_research.runtime.progress_lines import progress_line
+from deep_research.text.wording import plural
 
 ResearcherStatus = Literal["running", "done", "failed"]
 TODO_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
@@ -45,44 +47,32 @@ class Tracker:
         """Apply one event; return a one-line description of it (None: not worth a line)."""
         name = event.get("event")
         who = self.researchers.get(str(event.get("id")))
-        if name == "orchestrator_turn":
-            self.phase = f"orchestrator turn {event['turn']} of {event['cap']}"
-            return self.phase
         if name == "todos":
             self.todos = list(event.get("todos") or [])
-            return "plan: " + "; ".join(t["content"] for t in self.todos)
-        if name == "plan_review":
-            return _review_line(event)
-        if name == "research_started":
+        elif name == "research_started":
             self.researchers[str(event["id"])] = Researcher(str(event["topic"]))
-            return f"researching: {event['topic']}"
-        if name in ("search", "search_refused"):
+        elif name in ("search", "search_refused"):
             self.search_cap = event.get("cap", self.search_cap)
-            if name == "search_refused":
-                return f"search cap reached ({event['cap']}): {event['query']!r} not run"
-            self.searches_used += 1  # each event is one search sent
-            if who:
-                who.searches += 1
-            return f"search {self.searches_used}/{event['cap']}: {event['query']}"
-        if name == "search_done":
+            if name == "search":
+                self.searches_used += 1  # each event is one search sent
+                if who:
+                    who.searches += 1
+        elif name in ("search_done", "search_remembered"):
             self.sources.update(event.get("urls") or [])
-            return None
-        if name == "search_failed":
-            return f"search failed: {event.get('error')}"
-        if name in ("research_done", "research_failed") and who:
+        elif name in ("research_done", "research_failed"):
+            if not who:
+                return None  # a researcher this view never saw start
             who.status = "done" if name == "research_done" else "failed"
             sources = plural(int(event.get("sources", 0)), "source")
             who.detail = sources if who.status == "done" else event["error"]
-            return f"research {who.status}: {who.topic} ({who.detail})"
-        if name == "memory":
-            return memory_notice(event)
-        if name == "search_remembered":
-            self.sources.update(event.get("urls") or [])
-            return f"answered from memory: {event['query']}"
-        if name == "report_written":
-            self.phase = "report written"
-            return f"report written ({plural(event['chars'], 'character')})"
-        return None
+        line = progress_line(
+            event,
+            searches=self.searches_used,
+            topic=who.topic if who else None,
+        )
+        if name in ("orchestrator_turn", "report_written") and line:
+            self.phase = "report written" if name == "report_written" else line
+        return line
 
     def elapsed(self) -> str:
         seconds = int(time.monotonic() - self.started)
@@ -143,37 +133,3 @@ class ProgressView:
         # The review's outcome is a decision the user made: it stays on screen, above the panel.
         elif line and (not self.live or event.get("event") == "plan_review"):
             self.console.print(plain(f"[{self.tracker.elapsed()}] {line}"))
-
-
-def _review_line(event: dict[str, Any]) -> str:
-    """What the user decided about the plan, and whether it will be asked about again."""
-    outcome = event.get("outcome")
-    if outcome == "approved":
-        return "plan approved"
-    if outcome == "replaced":
-        return "plan replaced by yours"
-    if outcome == "unanswered":
-        return "no usable plan review: the plan runs as it is"
-    if event.get("round") == event.get("max_rounds"):
-        return (
-            f"plan sent back (last review, {event.get('round')} of {event.get('max_rounds')}): "
-            "the revised plan runs without asking again"
-        )
-    return f"plan sent back for changes (review {event.get('round')} of {event.get('max_rounds')})"
-
-
-def memory_notice(event: dict[str, Any]) -> str | None:
-    """The line that tells the user what memory found, or why there is none."""
-    if event.get("status") == "unavailable":
-        return f"memory unavailable, researching without it: {event.get('reason')}"
-    earlier = [e for e in event.get("earlier") or [] if isinstance(e, dict)]
-    if not earlier:
-        return None
-    first = earlier[0]
-    line = (
-        f"You researched a similar question on {first.get('date')}: thread {first.get('thread_id')}"
-    )
-    if len(earlier) > 1:
-        others = ", ".join(f"{e.get('date')} (thread {e.get('thread_id')})" for e in earlier[1:])
-        line += f"; also on {others}"
-    return line

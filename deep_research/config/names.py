@@ -6,15 +6,23 @@ importing `deep_research.config.settings`, which costs most of a second.
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 from deep_research.config.model_providers import PROVIDERS
 from deep_research.errors import DeepResearchError
 
 DEFAULT_LLM_MODEL = "mlx-community/Qwen3-8B-4bit"
 # `local` first: the default; the rest are `init_chat_model`'s names (see providers.py).
 MODEL_PROVIDERS = ("local", *PROVIDERS)
-# "library": the documents added with `deep-research library add`, and nothing else.
-SEARCH_PROVIDERS = ("tavily", "searxng", "ddgs", "library")
-SEARCH_CHOICES = ("auto", *SEARCH_PROVIDERS)
+# The one list of search-provider names (a name, not the `search.types.SearchProvider`
+# protocol a provider implements). "library": the documents added with `deep-research
+# library add`, and nothing else.
+SearchProviderName = Literal["tavily", "searxng", "ddgs", "library"]
+# What a setting may say: a provider, or `auto` (the best one this environment allows).
+SearchChoice = Literal["auto", SearchProviderName]
+SEARCH_PROVIDERS: tuple[SearchProviderName, ...] = get_args(SearchProviderName)
+SEARCH_CHOICES: tuple[SearchChoice, ...] = get_args(SearchChoice)
+LIBRARY_PROVIDER: SearchProviderName = "library"
 # `Context`'s fields in declaration order, for the CLI's help (a test keeps them equal).
 SETTING_NAMES = (
     "clarifier_model",

@@ -1,41 +1,31 @@
-"""Run configuration: the graph's `Context`, and the environment-only endpoints and keys.
+"""The settings of a run: the graph's `Context`, how it is built, and how a node reads it.
 
 Precedence for every `Context` field: per-run context (Studio, SDK, notebook, CLI flags) >
 the upper-cased environment variable of the same name > the nearest `.env` (loaded below
 the environment by `envfile`) > the default below. Endpoints, keys and anything that
-widens what the agent may reach live in `Endpoints`, which only the environment can set.
+widens what the agent may reach live in `endpoints.Endpoints`, which only the environment
+can set; why a setting cannot be used here is worded in `problems`.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Mapping
 from typing import Any, Literal
 
 from langgraph.runtime import Runtime
-from pydantic import Field, SecretStr, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from deep_research.config import envfile
-from deep_research.config import model_providers as providers
-
-# Re-exported: callers name them from here; they live apart so the CLI's help stays light.
-from deep_research.config.names import (
-    DEFAULT_LLM_MODEL,
-    MODEL_PROVIDERS,
-    SEARCH_PROVIDERS,
-    ConfigError,
+from deep_research.config.names import DEFAULT_LLM_MODEL, ConfigError, SearchChoice
+from deep_research.config.problems import (
+    explain_invalid,
+    hide_secrets,
+    models_problem,
+    search_problem,
 )
-from deep_research.text import secrets
 
 ROLES = ("clarifier", "orchestrator", "researcher")
-# The key `Endpoints` itself holds; other providers' credentials are in `providers.PROVIDERS`.
-PROVIDER_KEYS = {"openai": "OPENAI_API_KEY"}
-# Errors never echo secrets: a field named like a key shows this instead of its value.
-HIDDEN = "[hidden]"
-# The least a whole model call is allowed by default: loading weights, then a long report.
-MIN_CALL_DEADLINE = 900.0
 
 
 def _default_model() -> str:
@@ -155,7 +145,7 @@ class Context(BaseSettings):
     max_results_per_search: int = Field(
         default=5, ge=1, le=20, description="Results requested from the provider per query."
     )
-    search_provider: Literal["auto", "tavily", "searxng", "ddgs", "library"] = Field(
+    search_provider: SearchChoice = Field(
         default="auto",
         description="Search backend. auto: tavily when TAVILY_API_KEY is set, else searxng "
         "when SEARXNG_URL is set, else ddgs. library: only your documents (deep-research "
@@ -234,40 +224,18 @@ class Context(BaseSettings):
         try:
             super().__init__(**values)
         except ValidationError as error:
-            raise ConfigError(hide_secrets(_describe(error, set(values)))) from None
+            raise ConfigError(hide_secrets(explain_invalid(error, set(values)))) from None
 
     @model_validator(mode="after")
     def _check_cross_field(self) -> Context:
-        for role in ROLES:
-            spec = getattr(self, f"{role}_model")
-            provider, sep, name = spec.partition(":")
-            if not sep or not name or provider not in MODEL_PROVIDERS:
-                raise ValueError(
-                    f"{role}_model={spec!r} is not a model spec: use 'provider:model' with "
-                    f"provider one of {', '.join(MODEL_PROVIDERS)} "
-                    f"(e.g. 'local:{DEFAULT_LLM_MODEL}')"
-                )
-        endpoints = read_endpoints()
         # A missing integration or cloud key stops the run here, when LangGraph builds the
         # context, before any checkpoint or traffic log exists, not as a failed call later.
-        used = dict.fromkeys(getattr(self, f"{r}_model").partition(":")[0] for r in ROLES)
-        for provider in used:
-            problem = endpoints.model_provider_problem(provider)
-            if problem:
-                roles = [r for r in ROLES if getattr(self, f"{r}_model").startswith(f"{provider}:")]
-                named = ", ".join(f"{r}_model={getattr(self, f'{r}_model')!r}" for r in roles)
-                raise ValueError(f"{named} {'needs' if len(roles) == 1 else 'need'} {problem}")
-        unknown = [name for name in self.fallback_providers if name not in SEARCH_PROVIDERS]
-        if unknown:
-            raise ValueError(
-                f"search_fallback={self.search_fallback!r} names unknown providers "
-                f"{', '.join(map(repr, unknown))}: use a comma-separated list of "
-                f"{', '.join(SEARCH_PROVIDERS)} (e.g. 'tavily,searxng,ddgs')"
-            )
-        for name in [self.search_provider, *self.fallback_providers]:
-            problem = endpoints.missing_for(name)
-            if problem:
-                raise ValueError(problem)
+        models = {f"{role}_model": getattr(self, f"{role}_model") for role in ROLES}
+        problem = models_problem(models) or search_problem(
+            self.search_provider, self.search_fallback, self.fallback_providers
+        )
+        if problem:
+            raise ValueError(problem)
         return self
 
     @property
@@ -289,98 +257,6 @@ def reject_unknown_settings(values: Mapping[str, Any]) -> None:
         )
 
 
-class Endpoints(BaseSettings):
-    """Environment-only settings: where the agent connects and with which keys."""
-
-    model_config = SettingsConfigDict(env_ignore_empty=True, extra="ignore", frozen=True)
-
-    llm_base_url: str = "http://localhost:8080/v1"
-    llm_api_key: SecretStr | None = None
-    llm_timeout: float = Field(default=600.0, gt=0)
-    llm_max_tokens: int = Field(default=8192, ge=256)
-    llm_max_retries: int = Field(default=2, ge=0, le=10)
-    # LLM_TIMEOUT bounds each read, so a server that trickles bytes or sends only keep-alives
-    # never trips it; this bounds one whole model call, retries included (unset: `call_deadline`).
-    llm_call_deadline: float | None = Field(default=None, gt=0)
-    openai_api_key: SecretStr | None = None
-    tavily_api_key: SecretStr | None = None
-    tavily_api_base_url: str | None = None
-    searxng_url: str | None = None
-    # Widening what page fetching may reach is a property of the machine, never of a run.
-    fetch_allow_private: bool = False
-    fetch_allowed_hosts: str = ""
-    # Where the memory lives (see `deep_research.memory.location`): a directory for one
-    # process, or a Chroma server shared by several.
-    memory_dir: str = ".deep_research/memory"
-    chroma_host: str | None = None
-    chroma_port: int = Field(default=8000, ge=1, le=65535)
-
-    @property
-    def call_deadline(self) -> float:
-        """Seconds one model call may take in all: LLM_CALL_DEADLINE, or a generous default.
-
-        The default lets every attempt use its whole LLM_TIMEOUT, and never drops below
-        `MIN_CALL_DEADLINE`: mlx_lm.server loads its weights during the first call.
-        """
-        if self.llm_call_deadline is not None:
-            return self.llm_call_deadline
-        return max(MIN_CALL_DEADLINE, self.llm_timeout * (self.llm_max_retries + 1))
-
-    def has_key(self, model_provider: str) -> bool:
-        """Whether the key a cloud model provider needs is set (`local` needs none)."""
-        variable = PROVIDER_KEYS.get(model_provider)
-        return variable is None or getattr(self, variable.lower()) is not None
-
-    def model_provider_problem(self, provider: str) -> str | None:
-        """What a model provider lacks here (its package, then its credential), or None."""
-        package = providers.missing_package(provider)
-        if package:
-            return f"{package}, which is not installed: {providers.install_hint(provider)}"
-        if provider in PROVIDER_KEYS:
-            missing = None if self.has_key(provider) else PROVIDER_KEYS[provider]
-        else:
-            missing = providers.missing_credential(provider, os.environ)
-        if missing:
-            return (
-                f"{missing}: set it in the environment or .env, or use a local: model "
-                f"(e.g. 'local:{DEFAULT_LLM_MODEL}')"
-            )
-        return None
-
-    def missing_for(self, provider: str) -> str | None:
-        """Why `provider` cannot be used with this environment, or None when it can."""
-        if provider == "tavily" and not self.tavily_api_key:
-            return (
-                "search provider 'tavily' needs TAVILY_API_KEY in the environment; "
-                "set it, or use 'auto', 'searxng' or 'ddgs'"
-            )
-        if provider == "searxng" and not self.searxng_url:
-            return (
-                "search provider 'searxng' needs SEARXNG_URL in the environment "
-                "(e.g. http://localhost:8888); set it, or use 'auto' or 'ddgs'"
-            )
-        return None
-
-
-def _describe(error: ValidationError, given: set[str]) -> str:
-    lines = []
-    for item in error.errors():
-        field = ".".join(str(part) for part in item["loc"]) or "context"
-        from_env = field not in given and os.environ.get(field.upper())
-        source = f" (from {envfile.source_of(field.upper())})" if from_env else ""
-        if item["type"] == "value_error" and not item["loc"]:
-            lines.append(str(item["msg"]).removeprefix("Value error, "))
-            continue
-        value = HIDDEN if secrets.SECRET_ENV.search(field) else repr(item["input"])
-        lines.append(f"{field}={value}{source}: {item['msg']}")
-    return "Invalid configuration: " + "; ".join(lines)
-
-
-def hide_secrets(text: str) -> str:
-    """`text` without the values of secret-named variables or anything shaped like a key."""
-    return secrets.Redactor(marker=HIDDEN).text(text)
-
-
 def load_context(overrides: dict[str, Any] | Context | None = None) -> Context:
     """Build a `Context` from per-run overrides and the environment, with a readable error."""
     if isinstance(overrides, Context):
@@ -396,18 +272,3 @@ def context_of(runtime: Runtime[Context] | None) -> Context:
     if isinstance(context, dict):
         return load_context(context)
     return context
-
-
-def read_endpoints() -> Endpoints:
-    """The environment-only settings: read once, and again only when the environment changes.
-
-    The one place the environment's endpoints and keys are read; everything else asks here.
-    """
-    fields = Endpoints.model_fields
-    snapshot = tuple(sorted((k, v) for k, v in os.environ.items() if k.lower() in fields))
-    return _endpoints_for(snapshot)
-
-
-@functools.lru_cache(maxsize=8)
-def _endpoints_for(snapshot: tuple[tuple[str, str], ...]) -> Endpoints:
-    return Endpoints()

@@ -1,4 +1,4 @@
-"""Adding, listing and removing documents in the library (the store's LIBRARY collection).
+"""Adding, listing and removing documents in the library (the store's `LIBRARY_COLLECTION`).
 
 A document is keyed by its resolved path; its chunks carry the file's SHA-256, so adding an
 unchanged file again is recognised before it is parsed, and a changed one replaces its old
@@ -16,13 +16,13 @@ from pathlib import Path
 
 from deep_research.library import scan
 from deep_research.library.readers import Document, Unreadable, read_document
-from deep_research.memory import LIBRARY, Metadata, Piece, Store
+from deep_research.memory import LIBRARY_COLLECTION, Metadata, Piece, Store
 from deep_research.memory.chunks import split
 from deep_research.memory.store import KEY
 
 
 @dataclass(frozen=True)
-class Outcome:
+class FileOutcome:
     """What happened to one file: "added", "updated", "unchanged", "unsupported",
     "oversized", "skipped" (a symlink out of the folder, not a regular file) or
     "unreadable", with details in `note`."""
@@ -35,7 +35,7 @@ class Outcome:
 
 @dataclass
 class AddReport:
-    outcomes: list[Outcome] = field(default_factory=list)
+    outcomes: list[FileOutcome] = field(default_factory=list)
 
     def count(self, *statuses: str) -> int:
         return sum(outcome.status in statuses for outcome in self.outcomes)
@@ -53,10 +53,10 @@ class Entry:
     added: str
 
 
-Progress = Callable[[Outcome], None]
+OnFile = Callable[[FileOutcome], None]
 
 
-async def add_paths(store: Store, paths: Iterable[Path], on_file: Progress) -> AddReport:
+async def add_paths(store: Store, paths: Iterable[Path], on_file: OnFile) -> AddReport:
     """Index every supported file named in `paths` or under a folder there."""
     report = AddReport()
     for candidate in await asyncio.to_thread(lambda: list(scan.candidates(list(paths)))):
@@ -66,26 +66,26 @@ async def add_paths(store: Store, paths: Iterable[Path], on_file: Progress) -> A
     return report
 
 
-async def _add_one(store: Store, candidate: scan.Candidate) -> Outcome:
+async def _add_one(store: Store, candidate: scan.Candidate) -> FileOutcome:
     path = candidate.path
     if candidate.status:
-        return Outcome(path, candidate.status, candidate.problem)
+        return FileOutcome(path, candidate.status, candidate.problem)
     try:
         loaded = await asyncio.to_thread(scan.load, path)
     except (OSError, ValueError) as error:
         note = str(error) if isinstance(error, ValueError) else type(error).__name__
-        return Outcome(path, "unreadable", note)
-    known = await store.items(LIBRARY, where={KEY: str(path)}, limit=1, texts=False)
+        return FileOutcome(path, "unreadable", note)
+    known = await store.items(LIBRARY_COLLECTION, where={KEY: str(path)}, limit=1, texts=False)
     if known and known[0].metadata.get("sha256") == loaded.sha256:
-        return Outcome(path, "unchanged")
+        return FileOutcome(path, "unchanged")
     try:
         document = await asyncio.to_thread(read_document, path, loaded.raw)
     except Unreadable as error:
-        return Outcome(path, "unreadable", str(error))
+        return FileOutcome(path, "unreadable", str(error))
     pieces = await asyncio.to_thread(_pieces, document, loaded.sha256)
-    count = await store.put(LIBRARY, str(path), pieces)
+    count = await store.put(LIBRARY_COLLECTION, str(path), pieces)
     note = "text cut at the size limit" if document.cut else ""
-    return Outcome(path, "updated" if known else "added", note, count)
+    return FileOutcome(path, "updated" if known else "added", note, count)
 
 
 def _pieces(document: Document, sha256: str) -> list[Piece]:
@@ -107,7 +107,7 @@ def _pieces(document: Document, sha256: str) -> list[Piece]:
 async def entries(store: Store) -> list[Entry]:
     """Every document in the library, by path."""
     chunks = defaultdict(list)
-    for hit in await store.items(LIBRARY, texts=False):
+    for hit in await store.items(LIBRARY_COLLECTION, texts=False):
         chunks[hit.key].append(hit.metadata)
     listed = []
     for path, metadatas in sorted(chunks.items()):
@@ -134,5 +134,5 @@ async def remove_path(store: Store, given: Path) -> list[str]:
     folder = str(target).rstrip("/") + "/"
     gone = sorted(key for key in keys if key == str(target) or key.startswith(folder))
     for key in gone:
-        await store.delete(LIBRARY, key=key)
+        await store.delete(LIBRARY_COLLECTION, key=key)
     return gone

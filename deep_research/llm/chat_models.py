@@ -13,8 +13,10 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 from langchain_core.language_models import BaseChatModel
 
+from deep_research.config.endpoints import read_endpoints
 from deep_research.config.model_providers import PROVIDERS
-from deep_research.config.settings import MODEL_PROVIDERS, ConfigError, Context, read_endpoints
+from deep_research.config.names import MODEL_PROVIDERS, ConfigError
+from deep_research.config.settings import Context
 from deep_research.llm import init_chat
 from deep_research.llm.init_chat import CONNECT_TIMEOUT, LOCAL_TEMPERATURE
 from deep_research.llm.lenient_chat import LenientChatOpenAI

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 from langchain_core.language_models import BaseChatModel
 
-from deep_research.config.settings import Endpoints
+from deep_research.config.endpoints import Endpoints
 
 # Small local models drift out of JSON and tool-call formats at higher temperatures.
 LOCAL_TEMPERATURE = 0.1

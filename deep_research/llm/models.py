@@ -21,7 +21,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel
 
-from deep_research.config.settings import Context, read_endpoints
+from deep_research.config.endpoints import read_endpoints
+from deep_research.config.settings import Context
 from deep_research.errors import DeepResearchError
 from deep_research.llm import chat_models, init_chat, toolcalls
 from deep_research.llm import errors as model_errors

@@ -1,36 +1,41 @@
-"""The graph's progress events (`runtime/progress.py`) as one-line progress messages."""
+"""The graph's progress events as the MCP tool's progress messages: the lines of
+`runtime/progress_lines.py`, for the events worth showing a waiting caller."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from deep_research.runtime.progress_lines import progress_line
 from deep_research.text.controls import without_controls
+from deep_research.text.wording import one_line
 
 SHOWN_CHARS = 100  # of a topic or query: a progress line, not a document
+# The rest (todos, single fetches, cache hits) would be noise in a client's progress bar.
+SHOWN_EVENTS = frozenset(
+    {
+        "orchestrator_turn",
+        "research_started",
+        "search",
+        "research_done",
+        "research_failed",
+        "report_written",
+    }
+)
 
 
-def describe(event: Mapping[str, Any]) -> str | None:
+def progress_message(event: Mapping[str, Any]) -> str | None:
     """One line for a progress event worth showing a waiting caller; None for the rest."""
-    name = event.get("event")
-    if name == "orchestrator_turn":
-        return f"Planning (turn {event.get('turn')} of {event.get('cap')})"
-    if name == "research_started":
-        return f"Researching: {short(event.get('topic'))}"
-    if name == "research_done":
-        return f"Finished: {short(event.get('topic'))} ({event.get('sources')} sources)"
-    if name == "research_failed":
-        return f"Research failed: {short(event.get('topic'))}"
-    if name == "search":
-        sent, quota = event.get("sent"), event.get("quota")
-        return f"Searching: {short(event.get('query'))} (search {sent} of {quota})"
-    if name == "report_written":
-        return "Report written"
-    return None
+    if event.get("event") not in SHOWN_EVENTS:
+        return None
+    try:
+        line = progress_line(event, words=short)
+    except (KeyError, TypeError, ValueError):  # an event of the wrong shape: no line
+        return None
+    return line[:1].upper() + line[1:] if line else None
 
 
 def short(value: Any) -> str:
     """`value` on one line, cut to `SHOWN_CHARS` (topics and queries come from a model)."""
     # Control codes go too: a terminal client would act on an escape sequence.
-    text = " ".join(without_controls(value).split())
-    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"
+    return one_line(without_controls(value), SHOWN_CHARS)

@@ -12,7 +12,7 @@ from typing import Any
 from langgraph_sdk import get_client
 
 from deep_research.errors import DeepResearchError
-from deep_research.mcp.progress import describe
+from deep_research.mcp.progress import progress_message
 from deep_research.text import secrets
 
 ASSISTANT = "deep_research"  # the graph id in langgraph.json
@@ -21,7 +21,7 @@ ERROR_CHARS = 600  # of a run's error message, in the tool error
 # that stalls is bounded by LLM_CALL_DEADLINE inside the graph.
 TIMEOUT = (10.0, None, 30.0, 10.0)  # connect, read, write, pool
 
-Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+ReportProgress = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
 class RunFailed(DeepResearchError, RuntimeError):
@@ -29,7 +29,7 @@ class RunFailed(DeepResearchError, RuntimeError):
 
 
 async def research(
-    question: str, context: dict[str, Any], *, clarify: bool, progress: Progress
+    question: str, context: dict[str, Any], *, clarify: bool, progress: ReportProgress
 ) -> str:
     """Run the graph on `question`; the report, or with `clarify` the questions as text."""
     client = get_client(timeout=TIMEOUT)
@@ -52,7 +52,7 @@ async def research(
         if part.event == "error":
             raise RunFailed(error_text(part.data))
         if part.event.split("|")[0] == "custom" and isinstance(part.data, Mapping):
-            if (message := describe(part.data)) is not None:
+            if (message := progress_message(part.data)) is not None:
                 done += 1
                 await progress(done, None, message)
     state = await client.threads.get_state(thread_id)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context as ToolContext
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
+from deep_research.config.names import SearchChoice
 from deep_research.mcp import run
 from deep_research.text import limits
 
@@ -25,8 +26,6 @@ first, call with `clarify: true`: you get back 2-3 questions to put to the user 
 research is done); then call again with the question and their answers written into \
 `question`.\
 """
-
-SearchProvider = Literal["auto", "tavily", "searxng", "ddgs", "library"]  # as choices.py
 
 
 async def deep_research(
@@ -56,7 +55,7 @@ async def deep_research(
         ),
     ] = None,
     search_provider: Annotated[
-        SearchProvider | None,
+        SearchChoice | None,
         Field(
             description="Search backend; `library`: only the documents added to the "
             "server's library, never the web. Leave unset for the server's choice."

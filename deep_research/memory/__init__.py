@@ -5,7 +5,8 @@ embeddings shared with the relevance filter) at `MEMORY_DIR`, or on the Chroma s
 by `CHROMA_HOST` / `CHROMA_PORT`; it raises `MemoryUnavailable` with a readable reason when
 the store is locked by another process, damaged or unreachable, and callers go on without
 memory. `Store.add / put / query / items / delete / clear` take a collection name:
-`REPORTS` and `PASSAGES` hold past research, `LIBRARY` the user's documents.
+`REPORTS_COLLECTION` and `PASSAGES_COLLECTION` hold past research, `LIBRARY_COLLECTION`
+the user's documents.
 
 Only `location` is imported with the package: the store needs chromadb (about 4 s to
 import), and whether a store exists at all (`has_store`) must be cheap to ask.
@@ -26,15 +27,15 @@ from deep_research.memory.location import (
 
 if TYPE_CHECKING:
     from deep_research.memory.open import open_store
-    from deep_research.memory.research import PASSAGES, REPORTS
+    from deep_research.memory.research import PASSAGES_COLLECTION, REPORTS_COLLECTION
     from deep_research.memory.store import Hit, Metadata, Piece, Store, Where
 
-LIBRARY = "library-documents"
+LIBRARY_COLLECTION = "library-documents"
 
 _LAZY = {
     "open_store": "deep_research.memory.open",
-    "PASSAGES": "deep_research.memory.research",
-    "REPORTS": "deep_research.memory.research",
+    "PASSAGES_COLLECTION": "deep_research.memory.research",
+    "REPORTS_COLLECTION": "deep_research.memory.research",
     "Hit": "deep_research.memory.store",
     "Metadata": "deep_research.memory.store",
     "Piece": "deep_research.memory.store",
@@ -50,9 +51,9 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "LIBRARY",
-    "PASSAGES",
-    "REPORTS",
+    "LIBRARY_COLLECTION",
+    "PASSAGES_COLLECTION",
+    "REPORTS_COLLECTION",
     "Hit",
     "Location",
     "MemoryUnavailable",

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from deep_research.config.settings import read_endpoints
+from deep_research.config.endpoints import read_endpoints
 from deep_research.errors import DeepResearchError
 
 LOCK_NAME = "lock"

@@ -24,10 +24,10 @@ from deep_research.memory.store import Hit, Piece, Scalar, Store
 from deep_research.text import limits
 from deep_research.text.urls import is_file_url, is_web_url
 
-REPORTS = "research-reports"
-PASSAGES = "research-passages"
+REPORTS_COLLECTION = "research-reports"
+PASSAGES_COLLECTION = "research-passages"
 EXCERPT_CHARS = 1500
-QUESTION_CHARS = 500
+STORED_QUESTION_CHARS = 500
 # Enough candidates that grouping chunks by report or page still leaves a choice.
 CANDIDATES = 40
 DAY = 86_400.0
@@ -87,7 +87,7 @@ async def remember(
 ) -> int:
     """Store the report and its cited pages; returns how many pages. Re-storing replaces."""
     now = time.time() if now is None else now
-    question = limits.cut(question.strip(), QUESTION_CHARS)
+    question = limits.cut(question.strip(), STORED_QUESTION_CHARS)
     date = iso_date(now)
     meta: dict[str, Scalar] = {"thread": thread_id, "question": question, "date": date, "ts": now}
     report_key = f"{thread_id}:{hashlib.sha256(question.encode()).hexdigest()[:16]}"
@@ -97,7 +97,7 @@ async def remember(
     # Splitting counts MiniLM tokens (and loads the tokenizer once): never on the loop.
     split = await asyncio.to_thread(lambda: chunks.split(reading_text(report)))
     report_pieces += [Piece(text, {**meta, "excerpt": excerpt}) for text in split]
-    await store.put(REPORTS, report_key, report_pieces)
+    await store.put(REPORTS_COLLECTION, report_key, report_pieces)
     # A library document is the library's to keep: a copy here would outlive
     # `library remove` and be cited after the file was taken out.
     kept = [page for page in cited if not is_file_url(page.url)]
@@ -114,7 +114,7 @@ async def remember(
         }
         pages[f"{thread_id}|{page.url}"] = [Piece(piece, page_meta) for piece in page_pieces]
     if pages:  # one write for every page: each Chroma call costs 10-15 ms
-        await store.put_many(PASSAGES, pages)
+        await store.put_many(PASSAGES_COLLECTION, pages)
     return len(pages)
 
 
@@ -129,7 +129,7 @@ async def similar_reports(
     """Earlier reports whose question or text reach `min_similarity`, most useful first."""
     now = time.time() if now is None else now
     best: dict[str, Hit] = {}
-    for hit in await store.query(REPORTS, question, k=CANDIDATES):
+    for hit in await store.query(REPORTS_COLLECTION, question, k=CANDIDATES):
         if hit.similarity >= min_similarity and (
             hit.key not in best or hit.similarity > best[hit.key].similarity
         ):
@@ -169,7 +169,7 @@ async def remembered_pages(
     # real retrieval date may answer.
     hits = [
         hit
-        for hit in await store.query(PASSAGES, query, k=CANDIDATES, where=young)
+        for hit in await store.query(PASSAGES_COLLECTION, query, k=CANDIDATES, where=young)
         if hit.similarity >= min_similarity
         and is_web_url(str(hit.metadata.get("url", "")))
         and _is_date(hit.metadata.get("retrieved"))
@@ -219,13 +219,15 @@ def _chunk_number(hit: Hit) -> int:
 async def forget(store: Store, thread_id: str) -> int:
     """Delete a thread's reports and passages; returns how many chunks went."""
     where = {"thread": thread_id}
-    return await store.delete(REPORTS, where=where) + await store.delete(PASSAGES, where=where)
+    return await store.delete(REPORTS_COLLECTION, where=where) + await store.delete(
+        PASSAGES_COLLECTION, where=where
+    )
 
 
 async def remembered_threads(store: Store) -> list[tuple[str, str, str]]:
     """(thread, date, question) of every stored report, newest first."""
     seen: dict[tuple[str, str], tuple[str, str, str, float]] = {}
-    for hit in await store.items(REPORTS, where={"chunk": 0}, texts=False):
+    for hit in await store.items(REPORTS_COLLECTION, where={"chunk": 0}, texts=False):
         meta = hit.metadata
         key = (str(meta.get("thread", "")), str(meta.get("question", "")))
         seen[key] = (key[0], str(meta.get("date", "")), key[1], _timestamp_of(meta))

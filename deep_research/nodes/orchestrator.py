@@ -16,9 +16,8 @@ from deep_research.llm import models
 from deep_research.llm.toolcalls import invalid_arguments
 from deep_research.nodes import churn, remember
 from deep_research.runtime import progress, prompts
-from deep_research.search import render
 from deep_research.state import ChurnGuard, ResearchState, ResearchTask, Todo
-from deep_research.text import limits
+from deep_research.text import fences, limits
 
 
 class Research(BaseModel):
@@ -107,10 +106,10 @@ def _earlier_reports(state: ResearchState) -> str:
     reports = state.get("earlier_reports") or []
     if not reports:
         return ""
-    nonce = render.new_nonce()
+    nonce = fences.new_nonce()
     listing = "\n\n".join(
         f"From {r['date']} (thread {r['thread_id']}, similarity {r['similarity']:.2f}):\n"
-        + render.fence(f"Question: {r['question']}\n\n{r['excerpt']}", nonce)
+        + fences.fence(f"Question: {r['question']}\n\n{r['excerpt']}", nonce)
         for r in reports
     )
     return "\n\n" + prompts.render("earlier_reports", reports=listing)
@@ -129,20 +128,22 @@ def _findings(state: ResearchState) -> str:
         if isinstance(message, HumanMessage):
             parts.append(("User: ", str(message.text), False))
         elif isinstance(message, ToolMessage) and message.name != "write_todos":
-            parts.append(("Research result:\n", render.unfence(message.text), True))
-    fixed = sum(len(label) + render.FENCE_CHARS * fenced for label, _, fenced in parts)
+            parts.append(("Research result:\n", fences.unfence(message.text), True))
+    fixed = sum(len(label) + fences.FENCE_CHARS * fenced for label, _, fenced in parts)
     budget = limits.FINDINGS_CHARS - fixed - 2 * max(0, len(parts) - 1)
     texts = limits.fair_cut([text for _, text, _ in parts], budget)
-    nonce = render.new_nonce()
+    nonce = fences.new_nonce()
     return "\n\n".join(
-        label + (render.fence(text, nonce) if fenced else text)
+        label + (fences.fence(text, nonce) if fenced else text)
         for (label, _, fenced), text in zip(parts, texts, strict=True)
     )
 
 
-def route_orchestrator(state: ResearchState) -> list[Send | str] | Literal["finalize"]:
-    """Each valid research call becomes its own task, with the quota `orchestrate` gave it;
-    everything else goes to `answer_tools`."""
+def dispatch_reply(state: ResearchState) -> list[Send | str] | Literal["finalize"]:
+    """Where the orchestrator's reply goes: each valid research call becomes its own task,
+    with the quota `orchestrate` gave it; other tool calls go to `answer_tools`, and a reply
+    without tool calls to `finalize`. (The edge out of `orchestrate` is
+    `plan_review.route_orchestrate`, which may first send the plan for review.)"""
     last = state["messages"][-1]
     if not isinstance(last, AIMessage) or not last.tool_calls:
         return "finalize"

@@ -27,7 +27,7 @@ from deep_research.config.settings import Context, context_of
 from deep_research.errors import DeepResearchError
 from deep_research.nodes import churn
 from deep_research.nodes.clarify import MAX_BAD_ANSWERS, shown
-from deep_research.nodes.orchestrator import WriteTodos, route_orchestrator, runnable_research
+from deep_research.nodes.orchestrator import WriteTodos, dispatch_reply, runnable_research
 from deep_research.runtime import progress, prompts
 from deep_research.state import ResearchState, Todo
 from deep_research.text import limits
@@ -85,16 +85,16 @@ def _due(state: ResearchState, context: Context) -> bool:
 
 
 def route_orchestrate(state: ResearchState, runtime: Runtime[Context]) -> list[Send | str] | str:
-    """`route_orchestrator`, except that a plan waiting for review goes to `review_plan`."""
+    """`dispatch_reply`, except that a plan waiting for review goes to `review_plan`."""
     if _due(state, context_of(runtime)):
         return "review_plan"
-    return route_orchestrator(state)
+    return dispatch_reply(state)
 
 
 def route_review(state: ResearchState) -> list[Send | str] | str:
     """An approved reply is dispatched as it stands; a changed plan goes back to planning."""
     if isinstance(state["messages"][-1], AIMessage):
-        return route_orchestrator(state)
+        return dispatch_reply(state)
     return "orchestrate"
 
 

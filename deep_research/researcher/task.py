@@ -17,9 +17,8 @@ from deep_research.errors import DeepResearchError
 from deep_research.llm import models
 from deep_research.researcher.graph import researcher_graph
 from deep_research.runtime import process, progress, tracing
-from deep_research.search import render
 from deep_research.state import ResearcherState, ResearchTask, Source
-from deep_research.text import secrets
+from deep_research.text import fences, secrets
 from deep_research.text.limits import REPORT_CHARS, cut
 from deep_research.text.urls import page_key
 
@@ -70,7 +69,7 @@ async def research_task(task: ResearchTask, runtime: Runtime[Context]) -> dict[s
                         # An error's text can quote what a server sent: fenced as data.
                         f"Research on {task['topic']!r} failed. This topic has no findings: "
                         "say so in the report, or try a narrower topic. The error:\n"
-                        + render.fence(message, render.new_nonce()),
+                        + fences.fence(message, fences.new_nonce()),
                         tool_call_id=task["tool_call_id"],
                         name="research",
                         status="error",
@@ -118,8 +117,8 @@ def result_text(report: str, sources: list[Source], cited: int = 0) -> str:
     """
     uncited = len({page_key(s["url"]) for s in sources}) - cited
     more = f"\n\n({uncited} more pages retrieved, not cited.)" if uncited > 0 else ""
-    room = REPORT_CHARS - len(RESULT_HEADER) - render.FENCE_CHARS - len(more)
-    return RESULT_HEADER + render.fence(cut(report.strip(), room) + more, render.new_nonce())
+    room = REPORT_CHARS - len(RESULT_HEADER) - fences.FENCE_CHARS - len(more)
+    return RESULT_HEADER + fences.fence(cut(report.strip(), room) + more, fences.new_nonce())
 
 
 def _checkpointed() -> bool:

@@ -1,9 +1,12 @@
-"""Everything that lives as long as the process, in one place, and why each is safe here.
+"""Everything that lives as long as the process: held here, or listed here with why it is
+safe to keep beside its code.
 
 No cap or counter lives here: searches, turns and todo updates are counted in checkpointed
 graph state, so a resume in another process, `max_concurrency=1` and concurrent threads
-see the same numbers. What remains is either a cost saver (models, caches) whose loss only
-costs time, or a marker that is only ever compared with itself in this process.
+see the same numbers. What remains is either a cost saver (models, clients, caches) whose
+loss only costs time, or a marker that is only ever compared with itself in this process.
+`tests/unit/runtime/test_process_globals.py` fails for a module-level global (a mutable
+container, a lock or thread, a `global` statement, a cached function) named nowhere here.
 """
 
 from __future__ import annotations
@@ -50,11 +53,55 @@ def turn_slots(dispatch_id: str, size: int) -> asyncio.Semaphore:
     return slots
 
 
-# Also process-wide, each beside the code that uses it:
-# - the relevance model (`search/relevance.py`): ~90 MB of weights mapped once, read-only
-#   afterwards, by a daemon thread started when a run starts (`warm_up`), or by the first
-#   search; its cache of recent vectors (`search/minilm.py`) is shared the same way;
-# - the page extraction threads (`search/fetch.py`): a pool of its own, made on first use;
-# - the per-thread search and page cache (`search/cache.py`): a hit saves a search or a
-#   fetch and is never counted as one; a process that lost it searches again and counts it;
-# - one semaphore per search provider (`search/chain.py`): how many searches run at once.
+# One semaphore per search provider name, so parallel researchers (and threads) share the
+# provider's limit (`search/chain.py`); losing it only changes how many searches run at
+# once. Semaphores belong to one event loop: a new loop (a new test) gets new ones.
+_provider_slots: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Semaphore]] = {}
+
+
+def provider_slots(name: str, size: int) -> asyncio.Semaphore:
+    """The semaphore every search sent to provider `name` in this event loop waits on."""
+    loop = asyncio.get_running_loop()
+    owner, slots = _provider_slots.get(name, (None, None))
+    if owner is not loop or slots is None:
+        slots = asyncio.Semaphore(size)
+        _provider_slots[name] = (loop, slots)
+    return slots
+
+
+# Kept beside their code, each for the reason given (they hold objects of a package above
+# this one, or sit below it in the layers, so they cannot move here):
+#
+# Configuration (below `runtime`: it cannot import this module)
+# - `config.envfile._loaded`, `config.envfile._origin`: the nearest `.env` is read into
+#   `os.environ` once; `_origin` remembers which file set which variable, for error text.
+#   Both only grow once, at the first `load_once()`.
+# - `config.endpoints._endpoints_for`: `Endpoints` per snapshot of the environment (8 kept);
+#   a changed environment is a new snapshot, so a cached value is never stale.
+# - `text.secrets._redactor_for`: the same, for the secrets the redactor hides.
+#
+# Models and clients (cost savers: losing one costs a reload, never a result)
+# - `embedding.loader._model`, `embedding.loader._model_lock`: the MiniLM model, ~90 MB of
+#   weights mapped once and read-only afterwards; the lock makes one load of it. Its cache
+#   of recent vectors and its batching thread are attributes of that one model
+#   (`embedding/minilm.py`), shared the same way and keyed by the text they embed.
+# - `embedding.loader._warming`, `embedding.loader._warming_lock`: the daemon thread that
+#   loads the model while the first model calls run (`warm_up`), started at most once.
+# - `memory.chunks._splitter`, `memory.chunks._splitter_lock`: the token-aware splitter,
+#   built from the model once; it holds no text between calls.
+# - `runtime.http._by_loop`, `runtime.http._lock`, `runtime.http._sync_client`,
+#   `runtime.http.tls_context`: one HTTP client per event loop and timeout (an entry goes
+#   with its loop), and the TLS context built once from the environment's CA bundle.
+# - `runtime.prompts._read`: the prompt files, read once; they do not change while running.
+# - `search.fetch._extractors`: the page extraction threads, a pool of its own made on the
+#   first page.
+#
+# Stores and caches of what a run found
+# - `memory.open._stores`, `memory.open._locks`, `memory.open._open_lock`: one Chroma
+#   client per location, and the directory lock this process holds on it for its life (a
+#   second client on one directory would corrupt it).
+# - `memory.open._damaged`: a store found damaged gives its first, readable error again,
+#   since chromadb keeps a broken client for the path.
+# - `search.cache._runs`: the per-thread search and page cache (`MAX_RUNS` kept); a hit
+#   saves a search or a fetch and is never counted as one, and a process that lost it
+#   searches again and counts it.

@@ -1,7 +1,8 @@
 """Progress events sent from inside nodes, for anyone streaming with `stream_mode="custom"`.
 
 Every event is a small JSON-ready dict with an `"event"` name. The CLI's live view, the
-SDK and Studio all read the same stream. Events raised inside a research task come from
+SDK and Studio all read the same stream; `progress_lines.py` words each event for a person
+(the CLI and the MCP tool show its lines). Events raised inside a research task come from
 its subgraph, so they arrive only when streaming with subgraphs (`subgraphs=True` in
 Python, `stream_subgraphs=True` in the SDK).
 

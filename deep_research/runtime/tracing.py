@@ -19,6 +19,7 @@ from langsmith import utils as langsmith_utils
 
 from deep_research.config.settings import Context
 from deep_research.text import secrets
+from deep_research.text.wording import one_line
 
 T = TypeVar("T")
 
@@ -39,11 +40,6 @@ def redact_traces() -> None:
 
 
 redact_traces()
-
-
-def _short(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= NAME_CHARS else text[: NAME_CHARS - 1] + "…"
 
 
 def run_metadata(context: Context) -> dict[str, Any]:
@@ -67,7 +63,7 @@ def model_config(role: str, spec: str) -> RunnableConfig:
 def research_config(topic: str, context: Context) -> RunnableConfig:
     """The research subgraph's run: named by its topic, so a trace reads like the plan."""
     return {
-        "run_name": f"research: {_short(topic)}",
+        "run_name": f"research: {one_line(topic, NAME_CHARS)}",
         "tags": ["role:researcher", f"model:{context.researcher_model}"],
         "metadata": {"topic": topic, **run_metadata(context)},
     }
@@ -80,7 +76,7 @@ async def named_search(query: str, provider: str, run: Callable[[], Awaitable[T]
         return await run()
 
     config: RunnableConfig = {
-        "run_name": f"search: {_short(query)}",
+        "run_name": f"search: {one_line(query, NAME_CHARS)}",
         "tags": ["search", f"search_provider:{provider}"],
         "metadata": {"search_provider": provider},
     }

@@ -7,6 +7,7 @@ import logging
 import random
 from collections.abc import Sequence
 
+from deep_research.runtime import process
 from deep_research.search.cache import Searched
 from deep_research.search.types import Results, SearchError, SearchProvider, SearchResult
 
@@ -17,19 +18,10 @@ BACKOFF_BASE = 0.5  # seconds before the first retry; doubled each time, with fu
 BACKOFF_MAX = 8.0
 
 
-# One semaphore per provider name for the whole process, so parallel researchers (and
-# threads) share the provider's limit; losing it only changes how many searches run at once.
-# Semaphores belong to one event loop: a new loop (a new test) gets new ones.
-_slots: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Semaphore]] = {}
-
-
 def provider_slots(provider: SearchProvider) -> asyncio.Semaphore:
-    loop = asyncio.get_running_loop()
-    owner, slots = _slots.get(provider.name, (None, None))
-    if owner is not loop or slots is None:
-        slots = asyncio.Semaphore(provider.max_concurrency)
-        _slots[provider.name] = (loop, slots)
-    return slots
+    """How many searches `provider` may run at once, shared by every researcher and thread
+    of this process (see `runtime/process.py`)."""
+    return process.provider_slots(provider.name, provider.max_concurrency)
 
 
 class SearchChain:

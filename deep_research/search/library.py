@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from deep_research.memory import LIBRARY, MemoryUnavailable, Store, open_store
+from deep_research.config.names import LIBRARY_PROVIDER
+from deep_research.memory import LIBRARY_COLLECTION, MemoryUnavailable, Store, open_store
 from deep_research.search.types import SearchError, SearchResult
-
-NAME = "library"
 
 
 def document_url(path: str, page: int = 0) -> str:
@@ -30,7 +29,7 @@ def document_title(title: str, page: int = 0) -> str:
 class LibraryProvider:
     """Searches the library in the knowledge store, opened on first use."""
 
-    name = NAME
+    name: str = LIBRARY_PROVIDER
     max_concurrency = 4
 
     def __init__(self, store: Store | None = None) -> None:
@@ -40,7 +39,7 @@ class LibraryProvider:
         try:
             store = self._store or await open_store()
             self._store = store
-            hits = await store.query(LIBRARY, query, k=max_results)
+            hits = await store.query(LIBRARY_COLLECTION, query, k=max_results)
         except MemoryUnavailable as error:
             raise SearchError(f"library unavailable: {error}") from error
         results = []

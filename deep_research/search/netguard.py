@@ -19,7 +19,7 @@ from typing import Any
 import httpcore
 import httpx
 
-from deep_research.config.settings import read_endpoints
+from deep_research.config.endpoints import read_endpoints
 from deep_research.errors import DeepResearchError
 from deep_research.runtime.http import tls_context
 

@@ -15,7 +15,9 @@ from tavily import AsyncTavilyClient
 from tavily.errors import TimeoutError as TavilyTimeout
 from tavily.errors import UsageLimitExceededError
 
-from deep_research.config.settings import ConfigError, Endpoints, read_endpoints
+from deep_research.config.endpoints import Endpoints, read_endpoints
+from deep_research.config.names import LIBRARY_PROVIDER, ConfigError
+from deep_research.config.problems import search_provider_problem
 from deep_research.runtime.http import tls_context
 from deep_research.search.types import Results, SearchError, SearchProvider, SearchResult
 from deep_research.text import secrets
@@ -171,7 +173,7 @@ def make_provider(name: str) -> SearchProvider:
     """The provider for `name` (`auto` resolved by `resolve_provider`)."""
     endpoints = read_endpoints()
     name = resolve_provider(name, endpoints)
-    problem = endpoints.missing_for(name)
+    problem = search_provider_problem(name, endpoints)
     if problem:
         raise ConfigError(problem)
     if name == "tavily" and endpoints.tavily_api_key:
@@ -179,7 +181,7 @@ def make_provider(name: str) -> SearchProvider:
         return TavilyProvider(api_key=key, base_url=endpoints.tavily_api_base_url)
     if name == "searxng" and endpoints.searxng_url:
         return SearxngProvider(endpoints.searxng_url)
-    if name == "library":
+    if name == LIBRARY_PROVIDER:
         from deep_research.search.library import LibraryProvider  # Chroma loads only when used
 
         return LibraryProvider()

@@ -18,7 +18,7 @@ from deep_research.embedding import loader
 from deep_research.search.types import SearchResult
 
 
-def result_text(result: SearchResult) -> str:
+def scored_text(result: SearchResult) -> str:
     return f"{result.title}\n{result.content}"
 
 
@@ -31,7 +31,7 @@ async def score_results(query: str, results: Sequence[SearchResult]) -> list[flo
     model = loader.loaded()
     if model is None:
         model = await asyncio.to_thread(loader.embedder)
-    texts = [query, *(result_text(r) for r in results)]
+    texts = [query, *(scored_text(r) for r in results)]
     return _similarities(await asyncio.wrap_future(model.submit(texts)))
 
 

@@ -1,57 +1,25 @@
 """What a researcher reads after a search: web text fenced as data, within a character budget.
 
 Web text (titles, snippets, page text) may try to instruct the model. It is fenced by
-delimiters carrying a random nonce chosen per tool call, which a page cannot predict, and
-anything in it that looks like a delimiter is defused first.
+delimiters carrying a random nonce chosen per tool call (`text/fences.py`).
 """
 
 from __future__ import annotations
 
-import re
-import secrets
 from collections.abc import Collection, Sequence
 
 from deep_research.search.query import Finding, QueryOutcome
 from deep_research.text.extract import clip
+from deep_research.text.fences import defuse, fence
 
 MIN_EXCERPT = 300  # a page excerpt shorter than this is not worth its header
 ENTRY_OVERHEAD = 160  # characters of headers (and the query's delimiters) around each entry
-# Fence look-alikes, including Markdown-escaped ones (trafilatura writes "<" as "\<").
 # A provider error worth showing fits in a line; longer text is the provider's page body.
 MAX_NOTE_CHARS = 300
-_OPENERS = re.compile(r"(?:\\?<){3}")
-_CLOSERS = re.compile(r"(?:\\?>){3}")
-
-
-def new_nonce() -> str:
-    return secrets.token_hex(6)
-
-
-def defuse(text: str) -> str:
-    """Make delimiter look-alikes in web text inert (the fences are built from <<< and >>>)."""
-    return _CLOSERS.sub("›››", _OPENERS.sub("‹‹‹", text))
 
 
 def _outside(text: str) -> str:
     return clip(defuse(" ".join(text.split())), MAX_NOTE_CHARS)
-
-
-def fence(text: str, nonce: str) -> str:
-    return f"<<<data {nonce}>>>\n{defuse(text)}\n<<<end data {nonce}>>>"
-
-
-# Everything `fence` adds around the text: two lines and a 12-digit nonce in each.
-FENCE_CHARS = len(fence("", new_nonce()))
-_FENCED = re.compile(r"<<<data ([0-9a-f]+)>>>\n(.*?)\n<<<end data \1>>>", re.DOTALL)
-
-
-def unfence(text: str) -> str:
-    """`text` with each of its fences replaced by what it holds, to be fenced again whole.
-
-    Fenced text was defused, so it holds no delimiter: the first closing line with the
-    opening's nonce is the fence's own.
-    """
-    return _FENCED.sub(r"\2", text)
 
 
 def web_link(title: str, url: str) -> str:
@@ -91,7 +59,7 @@ def page_allowance(
     return max(MIN_EXCERPT, min(max_page_chars, (max_chars - fixed) // len(pages)))
 
 
-def render(
+def results_message(
     outcomes: Sequence[QueryOutcome],
     *,
     nonce: str,

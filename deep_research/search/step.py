@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from deep_research.config.names import LIBRARY_PROVIDER
 from deep_research.config.settings import Context
 from deep_research.search import render
 from deep_research.search.budget import Grant
@@ -22,8 +23,7 @@ from deep_research.search.query import QueryOutcome, Searcher
 from deep_research.search.remembered import memory_lookup
 from deep_research.search.types import SearchProvider
 from deep_research.state import Source
-
-LIBRARY = "library"
+from deep_research.text import fences
 
 
 def _library() -> SearchProvider:
@@ -66,9 +66,9 @@ class SearchSession:
         """Run `queries` in parallel; the text stays within `max_chars`, and pages whose text
         the researcher was given before (`shown_before`) are named, not repeated."""
         outcomes = list(await asyncio.gather(*(self.searcher.run(q) for q in queries)))
-        text = render.render(
+        text = render.results_message(
             outcomes,
-            nonce=render.new_nonce(),
+            nonce=fences.new_nonce(),
             max_page_chars=self.max_page_chars,
             max_chars=max_chars,
             shown_before=shown_before,
@@ -120,7 +120,7 @@ async def session(
     context: Context, *, run_key: str, owner: str, topic: str, grant: Grant
 ) -> AsyncIterator[SearchSession]:
     """A search step for research call `owner` on `topic`, in run (thread) `run_key`."""
-    private = context.search_provider == LIBRARY
+    private = context.search_provider == LIBRARY_PROVIDER
     # Private-only research never reaches the web: no fallback (SEARCH_FALLBACK may be set
     # in a shared .env), and the library is the chain itself rather than a side search.
     names = [context.search_provider, *context.fallback_providers]

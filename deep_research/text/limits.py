@@ -11,10 +11,11 @@ and sent again: never the same prompt twice.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage, SystemMessage
+
+from deep_research.text.fences import OPENER, closer
 
 # What the user writes: the question and each resume answer. A few paragraphs answer 2-3
 # clarifying questions; a pasted 10 MB document would make every later request too long.
@@ -39,10 +40,6 @@ MIN_CUT_CHARS = 200
 _BREAK_WINDOW = 200
 
 
-# An opening fence line as `search/render.py` writes it (web text cannot forge one).
-_FENCE_OPEN = re.compile(r"^<<<data ([0-9a-f]+)>>>$", re.MULTILINE)
-
-
 def _note(removed: int) -> str:
     return f"\n… [cut: {removed:,} more characters]"
 
@@ -51,7 +48,7 @@ def cut(text: str, limit: int) -> str:
     """`text` in at most `limit` characters, its end replaced by a note saying how much went.
 
     A data fence opened in what is kept is closed again, so cut web text never runs on
-    outside its fence (see `search/render.py`).
+    outside its fence (see `text/fences.py`).
     """
     if len(text) <= limit:
         return text
@@ -60,10 +57,10 @@ def cut(text: str, limit: int) -> str:
     if room <= 0:
         return text[:limit]
     head = _head(text, room)
-    closers = _closers(head)
+    closers = _closing_lines(head)
     if closers:  # make room for them; a shorter head can only need fewer
         head = _head(text, max(0, room - len(closers)))
-        closers = _closers(head)
+        closers = _closing_lines(head)
     return head + closers + _note(len(text) - len(head))
 
 
@@ -75,10 +72,10 @@ def _head(text: str, room: int) -> str:
     return head.rstrip()
 
 
-def _closers(head: str) -> str:
+def _closing_lines(head: str) -> str:
     """Closing lines for the data fences `head` opens and does not close."""
-    names = [n for n in _FENCE_OPEN.findall(head) if f"<<<end data {n}>>>" not in head]
-    return "".join(f"\n<<<end data {name}>>>" for name in names)
+    names = [n for n in OPENER.findall(head) if closer(n) not in head]
+    return "".join(f"\n{closer(name)}" for name in names)
 
 
 def fair_share(lengths: Sequence[int], budget: int) -> int:

@@ -188,7 +188,7 @@ def test_runs_cuts_a_long_multi_line_error_to_one_short_line(
 
 
 def test_counts_are_pluralised() -> None:
-    from deep_research.cli.wording import plural
+    from deep_research.text.wording import plural
 
     assert [plural(n, "source") for n in (0, 1, 2)] == ["0 sources", "1 source", "2 sources"]
     assert plural(1, "search") == "1 search" and plural(3, "search") == "3 searches"

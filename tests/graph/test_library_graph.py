@@ -14,7 +14,7 @@ from pathlib import Path
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from deep_research.library import add_paths
-from deep_research.memory import PASSAGES, REPORTS, open_store
+from deep_research.memory import PASSAGES_COLLECTION, REPORTS_COLLECTION, open_store
 from tests.support.documents import write_pdf
 from tests.support.graph_scripts import NO_CLARIFY, call, run, tool_results
 from tests.support.scripted_model import ScriptedChatModel
@@ -103,9 +103,13 @@ async def test_private_research_cites_the_library_at_the_page_and_rejects_other_
     # Reports are remembered; the library's passages stay the library's alone, so a
     # removed document cannot come back through memory.
     store = await open_store()
-    assert len({hit.key for hit in await store.items(REPORTS)}) == 2
-    assert [hit for hit in await store.items(PASSAGES) if "https://" in str(hit.metadata)]
-    assert not [hit for hit in await store.items(PASSAGES) if "file:" in str(hit.metadata)]
+    assert len({hit.key for hit in await store.items(REPORTS_COLLECTION)}) == 2
+    assert [
+        hit for hit in await store.items(PASSAGES_COLLECTION) if "https://" in str(hit.metadata)
+    ]
+    assert not [
+        hit for hit in await store.items(PASSAGES_COLLECTION) if "file:" in str(hit.metadata)
+    ]
 
 
 async def test_the_library_is_searched_beside_the_web_in_the_same_step(

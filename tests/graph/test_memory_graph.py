@@ -16,7 +16,14 @@ from langchain_core.messages import SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from deep_research.graph import builder
-from deep_research.memory import PASSAGES, REPORTS, Hit, Location, Piece, open_store
+from deep_research.memory import (
+    PASSAGES_COLLECTION,
+    REPORTS_COLLECTION,
+    Hit,
+    Location,
+    Piece,
+    open_store,
+)
 from deep_research.memory.research import DAY, iso_date
 from tests.support.graph_scripts import orchestrator_fanning_out, script_for
 from tests.support.scripted_model import ScriptedChatModel
@@ -52,7 +59,7 @@ async def pages_retrieved_days_ago(memory_dir: Path, days: int) -> str:
     store = await open_store(Location(path=memory_dir))
     when = time.time() - days * DAY
     pages: dict[str, list[Hit]] = {}
-    for hit in await store.items(PASSAGES):
+    for hit in await store.items(PASSAGES_COLLECTION):
         pages.setdefault(hit.key, []).append(hit)
     for key, hits in pages.items():
         hits.sort(key=lambda hit: int(hit.metadata["chunk"]))
@@ -67,7 +74,7 @@ async def pages_retrieved_days_ago(memory_dir: Path, days: int) -> str:
             )
             for hit in hits
         ]
-        await store.put(PASSAGES, key, older)
+        await store.put(PASSAGES_COLLECTION, key, older)
     return iso_date(when)
 
 
@@ -120,7 +127,7 @@ async def test_use_memory_false_reads_and_writes_nothing(
     _, search = scripted
     await run(MEMORY_ON, "remembered")
     store = await open_store(Location(path=memory_dir))
-    before = [len(await store.items(c)) for c in (REPORTS, PASSAGES)]
+    before = [len(await store.items(c)) for c in (REPORTS_COLLECTION, PASSAGES_COLLECTION)]
     searched = len(search.queries)
 
     off = {**MEMORY_ON, "use_memory": False}
@@ -128,7 +135,7 @@ async def test_use_memory_false_reads_and_writes_nothing(
     assert len(search.queries) == 2 * searched  # memory answered nothing
     assert values["earlier_reports"] == []
     assert not [e for e in events if e["event"].startswith("memory")]
-    assert [len(await store.items(c)) for c in (REPORTS, PASSAGES)] == before
+    assert [len(await store.items(c)) for c in (REPORTS_COLLECTION, PASSAGES_COLLECTION)] == before
 
 
 async def test_memory_off_never_creates_a_store(

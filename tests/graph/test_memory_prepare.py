@@ -20,7 +20,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from deep_research import embedding
 from deep_research.citations import check_report
 from deep_research.graph import builder
-from deep_research.memory import PASSAGES, Location, chunks, open_store, research
+from deep_research.memory import PASSAGES_COLLECTION, Location, chunks, open_store, research
 from deep_research.memory.location import LOCK_NAME
 from deep_research.memory.reading import reading_text
 from deep_research.nodes import remember
@@ -160,7 +160,7 @@ async def test_remember_embeds_only_the_report_the_pages_were_embedded_while_it_
     assert report_texts <= by_remember <= report_texts | {QUESTION}
     # What was prepared is what was stored: every cited page, all its chunks.
     store = await open_store(Location(path=Path(os.environ["MEMORY_DIR"])))
-    stored = await store.items(PASSAGES)
+    stored = await store.items(PASSAGES_COLLECTION)
     assert {str(hit.metadata["url"]) for hit in stored} == {page.url for page in pages}
     assert {hit.text for hit in stored} == page_texts
 

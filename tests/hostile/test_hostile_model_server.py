@@ -17,7 +17,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
 
-from deep_research.config.settings import Context, read_endpoints
+from deep_research.config.endpoints import read_endpoints
+from deep_research.config.settings import Context
 from deep_research.graph import builder
 from deep_research.llm.chat_models import chat_model
 from deep_research.llm.models import ModelDeadlineError

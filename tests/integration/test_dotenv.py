@@ -18,7 +18,8 @@ import pytest
 
 from deep_research.cli.main import main
 from deep_research.config import envfile
-from deep_research.config.settings import Context, Endpoints
+from deep_research.config.endpoints import Endpoints
+from deep_research.config.settings import Context
 from tests.support.brain import LINK, ResearchBrain, role_of
 from tests.support.cli import CLI_TIMEOUT, LLM_KEY, QUESTION, REPO, TAVILY_KEY, run_cli
 from tests.support.fakes.openai_server import ScriptedOpenAIServer

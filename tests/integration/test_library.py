@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from langchain_chroma import Chroma
 
-from deep_research.library import Outcome, add_paths, entries, remove_path
-from deep_research.memory import LIBRARY, Location, Piece, Store, open_store
+from deep_research.library import FileOutcome, add_paths, entries, remove_path
+from deep_research.memory import LIBRARY_COLLECTION, Location, Piece, Store, open_store
 from deep_research.search.library import LibraryProvider
 from tests.support.documents import write_docx, write_pdf
 
@@ -36,8 +36,8 @@ def mixed_folder(root: Path) -> Path:
     return docs
 
 
-async def add(store: Store, *paths: Path) -> dict[str, Outcome]:
-    seen: list[Outcome] = []
+async def add(store: Store, *paths: Path) -> dict[str, FileOutcome]:
+    seen: list[FileOutcome] = []
     report = await add_paths(store, list(paths), seen.append)
     assert seen == report.outcomes  # progress reported every file, as it went
     return {outcome.path.name: outcome for outcome in report.outcomes}
@@ -45,7 +45,7 @@ async def add(store: Store, *paths: Path) -> dict[str, Outcome]:
 
 async def everything(store: Store) -> dict[str, tuple[str, str]]:
     """Each stored chunk id -> (path, text)."""
-    return {hit.id: (hit.key, hit.text) for hit in await store.items(LIBRARY)}
+    return {hit.id: (hit.key, hit.text) for hit in await store.items(LIBRARY_COLLECTION)}
 
 
 async def test_a_mixed_folder_is_indexed_once_with_pdf_pages(store: Store, tmp_path: Path) -> None:
@@ -107,7 +107,7 @@ async def test_a_library_chunk_without_an_absolute_path_is_left_out_of_the_searc
     """A shared server's other clients may write any key: one that names no absolute file
     has no `file:` URL, and must not end every search that meets it."""
     for key in ("relative/notes.md", "", "/home/me/heat.md"):
-        await store.put(LIBRARY, key, [Piece(HEAT, {"title": "heat.md"})])
+        await store.put(LIBRARY_COLLECTION, key, [Piece(HEAT, {"title": "heat.md"})])
     results = await LibraryProvider(store).search("heat pumps at minus twenty", 5)
     assert [r.url for r in results] == ["file:///home/me/heat.md"]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from deep_research.memory import LIBRARY, Location, MemoryUnavailable, open_store
+from deep_research.memory import LIBRARY_COLLECTION, Location, MemoryUnavailable, open_store
 from tests.support.chroma_server import chroma_server
 from tests.support.memory_writer import note
 
@@ -62,7 +62,7 @@ async def test_a_killed_holder_leaves_no_lock_behind(tmp_path: Path) -> None:
     assert holder.returncode == -signal.SIGKILL
     assert (directory / "lock").exists()  # left behind, and harmless
     store = await open_store(Location(path=directory))
-    assert await store.items(LIBRARY) == []
+    assert await store.items(LIBRARY_COLLECTION) == []
 
 
 async def test_two_processes_writing_to_one_server_lose_nothing(server_port: int) -> None:
@@ -72,11 +72,13 @@ async def test_two_processes_writing_to_one_server_lose_nothing(server_port: int
     assert other.stdin is not None
     other.stdin.write("go\n")
     other.stdin.flush()
-    mine = asyncio.gather(*(store.add(LIBRARY, f"mine{i}", note("mine", i), {}) for i in range(25)))
+    mine = asyncio.gather(
+        *(store.add(LIBRARY_COLLECTION, f"mine{i}", note("mine", i), {}) for i in range(25))
+    )
     await mine
     out, _ = await asyncio.to_thread(other.communicate)
     assert out.strip() == "done" and other.returncode == 0
     for prefix in ("mine", "other"):
         for i in range(25):
-            (best,) = await store.query(LIBRARY, note(prefix, i), k=1)
+            (best,) = await store.query(LIBRARY_COLLECTION, note(prefix, i), k=1)
             assert best.key == f"{prefix}{i}"

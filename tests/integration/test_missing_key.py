@@ -13,7 +13,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from deep_research.cli.main import main
-from deep_research.config.settings import ConfigError, Context
+from deep_research.config.names import ConfigError
+from deep_research.config.settings import Context
 from deep_research.graph import builder
 from tests.support.cli import QUESTION
 from tests.support.scripted_model import Script, ScriptedChatModel

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from deep_research.cli.traffic import TrafficLog
-from deep_research.config.settings import ConfigError, Context
+from deep_research.config.names import ConfigError
+from deep_research.config.settings import Context
 from deep_research.llm.chat_models import public_url
 from deep_research.llm.models import role_model
 from deep_research.text.secrets import REDACTED, Redactor

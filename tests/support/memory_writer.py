@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from deep_research.memory import LIBRARY, open_store
+from deep_research.memory import LIBRARY_COLLECTION, open_store
 
 
 def note(prefix: str, i: int) -> str:
@@ -27,7 +27,7 @@ async def main(argv: list[str]) -> None:
     print("ready", flush=True)
     await asyncio.to_thread(sys.stdin.readline)  # start writing when the test says so
     await asyncio.gather(
-        *(store.add(LIBRARY, f"{prefix}{i}", note(prefix, i), {}) for i in range(count))
+        *(store.add(LIBRARY_COLLECTION, f"{prefix}{i}", note(prefix, i), {}) for i in range(count))
     )
     print("done", flush=True)
 

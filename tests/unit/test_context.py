@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from langchain_openai import ChatOpenAI
 
-from deep_research.config.settings import ConfigError, Context, load_context
+from deep_research.config.names import ConfigError
+from deep_research.config.settings import Context, load_context
 from deep_research.llm.chat_models import PLACEHOLDER_API_KEY, chat_model
 from deep_research.llm.init_chat import LOCAL_TEMPERATURE
 
@@ -103,7 +104,7 @@ def test_env_example_documents_every_variable_with_a_valid_default(
 ) -> None:
     from pathlib import Path
 
-    from deep_research.config.settings import Endpoints
+    from deep_research.config.endpoints import Endpoints
 
     lines = (Path(__file__).resolve().parents[2] / ".env.example").read_text().splitlines()
     settings = dict(line.split("=", 1) for line in lines if line and not line.startswith("#"))

@@ -12,8 +12,8 @@ import pytest
 from langchain.chat_models import base as registry
 
 from deep_research.config import model_providers as providers
-from deep_research.config.names import MODEL_PROVIDERS
-from deep_research.config.settings import ConfigError, Context
+from deep_research.config.names import MODEL_PROVIDERS, ConfigError
+from deep_research.config.settings import Context
 from deep_research.text.secrets import SECRET_ENV
 from tests.support.readme import section
 

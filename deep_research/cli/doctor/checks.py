@@ -23,7 +23,9 @@ from ddgs.exceptions import DDGSException, RatelimitException
 from tavily.errors import ForbiddenError, InvalidAPIKeyError
 
 from deep_research import embedding
-from deep_research.config.settings import Context, read_endpoints
+from deep_research.config.endpoints import read_endpoints
+from deep_research.config.problems import search_provider_problem
+from deep_research.config.settings import Context
 from deep_research.llm.chat_models import public_url
 from deep_research.search.providers import make_provider, resolve_provider
 from deep_research.search.types import SearchError
@@ -128,7 +130,7 @@ async def check_search(name: str, timeout: float) -> Check:
     """Provider `name` answers one query within `timeout` seconds."""
     label = f"search {name}"
     endpoints = read_endpoints()
-    problem = endpoints.missing_for(name)
+    problem = search_provider_problem(name, endpoints)
     if problem:
         return Check(label, "fail", problem, f"set the variable it names, or drop {name}")
     if name == "ddgs":

@@ -16,8 +16,10 @@ from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel, ConfigDict, Field
 
 from deep_research.cli.doctor.checks import Check
+from deep_research.config.endpoints import read_endpoints
+from deep_research.config.names import ConfigError
 from deep_research.config.settings import ROLES as context_roles
-from deep_research.config.settings import ConfigError, Context, read_endpoints
+from deep_research.config.settings import Context
 from deep_research.llm import init_chat as provider_models
 from deep_research.llm import toolcalls
 from deep_research.llm.chat_models import Role, chat_model, public_url

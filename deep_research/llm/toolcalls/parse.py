@@ -23,7 +23,7 @@ _ARGS_KEYS = ("args", "arguments", "parameters", "input")
 
 
 @dataclass(frozen=True)
-class Hit:
+class CallSpan:
     """A span of the reply holding (name, arguments) pairs; empty for a fence's own lines."""
 
     start: int
@@ -36,25 +36,25 @@ def tool_name(tool: type[BaseModel]) -> str:
     return str(convert_to_openai_tool(tool)["function"]["name"])
 
 
-def read_call(text: str, at: int, end: int) -> Hit | None:
+def read_call(text: str, at: int, end: int) -> CallSpan | None:
     """The call starting exactly at `at`, in any of the three written forms."""
     if text.startswith("<tool_call>", at):
         body = at + len("<tool_call>")
         close = text.find("</tool_call>", body, end)
         stop = close if close >= 0 else end
         finish = close + len("</tool_call>") if close >= 0 else end
-        return Hit(at, finish, _calls_in(loads(text[body:stop])))
+        return CallSpan(at, finish, _calls_in(loads(text[body:stop])))
     if text.startswith(("{", "["), at):
         # A JSON value that is not a call is skipped whole: nothing inside it is top level.
         stop = _object_end(text, at, end)
-        return Hit(at, stop, _calls_in(loads(text[at:stop])))
+        return CallSpan(at, stop, _calls_in(loads(text[at:stop])))
     named = _NAMED.match(text, at, end)
     if named is None:
         return None
     stop = _object_end(text, named.end(), end)
     paren = _CLOSE_PAREN.match(text, stop, end)
     name = named.group(1).rsplit(".", 1)[-1]  # "functions.research(" names research
-    return Hit(at, paren.end() if paren else stop, [(name, text[named.end() : stop])])
+    return CallSpan(at, paren.end() if paren else stop, [(name, text[named.end() : stop])])
 
 
 def as_arguments(raw: Any) -> dict[str, Any]:

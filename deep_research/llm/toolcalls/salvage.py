@@ -11,7 +11,13 @@ from langchain_core.messages import ToolCall
 from pydantic import BaseModel, ValidationError
 
 from deep_research.llm.toolcalls.blocks import blocks, indented_as_code
-from deep_research.llm.toolcalls.parse import Hit, as_arguments, make_call, read_call, tool_name
+from deep_research.llm.toolcalls.parse import (
+    CallSpan,
+    as_arguments,
+    make_call,
+    read_call,
+    tool_name,
+)
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +63,7 @@ def salvage(text: str, tools: Sequence[type[BaseModel]]) -> Salvaged:
     return Salvaged(calls, prose)
 
 
-def _hits(text: str, offered: set[str]) -> Iterator[Hit]:
+def _hits(text: str, offered: set[str]) -> Iterator[CallSpan]:
     """Spans holding calls to offered tools, at top level or inside ```json fences."""
     position = 0
     for block in blocks(text):
@@ -66,16 +72,16 @@ def _hits(text: str, offered: set[str]) -> Iterator[Hit]:
             inside = list(_scan(text, *block.body, offered, in_fence=True))
             if inside:
                 # The fence's own lines go with the calls it holds.
-                yield Hit(block.start, block.body[0], [])
+                yield CallSpan(block.start, block.body[0], [])
                 yield from inside
-                yield Hit(block.body[1], block.end, [])
+                yield CallSpan(block.body[1], block.end, [])
         position = block.end
     yield from _scan(text, position, len(text), offered)
 
 
 def _scan(
     text: str, start: int, end: int, offered: set[str], in_fence: bool = False
-) -> Iterator[Hit]:
+) -> Iterator[CallSpan]:
     position = start
     while (line := _LINE_START.search(text, position, end)) is not None:
         if not in_fence and indented_as_code(line.group("indent")):
@@ -87,7 +93,7 @@ def _scan(
         if hit is None:
             position = line.end() + 1
             continue
-        hit = Hit(line.start(), hit.end, hit.calls)
+        hit = CallSpan(line.start(), hit.end, hit.calls)
         # Further calls on the same line, separated by nothing but a comma or semicolon.
         while hit is not None:
             position = hit.end
@@ -96,10 +102,10 @@ def _scan(
             yield hit
             gap = _SEPARATOR.match(text, position, end)
             following = read_call(text, gap.end(), end) if gap and gap.end() < end else None
-            hit = Hit(position, following.end, following.calls) if following else None
+            hit = CallSpan(position, following.end, following.calls) if following else None
 
 
-def _cut(text: str, hits: list[Hit]) -> str:
+def _cut(text: str, hits: list[CallSpan]) -> str:
     kept, position = [], 0
     for hit in sorted(hits, key=lambda h: h.start):
         kept.append(text[position : hit.start])

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from deep_research.cli.args import UsageError
 from deep_research.cli.library import (
     LISTED_UNSUPPORTED,
-    LibraryUsageError,
     library,
-    one_line,
+    path_line,
 )
 from deep_research.cli.plain import terminal_console
 
@@ -40,12 +40,12 @@ def _run(*argv: str) -> tuple[int, list[str]]:
     ],
 )
 def test_usage_errors_say_how_before_any_store_opens(argv: list[str], says: str) -> None:
-    with pytest.raises(LibraryUsageError, match=says):
+    with pytest.raises(UsageError, match=says):
         library(argv, Console(file=io.StringIO()))
 
 
-def test_one_line_escapes_newlines_in_file_names() -> None:
-    assert one_line(Path("/a/b\nforged line\r.md")) == "/a/b\\nforged line\\r.md"
+def test_path_line_escapes_newlines_in_file_names() -> None:
+    assert path_line(Path("/a/b\nforged line\r.md")) == "/a/b\\nforged line\\r.md"
 
 
 def test_add_list_remove(tmp_path: Path) -> None:

@@ -8,7 +8,8 @@ import socket
 
 import pytest
 
-from deep_research.cli.memory import MemoryUsageError, memory_command
+from deep_research.cli.args import UsageError
+from deep_research.cli.memory import memory_command
 from deep_research.cli.plain import terminal_console
 from deep_research.memory.open import open_store
 from deep_research.memory.research import CitedPage, remember
@@ -40,7 +41,7 @@ def _remember(thread: str, question: str) -> None:
     "argv", [[], ["drop"], ["list", "x"], ["search"], ["forget"], ["clear"], ["clear", "yes"]]
 )
 def test_usage_errors_show_the_usage(argv: list[str]) -> None:
-    with pytest.raises(MemoryUsageError, match="usage: deep-research memory") as caught:
+    with pytest.raises(UsageError, match="usage: deep-research memory") as caught:
         memory_command(argv, terminal_console())
     assert ("confirm with --yes" in str(caught.value)) == (argv[:1] == ["clear"])
 

@@ -9,7 +9,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from deep_research.config.names import SEARCH_PROVIDERS
 from deep_research.mcp.app import server
-from deep_research.mcp.progress import SHOWN_CHARS, describe
+from deep_research.mcp.progress import SHOWN_CHARS, progress_message
 from deep_research.mcp.run import error_text, questions_text
 from deep_research.mcp.tool import checked_question, run_context
 from tests.support.readme import section
@@ -44,12 +44,12 @@ def test_the_run_never_asks_unless_clarify_is_on() -> None:
 
 
 def test_progress_lines_are_short_and_single_line() -> None:
-    line = describe({"event": "research_started", "id": "r1", "topic": "a\nb " + "x" * 500})
+    line = progress_message({"event": "research_started", "id": "r1", "topic": "a\nb " + "x" * 500})
     assert line is not None and "\n" not in line
     assert line.startswith("Researching: a b ") and len(line) <= len("Researching: ") + SHOWN_CHARS
-    assert describe({"event": "fetch", "url": "https://example.com"}) is None
+    assert progress_message({"event": "fetch", "url": "https://example.com"}) is None
     # A model's topic may carry terminal escapes; a client may print progress in a terminal.
-    hostile = describe({"event": "search", "query": "\x1b]8;;https://evil\x07go\x9b2J\x00"})
+    hostile = progress_message({"event": "search", "query": "\x1b]8;;https://evil\x07go\x9b2J\x00"})
     assert hostile is not None and not any(ord(c) < 32 or 127 <= ord(c) < 160 for c in hostile)
 
 

@@ -12,7 +12,7 @@ import pytest
 from deep_research.cli.main import main
 from deep_research.cli.summary import totals
 from deep_research.cli.view import Tracker
-from deep_research.memory import PASSAGES, REPORTS, open_store
+from deep_research.memory import PASSAGES_COLLECTION, REPORTS_COLLECTION, open_store
 from deep_research.memory.research import CitedPage, remember
 from tests.support.readme import block_after
 
@@ -32,7 +32,7 @@ def remembered(thread: str, question: str) -> None:
 def counts() -> list[int]:
     async def read() -> list[int]:
         store = await open_store()
-        return [len(await store.items(c)) for c in (REPORTS, PASSAGES)]
+        return [len(await store.items(c)) for c in (REPORTS_COLLECTION, PASSAGES_COLLECTION)]
 
     return asyncio.run(read())
 

@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from deep_research.memory import PASSAGES, REPORTS, Location, Store, chunks, open_store
+from deep_research.memory import (
+    PASSAGES_COLLECTION,
+    REPORTS_COLLECTION,
+    Location,
+    Store,
+    chunks,
+    open_store,
+)
 from deep_research.memory.research import (
     DAY,
     CitedPage,
@@ -76,8 +83,8 @@ async def test_remembering_again_does_not_duplicate(store: Store) -> None:
         await remember(
             store, thread_id="t1", question=HEAT_PUMPS, report="# R\n\nText.", cited=[PAGE], now=NOW
         )
-    reports = await store.items(REPORTS)
-    passages = await store.items(PASSAGES)
+    reports = await store.items(REPORTS_COLLECTION)
+    passages = await store.items(PASSAGES_COLLECTION)
     assert len({h.id for h in reports}) == len(reports) == 2  # the question and one chunk
     assert len(passages) == 1
     assert await remembered_threads(store) == [("t1", "2027-01-15", HEAT_PUMPS)]
@@ -100,7 +107,7 @@ async def test_passages_answer_within_max_age_and_keep_their_first_date(store: S
     # Cited again today from memory: stored again, with the date it was first retrieved.
     again = CitedPage(PAGE.url, PAGE.title, PAGE.texts, retrieved="2027-01-05")
     await remember(store, thread_id="t2", question=HEAT_PUMPS, report="# R", cited=[again], now=NOW)
-    dates = {h.metadata["retrieved"] for h in await store.items(PASSAGES)}
+    dates = {h.metadata["retrieved"] for h in await store.items(PASSAGES_COLLECTION)}
     assert dates == {"2027-01-05"}
 
 
@@ -111,7 +118,7 @@ async def test_forget_removes_one_thread(store: Store) -> None:
         )
     assert await forget(store, "drop") > 0
     assert [t for t, _, _ in await remembered_threads(store)] == ["keep"]
-    assert {h.metadata["thread"] for h in await store.items(PASSAGES)} == {"keep"}
+    assert {h.metadata["thread"] for h in await store.items(PASSAGES_COLLECTION)} == {"keep"}
 
 
 async def test_remembering_splits_text_off_the_event_loop(
@@ -140,7 +147,9 @@ async def test_a_report_is_stored_as_read_without_link_targets_or_its_sources(st
         "## Sources\n\n1. [Heat pumps in cold climates](https://example.org/heat-pumps)\n"
     )
     await remember(store, thread_id="t1", question=HEAT_PUMPS, report=report, cited=[PAGE])
-    chunks_stored = [h.text for h in await store.items(REPORTS) if h.metadata["chunk"] != 0]
+    chunks_stored = [
+        h.text for h in await store.items(REPORTS_COLLECTION) if h.metadata["chunk"] != 0
+    ]
     assert chunks_stored == [
         "Heat pumps in Norway\n\nAir-source heat pumps keep most of their output at minus"
         " fifteen degrees."

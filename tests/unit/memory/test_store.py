@@ -9,7 +9,14 @@ from typing import Any
 import pytest
 from blockbuster import blockbuster_ctx
 
-from deep_research.memory import LIBRARY, REPORTS, Location, MemoryUnavailable, Piece, open_store
+from deep_research.memory import (
+    LIBRARY_COLLECTION,
+    REPORTS_COLLECTION,
+    Location,
+    MemoryUnavailable,
+    Piece,
+    open_store,
+)
 from deep_research.memory.chunks import split, token_count
 
 
@@ -20,9 +27,13 @@ def where(tmp_path: Path) -> Location:
 
 async def test_query_finds_the_similar_text_first_on_a_0_1_scale(where: Location) -> None:
     store = await open_store(where)
-    await store.add(LIBRARY, "cats", "Cats are small domestic felines that purr.", {"kind": "a"})
-    await store.add(LIBRARY, "rust", "The Rust compiler checks borrows at compile time.", {})
-    hits = await store.query(LIBRARY, "kittens purring", k=5)
+    await store.add(
+        LIBRARY_COLLECTION, "cats", "Cats are small domestic felines that purr.", {"kind": "a"}
+    )
+    await store.add(
+        LIBRARY_COLLECTION, "rust", "The Rust compiler checks borrows at compile time.", {}
+    )
+    hits = await store.query(LIBRARY_COLLECTION, "kittens purring", k=5)
     assert [h.key for h in hits] == ["cats", "rust"]
     assert all(0.0 <= h.similarity <= 1.0 for h in hits)
     assert hits[0].similarity > hits[1].similarity
@@ -32,13 +43,13 @@ async def test_query_finds_the_similar_text_first_on_a_0_1_scale(where: Location
 async def test_adding_the_same_key_again_replaces_it(where: Location) -> None:
     store = await open_store(where)
     long_text = " ".join(f"Sentence number {i} about tidal power stations." for i in range(200))
-    first = await store.add(LIBRARY, "doc", long_text, {"version": 1})
+    first = await store.add(LIBRARY_COLLECTION, "doc", long_text, {"version": 1})
     assert first > 2
-    again = await store.add(LIBRARY, "doc", long_text, {"version": 1})
+    again = await store.add(LIBRARY_COLLECTION, "doc", long_text, {"version": 1})
     assert again == first
-    assert len(await store.items(LIBRARY, where={"key": "doc"})) == first
-    await store.add(LIBRARY, "doc", "Now a short text.", {"version": 2})
-    left = await store.items(LIBRARY, where={"key": "doc"})
+    assert len(await store.items(LIBRARY_COLLECTION, where={"key": "doc"})) == first
+    await store.add(LIBRARY_COLLECTION, "doc", "Now a short text.", {"version": 2})
+    left = await store.items(LIBRARY_COLLECTION, where={"key": "doc"})
     assert [(h.text, h.metadata["version"]) for h in left] == [("Now a short text.", 2)]
 
 
@@ -57,11 +68,11 @@ async def test_put_many_writes_every_key_in_one_upsert_and_trims_each(
 
     monkeypatch.setattr(Chroma, "add_texts", counted)
     three = [Piece(f"passage {i} on tidal power", {"n": i}) for i in range(3)]
-    counts = await store.put_many(LIBRARY, {"a": three, "b": three[:2], "c": []})
+    counts = await store.put_many(LIBRARY_COLLECTION, {"a": three, "b": three[:2], "c": []})
     assert counts == [3, 2, 0] and upserts == [5], "one write for every key"
     # Again, shorter: each key's old tail goes, and only its own.
-    assert await store.put_many(LIBRARY, {"a": three[:1], "b": three}) == [1, 3]
-    kept = sorted((h.key, h.text) for h in await store.items(LIBRARY))
+    assert await store.put_many(LIBRARY_COLLECTION, {"a": three[:1], "b": three}) == [1, 3]
+    kept = sorted((h.key, h.text) for h in await store.items(LIBRARY_COLLECTION))
     assert kept == [("a", "passage 0 on tidal power")] + [
         ("b", f"passage {i} on tidal power") for i in range(3)
     ]
@@ -71,10 +82,10 @@ async def test_put_many_trims_a_thousand_keys_at_once(where: Location) -> None:
     # Each key's stale tail is one term of an `$or`: SQLite refuses an expression deeper
     # than 1,000 ("Expression tree is too large"), past 986 keys in one query.
     store = await open_store(where)
-    await store.put(LIBRARY, "k0", [Piece("passage on tidal power", {})])
-    counts = await store.put_many(LIBRARY, {f"k{i}": [] for i in range(1_000)})
+    await store.put(LIBRARY_COLLECTION, "k0", [Piece("passage on tidal power", {})])
+    counts = await store.put_many(LIBRARY_COLLECTION, {f"k{i}": [] for i in range(1_000)})
     assert counts == [0] * 1_000
-    assert await store.items(LIBRARY) == []
+    assert await store.items(LIBRARY_COLLECTION) == []
 
 
 async def test_keys_that_redact_alike_are_one_item_not_a_duplicate_id(
@@ -84,11 +95,11 @@ async def test_keys_that_redact_alike_are_one_item_not_a_duplicate_id(
     store = await open_store(where)
     secret_key, redacted = "page?k=tvly-supersecretvalue123456", "page?k=[REDACTED]"
     counts = await store.put_many(
-        LIBRARY,
+        LIBRARY_COLLECTION,
         {secret_key: [Piece("first", {})], redacted: [Piece("second", {}), Piece("third", {})]},
     )
     assert counts == [2, 2]
-    hits = await store.items(LIBRARY)
+    hits = await store.items(LIBRARY_COLLECTION)
     assert sorted(h.text for h in hits) == ["second", "third"]
     assert "tvly-supersecretvalue123456" not in repr(hits)
 
@@ -96,19 +107,21 @@ async def test_keys_that_redact_alike_are_one_item_not_a_duplicate_id(
 async def test_filters_delete_and_clear(where: Location) -> None:
     store = await open_store(where)
     await store.put(
-        LIBRARY, "a.pdf", [Piece("page one text", {"page": 1}), Piece("two", {"page": 2})]
+        LIBRARY_COLLECTION,
+        "a.pdf",
+        [Piece("page one text", {"page": 1}), Piece("two", {"page": 2})],
     )
-    await store.add(LIBRARY, "b.md", "other text", {"page": 1})
-    page_two = await store.query(LIBRARY, "text", k=10, where={"page": 2})
+    await store.add(LIBRARY_COLLECTION, "b.md", "other text", {"page": 1})
+    page_two = await store.query(LIBRARY_COLLECTION, "text", k=10, where={"page": 2})
     assert [h.text for h in page_two] == ["two"]
-    assert await store.delete(LIBRARY, key="a.pdf") == 2
-    assert [h.key for h in await store.items(LIBRARY)] == ["b.md"]
+    assert await store.delete(LIBRARY_COLLECTION, key="a.pdf") == 2
+    assert [h.key for h in await store.items(LIBRARY_COLLECTION)] == ["b.md"]
     with pytest.raises(ValueError):
-        await store.delete(LIBRARY)
-    await store.add(REPORTS, "r", "a report", {})
-    await store.clear(LIBRARY)
-    assert await store.items(LIBRARY) == []
-    assert [h.key for h in await store.items(REPORTS)] == ["r"]
+        await store.delete(LIBRARY_COLLECTION)
+    await store.add(REPORTS_COLLECTION, "r", "a report", {})
+    await store.clear(LIBRARY_COLLECTION)
+    assert await store.items(LIBRARY_COLLECTION) == []
+    assert [h.key for h in await store.items(REPORTS_COLLECTION)] == ["r"]
 
 
 async def test_chunks_fit_the_minilm_window() -> None:
@@ -124,12 +137,12 @@ async def test_secrets_never_reach_the_store(
     monkeypatch.setenv("TAVILY_API_KEY", "tvly-supersecretvalue123456")
     store = await open_store(where)
     await store.add(
-        LIBRARY,
+        LIBRARY_COLLECTION,
         "k",
         "the key is tvly-supersecretvalue123456 here",
         {"note": "sk-abcdefghijklmnopqrstuvwx"},
     )
-    (hit,) = await store.items(LIBRARY)
+    (hit,) = await store.items(LIBRARY_COLLECTION)
     assert "supersecretvalue" not in hit.text
     assert "abcdefghijklmnop" not in str(hit.metadata)
 
@@ -142,9 +155,14 @@ async def test_secrets_a_store_already_holds_never_come_out(
     store = await open_store(where)
     text = "the key is mykeyvalue-9f8e7d6c5b4a here"
     meta = {"note": "Bearer abcdefghijklmnop", "key": "k", "chunk": 0}
-    await asyncio.to_thread(store._collection(LIBRARY).add_texts, [text], [meta], ["raw"])
+    await asyncio.to_thread(
+        store._collection(LIBRARY_COLLECTION).add_texts, [text], [meta], ["raw"]
+    )
     monkeypatch.setenv("SEARXNG_API_KEY", "mykeyvalue-9f8e7d6c5b4a")
-    for hit in [*await store.items(LIBRARY), *await store.query(LIBRARY, text, k=1)]:
+    for hit in [
+        *await store.items(LIBRARY_COLLECTION),
+        *await store.query(LIBRARY_COLLECTION, text, k=1),
+    ]:
         assert "mykeyvalue" not in hit.text and "[REDACTED]" in hit.text
         assert "abcdefghijklmnop" not in str(hit.metadata)
 
@@ -153,10 +171,10 @@ async def test_a_collection_another_client_deleted_is_made_again(where: Location
     """On a shared server, `memory clear` in one terminal deletes the collections a running
     server holds handles to: its next write must not fail for the rest of its life."""
     store = await open_store(where)
-    await store.add(LIBRARY, "cats", "Cats are small domestic felines that purr.", {})
-    await asyncio.to_thread(store._client.delete_collection, LIBRARY)  # the other client
-    await store.add(LIBRARY, "dogs", "Dogs bark at the postman.", {})
-    assert [hit.key for hit in await store.items(LIBRARY)] == ["dogs"]
+    await store.add(LIBRARY_COLLECTION, "cats", "Cats are small domestic felines that purr.", {})
+    await asyncio.to_thread(store._client.delete_collection, LIBRARY_COLLECTION)  # the other client
+    await store.add(LIBRARY_COLLECTION, "dogs", "Dogs bark at the postman.", {})
+    assert [hit.key for hit in await store.items(LIBRARY_COLLECTION)] == ["dogs"]
 
 
 async def test_a_damaged_store_is_a_clear_error(tmp_path: Path) -> None:
@@ -172,11 +190,11 @@ async def test_concurrent_writers_lose_nothing(where: Location) -> None:
     topics = [f"note {i}: the migratory route of bird species number {i}" for i in range(40)]
 
     async def write(i: int) -> None:
-        await store.add(LIBRARY, f"n{i}", topics[i], {"i": i})
+        await store.add(LIBRARY_COLLECTION, f"n{i}", topics[i], {"i": i})
 
     await asyncio.gather(*(write(i) for i in range(len(topics))))
     for i, text in enumerate(topics):
-        (best,) = await store.query(LIBRARY, text, k=1)
+        (best,) = await store.query(LIBRARY_COLLECTION, text, k=1)
         assert best.key == f"n{i}"
 
 
@@ -188,4 +206,4 @@ async def test_opening_the_configured_store_never_blocks_the_event_loop(
     monkeypatch.setenv("MEMORY_DIR", str(tmp_path / "memory"))
     with blockbuster_ctx():
         store = await open_store()
-    await store.add(LIBRARY, "cats", "Cats purr.", {})
+    await store.add(LIBRARY_COLLECTION, "cats", "Cats purr.", {})

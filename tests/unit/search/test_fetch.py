@@ -11,7 +11,8 @@ import httpcore
 import httpx
 import pytest
 
-from deep_research.config.settings import ConfigError, Context
+from deep_research.config.names import ConfigError
+from deep_research.config.settings import Context
 from deep_research.runtime import http as http_clients
 from deep_research.search import netguard
 from deep_research.search.fetch import PageFetcher

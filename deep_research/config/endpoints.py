@@ -1,0 +1,76 @@
+"""Where the agent connects and with which keys: `Endpoints`, which only the environment sets.
+
+Endpoints, keys and anything that widens what the agent may reach are a property of the
+machine, never of a run, so no per-run context can name them (see `settings.Context`).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+# The key `Endpoints` itself holds; other providers' credentials are in `model_providers`.
+PROVIDER_KEYS = {"openai": "OPENAI_API_KEY"}
+# The least a whole model call is allowed by default: loading weights, then a long report.
+MIN_CALL_DEADLINE = 900.0
+
+
+class Endpoints(BaseSettings):
+    """Environment-only settings: where the agent connects and with which keys."""
+
+    model_config = SettingsConfigDict(env_ignore_empty=True, extra="ignore", frozen=True)
+
+    llm_base_url: str = "http://localhost:8080/v1"
+    llm_api_key: SecretStr | None = None
+    llm_timeout: float = Field(default=600.0, gt=0)
+    llm_max_tokens: int = Field(default=8192, ge=256)
+    llm_max_retries: int = Field(default=2, ge=0, le=10)
+    # LLM_TIMEOUT bounds each read, so a server that trickles bytes or sends only keep-alives
+    # never trips it; this bounds one whole model call, retries included (unset: `call_deadline`).
+    llm_call_deadline: float | None = Field(default=None, gt=0)
+    openai_api_key: SecretStr | None = None
+    tavily_api_key: SecretStr | None = None
+    tavily_api_base_url: str | None = None
+    searxng_url: str | None = None
+    # Widening what page fetching may reach is a property of the machine, never of a run.
+    fetch_allow_private: bool = False
+    fetch_allowed_hosts: str = ""
+    # Where the memory lives (see `deep_research.memory.location`): a directory for one
+    # process, or a Chroma server shared by several.
+    memory_dir: str = ".deep_research/memory"
+    chroma_host: str | None = None
+    chroma_port: int = Field(default=8000, ge=1, le=65535)
+
+    @property
+    def call_deadline(self) -> float:
+        """Seconds one model call may take in all: LLM_CALL_DEADLINE, or a generous default.
+
+        The default lets every attempt use its whole LLM_TIMEOUT, and never drops below
+        `MIN_CALL_DEADLINE`: mlx_lm.server loads its weights during the first call.
+        """
+        if self.llm_call_deadline is not None:
+            return self.llm_call_deadline
+        return max(MIN_CALL_DEADLINE, self.llm_timeout * (self.llm_max_retries + 1))
+
+    def has_key(self, model_provider: str) -> bool:
+        """Whether the key a cloud model provider needs is set (`local` needs none)."""
+        variable = PROVIDER_KEYS.get(model_provider)
+        return variable is None or getattr(self, variable.lower()) is not None
+
+
+def read_endpoints() -> Endpoints:
+    """The environment-only settings: read once, and again only when the environment changes.
+
+    The one place the environment's endpoints and keys are read; everything else asks here.
+    """
+    fields = Endpoints.model_fields
+    snapshot = tuple(sorted((k, v) for k, v in os.environ.items() if k.lower() in fields))
+    return _endpoints_for(snapshot)
+
+
+@functools.lru_cache(maxsize=8)
+def _endpoints_for(snapshot: tuple[tuple[str, str], ...]) -> Endpoints:
+    return Endpoints()

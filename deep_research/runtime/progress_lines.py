@@ -1,0 +1,100 @@
+"""The one wording of each progress event (`runtime/progress.py`): a line for a person.
+
+The CLI's live view and `replay` show these lines as they are; the MCP tool shows the
+events worth a waiting caller's attention, capitalised, with the model's words cut short.
+Light on purpose (no LangGraph): the CLI's `--help` path imports it.
+
+A missing field the line needs raises `KeyError` (a replayed record of the wrong shape is
+shown as unreadable; the MCP tool then shows nothing for it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from deep_research.text.wording import plural
+
+
+def progress_line(
+    event: Mapping[str, Any],
+    *,
+    words: Callable[[Any], str] = str,
+    searches: int | None = None,
+    topic: str | None = None,
+) -> str | None:
+    """One line for `event`; None for an event that is not worth a line.
+
+    `words` renders what a model or a page wrote (topics, queries, errors): the MCP tool
+    cuts it to one short line. `searches` is the run's count of searches sent, when the
+    caller keeps one; without it a search is counted within its researcher's share.
+    `topic` is the researcher's topic as its start event gave it, when the caller knows.
+    """
+    name = event.get("event")
+    if name == "orchestrator_turn":
+        return f"orchestrator turn {event['turn']} of {event['cap']}"
+    if name == "todos":
+        return "plan: " + "; ".join(t["content"] for t in event.get("todos") or [])
+    if name == "plan_review":
+        return _review_line(event)
+    if name == "research_started":
+        return f"researching: {words(event['topic'])}"
+    if name == "search_refused":
+        return f"search cap reached ({event['cap']}): {event['query']!r} not run"
+    if name == "search" and searches is not None:
+        return f"search {searches}/{event['cap']}: {words(event['query'])}"
+    if name == "search":
+        sent, quota = event.get("sent"), event.get("quota")
+        return f"searching: {words(event.get('query'))} (search {sent} of {quota})"
+    if name == "search_failed":
+        return f"search failed: {event.get('error')}"
+    if name == "research_done":
+        sources = plural(int(event.get("sources", 0)), "source")
+        return f"research done: {words(_topic(event, topic))} ({sources})"
+    if name == "research_failed":
+        return f"research failed: {words(_topic(event, topic))} ({words(event['error'])})"
+    if name == "memory":
+        return memory_notice(event)
+    if name == "search_remembered":
+        return f"answered from memory: {event['query']}"
+    if name == "report_written":
+        return f"report written ({plural(event['chars'], 'character')})"
+    return None
+
+
+def _topic(event: Mapping[str, Any], known: str | None) -> Any:
+    return known if known is not None else event["topic"]
+
+
+def _review_line(event: Mapping[str, Any]) -> str:
+    """What the user decided about the plan, and whether it will be asked about again."""
+    outcome = event.get("outcome")
+    if outcome == "approved":
+        return "plan approved"
+    if outcome == "replaced":
+        return "plan replaced by yours"
+    if outcome == "unanswered":
+        return "no usable plan review: the plan runs as it is"
+    if event.get("round") == event.get("max_rounds"):
+        return (
+            f"plan sent back (last review, {event.get('round')} of {event.get('max_rounds')}): "
+            "the revised plan runs without asking again"
+        )
+    return f"plan sent back for changes (review {event.get('round')} of {event.get('max_rounds')})"
+
+
+def memory_notice(event: Mapping[str, Any]) -> str | None:
+    """The line that tells the user what memory found, or why there is none."""
+    if event.get("status") == "unavailable":
+        return f"memory unavailable, researching without it: {event.get('reason')}"
+    earlier = [e for e in event.get("earlier") or [] if isinstance(e, dict)]
+    if not earlier:
+        return None
+    first = earlier[0]
+    line = (
+        f"You researched a similar question on {first.get('date')}: thread {first.get('thread_id')}"
+    )
+    if len(earlier) > 1:
+        others = ", ".join(f"{e.get('date')} (thread {e.get('thread_id')})" for e in earlier[1:])
+        line += f"; also on {others}"
+    return line
