@@ -110,15 +110,10 @@ def table(fields: dict[str, Any], notes: dict[str, str] | None = None) -> str:
 
 
 def endpoint_fields() -> dict[str, Any]:
-    """`Endpoints`' fields, wherever the settings' split puts the class."""
-    from deep_research.config import settings
+    """`Endpoints`' fields (environment-only)."""
+    from deep_research.config.endpoints import Endpoints
 
-    endpoints = getattr(settings, "Endpoints", None)
-    if endpoints is None:  # moved to a module of its own
-        from deep_research.config import endpoints as module  # type: ignore[attr-defined]
-
-        endpoints = module.Endpoints
-    return dict(endpoints.model_fields)
+    return dict(Endpoints.model_fields)
 
 
 def settings_table() -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from deep_research.library.index import AddReport, Outcome, add_paths, entries, remove_path
+from deep_research.library.index import AddReport, FileOutcome, add_paths, entries, remove_path
 from deep_research.memory.location import Location
 from deep_research.memory.open import open_store
 from deep_research.memory.store import Store
@@ -22,8 +22,8 @@ async def store(tmp_path: Path) -> Store:
     return await open_store(Location(path=tmp_path / "memory"))
 
 
-async def _add(store: Store, *paths: Path) -> tuple[AddReport, list[Outcome]]:
-    seen: list[Outcome] = []
+async def _add(store: Store, *paths: Path) -> tuple[AddReport, list[FileOutcome]]:
+    seen: list[FileOutcome] = []
     report = await add_paths(store, list(paths), seen.append)
     return report, seen
 

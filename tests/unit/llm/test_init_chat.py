@@ -9,7 +9,7 @@ from langchain_core.messages import HumanMessage
 from langchain_ollama import ChatOllama
 from langchain_openai import ChatOpenAI
 
-from deep_research.config.settings import Endpoints
+from deep_research.config.endpoints import Endpoints
 from deep_research.llm.init_chat import (
     CONNECT_TIMEOUT,
     DEFAULT_ENDPOINTS,

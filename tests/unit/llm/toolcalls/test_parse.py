@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from deep_research.llm.toolcalls.parse import (
     UNPARSED,
-    Hit,
+    CallSpan,
     as_arguments,
     loads,
     make_call,
@@ -18,7 +18,7 @@ from deep_research.llm.toolcalls.parse import (
 )
 
 
-def _read(text: str) -> Hit | None:
+def _read(text: str) -> CallSpan | None:
     return read_call(text, 0, len(text))
 
 
@@ -34,7 +34,7 @@ def _read(text: str) -> Hit | None:
     ],
 )
 def test_json_calls_in_each_key_spelling(text: str, calls: list[tuple[str, Any]]) -> None:
-    assert _read(text) == Hit(0, len(text), calls)
+    assert _read(text) == CallSpan(0, len(text), calls)
 
 
 def test_a_named_call_keeps_its_raw_arguments_and_closing_paren() -> None:
@@ -46,19 +46,19 @@ def test_a_named_call_keeps_its_raw_arguments_and_closing_paren() -> None:
 
 def test_a_tool_call_tag_closed_or_not() -> None:
     text = '<tool_call>{"name": "a", "arguments": {}}</tool_call>rest'
-    assert _read(text) == Hit(0, text.index("rest"), [("a", {})])
+    assert _read(text) == CallSpan(0, text.index("rest"), [("a", {})])
     open_only = '<tool_call>{"name": "a", "arguments": {"x": 1'
-    assert _read(open_only) == Hit(0, len(open_only), [("a", {"x": 1})])
+    assert _read(open_only) == CallSpan(0, len(open_only), [("a", {"x": 1})])
 
 
 def test_json_that_is_not_a_call_is_skipped_whole() -> None:
     text = '{"data": {"name": "not a call"}} after'
-    assert _read(text) == Hit(0, text.index(" after"), [])
+    assert _read(text) == CallSpan(0, text.index(" after"), [])
 
 
 def test_strings_hide_brackets_but_an_apostrophe_in_prose_does_not_open_one() -> None:
     text = '{"tool": "a", "args": {"t": "}]"}} x'
-    assert _read(text) == Hit(0, text.index(" x"), [("a", {"t": "}]"})])
+    assert _read(text) == CallSpan(0, text.index(" x"), [("a", {"t": "}]"})])
     prose = '[it\'s one, see] {"tool": "b"}'
     hit = _read(prose)
     assert hit is not None and hit.end == prose.index(" {")
