@@ -35,6 +35,8 @@ from tests.support.cli import (
 from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
 
+pytestmark = pytest.mark.slow  # starts a subprocess or a server process
+
 INVENTED = "https://invented.example/heat-pumps"
 
 

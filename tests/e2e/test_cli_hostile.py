@@ -43,6 +43,8 @@ from tests.support.cli import (
 from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer, ToolCall
 from tests.support.fakes.tavily_server import FakeTavilyServer
 
+pytestmark = pytest.mark.slow  # starts a subprocess or a server process
+
 # Rich markup a question, a page or a model could hold: a closing tag nothing opened (the
 # MarkupError), a style, a live OSC 8 hyperlink, the bare closer, an unclosed bracket, an
 # emoji code, and a raw escape sequence that is an OSC 8 hyperlink by itself.

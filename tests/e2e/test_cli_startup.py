@@ -23,6 +23,8 @@ HELP_AND_REPORT_IMPORTS = f"""
 import contextlib, io, sys
 from deep_research.cli.main import main
 
+pytestmark = pytest.mark.slow  # starts a subprocess or a server process
+
 out = io.StringIO()
 with contextlib.redirect_stdout(out):
     try:

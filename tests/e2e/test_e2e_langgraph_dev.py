@@ -18,7 +18,7 @@ from tests.support.fakes.openai_server import message_text, system_text
 from tests.support.langgraph_dev import ASSISTANT, DevServer
 from tests.support.readme import block_after, run_with_top_level_await, section
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 QUESTION = "How well do heat pumps work in cold climates?"
 ANSWER = "Nordic climate, homes"

@@ -12,7 +12,7 @@ from langgraph_sdk import get_client
 
 from tests.support.langgraph_dev import ASSISTANT, DevServer
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 QUESTION = {"messages": [{"role": "user", "content": "How well do heat pumps work?"}]}
 RUN_TIMEOUT = 120.0

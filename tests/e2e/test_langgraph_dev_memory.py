@@ -13,7 +13,7 @@ from langgraph_sdk import get_client
 from tests.support.brain import LINK, ResearchBrain
 from tests.support.langgraph_dev import ASSISTANT, dev_server
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 QUESTION = "How well do heat pumps work in cold climates?"
 RUN_TIMEOUT = 180.0

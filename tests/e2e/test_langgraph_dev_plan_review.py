@@ -16,7 +16,7 @@ from tests.support.langgraph_dev import ASSISTANT, DevServer
 from tests.support.plan_brain import PlanBrain
 from tests.support.readme import block_after, run_with_top_level_await, section
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 QUESTION = "How well do heat pumps work in cold climates?"
 RUN_TIMEOUT = 120.0

@@ -16,7 +16,7 @@ from tests.support.brain import LINK, ResearchBrain, role_of
 from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer, message_text
 from tests.support.langgraph_dev import DevServer, langgraph_dev, server_env
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 QUESTION = "How well do heat pumps work in cold climates?"
 CLEAR_MARKER = "in Oslo detached houses"  # the clarifier needs nothing more for this one

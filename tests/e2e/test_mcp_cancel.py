@@ -17,7 +17,7 @@ from tests.support.brain import ResearchBrain, role_of
 from tests.support.fakes.openai_server import Reply
 from tests.support.langgraph_dev import dev_server
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 WAIT = 60.0  # seconds: generous bounds on a busy machine, never reached when it works
 

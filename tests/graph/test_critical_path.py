@@ -136,6 +136,7 @@ def test_a_second_warm_up_returns_while_the_first_is_loading(
     thread.join(10)
 
 
+@pytest.mark.slow
 async def test_an_empty_memory_is_not_opened_before_the_first_model_call(
     use_script: Callable[..., ScriptedChatModel],
     monkeypatch: pytest.MonkeyPatch,

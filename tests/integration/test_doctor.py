@@ -366,6 +366,7 @@ def test_a_bad_configuration_is_one_line_and_exit_code_2(
     assert says in err and err.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_the_command_passes_a_good_setup_and_leaves_nothing_behind(tmp_path: Path) -> None:
     with ScriptedOpenAIServer(native) as llm, FakeTavilyServer() as tavily:
         env = cli_env(llm, tavily, tmp_path)

@@ -19,6 +19,8 @@ import asyncio
 from deep_research.search.types import SearchResult
 from deep_research.search.relevance import score_results
 
+pytestmark = pytest.mark.slow  # starts a subprocess or a server process
+
 results = [SearchResult("https://a.example/1", "Heat pumps in cold climates", ""),
            SearchResult("https://a.example/2", "Tax law in Peru", "")]
 scores = asyncio.run(score_results("heat pumps", results))

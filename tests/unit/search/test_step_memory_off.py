@@ -16,6 +16,8 @@ from deep_research.config.settings import Context
 from deep_research.search import step
 from deep_research.search.budget import Grant
 
+pytestmark = pytest.mark.slow  # starts a subprocess or a server process
+
 async def main():
     grant = Grant(granted=1, quota=1, counted_before=0, cap=1)
     context = Context(use_memory=False, search_provider="ddgs")
