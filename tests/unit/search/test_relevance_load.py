@@ -11,15 +11,17 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.support.cli import CLI_TIMEOUT, REPO
+
+pytestmark = pytest.mark.slow  # starts a subprocess or a server process
 
 LOAD_AND_REPORT = """
 import sys
 import asyncio
 from deep_research.search.types import SearchResult
 from deep_research.search.relevance import score_results
-
-pytestmark = pytest.mark.slow  # starts a subprocess or a server process
 
 results = [SearchResult("https://a.example/1", "Heat pumps in cold climates", ""),
            SearchResult("https://a.example/2", "Tax law in Peru", "")]

@@ -8,15 +8,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli import CLI_TIMEOUT, REPO
+
+pytestmark = pytest.mark.slow  # starts a subprocess or a server process
 
 OPEN_A_SEARCH_STEP = """
 import asyncio, sys
 from deep_research.config.settings import Context
 from deep_research.search import step
 from deep_research.search.budget import Grant
-
-pytestmark = pytest.mark.slow  # starts a subprocess or a server process
 
 async def main():
     grant = Grant(granted=1, quota=1, counted_before=0, cap=1)
