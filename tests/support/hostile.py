@@ -1,7 +1,9 @@
-"""Hostile search results: titles that try to steer a model, results of the wrong shape."""
+"""Hostile input the tests share: search results that try to steer a model or have the wrong
+shape, text that looks like rich markup, thread ids that name paths, damaged log lines."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -41,3 +43,61 @@ NUMBERS = {"url": "https://good.example/b", "title": 2024, "content": 3.5, "scor
 
 def mixed_results(query: str, max_results: int = 10) -> list[Any]:
     return [GOOD, *MALFORMED, NUMBERS]
+
+
+# --- the CLI's terminal and files ---------------------------------------------------------
+
+# Rich markup a question, a page or a model could hold: a closing tag nothing opened (the
+# MarkupError), a style, a live OSC 8 hyperlink, the bare closer, an unclosed bracket, an
+# emoji code, and a raw escape sequence that is an OSC 8 hyperlink by itself.
+MARKUP = [
+    "[/usr/bin]",
+    "[bold]loud",
+    "[link=https://evil.example]x[/link]",
+    "[/]",
+    "unclosed [",
+    ":warning:",
+]
+
+
+RAW_LINK = "\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\"
+
+
+OSC8 = "\x1b]8;"
+
+
+CSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def todo_list() -> list[dict[str, str]]:
+    todos = [{"content": f"plan {text}", "status": "pending"} for text in MARKUP]
+    todos[0]["status"] = "completed"  # its mark `[x]` is itself a markup tag
+    return todos
+
+
+BAD_IDS = ["../../../victim", "/abs/path", "a/b", "..", "", "x" * 10_000, "ñandú", "a b", "a.b"]
+
+
+def record_line(**fields: Any) -> bytes:
+    return json.dumps(fields, ensure_ascii=False).encode()
+
+
+# Each is one line appended to a good log (the start record is placed before it).
+BAD_LINES: dict[str, bytes] = {
+    "cut inside a UTF-8 character": record_line(t=9.0, kind="answer", answer="é")[:-3],
+    "JSON array": b"[1, 2, 3]",
+    "JSON number": b"42",
+    "JSON string": b'"run"',
+    "start record whose t is text": record_line(t="yesterday", kind="run", action="start"),
+    "resume record whose settings is text": record_line(
+        t=9.0, kind="run", action="resume", settings="fast"
+    ),
+    "resume record whose settings is a list": record_line(
+        t=9.0, kind="run", action="resume", settings=[1]
+    ),
+    "run record without keys": record_line(kind="run"),
+    "end record whose error is an object": record_line(
+        t=9.0, kind="run", action="end", error={"a": 1}
+    ),
+    "record without kind": record_line(t=9.0),
+}
