@@ -9,12 +9,20 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 from typing import Any, Self, TypeVar
 
 from aiohttp import web
 
 T = TypeVar("T")
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 nothing listens on (bound, read, released): a server that is down."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 class BackgroundServer:
