@@ -10,6 +10,7 @@ os.environ["DEEP_RESEARCH_DOTENV"] = "0"
 
 import ipaddress
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -23,6 +24,17 @@ from tests.support.fakes.page_server import PageServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
 from tests.support.scripted_model import Script, ScriptedChatModel
 from tests.support.search import PAGES_HOST, ScriptedSearch
+
+# Slow, marked here by path: modules whose text belongs to the README's owners.
+SLOW_BY_PATH = {"tests/e2e/test_readme.py", "tests/e2e/test_evals_readme.py"}
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.relative_to(ROOT).as_posix() in SLOW_BY_PATH:
+            item.add_marker(pytest.mark.slow)
+
 
 ENV_NAMES = [name.upper() for name in [*Context.model_fields, *Endpoints.model_fields]] + [
     "LLM_MODEL",

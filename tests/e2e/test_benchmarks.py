@@ -12,9 +12,13 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from benchmarks.__main__ import markdown
 from tests.support.cli import REPO
 from tests.support.readme import block_after, section
+
+pytestmark = pytest.mark.slow  # starts a subprocess or a server process
 
 BENCHMARK_TIMEOUT = 600.0
 

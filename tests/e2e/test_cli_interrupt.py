@@ -30,6 +30,8 @@ from tests.support.cli import (
 from tests.support.fakes.openai_server import ScriptedOpenAIServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
 
+pytestmark = pytest.mark.slow  # starts a subprocess or a server process
+
 # The user-facing promise. Measured here at 0.3-0.5 s from SIGINT to exit (against
 # ~9.5 s before, when the exit waited for the model load), so 2 s has room for a busy machine.
 EXIT_WITHIN = 2.0

@@ -7,12 +7,16 @@ import os
 import shlex
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli import cli_env, library_env, run_cli
 from tests.support.documents import write_pdf
 from tests.support.fakes.openai_server import ScriptedOpenAIServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
 from tests.support.library_brain import FILE_LINK, LibraryBrain
 from tests.support.readme import block_after
+
+pytestmark = pytest.mark.slow  # starts a subprocess or a server process
 
 
 def test_add_list_remove_a_folder_of_mixed_and_hostile_files(tmp_path: Path) -> None:

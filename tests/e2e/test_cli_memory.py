@@ -13,6 +13,8 @@ from tests.support.cli import QUESTION, cli_env, run_cli
 from tests.support.fakes.openai_server import ScriptedOpenAIServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
 
+pytestmark = pytest.mark.slow  # starts a subprocess or a server process
+
 THREAD = re.compile(r"thread (\S+)")
 
 

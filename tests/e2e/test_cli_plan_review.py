@@ -9,6 +9,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
+import pytest
 from rich.console import Console
 
 from deep_research.cli.plan import show
@@ -26,6 +27,8 @@ from tests.support.cli import (
 from tests.support.fakes.openai_server import ScriptedOpenAIServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
 from tests.support.plan_brain import PlanBrain
+
+pytestmark = pytest.mark.slow  # starts a subprocess or a server process
 
 FLAGS = ("--review-plan", "--no-clarify")
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")

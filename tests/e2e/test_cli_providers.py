@@ -5,11 +5,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.support.brain import LINK, ResearchBrain
 from tests.support.cli import QUESTION, cli_env, run_cli, traffic_records
 from tests.support.fakes.anthropic_server import FakeAnthropicServer
 from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
+
+pytestmark = pytest.mark.slow  # starts a subprocess or a server process
 
 KEY = "sk-ant-test-SECRET-0123456789abcdef"
 SPEC = "anthropic:claude-sonnet-4-5"

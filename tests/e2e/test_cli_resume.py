@@ -27,6 +27,8 @@ from tests.support.cli import CLI_TIMEOUT, QUESTION, cli_command, cli_env, run_c
 from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer, ToolCall
 from tests.support.fakes.tavily_server import FakeTavilyServer
 
+pytestmark = pytest.mark.slow  # starts a subprocess or a server process
+
 FINISHED = "heat pump efficiency in cold climates"
 CUT = "heat pump installation costs"
 LATER = "heat pump noise regulations"

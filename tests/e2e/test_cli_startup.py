@@ -7,9 +7,13 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from deep_research.config.names import MODEL_PROVIDERS, SEARCH_CHOICES, SETTING_NAMES
 from deep_research.config.settings import Context
 from tests.support.cli import CLI_TIMEOUT, REPO
+
+pytestmark = pytest.mark.slow  # starts a subprocess or a server process
 
 HEAVY = (
     "deep_research.graph",

@@ -7,10 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support.citing_brain import CitingBrain
 from tests.support.cli import CLI_TIMEOUT, cli_env
 from tests.support.fakes.openai_server import ScriptedOpenAIServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
+
+pytestmark = pytest.mark.slow  # starts a subprocess or a server process
 
 QUERY = {"id": 73, "prompt": "Wie gut arbeiten Wärmepumpen im Winter?  \u00a0"}
 

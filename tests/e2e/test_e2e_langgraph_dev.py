@@ -7,48 +7,22 @@ from __future__ import annotations
 
 import contextlib
 import io
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
-from tests.support.brain import LINK, ResearchBrain, role_of
-from tests.support.fakes.openai_server import ScriptedOpenAIServer, message_text, system_text
-from tests.support.fakes.tavily_server import FakeTavilyServer
-from tests.support.langgraph_dev import ASSISTANT, langgraph_dev, server_env
+from tests.support.brain import LINK, role_of
+from tests.support.fakes.openai_server import message_text, system_text
+from tests.support.langgraph_dev import ASSISTANT, DevServer
 from tests.support.readme import block_after, run_with_top_level_await, section
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 QUESTION = "How well do heat pumps work in cold climates?"
 ANSWER = "Nordic climate, homes"
 RUN_TIMEOUT = 120.0
-
-
-# One server for the module: starting `langgraph dev` costs seconds, and each test runs on
-# its own thread.
-@pytest.fixture(scope="module")
-def model() -> Iterator[ScriptedOpenAIServer]:
-    with ScriptedOpenAIServer(ResearchBrain()) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def tavily() -> Iterator[FakeTavilyServer]:
-    with FakeTavilyServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def server_url(
-    tmp_path_factory: pytest.TempPathFactory, model: ScriptedOpenAIServer, tavily: FakeTavilyServer
-) -> Iterator[str]:
-    tmp_path = tmp_path_factory.mktemp("langgraph-dev")
-    (home := tmp_path / "home").mkdir()
-    with langgraph_dev(tmp_path, server_env(home, model, tavily)) as url:
-        yield url
 
 
 async def current_interrupt(client: LangGraphClient, thread_id: str) -> dict[str, Any]:
@@ -65,10 +39,8 @@ def mentions(body: dict[str, Any], text: str) -> bool:
     return any(text in message_text(m) for m in body.get("messages") or [])
 
 
-async def test_clarify_resume_and_report_through_langgraph_dev(
-    server_url: str, model: ScriptedOpenAIServer, tavily: FakeTavilyServer
-) -> None:
-    client = get_client(url=server_url, api_key=None, timeout=RUN_TIMEOUT)
+async def test_clarify_resume_and_report_through_langgraph_dev(server: DevServer) -> None:
+    client = get_client(url=server.url, api_key=None, timeout=RUN_TIMEOUT)
     thread_id = (await client.threads.create())["thread_id"]
 
     async def run(**kwargs: Any) -> None:
@@ -96,17 +68,17 @@ async def test_clarify_resume_and_report_through_langgraph_dev(
     assert isinstance(report, str) and report.lstrip().startswith("#"), report
     cited = LINK.findall(report)
     assert len(set(cited)) >= 2, report
-    assert set(cited) <= tavily.returned_urls, report
+    assert set(cited) <= server.tavily.returned_urls, report
     last = values["messages"][-1]
     assert last["type"] == "ai" and last["content"] == report
 
-    clarifier = [body for body in model.requests if role_of(body) == "clarifier"]
+    clarifier = [body for body in server.model.requests if role_of(body) == "clarifier"]
     assert clarifier, "the clarifier model was never called"
     assert len([body for body in clarifier if not mentions(body, "Nordic")]) == 1
 
 
-async def test_context_schema_describes_every_field(server_url: str) -> None:
-    client = get_client(url=server_url, api_key=None)
+async def test_context_schema_describes_every_field(server: DevServer) -> None:
+    client = get_client(url=server.url, api_key=None)
     # Runs accept the graph id, but the schemas endpoint wants the assistant's UUID.
     [assistant] = await client.assistants.search(graph_id=ASSISTANT)
     schemas = await client.assistants.get_schemas(assistant["assistant_id"])
@@ -119,19 +91,19 @@ async def test_context_schema_describes_every_field(server_url: str) -> None:
 
 
 async def test_the_readme_api_snippet_runs_as_written_and_keeps_its_context_on_resume(
-    server_url: str, model: ScriptedOpenAIServer, tavily: FakeTavilyServer
+    server: DevServer,
 ) -> None:
     snippet = block_after("```python", section("### Through the Agent Server and Studio"))
     assert snippet.count('"http://127.0.0.1:2024"') == 1
-    before = len(model.requests)  # the server (and its fakes) serve the whole module
+    before = len(server.model.requests)  # the server (and its fakes) serve the whole module
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
-        await run_with_top_level_await(snippet.replace("http://127.0.0.1:2024", server_url))
+        await run_with_top_level_await(snippet.replace("http://127.0.0.1:2024", server.url))
     printed = output.getvalue()
     assert "Which climate zone?" in printed, "the clarifying questions are printed"
     cited = set(LINK.findall(printed))
-    assert cited and cited <= tavily.returned_urls, printed
-    bodies = model.requests[before:]
+    assert cited and cited <= server.tavily.returned_urls, printed
+    bodies = server.model.requests[before:]
     orchestrator = [body for body in bodies if role_of(body) == "orchestrator"]
     assert orchestrator, "the resumed run reached the orchestrator"
     # The snippet's context (a cap of 15, not the default 25) reaches the resumed run too.
@@ -139,11 +111,11 @@ async def test_the_readme_api_snippet_runs_as_written_and_keeps_its_context_on_r
 
 
 async def test_cloud_role_without_its_key_fails_the_run_before_a_checkpoint(
-    server_url: str, model: ScriptedOpenAIServer
+    server: DevServer,
 ) -> None:
-    client = get_client(url=server_url, api_key=None, timeout=RUN_TIMEOUT)
+    client = get_client(url=server.url, api_key=None, timeout=RUN_TIMEOUT)
     thread_id = (await client.threads.create())["thread_id"]
-    calls_before = len(model.requests)
+    calls_before = len(server.model.requests)
     user = {"role": "user", "content": QUESTION}
     with pytest.raises(Exception, match="ConfigError: .*needs OPENAI_API_KEY") as error:
         await client.runs.wait(
@@ -155,15 +127,13 @@ async def test_cloud_role_without_its_key_fails_the_run_before_a_checkpoint(
     assert len(str(error.value).splitlines()) == 1
     state = await client.threads.get_state(thread_id)
     assert state["checkpoint"] is None and not state["values"], state
-    assert len(model.requests) == calls_before, "no model was called"
+    assert len(server.model.requests) == calls_before, "no model was called"
 
 
-async def test_concurrent_threads_each_keep_their_own_search_cap(
-    server_url: str, tavily: FakeTavilyServer
-) -> None:
+async def test_concurrent_threads_each_keep_their_own_search_cap(server: DevServer) -> None:
     """Three threads at once, cap 1 each, two research topics each: one search per thread."""
-    client = get_client(url=server_url, api_key=None, timeout=RUN_TIMEOUT)
-    before = len(tavily.queries)  # the fake serves the whole module
+    client = get_client(url=server.url, api_key=None, timeout=RUN_TIMEOUT)
+    before = len(server.tavily.queries)  # the fake serves the whole module
     context = {"allow_clarification": False, "max_searches_per_run": 1}
     user = {"role": "user", "content": QUESTION}
     threads = [(await client.threads.create())["thread_id"] for _ in range(3)]
@@ -177,4 +147,4 @@ async def test_concurrent_threads_each_keep_their_own_search_cap(
         (await client.threads.get_state(thread))["values"]["searches_used"] for thread in threads
     ]
     assert counted == [1, 1, 1]
-    assert len(tavily.queries) - before == 3, tavily.queries
+    assert len(server.tavily.queries) - before == 3, server.tavily.queries

@@ -7,38 +7,19 @@ it with the error `Context` gives everywhere else.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 from langgraph_sdk import get_client
 
-from tests.support.brain import ResearchBrain
-from tests.support.fakes.openai_server import ScriptedOpenAIServer
-from tests.support.fakes.tavily_server import FakeTavilyServer
-from tests.support.langgraph_dev import ASSISTANT, langgraph_dev, server_env
+from tests.support.langgraph_dev import ASSISTANT, DevServer
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 QUESTION = {"messages": [{"role": "user", "content": "How well do heat pumps work?"}]}
 RUN_TIMEOUT = 120.0
 
 
-@pytest.fixture(scope="module")
-def servers(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[tuple[str, ScriptedOpenAIServer, FakeTavilyServer]]:
-    tmp_path: Path = tmp_path_factory.mktemp("langgraph-dev-context")
-    (home := tmp_path / "home").mkdir()
-    with ScriptedOpenAIServer(ResearchBrain()) as model, FakeTavilyServer() as tavily:
-        with langgraph_dev(tmp_path, server_env(home, model, tavily)) as url:
-            yield url, model, tavily
-
-
-async def test_a_misspelt_context_key_fails_the_run_naming_the_key(
-    servers: tuple[str, ScriptedOpenAIServer, FakeTavilyServer],
-) -> None:
-    url, model, tavily = servers
+async def test_a_misspelt_context_key_fails_the_run_naming_the_key(server: DevServer) -> None:
+    url, model, tavily = server.url, server.model, server.tavily
     client = get_client(url=url, api_key=None, timeout=RUN_TIMEOUT)
     thread_id = (await client.threads.create())["thread_id"]
     calls, searches = len(model.requests), len(tavily.queries)
@@ -54,10 +35,8 @@ async def test_a_misspelt_context_key_fails_the_run_naming_the_key(
     assert len(model.requests) == calls and len(tavily.queries) == searches, "nothing ran"
 
 
-async def test_valid_context_keys_still_run_to_a_report(
-    servers: tuple[str, ScriptedOpenAIServer, FakeTavilyServer],
-) -> None:
-    url, _, tavily = servers
+async def test_valid_context_keys_still_run_to_a_report(server: DevServer) -> None:
+    url, tavily = server.url, server.tavily
     client = get_client(url=url, api_key=None, timeout=RUN_TIMEOUT)
     thread_id = (await client.threads.create())["thread_id"]
     before = len(tavily.queries)

@@ -11,11 +11,9 @@ import pytest
 from langgraph_sdk import get_client
 
 from tests.support.brain import LINK, ResearchBrain
-from tests.support.fakes.openai_server import ScriptedOpenAIServer
-from tests.support.fakes.tavily_server import FakeTavilyServer
-from tests.support.langgraph_dev import ASSISTANT, langgraph_dev, server_env
+from tests.support.langgraph_dev import ASSISTANT, dev_server
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 QUESTION = "How well do heat pumps work in cold climates?"
 RUN_TIMEOUT = 180.0
@@ -25,37 +23,35 @@ NO_CLARIFY = {"allow_clarification": False, "fetch_top_n": 0}
 async def test_a_second_thread_is_answered_from_memory_without_blocking_the_loop(
     tmp_path: Path,
 ) -> None:
-    (home := tmp_path / "home").mkdir()
-    with ScriptedOpenAIServer(ResearchBrain()) as model, FakeTavilyServer() as tavily:
-        # MEMORY_DIR as a user leaves it: relative, so finding it asks for the working
-        # directory (`langgraph dev` runs in tmp_path, where the store then lands).
-        env = {**server_env(home, model, tavily), "USE_MEMORY": "true"}
-        env.pop("MEMORY_DIR", None)
-        with langgraph_dev(tmp_path, env) as url:
-            client = get_client(url=url, api_key=None, timeout=RUN_TIMEOUT)
+    # MEMORY_DIR as a user leaves it (server_env sets none): relative, so finding it asks for
+    # the working directory (`langgraph dev` runs in tmp_path, where the store then lands).
+    with dev_server(tmp_path, ResearchBrain(), {"USE_MEMORY": "true"}) as server:
+        client = get_client(url=server.url, api_key=None, timeout=RUN_TIMEOUT)
 
-            async def research() -> dict[str, Any]:
-                thread_id = (await client.threads.create())["thread_id"]
-                user = {"role": "user", "content": QUESTION}
-                await client.runs.wait(
-                    thread_id,
-                    ASSISTANT,
-                    input={"messages": [user]},
-                    context=NO_CLARIFY,
-                    raise_error=True,
-                )
-                values: dict[str, Any] = (await client.threads.get_state(thread_id))["values"]
-                return values
+        async def research() -> dict[str, Any]:
+            thread_id = (await client.threads.create())["thread_id"]
+            user = {"role": "user", "content": QUESTION}
+            await client.runs.wait(
+                thread_id,
+                ASSISTANT,
+                input={"messages": [user]},
+                context=NO_CLARIFY,
+                raise_error=True,
+            )
+            values: dict[str, Any] = (await client.threads.get_state(thread_id))["values"]
+            return values
 
-            first = await research()
-            searched = len(tavily.queries)
-            second = await research()
-            again = len(tavily.queries) - searched
-        log = (tmp_path / "langgraph-dev.log").read_text()
+        first = await research()
+        searched = len(server.tavily.queries)
+        second = await research()
+        again = len(server.tavily.queries) - searched
+    log = server.log.read_text()
     assert "BlockingError" not in log and "Blocking call" not in log
     assert searched >= 2 and again < searched, (searched, again)
     for values in (first, second):
         report = values["final_report"]
-        assert LINK.findall(report) and set(LINK.findall(report)) <= tavily.returned_urls, report
+        assert LINK.findall(report) and set(LINK.findall(report)) <= server.tavily.returned_urls, (
+            report
+        )
         assert "Blocking call" not in report
     assert "retrieved" in second["final_report"]  # cited from memory, with its first date

@@ -5,46 +5,23 @@ from __future__ import annotations
 
 import contextlib
 import io
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from langgraph_sdk import get_client
 
 from tests.support.brain import role_of
-from tests.support.fakes.openai_server import ScriptedOpenAIServer, message_text
-from tests.support.fakes.tavily_server import FakeTavilyServer
-from tests.support.langgraph_dev import ASSISTANT, langgraph_dev, server_env
+from tests.support.fakes.openai_server import message_text
+from tests.support.langgraph_dev import ASSISTANT, DevServer
 from tests.support.plan_brain import PlanBrain
 from tests.support.readme import block_after, run_with_top_level_await, section
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 QUESTION = "How well do heat pumps work in cold climates?"
 RUN_TIMEOUT = 120.0
 CONTEXT = {"review_plan": True, "allow_clarification": False}
-
-
-@pytest.fixture(scope="module")
-def model() -> Iterator[ScriptedOpenAIServer]:
-    with ScriptedOpenAIServer(PlanBrain()) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def tavily() -> Iterator[FakeTavilyServer]:
-    with FakeTavilyServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def server_url(
-    tmp_path_factory: pytest.TempPathFactory, model: ScriptedOpenAIServer, tavily: FakeTavilyServer
-) -> Iterator[str]:
-    tmp_path = tmp_path_factory.mktemp("langgraph-dev-plan")
-    (home := tmp_path / "home").mkdir()
-    with langgraph_dev(tmp_path, server_env(home, model, tavily)) as url:
-        yield url
+BRAIN = PlanBrain  # behind the module's `server`
 
 
 def plan_requests(bodies: list[dict[str, Any]]) -> int:
@@ -54,12 +31,10 @@ def plan_requests(bodies: list[dict[str, Any]]) -> int:
     )
 
 
-async def test_the_sdk_gets_the_plan_and_resumes_with_feedback_then_ok(
-    server_url: str, model: ScriptedOpenAIServer, tavily: FakeTavilyServer
-) -> None:
-    client = get_client(url=server_url, api_key=None, timeout=RUN_TIMEOUT)
+async def test_the_sdk_gets_the_plan_and_resumes_with_feedback_then_ok(server: DevServer) -> None:
+    client = get_client(url=server.url, api_key=None, timeout=RUN_TIMEOUT)
     thread_id = (await client.threads.create())["thread_id"]
-    before, searched = len(model.requests), len(tavily.queries)
+    before, searched = len(server.model.requests), len(server.tavily.queries)
 
     async def run(**kwargs: Any) -> Any:
         await client.runs.wait(thread_id, ASSISTANT, context=CONTEXT, raise_error=True, **kwargs)
@@ -74,7 +49,7 @@ async def test_the_sdk_gets_the_plan_and_resumes_with_feedback_then_ok(
         ],
         "round": 1,
     }
-    assert len(tavily.queries) == searched, "nothing is researched before approval"
+    assert len(server.tavily.queries) == searched, "nothing is researched before approval"
     refused = await run(command={"resume": [1, 2]})
     assert refused["plan"] == first["plan"] and refused["round"] == 1
     assert refused["error"].startswith("item 1 is int")
@@ -83,25 +58,23 @@ async def test_the_sdk_gets_the_plan_and_resumes_with_feedback_then_ok(
     values = await run(command={"resume": "ok"})
     assert values["final_report"].startswith("#")
     assert values["todos"] == [] and values["plan_reviewed"] is True
-    bodies = model.requests[before:]
+    bodies = server.model.requests[before:]
     assert plan_requests(bodies) == 2, "one plan call per round, none repeated on resume"
     researched = [b for b in bodies if role_of(b) == "researcher"]
     assert {message_text(b["messages"][1]) for b in researched} == {"revised topic 1"}
-    assert values["searches_used"] == len(tavily.queries) - searched == 1
+    assert values["searches_used"] == len(server.tavily.queries) - searched == 1
 
 
-async def test_the_readme_sdk_snippet_replaces_the_plan(
-    server_url: str, model: ScriptedOpenAIServer, tavily: FakeTavilyServer
-) -> None:
+async def test_the_readme_sdk_snippet_replaces_the_plan(server: DevServer) -> None:
     snippet = block_after("```python", section("### Reviewing the plan"))
     assert snippet.count('"http://127.0.0.1:2024"') == 1
-    before = len(model.requests)
+    before = len(server.model.requests)
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
-        await run_with_top_level_await(snippet.replace("http://127.0.0.1:2024", server_url))
+        await run_with_top_level_await(snippet.replace("http://127.0.0.1:2024", server.url))
     printed = output.getvalue()
     assert printed.startswith("1 ['heat pump efficiency in cold climates',"), printed
     assert "# Heat pumps in cold climates" in printed, printed
-    researched = [b for b in model.requests[before:] if role_of(b) == "researcher"]
+    researched = [b for b in server.model.requests[before:] if role_of(b) == "researcher"]
     topics = {message_text(b["messages"][1]) for b in researched}
     assert topics == {"Heat pump running costs in Oslo", "Heat pump grants in Norway"}

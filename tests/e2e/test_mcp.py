@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +14,9 @@ from mcp.types import CallToolResult, TextContent
 
 from tests.support.brain import LINK, ResearchBrain, role_of
 from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer, message_text
-from tests.support.fakes.tavily_server import FakeTavilyServer
-from tests.support.langgraph_dev import langgraph_dev, server_env
+from tests.support.langgraph_dev import DevServer, langgraph_dev, server_env
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 QUESTION = "How well do heat pumps work in cold climates?"
 CLEAR_MARKER = "in Oslo detached houses"  # the clarifier needs nothing more for this one
@@ -35,28 +33,9 @@ class McpBrain(ResearchBrain):
         return await super().__call__(body)
 
 
-@pytest.fixture(scope="module")
-def model() -> Iterator[ScriptedOpenAIServer]:
-    with ScriptedOpenAIServer(McpBrain()) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def tavily() -> Iterator[FakeTavilyServer]:
-    with FakeTavilyServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def mcp_url(
-    tmp_path_factory: pytest.TempPathFactory, model: ScriptedOpenAIServer, tavily: FakeTavilyServer
-) -> Iterator[str]:
-    tmp_path = tmp_path_factory.mktemp("langgraph-dev-mcp")
-    (home := tmp_path / "home").mkdir()
-    # REVIEW_PLAN on for the whole server: an MCP call still never waits for a plan review.
-    env = server_env(home, model, tavily) | {"REVIEW_PLAN": "true"}
-    with langgraph_dev(tmp_path, env) as url:
-        yield f"{url}/mcp"
+BRAIN = McpBrain  # behind the module's `server`
+# REVIEW_PLAN on for the whole server: an MCP call still never waits for a plan review.
+SERVER_ENV = {"REVIEW_PLAN": "true"}
 
 
 async def call(
@@ -77,8 +56,8 @@ def text_of(result: CallToolResult) -> str:
     return block.text
 
 
-async def test_lists_one_tool_that_reads_well(mcp_url: str) -> None:
-    async with Client(mcp_url) as client:
+async def test_lists_one_tool_that_reads_well(server: DevServer) -> None:
+    async with Client(server.mcp_url) as client:
         tools = (await client.list_tools()).tools
     assert [tool.name for tool in tools] == ["deep_research"]
     [tool] = tools
@@ -94,12 +73,10 @@ async def test_lists_one_tool_that_reads_well(mcp_url: str) -> None:
     assert tool.annotations is not None and tool.annotations.read_only_hint
 
 
-async def test_call_returns_the_cited_report_without_clarifying(
-    mcp_url: str, model: ScriptedOpenAIServer, tavily: FakeTavilyServer
-) -> None:
-    model.reset()
+async def test_call_returns_the_cited_report_without_clarifying(server: DevServer) -> None:
+    server.model.reset()
     progress: list[str] = []
-    result = await call(mcp_url, {"question": QUESTION, "max_searches": 10}, progress)
+    result = await call(server.mcp_url, {"question": QUESTION, "max_searches": 10}, progress)
     assert not result.is_error, result
     report = text_of(result)
     # The report itself, not a repr() of the output state.
@@ -107,33 +84,31 @@ async def test_call_returns_the_cited_report_without_clarifying(
     assert "final_report" not in report and "__interrupt__" not in report
     cited = LINK.findall(report)
     assert len(set(cited)) >= 2, report
-    assert set(cited) <= tavily.returned_urls, report
+    assert set(cited) <= server.tavily.returned_urls, report
     assert "## Sources" in report
-    assert not [body for body in model.requests if role_of(body) == "clarifier"]
+    assert not [body for body in server.model.requests if role_of(body) == "clarifier"]
     assert any(line.startswith("Researching: ") for line in progress), progress
     assert any(line.startswith("Searching: ") for line in progress), progress
 
 
-async def test_clarify_returns_the_questions_instead(
-    mcp_url: str, model: ScriptedOpenAIServer
-) -> None:
-    model.reset()
-    result = await call(mcp_url, {"question": QUESTION, "clarify": True})
+async def test_clarify_returns_the_questions_instead(server: DevServer) -> None:
+    server.model.reset()
+    result = await call(server.mcp_url, {"question": QUESTION, "clarify": True})
     assert not result.is_error, result
     text = text_of(result)
     assert "1. Which climate zone?" in text and "2. Home or commercial buildings?" in text
     assert "clarify false" in text
-    assert [role_of(body) for body in model.requests] == ["clarifier"]  # no research done
+    assert [role_of(body) for body in server.model.requests] == ["clarifier"]  # no research done
 
 
-async def test_clarify_says_when_no_questions_are_needed(
-    mcp_url: str, model: ScriptedOpenAIServer
-) -> None:
-    model.reset()
-    result = await call(mcp_url, {"question": f"Heat pumps {CLEAR_MARKER}?", "clarify": True})
+async def test_clarify_says_when_no_questions_are_needed(server: DevServer) -> None:
+    server.model.reset()
+    result = await call(
+        server.mcp_url, {"question": f"Heat pumps {CLEAR_MARKER}?", "clarify": True}
+    )
     assert not result.is_error, result
     assert text_of(result).startswith("No clarifying questions are needed")
-    assert [role_of(body) for body in model.requests] == ["clarifier"]
+    assert [role_of(body) for body in server.model.requests] == ["clarifier"]
 
 
 @pytest.mark.parametrize(
@@ -146,18 +121,18 @@ async def test_clarify_says_when_no_questions_are_needed(
     ids=["empty", "huge", "out-of-range"],
 )
 async def test_bad_arguments_are_tool_errors(
-    mcp_url: str, model: ScriptedOpenAIServer, arguments: dict[str, Any], expected: str
+    server: DevServer, arguments: dict[str, Any], expected: str
 ) -> None:
-    model.reset()
-    result = await call(mcp_url, arguments)
+    server.model.reset()
+    result = await call(server.mcp_url, arguments)
     assert result.is_error, result
     assert expected in text_of(result)
-    assert not model.requests  # refused before any run
+    assert not server.model.requests  # refused before any run
 
 
-async def test_bad_configuration_is_a_tool_error_naming_it(mcp_url: str) -> None:
+async def test_bad_configuration_is_a_tool_error_naming_it(server: DevServer) -> None:
     # A provider the server has no address for: the run refuses to start, naming what is missing.
-    result = await call(mcp_url, {"question": QUESTION, "search_provider": "searxng"})
+    result = await call(server.mcp_url, {"question": QUESTION, "search_provider": "searxng"})
     assert result.is_error, result
     text = text_of(result)
     assert "ConfigError: Invalid configuration: search provider 'searxng'" in text, text
@@ -165,7 +140,8 @@ async def test_bad_configuration_is_a_tool_error_naming_it(mcp_url: str) -> None
     assert "tvly-test" not in text
 
 
-async def test_model_server_down_is_a_tool_error(tmp_path: Path, tavily: FakeTavilyServer) -> None:
+async def test_model_server_down_is_a_tool_error(tmp_path: Path, server: DevServer) -> None:
+    tavily = server.tavily  # the module's fake; this test starts its own server
     (home := tmp_path / "home").mkdir()
     with ScriptedOpenAIServer(ResearchBrain()) as dead:
         dead_url = dead.base_url
@@ -179,12 +155,12 @@ async def test_model_server_down_is_a_tool_error(tmp_path: Path, tavily: FakeTav
     assert "sk-local-secret" not in text
 
 
-def test_requests_addressed_to_another_host_are_refused(mcp_url: str) -> None:
+def test_requests_addressed_to_another_host_are_refused(server: DevServer) -> None:
     # DNS rebinding: a web page's script reaching 127.0.0.1 under its own host name.
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
     headers = {"Host": "evil.example", "Accept": "application/json, text/event-stream"}
     with httpx.Client(trust_env=False, timeout=10) as http:
-        refused = http.post(mcp_url, json=body, headers=headers)
-        allowed = http.post(mcp_url, json=body, headers={"Accept": headers["Accept"]})
+        refused = http.post(server.mcp_url, json=body, headers=headers)
+        allowed = http.post(server.mcp_url, json=body, headers={"Accept": headers["Accept"]})
     assert refused.status_code in (400, 421), refused.text
     assert allowed.status_code == 200, allowed.text

@@ -14,11 +14,10 @@ from langgraph_sdk import get_client
 from mcp import Client
 
 from tests.support.brain import ResearchBrain, role_of
-from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer
-from tests.support.fakes.tavily_server import FakeTavilyServer
-from tests.support.langgraph_dev import langgraph_dev, server_env
+from tests.support.fakes.openai_server import Reply
+from tests.support.langgraph_dev import dev_server
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 WAIT = 60.0  # seconds: generous bounds on a busy machine, never reached when it works
 
@@ -38,24 +37,23 @@ class StallingBrain(ResearchBrain):
 
 async def test_a_cancelled_call_stops_its_run(tmp_path: Path) -> None:
     brain = StallingBrain()
-    (home := tmp_path / "home").mkdir()
-    with ScriptedOpenAIServer(brain) as model, FakeTavilyServer() as tavily:
-        with langgraph_dev(tmp_path, server_env(home, model, tavily)) as url:
+    with dev_server(tmp_path, brain) as server:
+        url = server.url
 
-            async def call() -> None:
-                async with Client(f"{url}/mcp") as client:
-                    await client.call_tool("deep_research", {"question": "Heat pumps in Oslo?"})
+        async def call() -> None:
+            async with Client(f"{url}/mcp") as client:
+                await client.call_tool("deep_research", {"question": "Heat pumps in Oslo?"})
 
-            task = asyncio.create_task(call())
-            assert await asyncio.to_thread(brain.asked.wait, WAIT), "the run never planned"
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-            sdk = get_client(url=url, api_key=None)
-            [thread] = await sdk.threads.search(metadata={"source": "mcp"})
-            [run] = await sdk.runs.list(thread["thread_id"])
-            # A run left going would wait on the stalled model for ever.
-            async with asyncio.timeout(WAIT):
-                await sdk.runs.join(thread["thread_id"], run["run_id"])
-            run = await sdk.runs.get(thread["thread_id"], run["run_id"])
-            assert run["status"] not in ("pending", "running", "success"), run["status"]
+        task = asyncio.create_task(call())
+        assert await asyncio.to_thread(brain.asked.wait, WAIT), "the run never planned"
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        sdk = get_client(url=url, api_key=None)
+        [thread] = await sdk.threads.search(metadata={"source": "mcp"})
+        [run] = await sdk.runs.list(thread["thread_id"])
+        # A run left going would wait on the stalled model for ever.
+        async with asyncio.timeout(WAIT):
+            await sdk.runs.join(thread["thread_id"], run["run_id"])
+        run = await sdk.runs.get(thread["thread_id"], run["run_id"])
+        assert run["status"] not in ("pending", "running", "success"), run["status"]

@@ -10,12 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+import pytest
 from nbclient import NotebookClient
 
 from tests.support.brain import LINK, ResearchBrain, _texts, role_of
 from tests.support.cli import REPO, cli_env
 from tests.support.fakes.openai_server import ScriptedOpenAIServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
+
+pytestmark = pytest.mark.slow  # starts a subprocess or a server process
 
 NOTEBOOK = REPO / "examples" / "quickstart.ipynb"
 

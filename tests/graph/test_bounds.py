@@ -7,6 +7,7 @@ import json
 from collections import Counter
 from collections.abc import Callable
 
+import pytest
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -27,6 +28,7 @@ from tests.support.search import ScriptedSearch
 CUT_NOTE = "more characters]"
 
 
+@pytest.mark.slow
 async def test_a_reply_with_2000_research_calls_runs_six_and_answers_the_rest_with_the_limit(
     use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
 ) -> None:
@@ -94,6 +96,7 @@ async def test_clarifier_questions_are_few_and_short(
     assert all(len(q) <= QUESTION_CHARS and q.endswith(CUT_NOTE) for q in questions)
 
 
+@pytest.mark.slow
 async def test_long_reports_are_cut_for_the_orchestrator_and_every_one_reaches_the_writer(
     use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
 ) -> None:

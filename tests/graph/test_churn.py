@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -73,6 +74,7 @@ async def test_todo_calls_are_capped_per_run_without_changing_state(
     assert out["todos"] == [{"content": "Plan version 2", "status": "pending"}]
 
 
+@pytest.mark.slow
 async def test_the_same_call_three_times_in_a_row_is_not_run_again(
     use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
 ) -> None:

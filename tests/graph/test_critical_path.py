@@ -17,7 +17,6 @@ from langchain_core.messages import AIMessage, BaseMessage
 from deep_research import embedding
 from deep_research.embedding import loader
 from deep_research.search.fetch import PageFetcher
-from deep_research.search.netguard import AddressPolicy
 from deep_research.text import extract
 from tests.support.fakes.page_server import PageServer
 from tests.support.graph_scripts import (
@@ -29,7 +28,7 @@ from tests.support.graph_scripts import (
     tool_results,
 )
 from tests.support.scripted_model import ScriptedChatModel
-from tests.support.search import PAGES_HOST, SamePages
+from tests.support.search import ALLOW_PAGES, PAGES_HOST, SamePages
 
 
 def twice(messages: list[BaseMessage]) -> AIMessage:
@@ -106,7 +105,7 @@ async def test_pages_are_extracted_on_threads_of_their_own(
         return real(*args)
 
     monkeypatch.setattr(extract, "to_text", recording)
-    policy = AddressPolicy(allowed_hosts=frozenset({PAGES_HOST}))
+    policy = ALLOW_PAGES
     async with PageFetcher(policy, timeout=5.0, max_chars=2_000) as fetcher:
         page = await fetcher.fetch(f"http://{PAGES_HOST}:{pages.port}/article/own-thread")
     assert page.text and names and names[0].startswith("extract")
@@ -137,6 +136,7 @@ def test_a_second_warm_up_returns_while_the_first_is_loading(
     thread.join(10)
 
 
+@pytest.mark.slow
 async def test_an_empty_memory_is_not_opened_before_the_first_model_call(
     use_script: Callable[..., ScriptedChatModel],
     monkeypatch: pytest.MonkeyPatch,

@@ -101,6 +101,7 @@ async def test_relevance_threshold_drops_off_topic_results_by_minilm_similarity(
     assert "cake" not in told and "football" not in told
 
 
+@pytest.mark.slow
 async def test_researchers_per_turn_limit_queues_the_rest(
     use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
 ) -> None:
@@ -195,6 +196,7 @@ async def test_orchestrator_turn_cap_forces_a_report_without_tools(
     assert len(scripted_search.queries) == 2
 
 
+@pytest.mark.slow
 async def test_researcher_turn_cap(
     use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
 ) -> None:
@@ -208,6 +210,7 @@ async def test_researcher_turn_cap(
     assert "Wrap-up report without tools." in str(tool_results(out["messages"])[0].content)
 
 
+@pytest.mark.slow
 async def test_failed_researcher_keeps_siblings_and_names_the_gap(
     use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
 ) -> None:

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from deep_research.library import add_paths
@@ -63,6 +64,7 @@ def script_citing(outside: str) -> Callable[[list[BaseMessage], set[str]], AIMes
     return script
 
 
+@pytest.mark.slow
 async def test_private_research_cites_the_library_at_the_page_and_rejects_other_files(
     use_script: Callable[..., ScriptedChatModel],
     scripted_search: ScriptedSearch,

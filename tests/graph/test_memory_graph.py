@@ -90,6 +90,7 @@ def scripted(
     return use_script(script_for(orchestrator_fanning_out(TOPIC))), scripted_search
 
 
+@pytest.mark.slow
 async def test_a_second_run_answers_from_memory_and_still_cites(
     scripted: tuple[ScriptedChatModel, ScriptedSearch], memory_dir: Path
 ) -> None:
@@ -155,6 +156,7 @@ async def test_a_damaged_store_is_named_and_the_run_goes_on(
     assert reasons and all("cannot be read" in r for r in reasons)
 
 
+@pytest.mark.slow
 async def test_a_store_locked_by_another_process_is_named_and_the_run_goes_on(
     scripted: tuple[ScriptedChatModel, ScriptedSearch], memory_dir: Path
 ) -> None:

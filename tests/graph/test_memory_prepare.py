@@ -104,6 +104,7 @@ def watch_target(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[BaseE
     return ran, raised
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("world")
 async def test_remember_embeds_only_the_report_the_pages_were_embedded_while_it_was_written(
     monkeypatch: pytest.MonkeyPatch,

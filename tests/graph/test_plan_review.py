@@ -300,6 +300,7 @@ async def test_a_new_question_on_a_paused_plan_gets_the_searches_the_plan_never_
     assert state["searches_used"] == len(scripted_search.queries) == 2
 
 
+@pytest.mark.slow
 async def test_a_plan_as_long_as_the_one_shown_can_be_sent_back_edited(
     use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
 ) -> None:

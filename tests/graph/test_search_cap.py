@@ -104,6 +104,7 @@ async def test_refused_searches_are_told_to_the_researcher(
     assert sum("Search cap reached" in text for text in told) == 2, "2 of 6 queries refused"
 
 
+@pytest.mark.slow
 async def test_quota_a_turn_leaves_unused_comes_back_on_the_next_turn(
     use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
 ) -> None:
@@ -234,6 +235,7 @@ async def test_a_task_checkpointed_before_quotas_is_a_clear_error() -> None:
 # --- The real ChatOpenAI and Tavily client against the scripted servers ----------------
 
 
+@pytest.mark.slow
 async def test_three_researchers_over_the_real_clients_never_send_more_than_the_cap(
     monkeypatch: pytest.MonkeyPatch, tavily: FakeTavilyServer
 ) -> None:
@@ -280,6 +282,7 @@ def summary_number(stdout: str, label: str) -> int:
     return int(line.removeprefix(label).split()[0].rstrip(","))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "Ctrl-C"])
 def test_a_cli_run_stopped_mid_search_and_resumed_keeps_the_cap_and_counts_every_search(
     tmp_path: Path, how: signal.Signals

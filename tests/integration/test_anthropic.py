@@ -59,6 +59,7 @@ def anthropic(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -
 MESSAGES: list[BaseMessage] = [SystemMessage("You check things."), HumanMessage("Check.")]
 
 
+@pytest.mark.slow
 async def test_tool_use_without_streaming_reads_the_call_and_the_usage(
     anthropic: FakeAnthropicServer,
 ) -> None:

@@ -4,7 +4,6 @@ each of its modes, the fake Tavily and SearXNG APIs, ddgs with no network, and t
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from deep_research.cli.doctor.model_checks import check_model, model_targets
 from deep_research.cli.main import main
 from deep_research.config.settings import load_context
 from tests.support.cli import cli_env, run_cli
+from tests.support.fakes.http_server import closed_port
 from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer, ToolCall, tools_offered
 from tests.support.fakes.searxng_server import FakeSearxngServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
@@ -32,12 +32,6 @@ KEY = "sk-local-SECRET-0123456789abcdef"
 # A key of no known shape: only its value can give it away.
 PLAIN_KEY = "localkey-ABCDEFGHIJ-0123456789"
 PING = ToolCall("ping", {"word": "ready"})
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def point_at(monkeypatch: pytest.MonkeyPatch, base_url: str, model: str = "test-model") -> None:
@@ -366,6 +360,7 @@ def test_a_bad_configuration_is_one_line_and_exit_code_2(
     assert says in err and err.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_the_command_passes_a_good_setup_and_leaves_nothing_behind(tmp_path: Path) -> None:
     with ScriptedOpenAIServer(native) as llm, FakeTavilyServer() as tavily:
         env = cli_env(llm, tavily, tmp_path)

@@ -58,6 +58,7 @@ def files_under(root: Path) -> str:
     return "\n".join(p.read_text(errors="replace") for p in root.rglob("*") if p.is_file())
 
 
+@pytest.mark.slow
 def test_cli_run_configured_only_by_dotenv_saves_a_report(tmp_path: Path) -> None:
     with ScriptedOpenAIServer(ResearchBrain()) as llm, FakeTavilyServer() as tavily:
         (tmp_path / ".env").write_text(dotenv_text(llm, tavily))
@@ -90,6 +91,7 @@ asyncio.run(run())
 """
 
 
+@pytest.mark.slow
 def test_python_api_reads_dotenv_from_the_working_directory(tmp_path: Path) -> None:
     with ScriptedOpenAIServer(ResearchBrain()) as llm, FakeTavilyServer() as tavily:
         (tmp_path / ".env").write_text(dotenv_text(llm, tavily) + "ALLOW_CLARIFICATION=false\n")

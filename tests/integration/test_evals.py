@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import socket
 import uuid
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from evals import evaluators as ev
 from evals.live_links import live_links
 from evals.run import SAMPLES, load_questions, main
 from tests.support.citing_brain import CitingBrain
-from tests.support.fakes.http_server import BackgroundServer
+from tests.support.fakes.http_server import BackgroundServer, closed_port
 from tests.support.fakes.openai_server import ScriptedOpenAIServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
 
@@ -102,12 +101,6 @@ def test_evaluators_plug_into_langsmith_evaluate() -> None:
         "citations_resolve": 1.0,
         "fragments_found": None,
     }
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 async def test_live_link_check_reports_each_broken_page() -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
@@ -14,6 +12,7 @@ from deep_research.graph import builder
 from deep_research.llm.models import ModelEndpointError, role_model
 from deep_research.search import providers
 from tests.support.brain import FAIL_MARKER, ResearchBrain, role_of
+from tests.support.fakes.http_server import closed_port
 from tests.support.fakes.openai_server import InFlightBarrier
 from tests.support.fakes.tavily_server import FakeTavilyServer
 from tests.support.live import QUESTION, cited, research_run, serve
@@ -106,12 +105,6 @@ async def test_clarifier_json_in_prose_and_resume_without_repeating_the_call(
     before_answer = [b for b in clarifier if "Nordic" not in str(b["messages"])]
     assert len(before_answer) == 1, "resuming never repeats the clarifier's first call"
     assert len(clarifier) == 2, "after the answer the model decides once more (round 2 allowed)"
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 async def test_dead_endpoint_gives_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:

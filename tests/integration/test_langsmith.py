@@ -9,11 +9,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.support.brain import ResearchBrain
 from tests.support.cli import LLM_KEY, QUESTION, TAVILY_KEY, cli_env, run_cli, traffic_records
 from tests.support.fakes.langsmith_server import FakeLangSmithServer
 from tests.support.fakes.openai_server import ScriptedOpenAIServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
+
+pytestmark = pytest.mark.slow  # starts a subprocess or a server process
 
 LANGSMITH_KEY = "lsv2_pt_FAKE0123456789abcdef0123456789"
 TOPICS = ["heat pump efficiency in cold climates", "heat pump installation costs"]

@@ -16,6 +16,8 @@ from deep_research.memory import LIBRARY_COLLECTION, Location, MemoryUnavailable
 from tests.support.chroma_server import chroma_server
 from tests.support.memory_writer import note
 
+pytestmark = pytest.mark.slow  # starts a subprocess or a server process
+
 REPO = Path(__file__).resolve().parents[2]
 
 

@@ -19,12 +19,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.support.fakes.openai_server import ScriptedOpenAIServer
+from tests.support.fakes.openai_server import Brain, ScriptedOpenAIServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -109,3 +110,29 @@ def langgraph_dev(tmp_path: Path, env: dict[str, str], jobs: int = 4) -> Iterato
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
         print(f"--- langgraph dev output ({log}) ---\n{log.read_text()}")  # shown on failure
+
+
+@dataclass(frozen=True)
+class DevServer:
+    """A running `langgraph dev` and the scripted model and fake Tavily behind it."""
+
+    url: str
+    model: ScriptedOpenAIServer
+    tavily: FakeTavilyServer
+    log: Path
+
+    @property
+    def mcp_url(self) -> str:
+        return f"{self.url}/mcp"  # the project's MCP app, as langgraph.json mounts it
+
+
+@contextlib.contextmanager
+def dev_server(
+    tmp_path: Path, brain: Brain, extra_env: dict[str, str] | None = None, jobs: int = 4
+) -> Iterator[DevServer]:
+    """`langgraph dev` in tmp_path (its home in tmp_path/home) over fresh fakes, brain answering."""
+    (home := tmp_path / "home").mkdir()
+    with ScriptedOpenAIServer(brain) as model, FakeTavilyServer() as tavily:
+        env = server_env(home, model, tavily) | (extra_env or {})
+        with langgraph_dev(tmp_path, env, jobs) as url:
+            yield DevServer(url, model, tavily, tmp_path / "langgraph-dev.log")

@@ -5,10 +5,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
+from deep_research.search.netguard import AddressPolicy
 from deep_research.search.types import SearchError, SearchResult
 
 # The local page server's host name in tests (mapped to 127.0.0.1 by the `pages` fixture).
 PAGES_HOST = "pages.test"
+# What the fetcher may read in tests that map PAGES_HOST themselves: that name only.
+ALLOW_PAGES = AddressPolicy(allowed_hosts=frozenset({PAGES_HOST}))
 
 
 class ScriptedSearch:

@@ -9,16 +9,14 @@ tools), and their :class:`Reply` is sent back as Anthropic content blocks (``tex
 from __future__ import annotations
 
 import asyncio
-import inspect
 import itertools
 import json
-import threading
 from typing import Any
 
 from aiohttp import web
 
-from .http_server import BackgroundServer
-from .openai_server import Brain, Reply, ToolCall
+from .http_server import JsonApiServer
+from .openai_server import Brain, ToolCall, ask
 
 
 def openai_shape(body: dict[str, Any]) -> dict[str, Any]:
@@ -82,13 +80,11 @@ def _input(call: ToolCall) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {}
 
 
-class FakeAnthropicServer(BackgroundServer):
+class FakeAnthropicServer(JsonApiServer):
     """Fake Anthropic endpoint; point ``ANTHROPIC_BASE_URL`` at ``url``."""
 
     def __init__(self, brain: Brain) -> None:
         self.brain = brain
-        self._lock = threading.Lock()
-        self._requests: list[dict[str, Any]] = []
         self._keys: list[str] = []
         self._ids = itertools.count(1)
         app = web.Application(client_max_size=64 << 20)
@@ -96,33 +92,21 @@ class FakeAnthropicServer(BackgroundServer):
         super().__init__(app)
 
     @property
-    def requests(self) -> list[dict[str, Any]]:
-        """The raw Anthropic request bodies received so far, in arrival order."""
-        with self._lock:
-            return list(self._requests)
-
-    @property
     def api_keys(self) -> list[str]:
         """The key each request carried."""
-        with self._lock:
-            return list(self._keys)
+        return self._snapshot(self._keys)
 
     async def _messages(self, request: web.Request) -> web.StreamResponse:
         body: dict[str, Any] = await request.json()
         with self._lock:
-            self._requests.append(body)
+            self._keep(body, request)
             # `x-api-key`, or (anthropic SDK 2.x) `Authorization: Bearer <key>`.
             bearer = request.headers.get("Authorization", "").removeprefix("Bearer ")
             self._keys.append(request.headers.get("x-api-key") or bearer)
         try:
-            result = self.brain(openai_shape(body))
-            if inspect.isawaitable(result):
-                result = await result
+            reply = await ask(self.brain, openai_shape(body))
         except Exception as exc:  # report brain bugs to the client, loudly
             return _error(500, "api_error", f"brain raised {type(exc).__name__}: {exc}")
-        reply = Reply(content=result) if isinstance(result, str) else result
-        if reply.delay > 0:  # a server thinking for that long before it answers
-            await asyncio.sleep(reply.delay)
         if reply.status != 200:
             if isinstance(reply.error_body, dict):
                 return web.json_response(reply.error_body, status=reply.status)

@@ -9,10 +9,20 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
-from typing import Self
+from typing import Any, Self, TypeVar
 
 from aiohttp import web
+
+T = TypeVar("T")
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 nothing listens on (bound, read, released): a server that is down."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 class BackgroundServer:
@@ -40,6 +50,9 @@ class BackgroundServer:
         self._ready = threading.Event()
         self._startup_error: BaseException | None = None
         self._port: int | None = None
+        # What a fake keeps of the requests it served is written on the server's thread and
+        # read on the test's: every log of every fake is guarded by this one lock.
+        self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ properties
     @property
@@ -58,6 +71,11 @@ class BackgroundServer:
         if self._loop is None:
             raise RuntimeError("server is not running")
         return self._loop
+
+    def _snapshot(self, log: list[T]) -> list[T]:
+        """A copy of one of the fake's logs, taken under its lock."""
+        with self._lock:
+            return list(log)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> Self:
@@ -126,3 +144,38 @@ class BackgroundServer:
             await runner.cleanup()
             self._loop = None
             self._stop_event = None
+
+
+class JsonApiServer(BackgroundServer):
+    """A fake JSON API: keeps each request's JSON body and its `Authorization` header."""
+
+    def __init__(self, app: web.Application) -> None:
+        super().__init__(app)
+        self._requests: list[dict[str, Any]] = []
+        self._auth_headers: list[str] = []
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """Snapshot of all request bodies received so far, in arrival order."""
+        return self._snapshot(self._requests)
+
+    @property
+    def auth_headers(self) -> list[str]:
+        return self._snapshot(self._auth_headers)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._requests.clear()
+            self._auth_headers.clear()
+
+    async def _receive(self, request: web.Request) -> dict[str, Any]:
+        """The request's JSON body, kept with its `Authorization` header."""
+        body: dict[str, Any] = await request.json()
+        with self._lock:
+            self._keep(body, request)
+        return body
+
+    def _keep(self, body: dict[str, Any], request: web.Request) -> None:
+        """Log one request; the caller holds the lock (and may log more of it under it)."""
+        self._requests.append(body)
+        self._auth_headers.append(request.headers.get("Authorization", ""))

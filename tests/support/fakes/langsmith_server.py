@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import threading
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -45,7 +44,6 @@ class Received:
 
 class FakeLangSmithServer(BackgroundServer):
     def __init__(self) -> None:
-        self._lock = threading.Lock()
         self._received: list[Received] = []
         self.datasets: dict[str, dict[str, Any]] = {}  # by id
         self.examples: list[dict[str, Any]] = []
@@ -63,8 +61,7 @@ class FakeLangSmithServer(BackgroundServer):
 
     @property
     def received(self) -> list[Received]:
-        with self._lock:
-            return list(self._received)
+        return self._snapshot(self._received)
 
     def runs(self) -> dict[str, dict[str, Any]]:
         """Every run posted via /runs/batch or /runs, with later patches merged in."""

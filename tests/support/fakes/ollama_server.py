@@ -9,17 +9,14 @@ a server restarting does.
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import json
-import threading
 from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import web
 
-from .http_server import BackgroundServer
-from .openai_server import Brain, Reply
+from .http_server import JsonApiServer
+from .openai_server import Brain, ask
 
 
 def openai_shape(body: dict[str, Any]) -> dict[str, Any]:
@@ -44,43 +41,30 @@ def openai_shape(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "messages": messages, "tools": body.get("tools") or []}
 
 
-class FakeOllamaServer(BackgroundServer):
+class FakeOllamaServer(JsonApiServer):
     """Fake Ollama server; point ``OLLAMA_HOST`` at ``url``."""
 
     def __init__(self, brain: Brain, drop_first: int = 0) -> None:
         self.brain = brain
         self.drop_first = drop_first
-        self._lock = threading.Lock()
-        self._requests: list[dict[str, Any]] = []
         self.dropped = 0
         app = web.Application(client_max_size=64 << 20)
         app.router.add_post("/api/chat", self._chat)
         super().__init__(app)
 
-    @property
-    def requests(self) -> list[dict[str, Any]]:
-        """The raw Ollama request bodies received so far, in arrival order."""
-        with self._lock:
-            return list(self._requests)
-
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         body: dict[str, Any] = await request.json()
         with self._lock:
-            self._requests.append(body)
+            self._keep(body, request)
             drop = self.dropped < self.drop_first
             self.dropped += drop
         if drop and request.transport is not None:
             request.transport.close()  # no status line at all: the client sees a hang-up
             return web.Response(status=499)
         try:
-            result = self.brain(openai_shape(body))
-            if inspect.isawaitable(result):
-                result = await result
+            reply = await ask(self.brain, openai_shape(body))
         except Exception as exc:  # report brain bugs to the client, loudly
             return web.json_response({"error": f"brain raised {exc}"}, status=500)
-        reply = Reply(content=result) if isinstance(result, str) else result
-        if reply.delay > 0:  # a server thinking for that long before it answers
-            await asyncio.sleep(reply.delay)
         if reply.status != 200:
             return web.json_response({"error": reply.error_message or "scripted"}, reply.status)
         calls = [

@@ -11,7 +11,6 @@ import asyncio
 import inspect
 import itertools
 import json
-import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ from typing import Any
 
 from aiohttp import web
 
-from .http_server import BackgroundServer
+from .http_server import JsonApiServer
 
 
 @dataclass
@@ -171,7 +170,19 @@ async def _keep_alive(request: web.Request, streaming: bool, every: float) -> we
     return stream
 
 
-class ScriptedOpenAIServer(BackgroundServer):
+async def ask(brain: Brain, body: dict[str, Any]) -> Reply:
+    """The brain's reply to a request in OpenAI's shape (text taken as the content), given
+    after the reply's delay: a server thinking for that long before it answers."""
+    result = brain(body)
+    if inspect.isawaitable(result):
+        result = await result
+    reply = Reply(content=result) if isinstance(result, str) else result
+    if reply.delay > 0:
+        await asyncio.sleep(reply.delay)
+    return reply
+
+
+class ScriptedOpenAIServer(JsonApiServer):
     """Fake OpenAI endpoint; use as ``with ScriptedOpenAIServer(brain) as srv``.
 
     Bodies over ``MAX_BODY_BYTES`` are refused with HTTP 413 before the brain sees them,
@@ -182,9 +193,6 @@ class ScriptedOpenAIServer(BackgroundServer):
 
     def __init__(self, brain: Brain) -> None:
         self.brain = brain
-        self._lock = threading.Lock()
-        self._requests: list[dict[str, Any]] = []
-        self._auth_headers: list[str] = []
         self._oversized: list[int] = []
         self._client_ports: list[int] = []
         self._ids = itertools.count(1)
@@ -202,34 +210,20 @@ class ScriptedOpenAIServer(BackgroundServer):
         return self.url + "/v1"
 
     @property
-    def requests(self) -> list[dict[str, Any]]:
-        """Snapshot of all request bodies received so far, in arrival order."""
-        with self._lock:
-            return list(self._requests)
-
-    @property
     def oversized(self) -> list[int]:
         """Sizes in bytes of the bodies refused with HTTP 413 as too large, in arrival order."""
-        with self._lock:
-            return list(self._oversized)
-
-    @property
-    def auth_headers(self) -> list[str]:
-        with self._lock:
-            return list(self._auth_headers)
+        return self._snapshot(self._oversized)
 
     @property
     def client_ports(self) -> list[int]:
         """The client's TCP port of each request, in arrival order: one connection reused
         shows as one port."""
-        with self._lock:
-            return list(self._client_ports)
+        return self._snapshot(self._client_ports)
 
     def reset(self) -> None:
+        super().reset()
         with self._lock:
             self._client_ports.clear()
-            self._requests.clear()
-            self._auth_headers.clear()
             self._oversized.clear()
             self.max_in_flight = self.in_flight
 
@@ -247,8 +241,7 @@ class ScriptedOpenAIServer(BackgroundServer):
             return web.Response(status=413, text=text)
         body: dict[str, Any] = json.loads(raw)
         with self._lock:
-            self._requests.append(body)
-            self._auth_headers.append(request.headers.get("Authorization", ""))
+            self._keep(body, request)
             peer = request.transport.get_extra_info("peername") if request.transport else None
             self._client_ports.append(int(peer[1]) if peer else 0)
             self.in_flight += 1
@@ -261,14 +254,9 @@ class ScriptedOpenAIServer(BackgroundServer):
 
     async def _respond(self, request: web.Request, body: dict[str, Any]) -> web.StreamResponse:
         try:
-            result = self.brain(body)
-            if inspect.isawaitable(result):
-                result = await result
+            reply = await ask(self.brain, body)
         except Exception as exc:  # report brain bugs to the client, loudly
             return _error_response(500, f"brain raised {type(exc).__name__}: {exc}")
-        reply = Reply(content=result) if isinstance(result, str) else result
-        if reply.delay > 0:
-            await asyncio.sleep(reply.delay)
         if reply.status != 200 and isinstance(reply.error_body, dict):
             return web.json_response(reply.error_body, status=reply.status)
         if reply.status != 200 and isinstance(reply.error_body, str):

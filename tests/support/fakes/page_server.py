@@ -31,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import gzip
-import threading
 import zlib
 
 from aiohttp import web
@@ -130,7 +129,6 @@ class PageServer(BackgroundServer):
 
     def __init__(self, latency: float = 0.0) -> None:
         self.latency = latency
-        self._lock = threading.Lock()
         self._requests: list[str] = []
         self._accept_encodings: list[str] = []
         self._release: asyncio.Event | None = None
@@ -157,14 +155,12 @@ class PageServer(BackgroundServer):
     @property
     def requests(self) -> list[str]:
         """Paths (with query) requested so far, in arrival order."""
-        with self._lock:
-            return list(self._requests)
+        return self._snapshot(self._requests)
 
     @property
     def accept_encodings(self) -> list[str]:
         """The Accept-Encoding header of each request, in arrival order."""
-        with self._lock:
-            return list(self._accept_encodings)
+        return self._snapshot(self._accept_encodings)
 
     def release(self) -> None:
         """Let every waiting /slow request finish (call before stopping)."""

@@ -8,7 +8,6 @@ A `corpus` (query -> results, any shape) replaces the default results.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -26,7 +25,6 @@ class FakeSearxngServer(BackgroundServer):
     ) -> None:
         self.json_format = json_format
         self.corpus = corpus
-        self._lock = threading.Lock()
         self._queries: list[str] = []
         app = web.Application()
         app.router.add_get("/search", self._search)
@@ -34,8 +32,7 @@ class FakeSearxngServer(BackgroundServer):
 
     @property
     def queries(self) -> list[str]:
-        with self._lock:
-            return list(self._queries)
+        return self._snapshot(self._queries)
 
     async def _search(self, request: web.Request) -> web.Response:
         query = request.query.get("q", "")

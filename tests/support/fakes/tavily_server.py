@@ -21,7 +21,7 @@ from typing import Any
 
 from aiohttp import web
 
-from .http_server import BackgroundServer
+from .http_server import JsonApiServer
 
 Corpus = Callable[[str, int], list[Any]]  # results: dicts, or anything a hostile API sends
 
@@ -54,7 +54,7 @@ def topic_corpus(query: str, max_results: int) -> list[dict[str, Any]]:
     return results
 
 
-class FakeTavilyServer(BackgroundServer):
+class FakeTavilyServer(JsonApiServer):
     """Fake Tavily backend; use as ``with FakeTavilyServer() as srv``."""
 
     def __init__(
@@ -66,9 +66,6 @@ class FakeTavilyServer(BackgroundServer):
         self.corpus = corpus
         self.api_keys = api_keys
         self.echo_key = echo_key
-        self._lock = threading.Lock()
-        self._requests: list[dict[str, Any]] = []
-        self._auth_headers: list[str] = []
         self._returned_urls: set[str] = set()
         self._hold_marker: str | None = None
         self.held = threading.Event()  # set when a held search has arrived
@@ -78,19 +75,8 @@ class FakeTavilyServer(BackgroundServer):
         super().__init__(app)
 
     @property
-    def requests(self) -> list[dict[str, Any]]:
-        """Snapshot of every ``/search`` request body, in arrival order."""
-        with self._lock:
-            return list(self._requests)
-
-    @property
     def queries(self) -> list[str]:
         return [str(body.get("query", "")) for body in self.requests]
-
-    @property
-    def auth_headers(self) -> list[str]:
-        with self._lock:
-            return list(self._auth_headers)
 
     @property
     def returned_urls(self) -> set[str]:
@@ -109,16 +95,12 @@ class FakeTavilyServer(BackgroundServer):
             self.loop.call_soon_threadsafe(self._released.set)
 
     def reset(self) -> None:
+        super().reset()
         with self._lock:
-            self._requests.clear()
-            self._auth_headers.clear()
             self._returned_urls.clear()
 
     async def _search(self, request: web.Request) -> web.Response:
-        body: dict[str, Any] = await request.json()
-        with self._lock:
-            self._requests.append(body)
-            self._auth_headers.append(request.headers.get("Authorization", ""))
+        body = await self._receive(request)
         query = str(body.get("query", ""))
         if self._hold_marker is not None and self._hold_marker in query:
             self._released = self._released or asyncio.Event()

@@ -1,22 +1,24 @@
-"""Hostile servers against the real fetcher: bombs, odd encodings and charsets, injections."""
+"""Hostile servers against the real fetcher: bombs, odd encodings and charsets, injections,
+and a page that keeps the extractor busy after the fetch has timed out."""
 
 from __future__ import annotations
 
+import asyncio
 import re
+import threading
 import tracemalloc
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from deep_research.search import render
 from deep_research.search.fetch import Page, PageFetcher
-from deep_research.search.netguard import AddressPolicy
 from deep_research.search.query import Finding, QueryOutcome
 from deep_research.search.types import SearchResult
 from deep_research.text import extract, fences
 from tests.support.fakes.page_server import BOMB_SIZE, INJECTION, PageServer, gzip_bomb
-from tests.support.search import PAGES_HOST
-
-ALLOW_PAGES = AddressPolicy(allowed_hosts=frozenset({PAGES_HOST}))
+from tests.support.hostile import EXTRACTION_BOUND
+from tests.support.search import ALLOW_PAGES, PAGES_HOST
 
 
 async def fetch(pages: PageServer, path: str, max_bytes: int = 2_000_000) -> Page:
@@ -117,3 +119,20 @@ def test_provider_error_text_outside_the_fences_is_defused_and_short() -> None:
     )
     assert "<<<" not in text and ">>>" not in text, text
     assert len(text) < 800 and "Search failed: HTTP 500" in text
+
+
+async def test_after_a_fetch_timeout_no_extraction_thread_keeps_burning_cpu(
+    pages: PageServer,
+) -> None:
+    # The fetcher's extraction runs in the loop's default executor: an executor of its own
+    # here, so the test can wait for every thread it ran to finish.
+    executor = ThreadPoolExecutor(max_workers=2)
+    asyncio.get_running_loop().set_default_executor(executor)
+    url = f"http://{PAGES_HOST}:{pages.port}/links"
+    async with PageFetcher(ALLOW_PAGES, timeout=1.0, max_chars=2_000) as fetcher:
+        page = await fetcher.fetch(url)
+    assert page.text.startswith("# The truth about many links") or "timed out" in page.skipped
+    drained = threading.Thread(target=executor.shutdown, kwargs={"wait": True}, daemon=True)
+    drained.start()
+    drained.join(EXTRACTION_BOUND)
+    assert not drained.is_alive(), "an extraction thread still runs long after the fetch ended"

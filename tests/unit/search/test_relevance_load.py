@@ -11,7 +11,11 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.support.cli import CLI_TIMEOUT, REPO
+
+pytestmark = pytest.mark.slow  # starts a subprocess or a server process
 
 LOAD_AND_REPORT = """
 import sys

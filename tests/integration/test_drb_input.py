@@ -6,18 +6,12 @@ connection error instead of the input error it expects.
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import pytest
 
 from evals.drb import main
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from tests.support.fakes.http_server import closed_port
 
 
 @pytest.fixture(autouse=True)

@@ -1,14 +1,12 @@
-"""Context precedence and validation, and the per-role model policy."""
+"""Context precedence and validation, the environment and `.env.example`."""
 
 from __future__ import annotations
 
 import pytest
-from langchain_openai import ChatOpenAI
 
 from deep_research.config.names import ConfigError
 from deep_research.config.settings import Context, load_context
-from deep_research.llm.chat_models import PLACEHOLDER_API_KEY, chat_model
-from deep_research.llm.init_chat import LOCAL_TEMPERATURE
+from tests.support.cli import REPO
 
 
 def test_defaults_use_the_local_model() -> None:
@@ -77,36 +75,12 @@ def test_every_field_has_a_description_for_studio() -> None:
     assert properties and all(p.get("description") for p in properties.values())
 
 
-def test_local_role_gets_low_temperature_endpoint_and_token_limit(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setenv("LLM_BASE_URL", "http://127.0.0.1:9/v1")
-    model = chat_model(Context(), "researcher")
-    assert isinstance(model, ChatOpenAI)
-    assert model.temperature == LOCAL_TEMPERATURE
-    assert model.openai_api_base == "http://127.0.0.1:9/v1"
-    assert model.openai_api_key.get_secret_value() == PLACEHOLDER_API_KEY
-    assert model.max_tokens and model.max_tokens >= 4096
-    assert chat_model(Context(researcher_temperature=0.7), "researcher").temperature == 0.7
-
-
-def test_cloud_role_keeps_provider_default_temperature(monkeypatch: pytest.MonkeyPatch) -> None:
-    with pytest.raises(ConfigError, match="needs OPENAI_API_KEY"):
-        chat_model(Context(orchestrator_model="openai:gpt-4.1"), "orchestrator")
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    model = chat_model(Context(orchestrator_model="openai:gpt-4.1"), "orchestrator")
-    assert isinstance(model, ChatOpenAI)
-    assert model.temperature is None and model.model_name == "gpt-4.1"
-
-
 def test_env_example_documents_every_variable_with_a_valid_default(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from pathlib import Path
-
     from deep_research.config.endpoints import Endpoints
 
-    lines = (Path(__file__).resolve().parents[2] / ".env.example").read_text().splitlines()
+    lines = (REPO / ".env.example").read_text().splitlines()
     settings = dict(line.split("=", 1) for line in lines if line and not line.startswith("#"))
     expected = {name.upper() for name in [*Context.model_fields, *Endpoints.model_fields]}
     assert expected <= set(settings), expected - set(settings)

@@ -6,7 +6,6 @@ import re
 import sys
 import tomllib
 import types
-from pathlib import Path
 
 import pytest
 from langchain.chat_models import base as registry
@@ -15,9 +14,9 @@ from deep_research.config import model_providers as providers
 from deep_research.config.names import MODEL_PROVIDERS, ConfigError
 from deep_research.config.settings import Context
 from deep_research.text.secrets import SECRET_ENV
-from tests.support.readme import section
+from tests.support.readme import REPO, section
 
-PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
+PYPROJECT = REPO / "pyproject.toml"
 EXTRAS = tomllib.loads(PYPROJECT.read_text())["project"]["optional-dependencies"]
 
 

@@ -1,15 +1,14 @@
-"""Hostile input to the CLI's terminal and files: text that looks like rich markup (from the
-user, the model or a stored log), thread ids that name paths, and traffic logs that are
-cut short or hold records of the wrong shape.
+"""Hostile input to the CLI run as a user runs it (a pipe, a terminal): text that looks like
+rich markup (from the user, the model or a stored log), traffic logs that are cut short or
+hold records of the wrong shape, a question whose bytes are not UTF-8.
 
 The trustworthy outcome: every such text is shown literally (no crash, no live hyperlink),
-no file outside `.deep_research/` is read or written, and a damaged log is read as far as
-it can be, with the skipped lines reported once.
+and a damaged log is read as far as it can be, with the skipped lines reported once. The
+same promises in process: tests/unit/cli/test_plain_markup.py and test_runs_hostile.py.
 """
 
 from __future__ import annotations
 
-import asyncio
 import io
 import json
 import os
@@ -22,16 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rich.console import Console
 
 from deep_research.cli.main import main
-from deep_research.cli.plain import terminal_console
-from deep_research.cli.research import print_summary
-from deep_research.cli.runs import BadThreadIdError, Home, TrafficRecords, load_run, read_log
-from deep_research.cli.session import Outcome, _answer
-from deep_research.cli.traffic import TrafficLog
-from deep_research.cli.view import ProgressView, Tracker
-from deep_research.config.settings import load_context
 from tests.support.brain import FAIL_MARKER, ResearchBrain, _texts
 from tests.support.cli import (
     CLI_TIMEOUT,
@@ -43,28 +34,11 @@ from tests.support.cli import (
 )
 from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer, ToolCall
 from tests.support.fakes.tavily_server import FakeTavilyServer
+from tests.support.hostile import BAD_LINES, CSI, MARKUP, OSC8, RAW_LINK, todo_list
 
-# Rich markup a question, a page or a model could hold: a closing tag nothing opened (the
-# MarkupError), a style, a live OSC 8 hyperlink, the bare closer, an unclosed bracket, an
-# emoji code, and a raw escape sequence that is an OSC 8 hyperlink by itself.
-MARKUP = [
-    "[/usr/bin]",
-    "[bold]loud",
-    "[link=https://evil.example]x[/link]",
-    "[/]",
-    "unclosed [",
-    ":warning:",
-]
-RAW_LINK = "\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\"
+pytestmark = pytest.mark.slow  # starts a subprocess or a server process
+
 QUESTION = "Heat pumps [/usr/bin] [bold]x [/] ["  # short enough for the `runs` column
-OSC8 = "\x1b]8;"
-CSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-
-
-def todo_list() -> list[dict[str, str]]:
-    todos = [{"content": f"plan {text}", "status": "pending"} for text in MARKUP]
-    todos[0]["status"] = "completed"  # its mark `[x]` is itself a markup tag
-    return todos
 
 
 @dataclass
@@ -148,79 +122,6 @@ def test_runs_and_resume_work_for_a_directory_holding_markup_runs(
     assert "[link=https://evil.example]x[/link]" in out and OSC8 not in out
 
 
-def test_stored_error_text_with_markup_does_not_break_runs(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    runs = tmp_path / ".deep_research" / "runs"
-    runs.mkdir(parents=True)
-    for n, text in enumerate([*MARKUP, RAW_LINK]):
-        records = [
-            {"t": 1.0 + n, "kind": "run", "action": "start", "question": f"q {text}"},
-            {"t": 2.0 + n, "kind": "run", "action": "end", "status": "failed", "error": text},
-        ]
-        (runs / f"run{n}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    monkeypatch.chdir(tmp_path)
-    assert main(["runs"]) == 0
-    out = capsys.readouterr().out
-    for text in MARKUP:
-        assert f"q {text}" in out and out.count(text) >= 2, text
-    assert OSC8 not in out and "\x1b" not in out
-
-
-def test_clarifier_questions_and_error_with_markup_are_shown_literally(tmp_path: Path) -> None:
-    out = io.StringIO()
-    console = terminal_console()
-    console.file = out
-    log = TrafficLog(tmp_path / "log.jsonl")
-    questions = [*MARKUP, f"raw {RAW_LINK}"]
-    request = {"error": "answer [/usr/bin] was [bold]bad", "round": "[/]", "questions": questions}
-    try:
-        asyncio.run(_answer(console, request, False, log))
-    finally:
-        log.close()
-    text = out.getvalue()
-    assert "answer [/usr/bin] was [bold]bad" in text and "(round [/]):" in text
-    for number, question in enumerate(MARKUP, start=1):
-        assert f"  {number}. {question}" in text
-    assert "raw ]8;;https://evil.example" in text and "\x1b" not in text
-
-
-def test_summary_shows_a_report_path_with_markup_literally(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / ".deep_research" / "runs").mkdir(parents=True)
-    (tmp_path / ".deep_research" / "runs" / "t1.jsonl").write_text("")
-    console = terminal_console()
-    console.file = io.StringIO()
-    report = Path("reports/[/usr/bin]/[link=https://evil.example]x[/link].md")
-    print_summary(console, Outcome("t1", {}, 1.0, report), load_context({}))
-    assert f"Report saved: {report}" in console.file.getvalue()
-
-
-def test_live_view_renders_markup_cells_literally_on_a_markup_console() -> None:
-    # The tracker is a renderable: it must be safe even on a console that parses markup.
-    tracker = Tracker("t1")
-    tracker.handle({"event": "todos", "todos": todo_list()})
-    for n, text in enumerate(MARKUP):
-        tracker.handle({"event": "research_started", "id": n, "topic": text})
-    tracker.handle({"event": "research_failed", "id": 0, "error": "[/] failed [bold]"})
-    console = Console(file=io.StringIO(), width=200, markup=True, force_terminal=True)
-    console.print(tracker)
-    text = CSI.sub("", console.file.getvalue())
-    assert OSC8 not in text
-    for todo in todo_list():
-        assert todo["content"] in text
-    assert "[x] plan [/usr/bin]" in text and "[ ] plan [bold]loud" in text
-    for text_ in MARKUP:
-        assert text_ in text
-    assert "[/] failed [bold]" in text
-    view = ProgressView(tracker, console)
-    view.live = False
-    view.show({"event": "search", "cap": 5, "query": "[/usr/bin] [link=https://evil.example]x"})
-    assert "[/usr/bin] [link=https://evil.example]x" in console.file.getvalue()
-
-
 def test_terminal_run_shows_markup_questions_topics_and_answer_literally(tmp_path: Path) -> None:
     answer = "cold [/usr/bin] [link=https://evil.example]x[/link]"
     with ScriptedOpenAIServer(MarkupBrain()) as llm, FakeTavilyServer() as tavily:
@@ -257,83 +158,10 @@ def test_terminal_run_shows_markup_questions_topics_and_answer_literally(tmp_pat
 
 # --- thread ids that name paths ------------------------------------------------------------
 
-BAD_IDS = ["../../../victim", "/abs/path", "a/b", "..", "", "x" * 10_000, "ñandú", "a b", "a.b"]
-
-
-@pytest.mark.parametrize("bad", BAD_IDS, ids=lambda s: repr(s[:20]))
-def test_resume_with_a_thread_id_naming_a_path_is_refused_and_touches_nothing(
-    bad: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    cwd = tmp_path / "work"
-    cwd.mkdir()
-    # `.deep_research/runs/../../../victim.jsonl` is `tmp_path/victim.jsonl`; it looks like
-    # a run's log, so a reader that followed the path would use it and append to it.
-    start = {"t": 1.0, "kind": "run", "action": "start", "question": "victim", "settings": {}}
-    victims = [tmp_path / "victim.jsonl", Path("/abs/path.jsonl")]
-    victim = victims[0]
-    victim.write_text(json.dumps(start) + "\n")
-    before = victim.read_bytes(), victim.stat().st_mtime_ns
-    monkeypatch.chdir(cwd)
-    monkeypatch.setattr(sys, "stdin", io.StringIO())
-    assert main(["--resume", bad]) == 2
-    [line] = capsys.readouterr().err.splitlines()
-    assert "a thread id is 1 to 64 letters, digits, '-' or '_'" in line
-    assert len(line) < 300, "a 10,000-character id is not echoed whole"
-    assert (victim.read_bytes(), victim.stat().st_mtime_ns) == before
-    assert not (cwd / ".deep_research").exists() and not victims[1].exists()
-
-
-@pytest.mark.parametrize("bad", BAD_IDS, ids=lambda s: repr(s[:20]))
-def test_every_reader_of_a_thread_id_checks_it(bad: str, tmp_path: Path) -> None:
-    home = Home(tmp_path / ".deep_research")
-    with pytest.raises(BadThreadIdError, match="1 to 64 letters"):
-        home.log_path(bad)
-    with pytest.raises(BadThreadIdError):
-        load_run(home, bad)
-    assert home.log_path("a1b2c3d4-_X") == home.root / "runs" / "a1b2c3d4-_X.jsonl"
-
-
-def test_runs_ignores_a_log_whose_name_is_not_a_thread_id(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    runs = tmp_path / ".deep_research" / "runs"
-    runs.mkdir(parents=True)
-    start = {"t": 1.0, "kind": "run", "action": "start", "question": "q"}
-    for name in ("good1", "bad name", "dotted.name"):
-        (runs / f"{name}.jsonl").write_text(json.dumps(start) + "\n")
-    monkeypatch.chdir(tmp_path)
-    assert main(["runs"]) == 0
-    out = capsys.readouterr().out
-    assert "good1" in out and "bad name" not in out and "dotted" not in out
-
 
 # --- traffic logs cut short or of the wrong shape ------------------------------------------
 
-# Each is one line appended to a good log (the start record is placed before it).
 
-
-def record_line(**fields: Any) -> bytes:
-    return json.dumps(fields, ensure_ascii=False).encode()
-
-
-BAD_LINES: dict[str, bytes] = {
-    "cut inside a UTF-8 character": record_line(t=9.0, kind="answer", answer="é")[:-3],
-    "JSON array": b"[1, 2, 3]",
-    "JSON number": b"42",
-    "JSON string": b'"run"',
-    "start record whose t is text": record_line(t="yesterday", kind="run", action="start"),
-    "resume record whose settings is text": record_line(
-        t=9.0, kind="run", action="resume", settings="fast"
-    ),
-    "resume record whose settings is a list": record_line(
-        t=9.0, kind="run", action="resume", settings=[1]
-    ),
-    "run record without keys": record_line(kind="run"),
-    "end record whose error is an object": record_line(
-        t=9.0, kind="run", action="end", error={"a": 1}
-    ),
-    "record without kind": record_line(t=9.0),
-}
 # Records whose envelope is fine but whose fields are not: kept, shown as unreadable.
 ODD_RECORDS = [
     {"t": 9.1, "kind": "progress", "event": "orchestrator_turn"},
@@ -392,22 +220,6 @@ def test_a_damaged_traffic_log_is_read_by_runs_resume_and_replay(
     captured = capsys.readouterr()
     assert captured.err.splitlines() == [warning], "reported once"
     assert "was already done" in captured.out and "searches      " in captured.out
-
-
-def test_bad_bytes_inside_a_record_are_replaced_and_the_record_kept(tmp_path: Path) -> None:
-    path = tmp_path / "t.jsonl"
-    path.write_bytes(b'{"t": 9.0, "kind": "answer", "answer": "a\xff\xfeb"}\n')
-    assert read_log(path) == TrafficRecords(
-        path, [{"t": 9.0, "kind": "answer", "answer": "a\ufffd\ufffdb"}]
-    )
-
-
-def test_read_log_counts_what_it_skips(tmp_path: Path) -> None:
-    path = tmp_path / "t.jsonl"
-    path.write_bytes(b"".join(line + b"\n" for line in BAD_LINES.values()) + b"\n\n")
-    log = read_log(path)
-    assert log == TrafficRecords(path, [], len(BAD_LINES))
-    assert log.warning() == f"skipped {len(BAD_LINES)} unreadable lines in {path}"
 
 
 def test_a_question_with_bytes_that_are_not_utf8_is_researched_with_them_replaced(

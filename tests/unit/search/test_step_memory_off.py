@@ -8,7 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli import CLI_TIMEOUT, REPO
+
+pytestmark = pytest.mark.slow  # starts a subprocess or a server process
 
 OPEN_A_SEARCH_STEP = """
 import asyncio, sys

@@ -83,6 +83,7 @@ def files_under(root: Path) -> dict[str, bytes]:
     return {str(path): path.read_bytes() for path in root.rglob("*") if path.is_file()}
 
 
+@pytest.mark.slow
 def test_keys_echoed_by_model_server_and_search_api_leave_no_trace_in_cli_run(
     tmp_path: Path,
 ) -> None:
@@ -125,6 +126,7 @@ def test_keys_echoed_by_model_server_and_search_api_leave_no_trace_in_cli_run(
         assert_no_secret(f"the trace upload {request.path}", request.body)
 
 
+@pytest.mark.slow
 def test_orchestrator_failing_on_first_call_leaves_no_key_in_checkpoints(tmp_path: Path) -> None:
     with (
         ScriptedOpenAIServer(EchoingBrain(orchestrator_fails=True)) as llm,

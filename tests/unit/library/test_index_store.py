@@ -48,6 +48,7 @@ async def everything(store: Store) -> dict[str, tuple[str, str]]:
     return {hit.id: (hit.key, hit.text) for hit in await store.items(LIBRARY_COLLECTION)}
 
 
+@pytest.mark.slow
 async def test_a_mixed_folder_is_indexed_once_with_pdf_pages(store: Store, tmp_path: Path) -> None:
     docs = mixed_folder(tmp_path)
     first = await add(store, docs)

@@ -50,6 +50,7 @@ def reference() -> object:
     return sentence_transformers.SentenceTransformer(str(FOLDER), device="cpu")
 
 
+@pytest.mark.slow
 def test_the_vectors_are_sentence_transformers_vectors(ours: MiniLM, reference: object) -> None:
     got = np.asarray(ours.embed_documents(TEXTS))
     want = reference.encode(TEXTS, normalize_embeddings=True)  # type: ignore[attr-defined]

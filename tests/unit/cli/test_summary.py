@@ -1,0 +1,37 @@
+"""The CLI's summary and progress lines: one source, one call; removed images and HTML."""
+
+from __future__ import annotations
+
+import re
+
+
+def test_summary_and_progress_lines_say_one_source_and_one_call() -> None:
+    from deep_research.cli.summary import totals
+    from deep_research.cli.view import Tracker
+
+    tracker = Tracker("t1")
+    tracker.handle({"event": "research_started", "id": "r1", "topic": "heat pumps"})
+    line = tracker.handle({"event": "research_done", "id": "r1", "sources": 1})
+    assert line == "research done: heat pumps (1 source)"
+    records = [{"kind": "model_reply", "role": "researcher", "tokens_in": 1, "tokens_out": 9}]
+    [researcher, *_] = totals(records).lines()
+    assert re.fullmatch(r"researcher\s+1 call\s+1 token in\s+9 out", researcher), researcher
+
+
+def test_summary_mentions_removed_images_and_html_only_when_there_were_any() -> None:
+    from deep_research.cli.summary import citation_line
+
+    check = {
+        "links_kept": 3,
+        "fabricated_removed": 1,
+        "fragments_kept": 2,
+        "fragments_built": 1,
+        "fragments_dropped": 0,
+        "images_removed": 1,
+        "html_removed": 2,
+    }
+    assert citation_line({"citation_check": check}).endswith("; 3 image/HTML links removed")
+    check.update(images_removed=0, html_removed=1)
+    assert citation_line({"citation_check": check}).endswith("; 1 image/HTML link removed")
+    check.update(images_removed=0, html_removed=0)
+    assert "images" not in citation_line({"citation_check": check})
