@@ -50,7 +50,7 @@ def _epilog() -> str:
         "  local: the OpenAI-compatible server at LLM_BASE_URL; openai: OpenAI's cloud,\n"
         "  needs OPENAI_API_KEY; any other langchain provider with its extra installed, e.g.\n"
         "  anthropic, ollama, google_genai, groq, mistralai, bedrock (pip install -e\n"
-        '  ".[anthropic]"; README: Configuration). All:\n'
+        '  ".[anthropic]"; docs/configuration.md). All:\n'
         f"  {providers}\n"
         f"  e.g. --model local:{DEFAULT_LLM_MODEL}\n"
         "settings (--set FIELD=VALUE; each also read from its upper-cased environment\n"

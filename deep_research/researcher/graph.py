@@ -1,6 +1,6 @@
 """The research subgraph: the researcher thinks, reserves searches, searches, and reports.
 
-The task that runs it for one `research` call is `research_task.py`."""
+The task that runs it for one `research` call is `researcher/task.py`."""
 
 from __future__ import annotations
 

@@ -217,7 +217,7 @@ def _cut_off(reply: AIMessage) -> bool:
 def _other_fix(error: Exception) -> str:
     status = getattr(error, "status_code", None)
     if status in (401, 403):
-        return "check the provider's key (see README, Configuration: model providers)"
+        return "check the provider's key (see docs/configuration.md: model providers)"
     if status == 404:
         return "check the model name"
     if isinstance(error, UNREACHABLE):
