@@ -60,9 +60,13 @@ def test_ci_installs_exactly_as_the_readme_quickstart_says() -> None:
 
 def test_ci_uses_the_pip_python_ships_and_runs_the_readme_test_command() -> None:
     assert "pip install --upgrade pip" not in CI_RUN and "-U pip" not in CI_RUN
-    command = block_after("Run the tests", section("## Quickstart")).strip()
+    command, fast_loop = block_after("Run the tests", section("## Quickstart")).strip().splitlines()
     assert command == "python -m pytest"
     assert CI_RUN.rstrip().splitlines()[-1] == command
+    # The fast loop is CI's command less the tests marked slow, a marker pytest knows.
+    assert fast_loop == f'{command} -m "not slow"'
+    markers = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    assert any(marker.startswith("slow:") for marker in markers["markers"])
     assert block_after("```bash", section("# Testing")).strip() == command
 
 

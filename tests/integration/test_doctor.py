@@ -14,8 +14,6 @@ from deep_research.cli.doctor.checks import (
     Check,
     check_search,
     check_searches,
-    check_tracing,
-    check_writable,
     search_names,
 )
 from deep_research.cli.doctor.model_checks import check_model, model_targets
@@ -296,48 +294,6 @@ async def test_every_provider_failing_is_a_failure(monkeypatch: pytest.MonkeyPat
         context = load_context({"search_provider": "searxng", "search_fallback": "ddgs"})
         checks = await check_searches(context, 5.0)
     assert [c.status for c in checks] == ["fail", "fail"]
-
-
-# ---------------------------------------------------------------------------- this machine
-
-
-@pytest.fixture
-def tracing_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    for name in ("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY", "LANGSMITH_TRACING_V2"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.delenv("LANGCHAIN_TRACING", raising=False)
-    return monkeypatch
-
-
-def test_tracing_on_without_a_langsmith_key_warns_naming_the_variables(
-    tracing_env: pytest.MonkeyPatch,
-) -> None:
-    assert check_tracing().detail == "LangSmith tracing is off"
-    tracing_env.setenv("LANGCHAIN_TRACING_V2", "true")
-    check = check_tracing()
-    assert check.status == "warn"
-    assert "LANGCHAIN_TRACING_V2=true" in check.detail and "LANGSMITH_API_KEY" in check.detail
-    tracing_env.setenv("LANGCHAIN_API_KEY", "lsv2_pt_SECRET0123456789")
-    check = check_tracing()
-    assert check.status == "ok" and "SECRET" not in check.detail
-
-
-def test_a_file_in_place_of_a_directory_is_not_writable(tmp_path: Path) -> None:
-    blocked = tmp_path / "reports"
-    blocked.write_text("not a directory")
-    check = check_writable(blocked, "report dir")
-    assert check.status == "fail"
-    assert check.detail == f"{blocked} is a file, not a directory"
-
-
-def test_directories_are_tested_by_writing_and_left_as_they_were(tmp_path: Path) -> None:
-    existing = tmp_path / ".deep_research"
-    existing.mkdir()
-    assert check_writable(existing, "checkpoint dir").detail == f"{existing}/ is writable"
-    absent = check_writable(tmp_path / "reports", "report dir")
-    assert absent.status == "ok" and "will be created on the first run" in absent.detail
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".deep_research"]
-    assert list(existing.iterdir()) == []
 
 
 # ---------------------------------------------------------------------------- the command

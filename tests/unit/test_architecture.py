@@ -132,3 +132,29 @@ def test_every_error_the_package_defines_is_a_deep_research_error() -> None:
             ):
                 outside.append(f"{name}.{value.__name__}")
     assert outside == []
+
+
+MAX_LINES = 300
+
+
+def test_no_module_is_over_300_lines() -> None:
+    long = {
+        name: lines
+        for name, path in _modules().items()
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert long == {}
+
+
+def test_every_module_has_tests_at_its_own_path() -> None:
+    """`deep_research/a/b.py` is tested in `tests/unit/a/test_b.py` (or `test_b_<aspect>.py`)."""
+    tests = PACKAGE.parent / "tests" / "unit"
+    untested = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.name in ("__init__.py", "__main__.py"):
+            continue
+        folder = tests / path.parent.relative_to(PACKAGE)
+        stem = path.stem
+        if not [*folder.glob(f"test_{stem}.py"), *folder.glob(f"test_{stem}_*.py")]:
+            untested.append(str(path.relative_to(PACKAGE)))
+    assert untested == []

@@ -24,9 +24,8 @@ from deep_research.cli.doctor.checks import (
     Check,
     check_relevance,
     check_searches,
-    check_tracing,
-    check_writable,
 )
+from deep_research.cli.doctor.local import check_tracing, check_writable
 from deep_research.cli.doctor.model_checks import check_model, model_targets
 from deep_research.config.settings import Context, load_context
 

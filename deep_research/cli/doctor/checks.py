@@ -1,4 +1,4 @@
-"""`deep-research doctor`'s checks of this machine: search, relevance model, directories, tracing.
+"""`deep-research doctor`'s checks of the services a run calls: search and the relevance model.
 
 Each check is one function returning `Check`s, callable on its own (the tests call only
 the ones they test); network probes run under their own `asyncio.timeout`.
@@ -7,14 +7,11 @@ the ones they test); network probes run under their own `asyncio.timeout`.
 from __future__ import annotations
 
 import asyncio
-import os
-import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 from typing import Literal, TypeVar
 
 import httpx
@@ -30,6 +27,7 @@ from deep_research.llm.chat_models import public_url
 from deep_research.search.providers import make_provider, resolve_provider
 from deep_research.search.types import SearchError
 from deep_research.text.secrets import Redactor
+from deep_research.text.wording import one_line
 
 T = TypeVar("T")
 Status = Literal["ok", "warn", "fail"]
@@ -37,14 +35,6 @@ Status = Literal["ok", "warn", "fail"]
 PROBE_QUERY = "heat pump efficiency in cold climates"
 DETAIL_CHARS = 300  # a hostile server's error text is cut to this
 TAVILY_URL = "https://api.tavily.com"
-# LangSmith reads these, first non-empty wins, and traces only on exactly "true".
-TRACING_VARS = (
-    "LANGSMITH_TRACING_V2",
-    "LANGCHAIN_TRACING_V2",
-    "LANGSMITH_TRACING",
-    "LANGCHAIN_TRACING",
-)
-LANGSMITH_KEYS = ("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY")
 
 
 def clean(text: str) -> str:
@@ -52,8 +42,7 @@ def clean(text: str) -> str:
     # Printable first, then redacted: a control character inside an echoed key would
     # otherwise hide it from the redactor and be stripped only afterwards.
     line = "".join(char for char in " ".join(text.split()) if char.isprintable())
-    line = Redactor().text(line)
-    return line if len(line) <= DETAIL_CHARS else line[: DETAIL_CHARS - 1] + "…"
+    return one_line(Redactor().text(line), DETAIL_CHARS)
 
 
 @dataclass(frozen=True)
@@ -254,49 +243,4 @@ async def check_relevance(deadline: float) -> Check:
         "relevance model",
         "ok",
         f"all-MiniLM-L6-v2 loaded in {seconds:.1f} s ({dimensions}-dimensional embeddings)",
-    )
-
-
-def check_writable(path: Path, label: str) -> Check:
-    """`path` is a directory this process can write in, or can be created as one."""
-    existing = next(p for p in [path.absolute(), *path.absolute().parents] if p.exists())
-    if not existing.is_dir():
-        return Check(
-            label,
-            "fail",
-            f"{existing} is a file, not a directory",
-            f"move it away, or run from another directory ({label} is ./{path})",
-        )
-    try:
-        with tempfile.NamedTemporaryFile(dir=existing, prefix=".doctor-"):
-            pass
-    except OSError as error:
-        return Check(
-            label,
-            "fail",
-            f"cannot write in {existing}: {error.strerror or error}",
-            f"make {existing} writable, or run from a directory you can write in",
-        )
-    if existing != path.absolute():
-        return Check(
-            label, "ok", f"{path}/ will be created on the first run ({existing} is writable)"
-        )
-    return Check(label, "ok", f"{path}/ is writable")
-
-
-def check_tracing(environ: Mapping[str, str] = os.environ) -> Check:
-    """With LangSmith tracing on, a key to send the traces with is set."""
-    setting = next(
-        ((name, environ[name]) for name in TRACING_VARS if environ.get(name, "").strip()), None
-    )
-    if setting is None or setting[1] != "true":
-        return Check("tracing", "ok", "LangSmith tracing is off")
-    if any(environ.get(name, "").strip() for name in LANGSMITH_KEYS):
-        return Check("tracing", "ok", f"LangSmith tracing is on ({setting[0]}=true) with a key")
-    return Check(
-        "tracing",
-        "warn",
-        f"{setting[0]}=true but neither LANGSMITH_API_KEY nor LANGCHAIN_API_KEY is set: "
-        "runs work, but no trace reaches LangSmith",
-        f"set LANGSMITH_API_KEY, or {setting[0]}=false",
     )

@@ -1,8 +1,5 @@
-"""memory.store on real Chroma (embedded) with the real MiniLM: ids, filters, refusals.
-
-(Named test_store_module.py until tests/unit/memory/test_store.py, the older test of the
-store through the package's names, is renamed; then this becomes test_store.py.)
-"""
+"""memory.store on real Chroma (embedded) with the real MiniLM: ids, filters, refusals
+(test_store_chroma.py holds the store's older tests, through the package's names)."""
 
 from __future__ import annotations
 
