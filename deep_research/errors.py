@@ -21,3 +21,9 @@ too large, a model's unreadable decision); they share the base so nothing escape
 
 class DeepResearchError(Exception):
     """Something deep_research could not do; the message says what and, where it can, why."""
+
+
+class ReadableError(DeepResearchError):
+    """An error whose message alone tells a user what failed and what to do (an endpoint that
+    is down, a run that cannot be resumed, a store in use): the CLI prints just the message.
+    Any other error it prints with its class name, and after a run with how to resume it."""

@@ -30,7 +30,7 @@ from deep_research.cli.runs import BadThreadIdError, read_log
 from deep_research.cli.runs_table import show_runs
 from deep_research.config import envfile
 from deep_research.config.names import ConfigError
-from deep_research.errors import DeepResearchError
+from deep_research.errors import ReadableError
 from deep_research.text.controls import without_controls
 
 if TYPE_CHECKING:
@@ -83,13 +83,13 @@ COMMANDS: dict[str, Callable[[list[str], Console], int]] = {
 
 
 def said_why(error: Exception) -> bool:
-    """Whether `error`'s message alone tells the user what failed: every error this package
-    raises does, and so do the model APIs' own. Imported only when one is being handled, so
-    `--help` stays light."""
+    """Whether `error`'s message alone tells the user what failed: a `ReadableError` does,
+    and so do the model APIs' own. Imported only when one is being handled, so `--help`
+    stays light."""
     import openai
     from langchain_core.exceptions import ModelError  # other providers' API errors
 
-    return isinstance(error, DeepResearchError | openai.APIError | ModelError)
+    return isinstance(error, ReadableError | openai.APIError | ModelError)
 
 
 def main(argv: list[str] | None = None) -> int:

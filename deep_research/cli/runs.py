@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from deep_research.errors import DeepResearchError
+from deep_research.errors import DeepResearchError, ReadableError
 from deep_research.text.controls import without_controls
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ def check_thread_id(thread_id: str) -> str:
     return thread_id
 
 
-class UnknownRunError(DeepResearchError, LookupError):
+class UnknownRunError(ReadableError, LookupError):
     """No run with that thread id exists under this directory's `.deep_research/`."""
 
 

@@ -26,14 +26,14 @@ from deep_research.cli.runs import Home, durable_graph, read_log, status_of
 from deep_research.cli.traffic import TrafficHandler, TrafficLog
 from deep_research.cli.view import ProgressView, Tracker
 from deep_research.config.settings import Context
-from deep_research.errors import DeepResearchError
+from deep_research.errors import ReadableError
 from deep_research.runtime import tracing
 from deep_research.text.secrets import Redactor
 
 NO_ANSWER = "(No answer given; proceed with your best judgement.)"
 
 
-class ResumeError(DeepResearchError, RuntimeError):
+class ResumeError(ReadableError, RuntimeError):
     """The thread cannot be resumed (it never started, or it has nothing left to do)."""
 
 

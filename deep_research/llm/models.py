@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 from deep_research.config.endpoints import read_endpoints
 from deep_research.config.settings import Context
-from deep_research.errors import DeepResearchError
+from deep_research.errors import ReadableError
 from deep_research.llm import chat_models, init_chat, toolcalls
 from deep_research.llm import errors as model_errors
 from deep_research.llm.chat_models import Role, public_url
@@ -34,7 +34,7 @@ from deep_research.text import limits, secrets
 log = logging.getLogger(__name__)
 
 
-class ModelEndpointError(DeepResearchError, RuntimeError):
+class ModelEndpointError(ReadableError, RuntimeError):
     """The model server could not be reached; the message says where and what to do."""
 
 
@@ -54,7 +54,7 @@ class ContextTooLongError(ModelEndpointError):
     """
 
 
-class EmptyReplyError(DeepResearchError, RuntimeError):
+class EmptyReplyError(ReadableError, RuntimeError):
     """The model returned nothing usable twice in a row, the second time after a nudge."""
 
 

@@ -16,13 +16,13 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from deep_research.config.endpoints import read_endpoints
-from deep_research.errors import DeepResearchError
+from deep_research.errors import ReadableError
 
 LOCK_NAME = "lock"
 CATALOGUE = "chroma.sqlite3"  # the file in which Chroma's persistent client keeps its catalogue
 
 
-class MemoryUnavailable(DeepResearchError, RuntimeError):
+class MemoryUnavailable(ReadableError, RuntimeError):
     """The memory cannot be used; the message says why and what to do. Runs go on without."""
 
 

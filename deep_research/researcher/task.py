@@ -13,7 +13,7 @@ from langgraph.runtime import Runtime
 
 from deep_research.citations import check_report
 from deep_research.config.settings import Context, context_of
-from deep_research.errors import DeepResearchError
+from deep_research.errors import ReadableError
 from deep_research.llm import models
 from deep_research.researcher.graph import researcher_graph
 from deep_research.runtime import process, progress, tracing
@@ -23,7 +23,7 @@ from deep_research.text.limits import REPORT_CHARS, cut
 from deep_research.text.urls import page_key
 
 
-class OldCheckpointError(DeepResearchError, RuntimeError):
+class OldCheckpointError(ReadableError, RuntimeError):
     """A research task checkpointed by an older version, whose search budget worked otherwise."""
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from deep_research.cli.main import main
+from deep_research.memory.location import MemoryUnavailable
+from deep_research.runtime.prompts import PromptError
 from tests.support.cli import QUESTION
 from tests.support.fakes.http_server import closed_port
 
@@ -92,3 +94,40 @@ def test_dead_model_server_is_one_line_and_a_resumable_run(
         .splitlines()
     ]
     assert records[-1]["status"] == "failed" and url in records[-1]["error"]
+
+
+@pytest.mark.parametrize(
+    ("error", "says"),
+    [
+        # A readable error is its message alone ...
+        (
+            MemoryUnavailable("memory at /m is in use by another process"),
+            "deep-research: memory at /m is in use by another process\n",
+        ),
+        # ... any other is named, and a run's says how to resume it.
+        (
+            PromptError("no file"),
+            "deep-research: PromptError: 'no file' (the run is checkpointed: resume it with "
+            "the thread id shown above)\n",
+        ),
+        (
+            RuntimeError("boom sk-abcdefghijklmnopqrstuvwxyz0123456789"),
+            "deep-research: RuntimeError: boom [REDACTED] (the run is checkpointed: resume it "
+            "with the thread id shown above)\n",
+        ),
+    ],
+)
+def test_a_failed_run_is_one_line_named_unless_its_message_says_why(
+    error: Exception,
+    says: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from deep_research.cli import main as cli_main
+
+    def fail(argv: list[str], console: object) -> int:
+        raise error
+
+    monkeypatch.setattr(cli_main, "ask", fail)
+    assert main([QUESTION]) == 1
+    assert capsys.readouterr().err == says
