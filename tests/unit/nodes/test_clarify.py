@@ -44,7 +44,9 @@ async def test_no_questions_needed_says_what_will_be_researched(use_script: UseS
 
 
 async def test_an_unreadable_reply_is_asked_again_with_its_problem(use_script: UseScript) -> None:
-    model = use_script(replying("no json here", '{"need_clarification": true, "questions": ["Q?"]}'))
+    model = use_script(
+        replying("no json here", '{"need_clarification": true, "questions": ["Q?"]}')
+    )
     update = await clarify(state(), Runtime(context=Context()))
     assert update == {"pending_questions": ["Q?"]}
     retry: list[BaseMessage] = model.calls[1][0]
