@@ -13,7 +13,7 @@ import pytest
 from deep_research.embedding import encoder
 from deep_research.embedding.encoder import Encoder
 
-TEXTS = ["heat pumps", "a " * 300, "", "cold climates and heat pump efficiency " * 8, "COP"]
+TEXTS = ["heat pumps", "a " * 60, "", "cold climates and heat pump efficiency " * 4, "COP"]
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from langchain_openai import ChatOpenAI
+from pydantic import SecretStr
 
 from deep_research.config.names import ConfigError
 from deep_research.config.settings import Context
@@ -32,7 +33,7 @@ def test_the_local_endpoint_reads_its_key_retries_and_tokens_from_the_environmen
     monkeypatch.setenv("LLM_MAX_TOKENS", "1024")
     model = spec_model("local:some-model", None)
     assert isinstance(model, ChatOpenAI)
-    assert model.openai_api_key is not None
+    assert isinstance(model.openai_api_key, SecretStr)
     assert model.openai_api_key.get_secret_value() == "local-key-123"
     assert (model.max_retries, model.max_tokens, model.model_name) == (5, 1024, "some-model")
 

@@ -70,7 +70,8 @@ async def test_memory_off_or_no_report_stores_nothing(
     events: list[dict[str, Any]], stored: list[dict[str, Any]]
 ) -> None:
     assert await node.remember(STATE, Runtime(context=Context(use_memory=False))) == {}
-    assert await node.remember({**STATE, "final_report": "  \n"}, ON) == {}
+    blank: Any = {**STATE, "final_report": "  \n"}
+    assert await node.remember(blank, ON) == {}
     assert stored == [] and events == []
 
 

@@ -12,7 +12,7 @@ from deep_research.config.settings import Context
 from deep_research.researcher import graph as researcher
 from deep_research.researcher.graph import MAX_QUERIES_PER_CALL, reserve, route_researcher, think
 from deep_research.search import budget
-from tests.support.scripted_model import Script, ScriptedChatModel
+from tests.support.scripted_model import ScriptedChatModel
 from tests.support.search import ScriptedSearch
 
 RUNTIME = Runtime(context=Context(max_researcher_turns=3))
@@ -30,9 +30,9 @@ def state(*messages: Any, **fields: Any) -> Any:
 async def test_think_offers_web_search_until_the_last_turn(use_script: Any) -> None:
     model: ScriptedChatModel = use_script(lambda messages, tools: AIMessage("ok"))
     searched = AIMessage("", tool_calls=[web_search("s", queries=["q"])])
-    history = state(searched, ToolMessage("results", tool_call_id="s"), turns=1)
-    assert (await think(history, RUNTIME))["turns"] == 2
-    update = await think({**history, "turns": 2}, RUNTIME)
+    history = [searched, ToolMessage("results", tool_call_id="s")]
+    assert (await think(state(*history, turns=1), RUNTIME))["turns"] == 2
+    update = await think(state(*history, turns=2), RUNTIME)
     assert update["turns"] == 3
     (offered, tools), (last, no_tools) = model.calls
     assert tools == {"web_search"} and no_tools == set()

@@ -82,7 +82,7 @@ async def test_an_unreachable_model_stops_the_run(
 
 
 async def test_a_task_from_an_older_checkpoint_is_refused() -> None:
-    old = {key: value for key, value in TASK.items() if key != "quota"}
+    old: Any = {key: value for key, value in TASK.items() if key != "quota"}
     with pytest.raises(research.OldCheckpointError, match="Start the question again"):
         await research.research_task(old, RUNTIME)
 
