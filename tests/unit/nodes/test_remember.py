@@ -1,0 +1,107 @@
+"""`remember` and `prepare` called directly, with the store and its writer replaced."""
+
+from __future__ import annotations
+
+import threading
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.runtime import Runtime
+
+from deep_research import memory
+from deep_research.config.settings import Context
+from deep_research.memory import MemoryUnavailable, research
+from deep_research.nodes import remember as node
+from deep_research.state import Source
+
+PAGE = "https://a.example/page"
+REPORT = f"Heat pumps keep a COP of 2 [in cold weather]({PAGE})."
+STATE: Any = {
+    "final_report": REPORT,
+    "question": "Do heat pumps work in the cold?",
+    "sources": [Source(url=PAGE, title="A", content="Heat pumps keep a COP of 2.", found_by="q")],
+}
+ON = Runtime(context=Context(use_memory=True))
+
+
+@pytest.fixture
+def events(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    seen: list[dict[str, Any]] = []
+    monkeypatch.setattr(
+        node.progress, "emit", lambda event, **f: seen.append({"event": event, **f})
+    )
+    monkeypatch.setattr(node, "get_config", lambda: {"configurable": {"thread_id": "t-1"}})
+    return seen
+
+
+@pytest.fixture
+def stored(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    calls: list[dict[str, Any]] = []
+
+    async def open_store() -> Any:
+        return SimpleNamespace(where="here")
+
+    async def write(store: Any, **fields: Any) -> int:
+        calls.append(fields)
+        return len(list(fields["cited"]))
+
+    monkeypatch.setattr(memory, "open_store", open_store, raising=False)
+    monkeypatch.setattr(research, "remember", write)
+    return calls
+
+
+async def test_the_report_its_question_thread_and_cited_pages_are_stored(
+    events: list[dict[str, Any]], stored: list[dict[str, Any]]
+) -> None:
+    assert await node.remember(STATE, ON) == {}
+    [call] = stored
+    assert (call["thread_id"], call["question"], call["report"]) == (
+        "t-1",
+        STATE["question"],
+        REPORT,
+    )
+    assert [page.url for page in call["cited"]] == [PAGE]
+    assert events == [{"event": "memory_saved", "where": "here", "pages": 1}]
+
+
+async def test_memory_off_or_no_report_stores_nothing(
+    events: list[dict[str, Any]], stored: list[dict[str, Any]]
+) -> None:
+    assert await node.remember(STATE, Runtime(context=Context(use_memory=False))) == {}
+    blank: Any = {**STATE, "final_report": "  \n"}
+    assert await node.remember(blank, ON) == {}
+    assert stored == [] and events == []
+
+
+async def test_an_unusable_store_is_an_event_and_the_run_goes_on(
+    monkeypatch: pytest.MonkeyPatch, events: list[dict[str, Any]]
+) -> None:
+    async def locked() -> Any:
+        raise MemoryUnavailable("in use by another process")
+
+    monkeypatch.setattr(memory, "open_store", locked, raising=False)
+    assert await node.remember(STATE, ON) == {}
+    assert events == [
+        {"event": "memory", "status": "unavailable", "reason": "in use by another process"}
+    ]
+
+
+def test_prepare_starts_only_for_research_just_come_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[list[str]] = []
+
+    class Thread:
+        def __init__(self, *, target: Any, args: tuple[list[str], Any], **kw: Any) -> None:
+            self.reports = args[0]
+
+        def start(self) -> None:
+            started.append(self.reports)
+
+    monkeypatch.setattr(threading, "Thread", Thread)
+    back = [AIMessage("old"), ToolMessage("r1", tool_call_id="1", name="research")]
+    back.append(ToolMessage("r2", tool_call_id="2", name="research"))
+    node.prepare({"messages": back}, Context(use_memory=True))  # type: ignore[typeddict-item]
+    node.prepare({"messages": [*back, AIMessage("later")]}, Context(use_memory=True))  # type: ignore[typeddict-item]
+    node.prepare({"messages": back}, Context(use_memory=False))  # type: ignore[typeddict-item]
+    assert started == [["r2", "r1"]]

@@ -1,0 +1,94 @@
+"""One `research` call as a task, called directly: its result, its contained failures."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage
+from langgraph.runtime import Runtime
+
+from deep_research.config.settings import Context
+from deep_research.llm.models import ModelEndpointError
+from deep_research.researcher import task as research
+from deep_research.state import Source
+from deep_research.text import fences
+from deep_research.text.limits import REPORT_CHARS
+
+PAGE = "https://a.example/page"
+SOURCES = [
+    Source(url=PAGE, title="A", content="Heat pumps keep a COP of 2.", found_by="q"),
+    Source(url="https://b.example/", title="B", content="Other.", found_by="q"),
+]
+TASK: Any = {"topic": "Heat pumps", "tool_call_id": "r1", "dispatch_id": "d1", "quota": 4}
+RUNTIME = Runtime(context=Context())
+
+
+class Subgraph:
+    def __init__(self, outcome: dict[str, Any] | Exception) -> None:
+        self.outcome = outcome
+
+    async def ainvoke(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        if isinstance(self.outcome, Exception):
+            raise self.outcome
+        return self.outcome
+
+
+@pytest.fixture
+def events(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    seen: list[str] = []
+    monkeypatch.setattr(research.progress, "emit", lambda event, **f: seen.append(event))
+    monkeypatch.setattr(research, "get_config", lambda: {"configurable": {}})  # no checkpointer
+    return seen
+
+
+async def test_a_finished_topic_hands_back_its_checked_report_and_unused_searches(
+    monkeypatch: pytest.MonkeyPatch, events: list[str]
+) -> None:
+    report = AIMessage(f"COP of 2 [cold]({PAGE}) and [made up](https://fake.example/).")
+    done = {"messages": [report], "sources": SOURCES, "searches": 1}
+    monkeypatch.setattr(research, "researcher_graph", Subgraph(done))
+    update = await research.research_task(TASK, RUNTIME)
+    [message] = update["messages"]
+    assert message.name == "research" and message.tool_call_id == "r1"
+    assert PAGE in message.content and "fake.example" not in message.content
+    assert message.artifact["citation_check"]["fabricated_removed"] == 1
+    assert update["sources"] == SOURCES and update["searches_used"] == 1 - 4
+    assert events == ["research_started", "research_done"]
+
+
+async def test_a_failure_stays_the_topics_own_redacted_and_fenced(
+    monkeypatch: pytest.MonkeyPatch, events: list[str]
+) -> None:
+    monkeypatch.setenv("TAVILY_API_KEY", "tvly-secret-value-1234567890")
+    failing = Subgraph(ValueError("bad key tvly-secret-value-1234567890"))
+    monkeypatch.setattr(research, "researcher_graph", failing)
+    update = await research.research_task(TASK, RUNTIME)
+    [message] = update["messages"]
+    [failure] = update["failures"]
+    assert message.status == "error" and "<<<data " in message.content
+    assert failure["topic"] == "Heat pumps" and failure["error"].startswith("ValueError: bad key")
+    assert "secret-value" not in message.content + failure["error"]
+    assert update["searches_used"] == 0  # no checkpointer: the whole quota stays counted
+    assert events == ["research_started", "research_failed"]
+
+
+async def test_an_unreachable_model_stops_the_run(
+    monkeypatch: pytest.MonkeyPatch, events: list[str]
+) -> None:
+    monkeypatch.setattr(research, "researcher_graph", Subgraph(ModelEndpointError("down")))
+    with pytest.raises(ModelEndpointError):
+        await research.research_task(TASK, RUNTIME)
+
+
+async def test_a_task_from_an_older_checkpoint_is_refused() -> None:
+    old: Any = {key: value for key, value in TASK.items() if key != "quota"}
+    with pytest.raises(research.OldCheckpointError, match="Start the question again"):
+        await research.research_task(old, RUNTIME)
+
+
+def test_the_result_is_fenced_bounded_and_counts_pages_not_cited() -> None:
+    text = research.result_text("r" * 3 * REPORT_CHARS, SOURCES, cited=1)
+    assert text.startswith(research.RESULT_HEADER) and len(text) <= REPORT_CHARS
+    assert "(1 more pages retrieved, not cited.)" in fences.unfence(text)
+    assert "more pages" not in research.result_text("r", SOURCES, cited=2)

@@ -1,0 +1,62 @@
+"""The model endpoint's HTTP clients, without a server: one TLS context, one sync client per
+timeout, one async client per loop and timeout, closed loops let go. (Real connections and
+CA-bundle reads: tests/integration/test_model_clients.py.)"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from typing import Any
+
+import httpx
+
+from deep_research.runtime import http
+from deep_research.runtime.http import model_clients, tls_context
+
+SHORT, LONG = httpx.Timeout(5.0), httpx.Timeout(60.0, connect=3.0)
+
+
+def fields(timeout: Any) -> tuple[float | None, ...]:
+    return (timeout.connect, timeout.read, timeout.write, timeout.pool)
+
+
+def test_the_tls_context_is_built_once_and_verifies() -> None:
+    assert tls_context() is tls_context()
+    assert tls_context().verify_mode == ssl.CERT_REQUIRED
+
+
+def test_outside_a_loop_the_sync_client_is_shared_and_the_async_one_is_its_own() -> None:
+    (sync_a, async_a), (sync_b, async_b) = model_clients(SHORT), model_clients(SHORT)
+    assert sync_a is sync_b and async_a is not async_b
+    assert model_clients(LONG)[0] is not sync_a
+    # As four numbers: openai's clients have a Timeout class of their own.
+    assert fields(sync_a.timeout) == fields(SHORT)
+    assert fields(model_clients(LONG)[0].timeout) == fields(LONG)
+    assert fields(model_clients(LONG)[1].timeout) == fields(LONG)
+
+
+def test_on_one_loop_the_async_client_is_shared_per_timeout() -> None:
+    async def clients() -> tuple[object, object, object]:
+        return model_clients(SHORT)[1], model_clients(SHORT)[1], model_clients(LONG)[1]
+
+    one, two = asyncio.new_event_loop(), asyncio.new_event_loop()
+    try:
+        first, again, other = one.run_until_complete(clients())
+        assert first is again and other is not first
+        # Another open loop gets its own: pooled sockets belong to the loop that made them.
+        assert two.run_until_complete(clients())[0] is not first
+    finally:
+        one.close()
+        two.close()
+
+
+def test_a_closed_loop_is_dropped_when_another_asks() -> None:
+    async def ask() -> None:
+        model_clients(SHORT)
+
+    old = asyncio.new_event_loop()
+    old.run_until_complete(ask())
+    assert old in http._by_loop
+    old.close()
+    asyncio.run(ask())
+    assert old not in http._by_loop

@@ -1,0 +1,91 @@
+"""Each progress event worded once for a person: what each line carries, what a caller's
+`words`, `searches` and `topic` change, and the events that get no line."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from deep_research.runtime.progress_lines import memory_notice, progress_line
+
+SEARCH = {"event": "search", "id": "r", "query": "cop", "sent": 2, "quota": 3, "cap": 9}
+
+
+def shouted(value: Any) -> str:
+    return str(value).upper()
+
+
+def test_model_words_go_through_words_and_counts_do_not() -> None:
+    assert (
+        progress_line({"event": "research_started", "topic": "heat"}, words=shouted)
+        == "researching: HEAT"
+    )
+    done = progress_line({"event": "research_done", "topic": "heat", "sources": 1}, words=shouted)
+    assert done == "research done: HEAT (1 source)"
+    failed = progress_line(
+        {"event": "research_failed", "topic": "heat", "error": "boom"}, words=shouted
+    )
+    assert failed is not None and "HEAT" in failed and "BOOM" in failed
+
+
+def test_a_search_is_counted_in_its_share_or_in_the_runs_count() -> None:
+    assert progress_line(SEARCH) == "searching: cop (search 2 of 3)"
+    assert progress_line(SEARCH, searches=7) == "search 7/9: cop"
+
+
+def test_a_known_topic_stands_for_the_events_own() -> None:
+    event = {"event": "research_done", "id": "r", "sources": 2}  # the topic came with the start
+    assert progress_line(event, topic="heat pumps") == "research done: heat pumps (2 sources)"
+    with pytest.raises(KeyError):
+        progress_line(event)
+
+
+@pytest.mark.parametrize(
+    "event", [{"event": "orchestrator_turn", "turn": 1}, {"event": "search_refused", "query": "q"}]
+)
+def test_a_missing_field_the_line_needs_is_a_key_error(event: dict[str, Any]) -> None:
+    with pytest.raises(KeyError):
+        progress_line(event)
+
+
+def test_each_review_outcome_has_its_own_line_and_the_last_round_says_so() -> None:
+    lines = {
+        outcome: progress_line(
+            {"event": "plan_review", "outcome": outcome, "round": 1, "max_rounds": 2}
+        )
+        for outcome in ("approved", "replaced", "unanswered", "feedback")
+    }
+    assert len(set(lines.values())) == 4 and "review 1 of 2" in str(lines["feedback"])
+    last = progress_line(
+        {"event": "plan_review", "outcome": "feedback", "round": 2, "max_rounds": 2}
+    )
+    assert last is not None and "last review" in last and "without asking again" in last
+
+
+def test_counts_and_plans_are_written_out() -> None:
+    turn = progress_line({"event": "orchestrator_turn", "turn": 2, "cap": 6})
+    assert turn == "orchestrator turn 2 of 6"
+    written = progress_line({"event": "report_written", "chars": 1200})
+    assert written == "report written (1,200 characters)"
+    todos = [{"content": "a", "status": "pending"}, {"content": "b", "status": "completed"}]
+    assert progress_line({"event": "todos", "todos": todos}) == "plan: a; b"
+
+
+def test_events_not_worth_a_line_get_none() -> None:
+    for event in ({"event": "fetch", "url": "u"}, {"event": "memory_saved"}, {}):
+        assert progress_line(event) is None
+
+
+def test_memory_says_why_it_is_off_or_which_earlier_threads_it_found() -> None:
+    off = memory_notice({"status": "unavailable", "reason": "locked"})
+    assert off is not None and off.endswith(": locked")
+    earlier = [
+        {"date": "2026-01-02", "thread_id": "t1"},
+        "junk",
+        {"date": "2026-03-04", "thread_id": "t2"},
+    ]
+    found = memory_notice({"earlier": earlier})
+    assert found is not None and found.index("t1") < found.index("; also on 2026-03-04 (thread t2)")
+    assert memory_notice({"earlier": []}) is None
+    assert progress_line({"event": "memory", "earlier": earlier}) == found

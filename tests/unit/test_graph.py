@@ -1,0 +1,69 @@
+"""The top-level graph as built: its nodes, its edges, and the server's factory."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from deep_research.config.names import ConfigError
+from deep_research.graph import builder, graph, make_graph
+
+NODES = {
+    "new_question",
+    "recall",
+    "clarify",
+    "ask_user",
+    "orchestrate",
+    "review_plan",
+    "answer_tools",
+    "research",
+    "finalize",
+    "remember",
+}
+
+
+def test_the_builder_has_the_nodes_checkpoints_are_keyed_by() -> None:
+    assert set(builder.nodes) == NODES
+
+
+def test_each_input_runs_question_recall_clarify_then_ends_after_remember() -> None:
+    edges = set(builder.edges)
+    for edge in [
+        ("__start__", "new_question"),
+        ("new_question", "recall"),
+        ("recall", "clarify"),
+        ("ask_user", "clarify"),
+        ("research", "orchestrate"),
+        ("answer_tools", "orchestrate"),
+        ("finalize", "remember"),
+        ("remember", "__end__"),
+    ]:
+        assert edge in edges
+
+
+def test_the_routers_can_reach_only_their_named_nodes() -> None:
+    drawn = graph.get_graph()
+    exits: dict[str, set[str]] = {}
+    for edge in drawn.edges:
+        exits.setdefault(edge.source, set()).add(edge.target)
+    assert exits["orchestrate"] == {"research", "answer_tools", "finalize", "review_plan"}
+    assert exits["review_plan"] == {"research", "answer_tools", "finalize", "orchestrate"}
+    assert exits["clarify"] == {"ask_user", "orchestrate"}
+
+
+def server_runtime(context: Any) -> Any:
+    return SimpleNamespace(execution_runtime=SimpleNamespace(context=context))
+
+
+def test_make_graph_rejects_a_context_key_that_is_not_a_setting() -> None:
+    with pytest.raises(ConfigError, match="max_search_per_run"):
+        make_graph(server_runtime({"max_search_per_run": 3}))
+
+
+def test_make_graph_gives_the_graph_for_known_keys_or_no_execution() -> None:
+    assert make_graph(server_runtime({"max_searches_per_run": 3})) is graph
+    assert make_graph(server_runtime(None)) is graph
+    reading: Any = SimpleNamespace(execution_runtime=None)  # a read of state or schemas
+    assert make_graph(reading) is graph

@@ -1,0 +1,40 @@
+"""The state's reducers: sources merged by page, lists extended or reset."""
+
+from __future__ import annotations
+
+from deep_research.state import Source, extend_or_reset, merge_sources
+
+
+def page(url: str, content: str) -> Source:
+    return Source(url=url, title="t", content=content, found_by="q")
+
+
+def test_a_page_retrieved_twice_is_one_record_under_its_first_url() -> None:
+    first = page("https://a.example/x", "one")
+    merged = merge_sources([first], [page("HTTPS://A.example/x/#top", "one")])
+    assert merged == [first]
+
+
+def test_new_paragraphs_of_a_page_seen_again_are_added_once() -> None:
+    merged = merge_sources(
+        [page("https://a.example/x", "one\n\ntwo")],
+        [page("https://a.example/x", "two\n\nthree\n\n  "), page("https://a.example/x", "three")],
+    )
+    assert [s["content"] for s in merged] == ["one\n\ntwo\n\nthree"]
+
+
+def test_pages_stay_in_order_of_first_retrieval() -> None:
+    a, b, c = (page(f"https://{n}.example/", n) for n in "abc")
+    assert [s["url"] for s in merge_sources([a, b], [c, a])] == [a["url"], b["url"], c["url"]]
+
+
+def test_merging_leaves_the_current_list_untouched() -> None:
+    current = [page("https://a.example/", "one")]
+    merge_sources(current, [page("https://a.example/", "two")])
+    assert current == [page("https://a.example/", "one")]
+
+
+def test_extend_appends_and_none_starts_afresh() -> None:
+    assert extend_or_reset([1], [2, 3]) == [1, 2, 3]
+    assert extend_or_reset([1, 2], None) == []
+    assert extend_or_reset([1], []) == [1]
