@@ -76,7 +76,10 @@ def test_a_new_run_without_a_terminal_skips_the_questions(sessions: list[dict[st
     assert "skipping clarifying questions" in text and "skipping the plan review" in text
     assert f"resume with: deep-research --resume {call['thread_id']}" in text
     assert "Report saved: reports/r.md" in text and "wall time     1:15" in text
-    assert "search budget 2 of 25 used" in text and "sources       3" in text
+    assert (
+        f"search budget 2 of {call['context'].max_searches_per_run} used" in text
+        and "sources       3" in text
+    )
 
 
 def test_a_resume_takes_the_logged_question_and_settings_under_new_flags(
