@@ -53,6 +53,7 @@ def test_the_docstring_names_each_errors_module_truly() -> None:
     assert len(named) >= 10, named
     for name, module in named:
         value = getattr(importlib.import_module(f"deep_research.{module}"), name)
+        assert value.__module__ == f"deep_research.{module}", f"{name} is not from {module}"
         assert issubclass(value, DeepResearchError), f"{module}.{name}"
 
 

@@ -22,8 +22,9 @@ def test_read_endpoints_follows_the_environment_and_caches_an_unchanged_one(
     assert read_endpoints() is first, "the same environment is read once"
     monkeypatch.setenv("LLM_BASE_URL", "http://127.0.0.1:2/v1")
     assert read_endpoints().llm_base_url == "http://127.0.0.1:2/v1", "a change is seen"
+    second = read_endpoints()
     monkeypatch.setenv("UNRELATED_VARIABLE", "x")
-    assert read_endpoints() is read_endpoints(), "only the endpoints' own variables count"
+    assert read_endpoints() is second, "only the endpoints' own variables count"
 
 
 def test_an_empty_variable_means_unset(monkeypatch: pytest.MonkeyPatch) -> None:
