@@ -1,0 +1,112 @@
+"""`cli.doctor.checks`, in process: a check's text, the probe thread, how failures read.
+
+The probes against fake Tavily/SearXNG servers and the command as a whole are in
+tests/integration/test_doctor.py; these call the small parts directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import httpx
+import pytest
+
+from deep_research import embedding
+from deep_research.cli.doctor import checks
+from deep_research.cli.doctor.checks import DETAIL_CHARS, Check
+from deep_research.config.settings import load_context
+from deep_research.search.types import SearchError
+
+
+def test_a_check_is_one_printable_line_without_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TAVILY_API_KEY", "tvly-SECRET-0123456789")
+    check = Check("x", "fail", "said\n\x1b[31mtvly-SECRET-0123456789\x07 " + "y" * 400, "a\tb")
+    assert "\n" not in check.detail and "\x1b" not in check.detail and "SECRET" not in check.detail
+    assert len(check.detail) == DETAIL_CHARS and check.detail.endswith("…")
+    assert check.fix == "a b"
+
+
+async def test_off_loop_returns_raises_and_can_be_abandoned() -> None:
+    assert await checks.off_loop(lambda: 42) == 42
+    with pytest.raises(ZeroDivisionError):
+        await checks.off_loop(lambda: 1 // 0)
+    started = time.monotonic()
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.05):
+            await checks.off_loop(lambda: time.sleep(1))
+    assert time.monotonic() - started < 0.5, "the deadline does not wait for the thread"
+
+
+def test_the_search_chain_is_the_resolved_provider_then_new_fallbacks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SEARXNG_URL", "http://127.0.0.1:1")
+    context = load_context({"search_provider": "auto", "search_fallback": "ddgs,searxng,ddgs"})
+    assert checks.search_names(context) == ["searxng", "ddgs"]
+
+
+@pytest.mark.parametrize(
+    ("statuses", "after"), [("ok fail", "ok warn"), ("fail fail", "fail fail")]
+)
+async def test_one_working_provider_turns_the_others_failures_into_warnings(
+    statuses: str, after: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    answers = dict(zip(["ddgs", "searxng"], statuses.split(), strict=True))
+
+    async def check_search(name: str, timeout: float) -> Check:
+        return Check(f"search {name}", answers[name], "said", "fix")  # type: ignore[arg-type]
+
+    monkeypatch.setattr(checks, "check_search", check_search)
+    monkeypatch.setenv("SEARXNG_URL", "http://127.0.0.1:1")
+    context = load_context({"search_provider": "ddgs", "search_fallback": "searxng"})
+    result = await checks.check_searches(context, 1.0)
+    assert [c.status for c in result] == after.split()
+    if after == "ok warn":
+        assert result[1].detail == "said (the run can use another provider)"
+
+
+def failure(name: str, error: SearchError, cause: BaseException | None = None) -> Check:
+    error.__cause__ = cause
+    return checks._search_failure(f"search {name}", name, "http://where", error)
+
+
+def test_each_search_failure_names_its_cause_and_its_fix() -> None:
+    request = httpx.Request("GET", "http://where/search")
+    forbidden = httpx.HTTPStatusError("403", request=request, response=httpx.Response(403))
+    limited = failure("tavily", SearchError("slow down", rate_limited=True))
+    assert (limited.status, limited.fix) == ("warn", "wait, or add a fallback")
+    assert "JSON format is disabled" in failure("searxng", SearchError("x"), forbidden).detail
+    down = failure("searxng", SearchError("x"), httpx.ConnectError("refused"))
+    assert (
+        down.status == "fail" and down.detail == "unreachable: http://where (ConnectError: refused)"
+    )
+    other = failure("tavily", SearchError("odd answer"), forbidden)
+    assert other.detail == "http://where: odd answer", "403 means JSON is off only for searxng"
+
+
+async def test_a_relevance_model_that_cannot_load_fails_with_its_reason(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def broken() -> object:
+        raise OSError("weights missing")
+
+    monkeypatch.setattr(embedding, "embedder", broken)
+    check = await checks.check_relevance(5.0)
+    assert check.status == "fail" and "OSError: weights missing" in check.detail
+
+
+@pytest.mark.parametrize(
+    ("environ", "status", "says"),
+    [
+        ({"LANGSMITH_TRACING": "True"}, "ok", "off"),  # only exactly "true" traces
+        ({"LANGSMITH_TRACING_V2": "false", "LANGSMITH_TRACING": "true"}, "ok", "off"),
+        ({"LANGSMITH_TRACING_V2": " ", "LANGSMITH_TRACING": "true"}, "warn", "LANGSMITH_TRACING="),
+        ({"LANGCHAIN_TRACING": "true", "LANGSMITH_API_KEY": "k"}, "ok", "with a key"),
+    ],
+)
+def test_tracing_reads_the_first_variable_set_as_langsmith_does(
+    environ: dict[str, str], status: str, says: str
+) -> None:
+    check = checks.check_tracing(environ)
+    assert check.status == status and says in check.detail

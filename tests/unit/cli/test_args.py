@@ -1,0 +1,68 @@
+"""`cli.args`: the research parser, its one-line errors, and flags as `Context` overrides."""
+
+from __future__ import annotations
+
+import pytest
+
+from deep_research.cli.args import UsageError, readable, research_parser, settings_from
+from deep_research.config.names import MODEL_PROVIDERS, SEARCH_CHOICES, SETTING_NAMES
+from deep_research.errors import DeepResearchError
+
+ROLES = ("clarifier_model", "orchestrator_model", "researcher_model")
+
+
+def test_no_flag_is_no_override() -> None:
+    args = research_parser().parse_args(["why?"])
+    assert args.question == "why?" and settings_from(args) == {}
+
+
+def test_each_flag_becomes_its_field() -> None:
+    argv = ["--no-clarify", "--review-plan", "--model", "openai:gpt", "--search", "ddgs"]
+    args = research_parser().parse_args([*argv, "--max-searches", "0", "q"])
+    assert settings_from(args) == {
+        "allow_clarification": False,
+        "review_plan": True,
+        **dict.fromkeys(ROLES, "openai:gpt"),
+        "search_provider": "ddgs",
+        "max_searches_per_run": 0,
+    }
+
+
+def test_set_strips_field_and_value_and_a_later_flag_wins() -> None:
+    args = research_parser().parse_args(
+        ["--set", " fetch_top_n = 2 ", "--set", "search_provider=tavily", "--search", "ddgs", "q"]
+    )
+    assert settings_from(args) == {"fetch_top_n": "2", "search_provider": "ddgs"}
+
+
+@pytest.mark.parametrize("item", ["nonsense", "=3", " =3"])
+def test_set_without_a_field_is_a_usage_error(item: str) -> None:
+    args = research_parser().parse_args(["--set", item, "q"])
+    with pytest.raises(UsageError, match="--set wants FIELD=VALUE"):
+        settings_from(args)
+
+
+def test_a_parse_error_is_one_usage_error_line_pointing_at_help() -> None:
+    with pytest.raises(
+        UsageError, match=r"invalid int value: 'many' \(see deep-research --help\)$"
+    ):
+        research_parser().parse_args(["--max-searches", "many"])
+    assert issubclass(UsageError, DeepResearchError) and issubclass(UsageError, ValueError)
+
+
+def test_a_bad_thread_id_is_refused_by_the_parser() -> None:
+    with pytest.raises(UsageError, match="--resume"):
+        research_parser().parse_args(["--resume", "../etc"])
+    assert research_parser().parse_args(["--resume", "abc12345"]).resume == "abc12345"
+
+
+def test_help_lists_every_setting_provider_and_search_choice() -> None:
+    text = " ".join(research_parser().format_help().split())
+    for name in [*SETTING_NAMES, *MODEL_PROVIDERS, *SEARCH_CHOICES]:
+        assert name in text, name
+
+
+def test_readable_turns_undecodable_bytes_into_replacement_characters() -> None:
+    argument = b"caf\xe9 ok".decode("utf-8", "surrogateescape")
+    assert readable(argument) == "caf\ufffd ok"
+    assert readable("café") == "café"

@@ -1,0 +1,72 @@
+"""`cli.replay`: traffic-log records as timeline lines, and the timeline around them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from deep_research.cli.replay import PREVIEW_CHARS, record_line, timeline
+from deep_research.cli.view import Tracker
+
+
+def line(**record: Any) -> str | None:
+    return record_line(record, Tracker("t1"))
+
+
+def test_run_records_say_start_failure_or_their_action() -> None:
+    assert line(kind="run", action="start", question="why?") == "run start     why?"
+    assert line(kind="run", action="end", error="boom") == "run failed    boom"
+    assert line(kind="run", action="resume") == "run resume"
+
+
+def test_model_traffic_shows_direction_size_calls_and_usage() -> None:
+    request = line(kind="model_request", role="researcher", messages=[{}, {}], tools=["search"])
+    assert request == f"{'researcher':<13} → 2 messages, tools: search"
+    reply = line(
+        kind="model_reply",
+        role="researcher",
+        tool_calls=[{"name": "search", "args": {"query": "heat"}}],
+        tokens_in=10,
+        tokens_out=3,
+        seconds=1.5,
+    )
+    assert reply == f'{"researcher":<13} ← search({{"query": "heat"}})  [10 in / 3 out, 1.50s]'
+    error = line(kind="model_error", role="clarifier", error="timed out", seconds=2)
+    assert error == f"{'clarifier':<13} ✗ timed out  [2.00s]"
+
+
+def test_a_long_multi_line_reply_is_one_cut_line() -> None:
+    reply = line(kind="model_reply", role="r", content="word\n" * 100)
+    assert reply and "\n" not in reply
+    assert len(reply.split(" ← ", 1)[1].split("  [", 1)[0]) <= PREVIEW_CHARS
+
+
+def test_plan_questions_and_answers_each_have_a_label() -> None:
+    plan = line(kind="interrupt", round=1, plan=[{"content": "a"}, {"content": "b"}])
+    assert plan == f"{'plan':<13} round 1: a; b"
+    assert line(kind="interrupt", questions=["x?", "y?"]) == f"{'question':<13} x?; y?"
+    assert line(kind="answer", answer="ok") == f"{'answer':<13} ok"
+
+
+@pytest.mark.parametrize("kind", ["tool_start", "unknown", None])
+def test_records_that_add_nothing_have_no_line(kind: str | None) -> None:
+    assert line(kind=kind) is None
+
+
+def test_the_timeline_counts_from_the_first_record_and_ends_with_totals() -> None:
+    records = [
+        {"t": 100.0, "kind": "run", "action": "start", "question": "why?"},
+        {"t": 101.5, "kind": "answer", "answer": "ok"},
+        {"t": 102.0, "kind": "tool_start"},
+        {"t": 103.0, "kind": "interrupt", "plan": "not a list"},
+    ]
+    lines = list(timeline(records))
+    assert lines[0] == "+    0.00s  run start     why?"
+    assert lines[1] == f"+    1.50s  {'answer':<13} ok"
+    assert lines[2] == f"+    3.00s  {'interrupt':<13} (unreadable record)"
+    assert lines[3:5] == ["", "Totals"] and all(x.startswith("  ") for x in lines[5:])
+
+
+def test_an_empty_log_says_so() -> None:
+    assert list(timeline([])) == ["(empty traffic log)"]

@@ -1,0 +1,112 @@
+"""`cli.research`: what `ask` hands the session for a new or resumed run, and the summary.
+
+The session itself is replaced by a recorder here (whole runs are in tests/e2e/test_cli*.py).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from deep_research.cli import research, session
+from deep_research.cli.args import HOME, UsageError
+from deep_research.cli.runs import UnknownRunError
+from deep_research.cli.session import Outcome
+from deep_research.config.settings import load_context
+
+
+@pytest.fixture
+def sessions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """Every `run_research` call's arguments, in a fresh directory; each run 'writes' a log."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.stdin", io.StringIO())  # not a terminal
+    calls: list[dict[str, Any]] = []
+
+    async def run_research(*args: Any, **kwargs: Any) -> Outcome:
+        calls.append({"context": args[3], **kwargs})
+        path = HOME.log_path(kwargs["thread_id"])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+        values = {"searches_used": 2, "sources": ["a", "b", "c"]}
+        return Outcome(kwargs["thread_id"], values, 75.0, Path("reports/r.md"))
+
+    monkeypatch.setattr(session, "run_research", run_research)
+    return calls
+
+
+def screen(argv: list[str]) -> str:
+    out = io.StringIO()
+    assert research.ask(argv, Console(file=out, width=200)) == 0
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--resume", "abc12345", "why?"], "not both"),
+        ([], "give a question"),
+        (["  "], "give a question"),
+    ],
+)
+def test_a_run_needs_a_question_or_a_thread_not_both(argv: list[str], says: str) -> None:
+    with pytest.raises(UsageError, match=says):
+        research.ask(argv, Console(file=io.StringIO()))
+
+
+def test_resuming_an_unknown_thread_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UnknownRunError, match="no run 'abc12345'"):
+        research.ask(["--resume", "abc12345"], Console(file=io.StringIO()))
+
+
+def test_a_new_run_without_a_terminal_skips_the_questions(sessions: list[dict[str, Any]]) -> None:
+    text = screen(["--set", "review_plan=true", "  why is the sky blue?  "])
+    [call] = sessions
+    assert call["question"] == "why is the sky blue?" and call["resume"] is False
+    assert call["interactive"] is False and len(call["thread_id"]) == 8
+    assert call["settings"] == {"review_plan": False, "allow_clarification": False}
+    assert not call["context"].allow_clarification and not call["context"].review_plan
+    assert "skipping clarifying questions" in text and "skipping the plan review" in text
+    assert f"resume with: deep-research --resume {call['thread_id']}" in text
+    assert "Report saved: reports/r.md" in text and "wall time     1:15" in text
+    assert (
+        f"search budget 2 of {call['context'].max_searches_per_run} used" in text
+        and "sources       3" in text
+    )
+
+
+def test_a_resume_takes_the_logged_question_and_settings_under_new_flags(
+    sessions: list[dict[str, Any]],
+) -> None:
+    log = HOME.log_path("abc12345")
+    log.parent.mkdir(parents=True)
+    start = {"t": 1.0, "kind": "run", "action": "start", "question": "why?"}
+    start["settings"] = {"max_searches_per_run": 3, "fetch_top_n": 1, "allow_clarification": False}
+    log.write_text(json.dumps(start) + "\n")
+    screen(["--resume", "abc12345", "--max-searches", "5"])
+    [call] = sessions
+    assert (call["thread_id"], call["question"], call["resume"]) == ("abc12345", "why?", True)
+    assert call["context"].max_searches_per_run == 5 and call["context"].fetch_top_n == 1
+
+
+def test_the_summary_counts_from_the_outcome_and_the_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    HOME.log_path("t1").parent.mkdir(parents=True)
+    HOME.log_path("t1").write_text("")
+    out = io.StringIO()
+    context = load_context({"max_searches_per_run": 9})
+    research.print_summary(Console(file=out, width=200), Outcome("t1", {}, 61.0, None), context)
+    text = out.getvalue()
+    assert "Thread t1 was already done; nothing left to run." in text
+    assert "wall time     1:01 (this session)" in text and "search budget 0 of 9 used" in text
+    assert "sources       0" in text and f"traffic log   {HOME.log_path('t1')}" in text
+    assert "citations     not checked" in text

@@ -1,0 +1,54 @@
+"""`cli.runs_table`: the `runs` table's cells and the command's own answers."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from deep_research.cli.args import UsageError
+from deep_research.cli.runs_table import (
+    DETAIL_CHARS,
+    QUESTION_CHARS,
+    RUNS_HEADER,
+    runs_table,
+    show_runs,
+)
+
+
+def test_header_then_one_aligned_line_per_run() -> None:
+    rows = [("abc12345", "2026-01-02 03:04", "done", "why?", "reports/why.md")]
+    header, line = runs_table(rows)
+    for cell in RUNS_HEADER:
+        assert cell in header
+    for column, cell in zip(RUNS_HEADER, rows[0], strict=True):
+        assert line.index(cell) == header.index(column), column
+
+
+def test_long_or_multi_line_cells_are_cut_to_one_line() -> None:
+    question = "q" * (QUESTION_CHARS * 2)
+    detail = "first line " * 20 + "\nTraceback"
+    [_, line] = runs_table([("abc12345", "when", "failed", question, detail)])
+    assert "\n" not in line and "Traceback" not in line
+    assert "q" * (QUESTION_CHARS + 1) not in line
+    header = runs_table([])[0]
+    assert len(line[header.index("report or error") :]) == DETAIL_CHARS
+
+
+def test_an_empty_detail_leaves_no_trailing_space() -> None:
+    [_, line] = runs_table([("abc12345", "when", "running", "why?", "")])
+    assert line == line.rstrip() and line.endswith("why?")
+
+
+def test_runs_takes_no_arguments() -> None:
+    with pytest.raises(UsageError, match="`runs` takes no arguments, got 'extra'"):
+        show_runs(["extra"], Console(file=io.StringIO()))
+
+
+def test_a_directory_without_runs_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    assert show_runs([], Console(file=out, width=200)) == 0
+    assert out.getvalue().strip() == "No runs yet in .deep_research/."

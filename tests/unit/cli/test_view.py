@@ -1,0 +1,92 @@
+"""`cli.view`: the tracker's counts from progress events, and which lines the view prints."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+
+from deep_research.cli import view
+from deep_research.cli.view import ProgressView, Tracker
+
+
+def test_searches_are_counted_for_the_run_and_each_researcher() -> None:
+    tracker = Tracker("t1", searches_used=4)  # a resumed run starts from its checkpoints
+    tracker.handle({"event": "research_started", "id": 1, "topic": "heat"})
+    line = tracker.handle({"event": "search", "id": 1, "cap": 9, "query": "cop"})
+    tracker.handle({"event": "search", "id": 2, "cap": 9, "query": "unseen researcher"})
+    assert line == "search 5/9: cop"
+    assert tracker.searches_used == 6 and tracker.researchers["1"].searches == 1
+    tracker.handle({"event": "search_refused", "cap": 10, "query": "q"})
+    assert tracker.searches_used == 6 and tracker.search_cap == 10, "a refusal is not a search"
+
+
+def test_sources_are_the_union_of_the_urls_found_and_remembered() -> None:
+    tracker = Tracker("t1")
+    tracker.handle({"event": "search_done", "urls": ["https://a/", "https://b/"]})
+    tracker.handle({"event": "search_remembered", "query": "q", "urls": ["https://a/"]})
+    assert tracker.sources == {"https://a/", "https://b/"}
+
+
+def test_a_researcher_ends_done_with_its_sources_or_failed_with_its_error() -> None:
+    tracker = Tracker("t1")
+    for n in (1, 2):
+        tracker.handle({"event": "research_started", "id": n, "topic": f"topic {n}"})
+    tracker.handle({"event": "research_done", "id": 1, "sources": 2})
+    tracker.handle({"event": "research_failed", "id": 2, "error": "model died"})
+    done, failed = tracker.researchers["1"], tracker.researchers["2"]
+    assert (done.status, done.detail) == ("done", "2 sources")
+    assert (failed.status, failed.detail) == ("failed", "model died")
+    assert tracker.handle({"event": "research_done", "id": 3}) is None, "never seen start"
+
+
+def test_the_phase_follows_the_orchestrator_and_the_report() -> None:
+    tracker = Tracker("t1")
+    assert tracker.phase == "starting"
+    turn = tracker.handle({"event": "orchestrator_turn", "turn": 2, "cap": 6})
+    assert turn and tracker.phase == turn
+    tracker.handle({"event": "todos", "todos": [{"content": "a", "status": "pending"}]})
+    assert tracker.todos == [{"content": "a", "status": "pending"}] and tracker.phase == turn
+    tracker.handle({"event": "report_written", "chars": 1200})
+    assert tracker.phase == "report written"
+
+
+def test_elapsed_is_minutes_and_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
+    tracker = Tracker("t1", started=100.0)
+    monkeypatch.setattr(view.time, "monotonic", lambda: 100.0 + 125.9)
+    assert tracker.elapsed() == "2:05"
+
+
+def test_the_panel_shows_counts_todos_and_researchers() -> None:
+    tracker = Tracker("t1")
+    tracker.handle({"event": "todos", "todos": [{"content": "plan item", "status": "completed"}]})
+    tracker.handle({"event": "research_started", "id": 1, "topic": "heat"})
+    tracker.handle({"event": "search", "id": 1, "cap": 7, "query": "q"})
+    out = io.StringIO()
+    Console(file=out, width=120).print(tracker)
+    text = out.getvalue()
+    assert "thread t1" in text and "searches 1/7" in text and "sources 0" in text
+    assert "[x] plan item" in text and "heat" in text and "running" in text
+
+
+def test_without_a_terminal_every_line_is_printed_with_its_time() -> None:
+    out = io.StringIO()
+    shown = ProgressView(Tracker("t1"), Console(file=out, width=200))
+    shown.start()  # no live panel off a terminal
+    assert shown._display is None
+    shown.show({"event": "search", "cap": 3, "query": "cop"})
+    shown.show({"event": "nothing worth a line"})
+    assert out.getvalue().splitlines() == ["[0:00] search 1/3: cop"]
+
+
+def test_under_a_live_panel_only_memory_and_the_review_are_printed() -> None:
+    out = io.StringIO()
+    shown = ProgressView(Tracker("t1"), Console(file=out, width=200))
+    shown.live = True  # as on a terminal, without starting the panel
+    shown.show({"event": "search", "cap": 3, "query": "cop"})
+    shown.show({"event": "memory", "status": "unavailable", "reason": "in use"})
+    shown.show({"event": "plan_review", "action": "approved", "round": 1})
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2 and "cop" not in out.getvalue()
+    assert not lines[0].startswith("[") and lines[1].startswith("[0:00] ")

@@ -1,0 +1,61 @@
+"""`config.endpoints`: the environment-only settings, their call deadline and the read cache."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from deep_research.config.endpoints import (
+    MIN_CALL_DEADLINE,
+    PROVIDER_KEYS,
+    Endpoints,
+    read_endpoints,
+)
+
+
+def test_read_endpoints_follows_the_environment_and_caches_an_unchanged_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("LLM_BASE_URL", "http://127.0.0.1:1/v1")
+    first = read_endpoints()
+    assert first.llm_base_url == "http://127.0.0.1:1/v1"
+    assert read_endpoints() is first, "the same environment is read once"
+    monkeypatch.setenv("LLM_BASE_URL", "http://127.0.0.1:2/v1")
+    assert read_endpoints().llm_base_url == "http://127.0.0.1:2/v1", "a change is seen"
+    second = read_endpoints()
+    monkeypatch.setenv("UNRELATED_VARIABLE", "x")
+    assert read_endpoints() is second, "only the endpoints' own variables count"
+
+
+def test_an_empty_variable_means_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LLM_TIMEOUT", "")
+    assert Endpoints().llm_timeout == Endpoints.model_fields["llm_timeout"].default
+
+
+def test_the_deadline_covers_every_attempt_and_never_drops_below_the_floor() -> None:
+    long = Endpoints(llm_timeout=MIN_CALL_DEADLINE, llm_max_retries=2)
+    assert long.call_deadline == MIN_CALL_DEADLINE * 3
+    assert Endpoints(llm_timeout=1.0, llm_max_retries=0).call_deadline == MIN_CALL_DEADLINE
+    assert Endpoints(llm_timeout=1.0, llm_call_deadline=5.0).call_deadline == 5.0
+
+
+def test_has_key_asks_only_the_providers_it_holds_a_key_for() -> None:
+    assert PROVIDER_KEYS == {"openai": "OPENAI_API_KEY"}
+    assert not Endpoints().has_key("openai")
+    assert Endpoints(openai_api_key="sk-test").has_key("openai")
+    assert Endpoints().has_key("local"), "local needs no key"
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("llm_timeout", 0), ("llm_max_tokens", 255), ("chroma_port", 70000)]
+)
+def test_out_of_range_values_are_refused(field: str, value: int) -> None:
+    with pytest.raises(ValidationError, match=field):
+        Endpoints(**{field: value})
+
+
+def test_endpoints_are_frozen_and_keys_never_print() -> None:
+    endpoints = Endpoints(tavily_api_key="tvly-SECRET-1234")
+    with pytest.raises(ValidationError):
+        endpoints.llm_base_url = "http://elsewhere/"  # type: ignore[misc]
+    assert "tvly-SECRET" not in repr(endpoints)
