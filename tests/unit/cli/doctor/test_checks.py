@@ -94,19 +94,3 @@ async def test_a_relevance_model_that_cannot_load_fails_with_its_reason(
     monkeypatch.setattr(embedding, "embedder", broken)
     check = await checks.check_relevance(5.0)
     assert check.status == "fail" and "OSError: weights missing" in check.detail
-
-
-@pytest.mark.parametrize(
-    ("environ", "status", "says"),
-    [
-        ({"LANGSMITH_TRACING": "True"}, "ok", "off"),  # only exactly "true" traces
-        ({"LANGSMITH_TRACING_V2": "false", "LANGSMITH_TRACING": "true"}, "ok", "off"),
-        ({"LANGSMITH_TRACING_V2": " ", "LANGSMITH_TRACING": "true"}, "warn", "LANGSMITH_TRACING="),
-        ({"LANGCHAIN_TRACING": "true", "LANGSMITH_API_KEY": "k"}, "ok", "with a key"),
-    ],
-)
-def test_tracing_reads_the_first_variable_set_as_langsmith_does(
-    environ: dict[str, str], status: str, says: str
-) -> None:
-    check = checks.check_tracing(environ)
-    assert check.status == status and says in check.detail

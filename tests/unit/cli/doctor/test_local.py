@@ -46,3 +46,19 @@ def test_directories_are_tested_by_writing_and_left_as_they_were(tmp_path: Path)
     assert absent.status == "ok" and "will be created on the first run" in absent.detail
     assert sorted(p.name for p in tmp_path.iterdir()) == [".deep_research"]
     assert list(existing.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("environ", "status", "says"),
+    [
+        ({"LANGSMITH_TRACING": "True"}, "ok", "off"),  # only exactly "true" traces
+        ({"LANGSMITH_TRACING_V2": "false", "LANGSMITH_TRACING": "true"}, "ok", "off"),
+        ({"LANGSMITH_TRACING_V2": " ", "LANGSMITH_TRACING": "true"}, "warn", "LANGSMITH_TRACING="),
+        ({"LANGCHAIN_TRACING": "true", "LANGSMITH_API_KEY": "k"}, "ok", "with a key"),
+    ],
+)
+def test_tracing_reads_the_first_variable_set_as_langsmith_does(
+    environ: dict[str, str], status: str, says: str
+) -> None:
+    check = check_tracing(environ)
+    assert check.status == status and says in check.detail
