@@ -75,7 +75,7 @@ def searcher(provider: Provider, granted: int = 5, **fields: object) -> tuple[Se
 async def test_results_below_the_threshold_are_dropped_and_only_web_pages_read() -> None:
     run, fetcher = searcher(Provider(RESULTS))
     outcome = await run.run("heat pumps")
-    assert [f.result.url for f in outcome.findings] == [RESULTS[1].url, RESULTS[2].url, RESULTS[3].url]
+    assert [f.result.url for f in outcome.findings] == [r.url for r in RESULTS[1:]]
     assert outcome.dropped == 1 and not outcome.error
     assert fetcher.urls == [RESULTS[1].url], "file: and javascript: URLs are never fetched"
     assert outcome.findings[0].page and outcome.findings[1].page is None
@@ -87,7 +87,8 @@ async def test_a_repeated_query_spends_nothing_and_says_so() -> None:
     await run.run("heat pumps")
     again = await run.run("  HEAT pumps ")
     assert provider.queries == ["heat pumps"] and run.grant.sent == 1
-    assert any("Already searched" in note for note in again.notes) and fetcher.urls == [RESULTS[1].url]
+    assert any("Already searched" in note for note in again.notes)
+    assert fetcher.urls == [RESULTS[1].url], "nor is its page fetched again"
 
 
 async def test_a_spent_grant_refuses_without_asking_the_provider() -> None:
@@ -113,7 +114,7 @@ async def test_memory_that_answers_spends_no_search() -> None:
     assert outcome.findings[0].retrieved_text == "high\n\nstored"
 
 
-async def test_library_passages_join_the_web_results_by_relevance_and_its_failure_is_a_note() -> None:
+async def test_library_passages_join_by_relevance_and_a_library_failure_is_a_note() -> None:
     library = Provider([SearchResult("file:///docs/b.txt", "B", "b", score=0.95)])
     library.name = "library"
     outcome = await searcher(Provider(RESULTS), library=library)[0].run("q")

@@ -8,9 +8,8 @@ from typing import Any, cast
 import pytest
 
 from deep_research.config.settings import Context
-from deep_research.memory import MemoryUnavailable, Store
+from deep_research.memory import MemoryUnavailable, Store, research
 from deep_research.memory import open as memory_open
-from deep_research.memory import research
 from deep_research.memory.location import CATALOGUE
 from deep_research.memory.research import RememberedPage
 from deep_research.search.remembered import MemoryLookup, memory_lookup
@@ -36,10 +35,10 @@ async def test_remembered_pages_become_findings_with_their_retrieval_date(
 
     monkeypatch.setattr(research, "remembered_pages", pages)
     (found,) = await MemoryLookup(STORE, 0.6, 30.0, 4).findings("heat pumps")
-    assert asked == [
-        {"store": STORE, "query": "heat pumps", "min_similarity": 0.6, "max_age_days": 30.0, "limit": 4}
-    ]
-    assert (found.result.url, found.result.title, found.result.content) == (PAGE.url, PAGE.title, "")
+    limits = {"min_similarity": 0.6, "max_age_days": 30.0, "limit": 4}
+    assert asked == [{"store": STORE, "query": "heat pumps", **limits}]
+    result = found.result
+    assert (result.url, result.title, result.content) == (PAGE.url, PAGE.title, "")
     assert found.relevance == 0.7 and found.retrieved == "2026-11-30"
     assert found.page and found.page.text == "stored passage"
     assert found.page.note == "from memory, retrieved 2026-11-30"
