@@ -61,8 +61,23 @@ def test_file_links_are_links_and_script_links_are_not() -> None:
     ],
 )
 def test_inline_offsets_map_back_into_the_document(document: str) -> None:
+    assert mapped(document) == [
+        (document.index("[q]"), "https://a.org/q"),
+        (document.index("[r]"), "https://a.org/r"),
+    ]
+
+
+def test_cells_alike_on_one_line_map_to_their_own_places() -> None:
+    cell = "[q](https://a.org/q)"
+    document = f"| h | i |\n|---|---|\n| {cell} | {cell} |"
+    first = document.index(cell)
+    assert mapped(document) == [(first, cell[4:-1]), (document.index(cell, first + 1), cell[4:-1])]
+
+
+def mapped(document: str) -> list[tuple[int, str]]:
+    """Each link's document offset and href, checking its whole span maps onto its text."""
     source_map = SourceMap(document)
-    hrefs = []
+    found = []
     for token in parse(document):
         if token.type != "inline":
             continue
@@ -70,8 +85,8 @@ def test_inline_offsets_map_back_into_the_document(document: str) -> None:
         for link in describe_inline(token).links:
             start, end = to_document(link.start), to_document(link.end - 1) + 1
             assert document[start:end] == f"[{link.href[-1]}]({link.href})"
-            hrefs.append(link.href)
-    assert hrefs == ["https://a.org/q", "https://a.org/r"]
+            found.append((start, link.href))
+    return found
 
 
 def test_line_spans_cover_whole_lines_with_their_newline() -> None:

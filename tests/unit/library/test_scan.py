@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -20,11 +21,18 @@ def names(paths: list[Path]) -> list[tuple[str, str]]:
 
 
 def test_files_are_walked_in_sorted_order_and_each_is_named_once(tmp_path: Path) -> None:
-    for name in ["b.md", "a.txt", "sub/c.md", "sub/a.md"]:
+    for name in ["b.md", "a.txt", "sub/c.md", "sub/a.md", "a/z.md"]:
         (tmp_path / name).parent.mkdir(exist_ok=True)
         (tmp_path / name).write_text(name)
     found = [c.path for c in scan.candidates([tmp_path / "b.md", tmp_path, tmp_path / "sub"])]
-    assert found == [tmp_path / p for p in ["b.md", "a.txt", "sub/a.md", "sub/c.md"]]
+    order = [
+        "b.md",
+        "a.txt",
+        "a/z.md",
+        "sub/a.md",
+        "sub/c.md",
+    ]  # a folder's files, then its folders
+    assert found == [tmp_path / p for p in order]
     assert all(path.is_absolute() for path in found)
 
 
@@ -63,6 +71,30 @@ def test_hostile_file_names_are_classified_like_any_other(tmp_path: Path) -> Non
     assert sorted(names([tmp_path])) == sorted((name, "") for name in hostile)
 
 
+def load_fifo(path: Path) -> scan.Loaded:
+    """`scan.load` of a FIFO; an open that blocks fails the test instead of hanging it."""
+    os.mkfifo(path)
+    outcome: list[scan.Loaded | BaseException] = []
+
+    def load() -> None:
+        try:
+            outcome.append(scan.load(path))
+        except BaseException as error:  # handed to the test's thread
+            outcome.append(error)
+
+    reader = threading.Thread(target=load)
+    reader.start()
+    reader.join(timeout=5)
+    if reader.is_alive():
+        with open(path, "wb"):  # a writer lets the blocked open go on
+            reader.join()
+        pytest.fail("opening a FIFO blocked: it must be opened without blocking")
+    (result,) = outcome
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
 def test_a_load_is_the_files_bytes_and_their_sha256(tmp_path: Path) -> None:
     path = tmp_path / "a.txt"
     raw = os.urandom(4_096) + b"\x00\xff"
@@ -82,8 +114,7 @@ def test_a_file_that_grew_past_the_limit_or_is_not_regular_is_refused(
     path.write_bytes(b"x" * 11)
     with pytest.raises(ValueError, match="oversized"):
         scan.load(path)
-    os.mkfifo(tmp_path / "pipe.txt")  # opened without blocking, then refused
     with pytest.raises(ValueError, match="not a regular file"):
-        scan.load(tmp_path / "pipe.txt")
+        load_fifo(tmp_path / "pipe.txt")
     with pytest.raises(OSError):
         scan.load(tmp_path)

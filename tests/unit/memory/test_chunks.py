@@ -8,6 +8,7 @@ real model in test_store_chroma.py.
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -30,6 +31,7 @@ def model(monkeypatch: pytest.MonkeyPatch) -> WordModel:
 
     def embedder() -> WordModel:
         fake.loads += 1
+        time.sleep(0.02)  # a load takes time: askers arriving meanwhile must wait for it
         return fake
 
     monkeypatch.setattr(chunks, "embedder", embedder)
@@ -72,6 +74,17 @@ def test_the_splitter_is_made_once_for_the_process_even_when_asked_at_once(
     for thread in threads:
         thread.join()
     assert len({id(splitter) for splitter in made}) == 1 and model.loads == 1
+
+
+def test_pieces_of_whitespace_the_splitter_leaves_are_dropped(
+    model: WordModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Splitter:
+        def split_text(self, text: str) -> list[str]:
+            return ["a", " ", "\u00a0\n", "", "b"]
+
+    monkeypatch.setattr(chunks, "_splitter", Splitter())
+    assert chunks.split("anything") == ["a", "b"]
 
 
 def test_token_count_is_the_models(model: WordModel) -> None:
