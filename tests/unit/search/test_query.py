@@ -1,0 +1,126 @@
+"""search/query.py: one query end to end over in-process fakes (scores from the result's score)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import cast
+
+import pytest
+
+from deep_research.search import relevance
+from deep_research.search.budget import Grant
+from deep_research.search.cache import RunCache
+from deep_research.search.chain import SearchChain
+from deep_research.search.fetch import Page, PageFetcher
+from deep_research.search.query import Finding, Searcher
+from deep_research.search.types import SearchError, SearchResult
+
+
+class Provider:
+    name, max_concurrency = "scripted", 4
+
+    def __init__(self, results: list[SearchResult], fail: bool = False) -> None:
+        self.results, self.fail, self.queries = results, fail, []  # type: ignore[var-annotated]
+
+    async def search(self, query: str, max_results: int) -> list[SearchResult]:
+        self.queries.append(query)
+        if self.fail:
+            raise SearchError("scripted failed: HTTP 500")
+        return self.results[:max_results]
+
+
+class Fetcher:
+    def __init__(self) -> None:
+        self.urls: list[str] = []
+
+    async def fetch(self, url: str) -> Page:
+        self.urls.append(url)
+        return Page(url, text=f"page text of {url}")
+
+
+RESULTS = [
+    SearchResult("https://a.example/low", "Low", "low", score=0.1),
+    SearchResult("https://a.example/high", "High", "high", score=0.9),
+    SearchResult("file:///docs/a.pdf#page=2", "Doc", "doc", score=0.8),
+    SearchResult("javascript:alert(1)", "Js", "js", score=0.7),
+]
+
+
+@pytest.fixture(autouse=True)
+def scores_are_the_providers(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def score(query: str, results: Sequence[SearchResult]) -> list[float]:
+        return [r.score or 0.0 for r in results]
+
+    monkeypatch.setattr(relevance, "score_results", score)
+
+
+def searcher(provider: Provider, granted: int = 5, **fields: object) -> tuple[Searcher, Fetcher]:
+    fetcher = Fetcher()
+    grant = Grant(granted, quota=granted, counted_before=0, cap=granted)
+    made = Searcher(
+        SearchChain([provider]),
+        RunCache(asyncio.get_running_loop()),
+        grant,
+        "owner",
+        cast(PageFetcher, fetcher),
+        max_results=10,
+        threshold=0.5,
+        fetch_top_n=5,
+        **fields,  # type: ignore[arg-type]
+    )
+    return made, fetcher
+
+
+async def test_results_below_the_threshold_are_dropped_and_only_web_pages_read() -> None:
+    run, fetcher = searcher(Provider(RESULTS))
+    outcome = await run.run("heat pumps")
+    assert [f.result.url for f in outcome.findings] == [r.url for r in RESULTS[1:]]
+    assert outcome.dropped == 1 and not outcome.error
+    assert fetcher.urls == [RESULTS[1].url], "file: and javascript: URLs are never fetched"
+    assert outcome.findings[0].page and outcome.findings[1].page is None
+
+
+async def test_a_repeated_query_spends_nothing_and_says_so() -> None:
+    provider = Provider(RESULTS)
+    run, fetcher = searcher(provider, granted=1)
+    await run.run("heat pumps")
+    again = await run.run("  HEAT pumps ")
+    assert provider.queries == ["heat pumps"] and run.grant.sent == 1
+    assert any("Already searched" in note for note in again.notes)
+    assert fetcher.urls == [RESULTS[1].url], "nor is its page fetched again"
+
+
+async def test_a_spent_grant_refuses_without_asking_the_provider() -> None:
+    provider = Provider(RESULTS)
+    outcome = await searcher(provider, granted=0)[0].run("q")
+    assert provider.queries == [] and "Search cap reached" in outcome.error and not outcome.findings
+
+
+async def test_a_failed_search_is_an_outcome_not_an_exception() -> None:
+    outcome = await searcher(Provider([], fail=True))[0].run("q")
+    assert outcome.error == "Search failed: scripted failed: HTTP 500" and not outcome.findings
+
+
+async def test_memory_that_answers_spends_no_search() -> None:
+    remembered = [Finding(RESULTS[1], 0.9, Page(RESULTS[1].url, text="stored"), "2026-01-01")]
+
+    async def recall(query: str) -> list[Finding]:
+        return remembered
+
+    provider = Provider(RESULTS)
+    outcome = await searcher(provider, recall=recall)[0].run("q")
+    assert outcome.findings == remembered and provider.queries == []
+    assert outcome.findings[0].retrieved_text == "high\n\nstored"
+
+
+async def test_library_passages_join_by_relevance_and_a_library_failure_is_a_note() -> None:
+    library = Provider([SearchResult("file:///docs/b.txt", "B", "b", score=0.95)])
+    library.name = "library"
+    outcome = await searcher(Provider(RESULTS), library=library)[0].run("q")
+    assert outcome.findings[0].result.url == "file:///docs/b.txt" and outcome.dropped == 1
+    broken = Provider([], fail=True)
+    broken.name = "library"
+    outcome = await searcher(Provider(RESULTS), library=broken)[0].run("q")
+    assert outcome.notes == ["Your library was not searched: scripted failed: HTTP 500"]
+    assert len(outcome.findings) == 3, "the web's findings are kept"
