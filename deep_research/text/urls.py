@@ -6,7 +6,7 @@ the fetch cache, the run's sources and the citation registry: `…/a/`, `…/a#x
 from __future__ import annotations
 
 import re
-from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import SplitResult, parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 # Query parameters that only say where a click came from; they never change the page.
 _TRACKING_PREFIXES = ("utm_",)
@@ -20,14 +20,29 @@ _WEB_SCHEMES = ("http", "https")
 _PAGE_ANCHOR = re.compile(r"page=([1-9][0-9]{0,5})")
 
 
+def _split(url: str) -> SplitResult | None:
+    """`url`'s parts, or None for one `urlsplit` refuses (an unclosed IPv6 bracket, which
+    a search result may carry): such a URL names no page we can fetch or cite."""
+    try:
+        return urlsplit(url.strip())
+    except ValueError:
+        return None
+
+
 def is_web_url(url: str) -> bool:
-    return urlsplit(url.strip()).scheme.lower() in _WEB_SCHEMES
+    parts = _split(url)
+    return parts is not None and parts.scheme.lower() in _WEB_SCHEMES
 
 
 def is_file_url(url: str) -> bool:
     """A local file in the form the library writes: `file:///absolute/path` (no host)."""
-    parts = urlsplit(url.strip())
-    return parts.scheme.lower() == "file" and not parts.netloc and parts.path.startswith("/")
+    parts = _split(url)
+    return (
+        parts is not None
+        and parts.scheme.lower() == "file"
+        and not parts.netloc
+        and parts.path.startswith("/")
+    )
 
 
 def library_page_anchor(base: str, fragment: str) -> str:
@@ -41,7 +56,9 @@ def page_key(url: str) -> str:
 
     The scheme is kept, since http and https may serve different things.
     """
-    parts = urlsplit(url.strip())
+    parts = _split(url)
+    if parts is None:  # unparsable: a key of its own, never another page's
+        return url.strip()
     host = (parts.hostname or "").lower()
     try:
         port = parts.port
@@ -99,5 +116,6 @@ def split_fragment(url: str) -> tuple[str, str]:
 
 def is_pdf(url: str, title: str = "") -> bool:
     """PDF viewers ignore text fragments: a `.pdf` path, or a search engine's `[PDF]` tag."""
-    path = urlsplit(url).path.lower()
+    parts = _split(url)
+    path = parts.path.lower() if parts is not None else ""
     return path.endswith(".pdf") or title.lstrip().upper().startswith("[PDF]")
