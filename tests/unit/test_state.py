@@ -43,4 +43,4 @@ def test_extend_appends_and_none_starts_afresh() -> None:
 def test_a_url_urlsplit_refuses_is_a_source_of_its_own_not_a_crash() -> None:
     # A search result may carry an unclosed IPv6 bracket; the reducer must not raise on it.
     merged = merge_sources([page("https://[::1/x", "a")], [page("https://[::1]/x", "b")])
-    assert [s.url for s in merged] == ["https://[::1/x", "https://[::1]/x"]
+    assert [s["url"] for s in merged] == ["https://[::1/x", "https://[::1]/x"]
