@@ -11,8 +11,12 @@ value, `RuntimeError` for a failed run, `LookupError` for something not found), 
 - a run: `EmptyQuestionError` (nodes.question), `OldCheckpointError` (researcher.task),
   `UnverifiedReportError` (citations.check), `SearchError` (search.types),
   `MemoryUnavailable` (memory.location), `Unreadable` (library.readers);
-- the CLI: `UsageError` (cli.args, for every command), `ResumeError`,
-  `BadThreadIdError`, `UnknownRunError`; the MCP tool: `RunFailed` (mcp.run).
+- the CLI: `UsageError` (cli.args, for every command), `ResumeError` (cli.session),
+  `BadThreadIdError` and `UnknownRunError` (cli.runs); the MCP tool: `RunFailed` (mcp.run).
+
+`ReadableError` marks those whose message alone says what failed and what to do (the model
+endpoint's, an empty reply, a run that cannot be resumed, memory in use): the CLI prints
+them as they are, and any other with its class name.
 
 The rest are caught where they are raised and never reach a user (a cap reached, a body
 too large, a model's unreadable decision); they share the base so nothing escapes it.
