@@ -59,6 +59,12 @@ def ask(argv: list[str], console: Console) -> int:
         console.print("stdin is not a terminal: skipping the plan review (review_plan off).")
         settings["review_plan"] = False
         context = load_context(settings)
+    if needs_relevance_model(context):
+        # Before the first model call: a missing or damaged model stops the run here
+        # (WeightsUnavailable says what to do), and a first run downloads it with a bar.
+        from deep_research.embedding.loader import weights
+
+        weights(say=lambda line: print(line, file=sys.stderr, flush=True))
     console.print(f"Thread {thread_id} · resume with: deep-research --resume {thread_id}")
     try:
         outcome = run_until_interrupted(
@@ -86,6 +92,12 @@ def ask(argv: list[str], console: Console) -> int:
         wait_for_all_tracers()
     print_summary(console, outcome, context)
     return 0
+
+
+def needs_relevance_model(context: Context) -> bool:
+    """Whether a run needs MiniLM before it may start: it searches, and filters by relevance
+    (`relevance_filter=false` asks to go on without; memory then needs it or goes unused)."""
+    return context.relevance_filter and context.max_searches_per_run > 0
 
 
 def print_summary(console: Console, outcome: Outcome, context: Context) -> None:

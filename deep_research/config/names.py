@@ -48,6 +48,7 @@ SETTING_NAMES = (
     "search_provider",
     "search_fallback",
     "search_library",
+    "relevance_filter",
     "relevance_threshold",
     "fetch_top_n",
     "fetch_timeout",

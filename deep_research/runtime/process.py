@@ -85,6 +85,8 @@ def provider_slots(name: str, size: int) -> asyncio.Semaphore:
 #   weights mapped once and read-only afterwards; the lock makes one load of it. Its cache
 #   of recent vectors and its batching thread are attributes of that one model
 #   (`embedding/minilm.py`), shared the same way and keyed by the text they embed.
+# - `embedding.loader._weights`, `embedding.loader._weights_lock`: where the model's files
+#   are, found (or downloaded) and checked against their SHA-256 once.
 # - `embedding.loader._warming`, `embedding.loader._warming_lock`: the daemon thread that
 #   loads the model while the first model calls run (`warm_up`), started at most once.
 # - `memory.chunks._splitter`, `memory.chunks._splitter_lock`: the token-aware splitter,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from deep_research.errors import DeepResearchError
@@ -61,6 +61,7 @@ class Searcher:
     max_results: int
     threshold: float
     fetch_top_n: int
+    scored: bool = True  # false (relevance_filter off): every result kept, unscored
     # Stored passages answering a query (search/remembered.py); none: the web answers.
     recall: Callable[[str], Awaitable[list[Finding]]] | None = None
     library: SearchProvider | None = None  # searched beside the chain, spending no budget
@@ -96,7 +97,7 @@ class Searcher:
         assert self.library is not None
         async with provider_slots(self.library):
             results = await self.library.search(query, self.max_results)
-        scores = await relevance.score_results(query, results)
+        scores = await self._scores(query, results)
         return Searched(results, self.library.name, relevance=scores)
 
     async def _run(self, query: str) -> QueryOutcome:
@@ -164,8 +165,13 @@ class Searcher:
         found = await tracing.named_search(
             query, first, lambda: self.chain.search(query, self.max_results)
         )
-        scores = await relevance.score_results(query, found.results)
+        scores = await self._scores(query, found.results)
         return replace(found, relevance=scores)
+
+    async def _scores(self, query: str, results: Sequence[SearchResult]) -> list[float]:
+        if not self.scored:
+            return [1.0] * len(results)  # kept, in the provider's order (a stable sort)
+        return await relevance.score_results(query, results)
 
     async def _page(self, url: str) -> Page:
         page, fetched = await self.cache.pages.get(url_key(url), lambda: self.fetcher.fetch(url))

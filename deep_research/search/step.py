@@ -140,6 +140,7 @@ async def session(
             fetcher=fetcher,
             max_results=context.max_results_per_search,
             threshold=context.relevance_threshold,
+            scored=context.relevance_filter,
             fetch_top_n=context.fetch_top_n,
             library=_library() if side else None,
             recall=lookup.findings if lookup and not private else None,

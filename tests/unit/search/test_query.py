@@ -81,6 +81,20 @@ async def test_results_below_the_threshold_are_dropped_and_only_web_pages_read()
     assert outcome.findings[0].page and outcome.findings[1].page is None
 
 
+async def test_unscored_keeps_every_result_in_the_providers_order_without_the_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def no_model(query: str, results: Sequence[SearchResult]) -> list[float]:
+        raise AssertionError("relevance_filter=false never asks the model")
+
+    monkeypatch.setattr(relevance, "score_results", no_model)
+    run, fetcher = searcher(Provider(RESULTS), scored=False)
+    outcome = await run.run("heat pumps")
+    assert [f.result.url for f in outcome.findings] == [r.url for r in RESULTS]
+    assert outcome.dropped == 0
+    assert fetcher.urls == [RESULTS[0].url, RESULTS[1].url], "the provider's first pages read"
+
+
 async def test_a_repeated_query_spends_nothing_and_says_so() -> None:
     provider = Provider(RESULTS)
     run, fetcher = searcher(provider, granted=1)

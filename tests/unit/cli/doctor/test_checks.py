@@ -12,7 +12,6 @@ import time
 import httpx
 import pytest
 
-from deep_research import embedding
 from deep_research.cli.doctor import checks
 from deep_research.cli.doctor.checks import DETAIL_CHARS, Check
 from deep_research.config.settings import load_context
@@ -83,14 +82,3 @@ def test_each_search_failure_names_its_cause_and_its_fix() -> None:
     )
     other = failure("tavily", SearchError("odd answer"), forbidden)
     assert other.detail == "http://where: odd answer", "403 means JSON is off only for searxng"
-
-
-async def test_a_relevance_model_that_cannot_load_fails_with_its_reason(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    def broken() -> object:
-        raise OSError("weights missing")
-
-    monkeypatch.setattr(embedding, "embedder", broken)
-    check = await checks.check_relevance(5.0)
-    assert check.status == "fail" and "OSError: weights missing" in check.detail
