@@ -104,6 +104,8 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     result = measure(args.python, args.extra, args.no_cache, args.smoke)
+    if args.smoke and result["heavy"]:
+        sys.exit(f"{result['install']} brought {', '.join(result['heavy'])}: none should come")
     if args.json:
         print(json.dumps(result))
         return

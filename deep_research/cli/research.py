@@ -64,7 +64,7 @@ def ask(argv: list[str], console: Console) -> int:
         # (WeightsUnavailable says what to do), and a first run downloads it with a bar.
         from deep_research.embedding.loader import weights
 
-        weights(say=lambda line: print(line, file=sys.stderr, flush=True))
+        weights(say=lambda line: print(line, file=sys.stderr, flush=True), download=True)
     console.print(f"Thread {thread_id} · resume with: deep-research --resume {thread_id}")
     try:
         outcome = run_until_interrupted(

@@ -10,9 +10,10 @@ sentence-transformers' output. Who computes when, and what is kept, is `embeddin
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -27,18 +28,27 @@ BATCH = 32
 # zero-width, combining, control) is read again with a cut four times longer.
 CHARS_PER_TOKEN = 128
 FFN_ROWS = 256
+# Given a file's name and SHA-256, raises if it is not the model's (embedding.files.verify).
+Check = Callable[[str, str], None]
 
 
 class Encoder:
     """A BERT-style sentence encoder from a sentence-transformers model folder."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, check: Check | None = None) -> None:
+        """The model in `folder`. Each file is read once, and `check` (given each file's
+        name and SHA-256) sees the very bytes used: a file replaced after a check elsewhere
+        cannot slip in. The weights are mapped through the descriptor that was hashed."""
         from tokenizers import Tokenizer
 
-        config = json.loads((folder / "config.json").read_text())
-        self.window = int(
-            json.loads((folder / "sentence_bert_config.json").read_text())["max_seq_length"]
-        )
+        def read(name: str) -> bytes:
+            data = (folder / name).read_bytes()
+            if check is not None:
+                check(name, hashlib.sha256(data).hexdigest())
+            return data
+
+        config = json.loads(read("config.json"))
+        self.window = int(json.loads(read("sentence_bert_config.json"))["max_seq_length"])
         self.heads = int(config["num_attention_heads"])
         self.layers = int(config["num_hidden_layers"])
         self.eps = float(config["layer_norm_eps"])
@@ -47,15 +57,17 @@ class Encoder:
             or config.get("position_embedding_type", "absolute") != "absolute"
         ):
             raise ValueError(f"{folder}: not a BERT encoder this module computes")
-        self.weights = {
-            name.removeprefix("bert."): value
-            for name, value in mapped_tensors(folder / "model.safetensors").items()
-        }
-        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        tokenizer = read("tokenizer.json").decode("utf-8")
+        with (folder / "model.safetensors").open("rb") as file:
+            if check is not None:
+                check("model.safetensors", hashlib.file_digest(file, "sha256").hexdigest())
+            tensors = mapped_tensors(file)
+        self.weights = {name.removeprefix("bert."): value for name, value in tensors.items()}
+        self.tokenizer = Tokenizer.from_str(tokenizer)
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(self.window)
         # Counting a text's tokens, whatever its length (the chunk splitter's measure).
-        self._counter = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self._counter = Tokenizer.from_str(tokenizer)
         self._counter.no_padding()
         self._counter.no_truncation()
 

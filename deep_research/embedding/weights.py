@@ -5,19 +5,22 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
 FloatArray = np.ndarray[Any, np.dtype[np.float32]]
 
 
-def mapped_tensors(path: Path) -> dict[str, FloatArray]:
+def mapped_tensors(file: BinaryIO | Path) -> dict[str, FloatArray]:
     """The float32 tensors of a safetensors file, mapped, not read: the OS pages them in
     as the first forward pass touches them, so loading takes milliseconds and never holds
     the GIL while a run is starting. The format: an 8-byte little-endian header length,
-    a JSON header naming each tensor's dtype, shape and byte range, then the bytes."""
-    data = np.memmap(path, dtype=np.uint8, mode="r").view(np.ndarray)
+    a JSON header naming each tensor's dtype, shape and byte range, then the bytes. The
+    mapping is of `file`'s descriptor (when given an open file): the file hashed is the
+    file mapped."""
+    path = file if isinstance(file, Path) else getattr(file, "name", "safetensors file")
+    data = np.memmap(file, dtype=np.uint8, mode="r", offset=0).view(np.ndarray)
     if len(data) < 8:
         raise ValueError(f"{path}: not a safetensors file")
     size = int.from_bytes(bytes(data[:8]), "little")
@@ -42,7 +45,7 @@ def mapped_tensors(path: Path) -> dict[str, FloatArray]:
     return tensors
 
 
-def _placement(path: Path, name: str, entry: dict[str, Any]) -> tuple[int, int, tuple[int, ...]]:
+def _placement(path: object, name: str, entry: dict[str, Any]) -> tuple[int, int, tuple[int, ...]]:
     """A tensor's byte range and shape, as whole numbers (a damaged header: ValueError)."""
     offsets, shape = entry.get("data_offsets"), entry.get("shape")
     if not (

@@ -7,6 +7,8 @@ import threading
 
 from filelock import FileLock
 
+from deep_research.embedding import loader
+from deep_research.embedding.files import WeightsUnavailable
 from deep_research.memory.location import Location, MemoryUnavailable, configured, hold_directory
 from deep_research.memory.store import Store, store_errors
 
@@ -36,6 +38,10 @@ def open_store_blocking(location: Location | None = None) -> Store:
 
 
 def _connect(location: Location) -> Store:
+    try:  # memory embeds with MiniLM: it uses the model on this machine, never fetches it
+        loader.weights()
+    except WeightsUnavailable as error:
+        raise MemoryUnavailable(f"memory needs the relevance model: {error}") from None
     import chromadb  # seconds to import: only when a store is opened
     from chromadb.config import Settings
     from chromadb.errors import ChromaError

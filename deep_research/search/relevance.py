@@ -30,7 +30,8 @@ async def score_results(query: str, results: Sequence[SearchResult]) -> list[flo
     # A load under way is waited for off the loop.
     model = loader.loaded()
     if model is None:
-        model = await asyncio.to_thread(loader.embedder)
+        # Scoring is what relevance_filter asks for: the model may be fetched for it.
+        model = await asyncio.to_thread(lambda: loader.embedder(download=True))
     texts = [query, *(scored_text(r) for r in results)]
     return _similarities(await asyncio.wrap_future(model.submit(texts)))
 

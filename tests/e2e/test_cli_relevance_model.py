@@ -81,3 +81,23 @@ def test_a_first_run_downloads_the_model_with_a_bar_then_researches(tmp_path: Pa
         assert again.returncode == 0, again.stderr
         assert "Downloading" not in again.stderr
         assert len([r for r in hub.requests() if r[1].startswith("/lfs/")]) == before
+
+
+def test_without_filtering_memory_goes_unused_and_nothing_is_downloaded(tmp_path: Path) -> None:
+    """RELEVANCE_FILTER=false on a machine without the model: memory (on by default) says it
+    is unavailable, the report is saved, and no byte is fetched, even with a hub in reach."""
+    found = files.locate()
+    assert found is not None
+    hub = FakeHub(found.folder, files.REPO_ID, files.REVISION, list(files.SHA256))
+    with hub, ScriptedOpenAIServer(ResearchBrain()) as llm, FakeTavilyServer() as tavily:
+        env = cli_env(llm, tavily, tmp_path) | {
+            "HF_ENDPOINT": hub.url,
+            "RELEVANCE_FILTER": "false",
+            "USE_MEMORY": "true",
+            "MEMORY_DIR": str(tmp_path / "memory"),
+        }
+        result = _run(tmp_path, env)
+        assert result.returncode == 0, result.stderr
+        assert "Report saved:" in result.stdout
+        assert "memory needs the relevance model" in result.stdout + result.stderr
+        assert hub.requests() == [], "a run without filtering never fetches the model"

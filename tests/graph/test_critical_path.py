@@ -65,7 +65,7 @@ async def test_a_run_starts_loading_the_relevance_model_before_any_search(
     use_script: Callable[..., ScriptedChatModel], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     warmed: list[int] = []
-    monkeypatch.setattr(embedding, "warm_up", lambda imports=(): warmed.append(1))
+    monkeypatch.setattr(embedding, "warm_up", lambda **_: warmed.append(1))
     use_script(script_for(lambda messages: AIMessage("# Report\n\nNo research needed.")))
     await run(NO_CLARIFY)
     assert warmed == [1]
@@ -77,7 +77,7 @@ def test_warm_up_loads_in_a_daemon_thread_once(monkeypatch: pytest.MonkeyPatch) 
     loads: list[str] = []
     gate = threading.Event()
 
-    def slow_embedder() -> Any:
+    def slow_embedder(**_: object) -> Any:
         loads.append(threading.current_thread().name)
         gate.wait(10)
         return object()
@@ -116,7 +116,7 @@ def test_a_second_warm_up_returns_while_the_first_is_loading(
 ) -> None:
     gate = threading.Event()
 
-    def loading_embedder() -> Any:
+    def loading_embedder(**_: object) -> Any:
         with loader._model_lock:  # as the real one: the lock is held for the whole load
             gate.wait(10)
         return object()
@@ -144,7 +144,7 @@ async def test_an_empty_memory_is_not_opened_before_the_first_model_call(
 ) -> None:
     memory = tmp_path / "memory"
     monkeypatch.setenv("MEMORY_DIR", str(memory))
-    monkeypatch.setattr(embedding, "warm_up", lambda imports=(): None)
+    monkeypatch.setattr(embedding, "warm_up", lambda **_: None)
     seen: list[bool] = []
 
     def answer(messages: list[BaseMessage]) -> AIMessage:

@@ -85,7 +85,7 @@ def fetch() -> bool:
             files.checked(found)
             say(f"relevance model: all-MiniLM-L6-v2 {found.describe()}, nothing to download")
             return True
-        weights = files.fetch(repair=True, say=say)
+        weights = files.fetch(say=say)
     except files.WeightsUnavailable as error:
         say(f"relevance model: {error}")
         return False

