@@ -15,6 +15,7 @@ import pypdf
 import pytest
 
 from tests.support.cli import REPO, cli_command
+from tests.support.readme import block_after
 from tests.support.reports import SAMPLE_URLS, sample_report
 from tests.support.viewers import (
     colours,
@@ -130,3 +131,16 @@ def test_the_word_file_reopens_with_headings_links_and_sources(
         "Heating in Norwegian homes, 2024 (retrieved 2026-11-30)",
         "field-test.pdf, page 3",
     ]
+
+
+def test_the_python_snippet_in_the_docs_runs_as_written(
+    report: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    exec(block_after("<!-- python-export"), {})  # noqa: S102  # the documentation's own code
+    assert capsys.readouterr().out.split() == [REPORT.replace(".md", ".pdf"), "r.docx"]
+    assert report.with_suffix(".pdf").read_bytes().startswith(b"%PDF-")
+    assert docx.Document("r.docx").paragraphs[0].text == "Heat pumps"
