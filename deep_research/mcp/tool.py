@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context as ToolContext
@@ -78,7 +79,9 @@ async def deep_research(
     context = run_context(clarify=clarify, max_searches=max_searches, provider=search_provider)
     try:
         if format != "markdown":
-            check_available(format)  # before minutes of research, not after
+            # Before minutes of research, not after; off the loop: importing WeasyPrint
+            # reads files, which langgraph dev's blocking check refuses on the loop.
+            await asyncio.to_thread(check_available, format)
         answer = await run.research(text, context, clarify=clarify, progress=ctx.report_progress)
         return answer.text if clarify else await with_file(answer, format, text)
     except (run.RunFailed, ReadableError) as failure:
