@@ -59,6 +59,8 @@ def _epilog() -> str:
         "  deep-research doctor        check that a run can succeed, and what to change\n"
         "  deep-research runs          list past runs in this directory\n"
         "  deep-research replay FILE   print a run's traffic log as a timeline\n"
+        "  deep-research export REPORT.md --to html|pdf|docx [--out PATH]\n"
+        "                              a saved report as a file to share, links kept\n"
         "  deep-research memory list | search QUERY | forget THREAD_ID | clear --yes\n"
         "                              past research remembered (MEMORY_DIR or CHROMA_HOST)\n"
         "  deep-research library add PATH… | list | remove PATH\n"
@@ -94,6 +96,11 @@ def research_parser() -> argparse.ArgumentParser:
         "(default: auto)",
     )
     parser.add_argument("--max-searches", type=int, help="searches allowed for the whole run")
+    parser.add_argument(
+        "--export",
+        metavar="FORMATS",
+        help="also write the report as html, pdf and/or docx, beside it (e.g. html,pdf)",
+    )
     parser.add_argument(
         "--set",
         action="append",

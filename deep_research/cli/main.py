@@ -1,10 +1,11 @@
 """`deep-research`: ask a question, resume a run, list runs, or replay a traffic log.
 
     deep-research "question" [--no-clarify] [--review-plan] [--model SPEC] [--search NAME]
-                             [--max-searches N]
+                             [--max-searches N] [--export html,pdf,docx]
     deep-research --resume THREAD_ID
     deep-research runs
     deep-research replay FILE
+    deep-research export REPORT.md --to html|pdf|docx [--out PATH]
     deep-research doctor [--model SPEC] [--search NAME] [--set FIELD=VALUE] [--json]
     deep-research memory list | search QUERY | forget THREAD_ID | clear --yes
     deep-research library add PATH… | library list | library remove PATH
@@ -73,12 +74,19 @@ def library(argv: list[str], console: Console) -> int:
     return run_library(argv, console)
 
 
+def export(argv: list[str], console: Console) -> int:
+    from deep_research.cli.export import export_command  # WeasyPrint, pandoc: only for it
+
+    return export_command(argv, console)
+
+
 COMMANDS: dict[str, Callable[[list[str], Console], int]] = {
     "runs": show_runs,
     "replay": replay,
     "doctor": doctor,
     "memory": memory,
     "library": library,
+    "export": export,
 }
 
 

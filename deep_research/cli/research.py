@@ -14,6 +14,7 @@ from deep_research.cli.args import (
     research_parser,
     settings_from,
 )
+from deep_research.cli.export import export_beside, export_formats
 from deep_research.cli.plain import plain
 from deep_research.cli.runs import load_run, read_log, warn_skipped
 from deep_research.cli.summary import citation_line, totals
@@ -50,6 +51,8 @@ def ask(argv: list[str], console: Console) -> int:
     from deep_research.config.settings import load_context
 
     context = load_context(settings)  # a bad value stops here, before anything is written
+    # A format that is unknown or not installed stops here too, not after the run.
+    formats = export_formats(args.export) if args.export else []
     interactive = sys.stdin.isatty()
     if not interactive and context.allow_clarification:
         console.print("stdin is not a terminal: skipping clarifying questions (--no-clarify).")
@@ -91,6 +94,8 @@ def ask(argv: list[str], console: Console) -> int:
         # (the run's end, the report) may be lost when the process exits.
         wait_for_all_tracers()
     print_summary(console, outcome, context)
+    if formats and outcome.report is not None:
+        export_beside(outcome.report, formats, console)
     return 0
 
 

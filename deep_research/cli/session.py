@@ -25,7 +25,7 @@ from deep_research.cli.plain import plain
 from deep_research.cli.runs import Home, durable_graph, read_log, status_of
 from deep_research.cli.traffic import TrafficHandler, TrafficLog
 from deep_research.cli.view import ProgressView, Tracker
-from deep_research.config.settings import Context
+from deep_research.config.settings import ROLES, Context
 from deep_research.errors import ReadableError
 from deep_research.runtime import tracing
 from deep_research.text.secrets import Redactor
@@ -94,7 +94,7 @@ async def run_research(
                 if status == "done":  # stopped while saving the report: save it now
                     report = Redactor()(state.values["final_report"])
                     path = await asyncio.to_thread(save_report, reports, question, report)
-                    log.write("run", action="end", status="done", report=str(path))
+                    log.write("run", **finished(path, state.values, context))
                     return Outcome(thread_id, state.values, time.monotonic() - started, path)
                 if status == "not started":
                     raise ResumeError(f"thread {thread_id!r} has no checkpoint to resume from")
@@ -125,13 +125,23 @@ async def run_research(
         # The report is model output: a key it echoed (from a page, say) is scrubbed too.
         report = Redactor()(state.values["final_report"])
         path = await asyncio.to_thread(save_report, reports, question, report)
-        log.write("run", action="end", status="done", report=str(path))
+        log.write("run", **finished(path, state.values, context))
         return Outcome(thread_id, state.values, time.monotonic() - started, path)
     except Exception as error:
         log.write("run", action="end", status="failed", error=f"{type(error).__name__}: {error}")
         raise
     finally:
         log.close()
+
+
+def finished(path: Path, values: dict[str, Any], context: Context) -> dict[str, Any]:
+    """The end record of a run that saved its report: with what an export's footer says
+    (the models and the citation check), since the report file holds only the Markdown."""
+    models = {role: getattr(context, f"{role}_model") for role in ROLES}
+    check = values.get("citation_check")
+    return {"action": "end", "status": "done", "report": str(path), "models": models} | (
+        {"citation_check": check} if check else {}
+    )
 
 
 def _report_saved(home: Home, thread_id: str) -> bool:

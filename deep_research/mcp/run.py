@@ -7,6 +7,7 @@ counts against `--n-jobs-per-worker`), not a second copy of the graph in this ha
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph_sdk import get_client
@@ -28,9 +29,19 @@ class RunFailed(DeepResearchError, RuntimeError):
     """The run stopped with an error; the message is redacted, one paragraph."""
 
 
+@dataclass(frozen=True)
+class Answer:
+    """What a call returns: the report (or the questions), and the run's thread and final
+    values, which an exported file's footer draws on."""
+
+    text: str
+    thread_id: str
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+
 async def research(
     question: str, context: dict[str, Any], *, clarify: bool, progress: ReportProgress
-) -> str:
+) -> Answer:
     """Run the graph on `question`; the report, or with `clarify` the questions as text."""
     client = get_client(timeout=TIMEOUT)
     thread = await client.threads.create(metadata={"source": "mcp"})
@@ -58,13 +69,13 @@ async def research(
     state = await client.threads.get_state(thread_id)
     if clarify:
         await client.threads.delete(thread_id)  # nothing to resume: the caller asks again
-        return questions_text(state["interrupts"])
-    values = state["values"]
-    report = values.get("final_report") if isinstance(values, Mapping) else None
+        return Answer(questions_text(state["interrupts"]), thread_id)
+    values = state["values"] if isinstance(state["values"], Mapping) else {}
+    report = values.get("final_report")
     if not isinstance(report, str) or not report.strip():
         paused = " (it paused for an answer)" if state["interrupts"] else ""
         raise RunFailed(f"The run ended without a report{paused}; thread {thread_id}.")
-    return report
+    return Answer(report, thread_id, values)
 
 
 def error_text(data: Any) -> str:

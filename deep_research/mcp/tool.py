@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context as ToolContext
@@ -9,7 +10,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from deep_research.config.names import SearchChoice
+from deep_research.errors import ReadableError
+from deep_research.export import check_available
 from deep_research.mcp import run
+from deep_research.mcp.attachment import ReportFormat, with_file
 from deep_research.text import limits
 
 DESCRIPTION = """\
@@ -24,7 +28,8 @@ Put everything that narrows the question into `question` (place, period, audienc
 the answer is for): no clarifying questions are asked during the call. To ask the user \
 first, call with `clarify: true`: you get back 2-3 questions to put to the user (and no \
 research is done); then call again with the question and their answers written into \
-`question`.\
+`question`. With `format` html, pdf or docx the report also comes as a file (an embedded \
+resource), its citations still links.\
 """
 
 
@@ -61,13 +66,25 @@ async def deep_research(
             "server's library, never the web. Leave unset for the server's choice."
         ),
     ] = None,
-) -> str:
+    format: Annotated[
+        ReportFormat,
+        Field(
+            description="markdown: the report as text only. html, pdf or docx: the text, "
+            "and the report as that file (an embedded resource; pdf and docx in base64)."
+        ),
+    ] = "markdown",
+) -> str | list[Any]:
     """The tool: research `question` and return the report (or, with `clarify`, questions)."""
     text = checked_question(question)
     context = run_context(clarify=clarify, max_searches=max_searches, provider=search_provider)
     try:
-        return await run.research(text, context, clarify=clarify, progress=ctx.report_progress)
-    except run.RunFailed as failure:
+        if format != "markdown":
+            # Before minutes of research, not after; off the loop: importing WeasyPrint
+            # reads files, which langgraph dev's blocking check refuses on the loop.
+            await asyncio.to_thread(check_available, format)
+        answer = await run.research(text, context, clarify=clarify, progress=ctx.report_progress)
+        return answer.text if clarify else await with_file(answer, format, text)
+    except (run.RunFailed, ReadableError) as failure:
         raise ToolError(str(failure)) from None
 
 

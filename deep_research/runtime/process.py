@@ -95,6 +95,8 @@ def provider_slots(name: str, size: int) -> asyncio.Semaphore:
 #   `runtime.http.tls_context`: one HTTP client per event loop and timeout (an entry goes
 #   with its loop), and the TLS context built once from the environment's CA bundle.
 # - `runtime.prompts._read`: the prompt files, read once; they do not change while running.
+# - `export.html._parser`: the export's markdown-it parser, configured once; parsing keeps
+#   nothing in it between reports.
 # - `search.fetch._extractors`: the page extraction threads, a pool of its own made on the
 #   first page.
 #

@@ -36,6 +36,11 @@ FINDINGS_CHARS = 60_000
 SHORTEN_ROUNDS = 3
 # Contents this short are never cut: halving them saves nothing and loses the meaning.
 MIN_CUT_CHARS = 200
+# A report to export (deep_research/export/): a real one is ~30,000 characters with its
+# Sources; one citing 2,000 pages with text fragments ~475,000, whose PDF takes ~8 s and
+# ~300 MB (benchmarks/export.py). Past this a PDF would take minutes and gigabytes, so a
+# larger report is refused before any work is done.
+EXPORT_CHARS = 1_000_000
 # A cut ends at a line or word break when one is this close to the limit.
 _BREAK_WINDOW = 200
 

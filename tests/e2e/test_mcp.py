@@ -3,14 +3,17 @@
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pypdf
 import pytest
 from mcp import Client
-from mcp.types import CallToolResult, TextContent
+from mcp.types import BlobResourceContents, CallToolResult, EmbeddedResource, TextContent
 
 from tests.support.brain import LINK, ResearchBrain, role_of
 from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer, message_text
@@ -66,7 +69,13 @@ async def test_lists_one_tool_that_reads_well(server: DevServer) -> None:
     assert "minutes" in description and "clarify" in description
     schema = tool.input_schema
     assert schema["required"] == ["question"]
-    assert set(schema["properties"]) == {"question", "clarify", "max_searches", "search_provider"}
+    assert set(schema["properties"]) == {
+        "question",
+        "clarify",
+        "max_searches",
+        "search_provider",
+        "format",
+    }
     assert all(prop.get("description") for prop in schema["properties"].values()), schema
     # The built-in tool (input `messages`, "Tool based on the deep_research assistant") is gone.
     assert "messages" not in schema["properties"] and "Tool based on" not in description
@@ -89,6 +98,24 @@ async def test_call_returns_the_cited_report_without_clarifying(server: DevServe
     assert not [body for body in server.model.requests if role_of(body) == "clarifier"]
     assert any(line.startswith("Researching: ") for line in progress), progress
     assert any(line.startswith("Searching: ") for line in progress), progress
+
+
+async def test_format_pdf_returns_the_report_and_the_file_with_its_links(
+    server: DevServer,
+) -> None:
+    server.model.reset()
+    arguments = {"question": QUESTION, "max_searches": 10, "format": "pdf"}
+    result = await call(server.mcp_url, arguments)
+    assert not result.is_error, result
+    text, attached = result.content
+    assert isinstance(text, TextContent) and isinstance(attached, EmbeddedResource)
+    resource = attached.resource
+    assert isinstance(resource, BlobResourceContents)
+    assert resource.mime_type == "application/pdf"
+    assert str(resource.uri).startswith("deep-research://reports/")
+    reader = pypdf.PdfReader(io.BytesIO(base64.b64decode(resource.blob)))
+    uris = {str(a.get_object()["/A"]["/URI"]) for p in reader.pages for a in p.get("/Annots", [])}
+    assert set(LINK.findall(text.text)) <= uris
 
 
 async def test_clarify_returns_the_questions_instead(server: DevServer) -> None:

@@ -22,6 +22,7 @@ LAYERS: list[set[str]] = [
     {"nodes", "researcher"},
     {"search", "library"},
     {"memory"},
+    {"export"},
     {"citations", "llm"},
     {"embedding", "runtime"},
     {"config", "state"},

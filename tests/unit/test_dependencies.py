@@ -31,6 +31,9 @@ OPTIONAL = {
     # AWS credentials, asked only for bedrock, under `except ImportError`; langchain-aws
     # brings botocore.
     "botocore": ("config/model_providers.py", "bedrock", "langchain-aws"),
+    # The PDF export's fetcher (export/pdf.py), after export/needs.py imported WeasyPrint
+    # or said how to install it.
+    "weasyprint": ("export/pdf.py", "export", "weasyprint"),
 }
 # Libraries whose private parts the code reaches into, and where: each needs an upper bound
 # wherever pyproject.toml names it, so a release that moves them cannot break an install.

@@ -110,3 +110,15 @@ def test_the_summary_counts_from_the_outcome_and_the_log(
     assert "wall time     1:01 (this session)" in text and "search budget 0 of 9 used" in text
     assert "sources       0" in text and f"traffic log   {HOME.log_path('t1')}" in text
     assert "citations     not checked" in text
+
+
+def test_export_writes_after_the_run_and_a_bad_format_stops_before(
+    sessions: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    exported: list[tuple[Path, list[str]]] = []
+    monkeypatch.setattr(research, "export_beside", lambda r, f, c: exported.append((r, f)))
+    screen(["--no-clarify", "--export", "html,docx", "why?"])
+    assert exported == [(Path("reports/r.md"), ["html", "docx"])]
+    with pytest.raises(UsageError, match="unknown export format 'rtf'"):
+        research.ask(["--export", "rtf", "why?"], Console(file=io.StringIO()))
+    assert len(sessions) == 1  # the second never started

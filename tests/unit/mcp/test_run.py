@@ -53,10 +53,11 @@ async def research(clarify: bool = False) -> tuple[str, list[tuple[float, str | 
     async def progress(done: float, total: float | None, message: str | None) -> None:
         seen.append((done, message))
 
-    report = await run.research(
+    answer = await run.research(
         "Q?", {"max_searches_per_run": 2}, clarify=clarify, progress=progress
     )
-    return report, seen
+    assert answer.thread_id == "t-1"
+    return answer.text, seen
 
 
 async def test_the_report_comes_back_and_shown_events_count_up(

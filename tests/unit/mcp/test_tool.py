@@ -70,3 +70,28 @@ async def test_the_search_providers_offered_are_the_settings_own() -> None:
     [tool] = await server.list_tools()
     offered = tool.input_schema["properties"]["search_provider"]["anyOf"][0]["enum"]
     assert offered == ["auto", *SEARCH_PROVIDERS], "library included: private research"
+
+
+async def test_the_formats_offered_are_markdown_and_the_exports() -> None:
+    [tool] = await server.list_tools()
+    offered = tool.input_schema["properties"]["format"]
+    assert offered["enum"] == ["markdown", "html", "pdf", "docx"]
+    assert offered["default"] == "markdown"
+
+
+async def test_a_format_not_installed_is_a_tool_error_before_any_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from deep_research.export import ExportUnavailableError
+    from deep_research.mcp import run, tool
+
+    def missing(to: str) -> None:
+        raise ExportUnavailableError('PDF export needs weasyprint: pip install -e ".[export]"')
+
+    async def no_run(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the run started")
+
+    monkeypatch.setattr(tool, "check_available", missing)
+    monkeypatch.setattr(run, "research", no_run)
+    with pytest.raises(ToolError, match=r'pip install -e "\.\[export\]"'):
+        await tool.deep_research("Why?", None, format="pdf")  # type: ignore[arg-type]

@@ -1,0 +1,100 @@
+"""`deep-research export REPORT.md --to html|pdf|docx [--out PATH]`, and `--export` on a run.
+
+The report file holds only the Markdown; the footer's facts (question, thread, models,
+searches, the citation check) come from the traffic log of the run that saved it, found
+by the report path its end record names. A report written elsewhere exports with what
+the file itself holds.
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import date
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from deep_research.cli.args import HOME, Parser, UsageError
+from deep_research.cli.plain import plain
+from deep_research.cli.runs import Home, list_runs, read_log
+from deep_research.cli.summary import totals
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from deep_research.export import Format, ReportInfo
+
+FORMATS = ("html", "pdf", "docx")  # deep_research.export.FORMATS, without importing it
+
+
+def export_parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog="deep-research export",
+        description="Write a saved report as HTML, PDF or Word, its citations still links.",
+    )
+    parser.add_argument("report", type=Path, help="the report's Markdown file (reports/*.md)")
+    parser.add_argument("--to", required=True, choices=FORMATS, help="the file format")
+    parser.add_argument("--out", type=Path, help="where to write it (default: beside REPORT)")
+    return parser
+
+
+def export_command(argv: list[str], console: Console) -> int:
+    args = export_parser().parse_args(argv)
+    from deep_research.export import export
+
+    if not args.report.is_file():
+        raise UsageError(f"no report at {args.report}")
+    path = export(args.report, args.to, args.out, info_for(HOME, args.report))
+    console.print(plain(f"Exported: {path}"))
+    return 0
+
+
+def export_formats(text: str) -> list[Format]:
+    """`--export html,pdf`: each format once, in order; every one installed, or an error now
+    (before a run of minutes, not after it)."""
+    from deep_research.export import ExportError, check_available, check_format
+
+    try:
+        formats = list(dict.fromkeys(check_format(name) for name in text.split(",")))
+    except ExportError as error:
+        raise UsageError(f"--export: {error}") from None
+    for name in formats:
+        check_available(name)
+    return formats
+
+
+def export_beside(report: Path, formats: list[Format], console: Console) -> None:
+    """Each format written beside the run's saved report."""
+    from deep_research.export import export
+
+    info = info_for(HOME, report)
+    for name in formats:
+        console.print(plain(f"Exported: {export(report, name, info=info)}"))
+
+
+def info_for(home: Home, report: Path) -> ReportInfo:
+    """What the run that saved `report` knew, from its traffic log (latest run first)."""
+    from deep_research.export import ReportInfo
+
+    target = report.resolve()
+    for run in reversed(list_runs(home)):
+        if run.report and Path(run.report).resolve() == target:
+            records = read_log(home.log_path(run.thread_id)).records
+            return _from_log(run.thread_id, run.question, records)
+    return ReportInfo()
+
+
+def _from_log(thread_id: str, question: str, records: list[dict[str, Any]]) -> ReportInfo:
+    from deep_research.export import ReportInfo
+
+    ends = [r for r in records if r.get("kind") == "run" and r.get("report")]
+    end = ends[-1] if ends else {}
+    models, check = end.get("models"), end.get("citation_check")
+    return ReportInfo(
+        question=question,
+        date=date.fromtimestamp(end["t"]).isoformat() if end else "",
+        thread_id=thread_id,
+        # A log is read tolerantly (cli/runs.py): a field of the wrong shape is left out.
+        models={str(k): str(v) for k, v in models.items()} if isinstance(models, dict) else {},
+        searches=totals(records).searches,
+        citation_check=check if isinstance(check, dict) else None,
+    )

@@ -1,0 +1,86 @@
+"""`deep-research export` and `--export`: the footer's facts from the run's traffic log."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from deep_research.cli import export as cli_export
+from deep_research.cli.args import HOME, UsageError
+from deep_research.cli.main import main
+from deep_research.cli.session import finished
+from deep_research.cli.traffic import TrafficLog
+from deep_research.config.settings import load_context
+from deep_research.export import ExportUnavailableError
+from tests.support.reports import INFO, QUESTION, sample_report
+
+
+@pytest.fixture
+def saved_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A report saved by a run whose log says what the session writes."""
+    monkeypatch.chdir(tmp_path)
+    report = Path("reports") / "2026-12-01-heat-pumps.md"
+    report.parent.mkdir()
+    report.write_text(sample_report(), encoding="utf-8")
+    log = TrafficLog(HOME.log_path("a1b2c3d4"))
+    log.write("run", action="start", thread="a1b2c3d4", question=QUESTION, settings={})
+    for _ in range(3):
+        log.write("progress", event="search", query="q")
+    context = load_context({"orchestrator_model": "local:big", "researcher_model": "local:small"})
+    values = {"citation_check": INFO["citation_check"]}
+    log.write("run", **finished(report, values, context))
+    log.close()
+    return report
+
+
+def test_the_footer_comes_from_the_run_that_saved_the_report(saved_run: Path) -> None:
+    info = cli_export.info_for(HOME, saved_run)
+    assert info.question == QUESTION and info.thread_id == "a1b2c3d4"
+    assert info.searches == 3
+    assert info.models["orchestrator"] == "local:big"
+    assert info.models["researcher"] == "local:small"
+    assert info.citation_check == INFO["citation_check"]
+    assert info.date  # the end record's day
+    assert cli_export.info_for(HOME, Path("elsewhere.md")).thread_id == ""
+
+
+def test_the_command_writes_the_file_beside_or_where_asked(
+    saved_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["export", str(saved_run), "--to", "html"]) == 0
+    page = saved_run.with_suffix(".html").read_text(encoding="utf-8")
+    assert f"<title>{QUESTION}</title>" in page and "thread a1b2c3d4" in page
+    assert "Searches: 3" in page and "orchestrator local:big" in page
+    assert f"Exported: {saved_run.with_suffix('.html')}" in capsys.readouterr().out
+    assert main(["export", str(saved_run), "--to", "docx", "--out", "out/r.docx"]) == 0
+    assert Path("out/r.docx").read_bytes().startswith(b"PK")
+
+
+def test_bad_arguments_are_one_line(saved_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["export", str(saved_run), "--to", "odt"]) == 2
+    assert "invalid choice: 'odt'" in capsys.readouterr().err
+    assert main(["export", "missing.md", "--to", "pdf"]) == 2
+    assert "no report at missing.md" in capsys.readouterr().err
+
+
+def test_export_formats_are_checked_before_a_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert cli_export.export_formats("html, PDF,html") == ["html", "pdf"]
+    with pytest.raises(UsageError, match="--export: unknown export format 'odt'"):
+        cli_export.export_formats("html,odt")
+
+    def missing(to: str) -> None:
+        raise ExportUnavailableError("PDF export needs weasyprint")
+
+    monkeypatch.setattr("deep_research.export.check_available", missing)
+    with pytest.raises(ExportUnavailableError):
+        cli_export.export_formats("pdf")
+
+
+def test_export_beside_writes_each_format(saved_run: Path) -> None:
+    out = io.StringIO()
+    cli_export.export_beside(saved_run, ["html", "pdf"], Console(file=out, width=200))
+    assert saved_run.with_suffix(".pdf").read_bytes().startswith(b"%PDF-")
+    assert out.getvalue().count("Exported:") == 2
