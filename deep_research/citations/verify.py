@@ -29,7 +29,7 @@ from deep_research.citations.hygiene import (
 )
 from deep_research.citations.markdown import Inline, Link, SourceMap, describe_inline, parse
 from deep_research.citations.registry import RegisteredSource, SourceRegistry
-from deep_research.state import CitationCheck
+from deep_research.state import CitationCheck, ReportStatus
 from deep_research.text.urls import (
     DIRECTIVE_DELIMITER,
     is_citable_url,
@@ -56,6 +56,14 @@ class CheckedReport:
     body: str
     cited: list[RegisteredSource]
     check: CitationCheck
+
+    @property
+    def status(self) -> ReportStatus:
+        """Whether the report rests on retrieved pages (see `state.ReportStatus`)."""
+        if self.cited:
+            return "complete"
+        # A removed image or HTML link is not a claim's citation; a removed link is.
+        return "unverified" if self.check["fabricated_removed"] else "no_sources"
 
     def render(self, appendix: str = "") -> str:
         """The report as the reader gets it; `appendix` goes before the Sources section."""

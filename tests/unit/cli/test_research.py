@@ -18,6 +18,7 @@ from deep_research.cli.args import HOME, UsageError
 from deep_research.cli.runs import UnknownRunError
 from deep_research.cli.session import Outcome
 from deep_research.config.settings import load_context
+from deep_research.state import CitationCheck
 
 
 @pytest.fixture
@@ -32,7 +33,7 @@ def sessions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, 
         path = HOME.log_path(kwargs["thread_id"])
         path.parent.mkdir(parents=True, exist_ok=True)
         path.touch()
-        values = {"searches_used": 2, "sources": ["a", "b", "c"]}
+        values = {"searches_used": 2, "sources": ["a", "b", "c"], "status": "complete"}
         return Outcome(kwargs["thread_id"], values, 75.0, Path("reports/r.md"))
 
     monkeypatch.setattr(session, "run_research", run_research)
@@ -110,3 +111,47 @@ def test_the_summary_counts_from_the_outcome_and_the_log(
     assert "wall time     1:01 (this session)" in text and "search budget 0 of 9 used" in text
     assert "sources       0" in text and f"traffic log   {HOME.log_path('t1')}" in text
     assert "citations     not checked" in text
+
+
+def check(**counts: int) -> dict[str, Any]:
+    """A citation check that kept nothing, with `counts` set."""
+    names = [name for name in CitationCheck.__annotations__ if name != "removed_urls"]
+    return {**dict.fromkeys(names, 0), "removed_urls": [], **counts}
+
+
+@pytest.mark.parametrize(
+    ("values", "status", "says"),
+    [
+        ({"status": "no_sources"}, "no_sources", "it cites no source"),
+        ({"status": "unverified"}, "unverified", "every citation in it was removed"),
+        # A thread finished before `status` existed is judged by its citation check.
+        ({"citation_check": check(fabricated_removed=4)}, "unverified", "every citation"),
+        ({"citation_check": check(fabricated_removed=0)}, "no_sources", "it cites no source"),
+    ],
+)
+def test_a_report_without_a_retrieved_source_is_saved_but_not_a_success(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, values: dict[str, Any], status: str, says: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    HOME.log_path("t1").parent.mkdir(parents=True)
+    HOME.log_path("t1").write_text("")
+    out = io.StringIO()
+    outcome = Outcome("t1", values, 5.0, Path("reports/r.md"))
+    code = research.print_summary(Console(file=out, width=300), outcome, load_context({}))
+    text = out.getvalue()
+    assert code == research.UNSOURCED_EXIT == 3
+    assert "Report saved: reports/r.md" in text and f"status        {status}" in text
+    assert f"Not a finished report: {says}" in text
+
+
+def test_a_report_citing_a_retrieved_page_is_a_success(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    HOME.log_path("t1").parent.mkdir(parents=True)
+    HOME.log_path("t1").write_text("")
+    out = io.StringIO()
+    outcome = Outcome("t1", {"status": "complete"}, 5.0, Path("reports/r.md"))
+    assert research.print_summary(Console(file=out, width=300), outcome, load_context({})) == 0
+    assert "Not a finished report" not in out.getvalue()
+    assert "status        complete" in out.getvalue()
