@@ -119,10 +119,11 @@ def print_summary(console: Console, outcome: Outcome, context: Context) -> int:
     if status != "complete":
         console.print(Text.assemble(("Not a finished report", "bold yellow"), unsourced(status)))
     minutes, seconds = divmod(int(outcome.seconds), 60)
-    lines = [f"wall time     {minutes}:{seconds:02d} (this session)", *totals(records).lines()]
-    cap = context.max_searches_per_run
-    used = values.get("searches_used", 0)
-    lines.append(f"search budget {used} of {cap} used")
+    # One count of searches: those sent (the log's, as the live view counted them), of the
+    # cap; the budget in state differs only by a stopped step's reservation, named if so.
+    counted = values.get("searches_used", 0)
+    searches = totals(records).lines(cap=context.max_searches_per_run, counted=counted)
+    lines = [f"wall time     {minutes}:{seconds:02d} (this session)", *searches]
     lines.append(f"sources       {len(values.get('sources', []))}")
     lines.append(citation_line(values))
     lines.append(f"traffic log   {HOME.log_path(outcome.thread_id)}")

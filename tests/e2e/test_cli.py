@@ -86,7 +86,7 @@ def test_piped_run_skips_questions_and_saves_a_cited_report(piped_run: FinishedR
     assert f"Report saved: reports/{report.name}" in out
     assert re.search(r"orchestrator\s+2 calls\s+[\d,]+ tokens in\s+\d+ out", out), out
     assert re.search(r"researcher\s+4 calls", out), out
-    assert "searches      2\n" in out and "search budget 2 of 25 used" in out
+    assert "searches      2 of 25 sent\n" in out
     assert INVENTED not in report.read_text()
     assert "citations     4 kept, 1 removed (never retrieved)" in out, out
 

@@ -32,7 +32,8 @@ def sessions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, 
         calls.append({"context": args[3], **kwargs})
         path = HOME.log_path(kwargs["thread_id"])
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.touch()
+        search = {"t": 1.0, "kind": "progress", "event": "search", "query": "q"}
+        path.write_text(f"{json.dumps(search)}\n" * 2)
         values = {"searches_used": 2, "sources": ["a", "b", "c"], "status": "complete"}
         return Outcome(kwargs["thread_id"], values, 75.0, Path("reports/r.md"))
 
@@ -78,7 +79,7 @@ def test_a_new_run_without_a_terminal_skips_the_questions(sessions: list[dict[st
     assert f"resume with: deep-research --resume {call['thread_id']}" in text
     assert "Report saved: reports/r.md" in text and "wall time     1:15" in text
     assert (
-        f"search budget 2 of {call['context'].max_searches_per_run} used" in text
+        f"searches      2 of {call['context'].max_searches_per_run} sent\n" in text
         and "sources       3" in text
     )
 
@@ -108,7 +109,7 @@ def test_the_summary_counts_from_the_outcome_and_the_log(
     research.print_summary(Console(file=out, width=200), Outcome("t1", {}, 61.0, None), context)
     text = out.getvalue()
     assert "Thread t1 was already done; nothing left to run." in text
-    assert "wall time     1:01 (this session)" in text and "search budget 0 of 9 used" in text
+    assert "wall time     1:01 (this session)" in text and "searches      0 of 9 sent\n" in text
     assert "sources       0" in text and f"traffic log   {HOME.log_path('t1')}" in text
     assert "citations     not checked" in text
 
@@ -155,3 +156,21 @@ def test_a_report_citing_a_retrieved_page_is_a_success(
     assert research.print_summary(Console(file=out, width=300), outcome, load_context({})) == 0
     assert "Not a finished report" not in out.getvalue()
     assert "status        complete" in out.getvalue()
+
+
+def test_searches_counted_beyond_those_sent_are_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    HOME.log_path("t1").parent.mkdir(parents=True)
+    search = {"t": 1.0, "kind": "progress", "event": "search", "query": "q"}
+    HOME.log_path("t1").write_text(f"{json.dumps(search)}\n" * 10)
+    out = io.StringIO()
+    values = {"status": "complete", "searches_used": 12}
+    outcome = Outcome("t1", values, 5.0, Path("reports/r.md"))
+    research.print_summary(Console(file=out, width=300), outcome, load_context({}))
+    assert (
+        "searches      10 of 25 sent; 2 more counted against the cap for a search step "
+        "that was stopped (they may have been sent)"
+    ) in out.getvalue()
+    assert "search budget" not in out.getvalue(), "one count of searches, not two"
