@@ -155,8 +155,20 @@ def test_runs_lists_the_finished_run(
     monkeypatch.chdir(piped_run.cwd)
     assert main(["runs"]) == 0
     header, line = capsys.readouterr().out.splitlines()
-    assert header.split() == ["thread", "started", "status", "question", "report", "or", "error"]
+    assert header.split() == [
+        "thread",
+        "started",
+        "status",
+        "searches",
+        "question",
+        "report",
+        "or",
+        "error",
+    ]
     assert line.startswith(piped_run.log.stem) and " done " in line and QUESTION in line
+    # The searches the run sent, as its summary and the search API count them.
+    searches = header.index("searches") + len("searches")
+    assert line[:searches].endswith(f" {len(piped_run.tavily.queries)}"), line
     [report] = (piped_run.cwd / "reports").glob("*.md")
     assert line.endswith(f"reports/{report.name}")
     # Columns line up under the header.
