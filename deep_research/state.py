@@ -59,6 +59,13 @@ class CitationCheck(TypedDict):
     removed_urls: list[str]
 
 
+# What a finished report holds, decided from its citation check (`CheckedReport.status`):
+# "complete" cites at least one retrieved page; "unverified" cited pages, but none was ever
+# retrieved, so every citation was removed; "no_sources" cites nothing (a "could not find"
+# text, say). Only "complete" is a success: the CLI exits 3 for the others.
+ReportStatus = Literal["complete", "unverified", "no_sources"]
+
+
 class Reservation(TypedDict):
     """Searches counted in state for one search step before it runs (search/budget.py)."""
 
@@ -128,6 +135,7 @@ class ResearchState(InputState):
     churn: ChurnGuard
     final_report: str
     citation_check: CitationCheck
+    status: ReportStatus
     question: str  # this input's question, as memory stores it with the report
     earlier_reports: list[RecalledReport]
 
@@ -138,6 +146,7 @@ class OutputState(TypedDict):
     sources: list[Source]
     failures: list[ResearchFailure]
     citation_check: CitationCheck
+    status: ReportStatus
 
 
 class ResearchTask(TypedDict):

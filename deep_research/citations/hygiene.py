@@ -1,13 +1,15 @@
-"""Markdown hygiene: stray tildes, numbered headings, and the closing Sources section."""
+"""Markdown hygiene: stray tildes, numbered headings, what goes with a removed citation,
+and the closing Sources section."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable
 
 from markdown_it.token import Token
 
-from deep_research.citations.markdown import Inline, describe_inline
+from deep_research.citations.markdown import Inline, Link, describe_inline
 from deep_research.citations.registry import RegisteredSource
 from deep_research.text.wording import one_line
 
@@ -46,6 +48,16 @@ _LABEL_WORDS = 3
 MAX_LABEL_CHARS = 120
 # Characters that would make untrusted page titles into Markdown or HTML when listed.
 _LABEL_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
+
+
+# In a prose mask (`_prose_mask`): a link's span, and any other span prose rules skip.
+_LINK_MARK, _OPAQUE_MARK = "\0", "\1"
+# Parentheses in prose holding nothing but links and separators: "([IEA](u))", "([A](u); [B](v))".
+_ASIDE = re.compile(r"\((?:[^\S\n]|[,;&]|\band\b|\0)*\)")
+# A label that only points ("1", "[2]", "source 3"), not words of the sentence.
+_MARKER_LABEL = re.compile(
+    r"\[?\s*(?:(?:source|ref|reference|citation|cite)\.?\s*)?\d+\s*\]?", re.IGNORECASE
+)
 
 
 def numbered_prefix(heading: str) -> int:
@@ -113,6 +125,82 @@ def _lines_of_links(inline: Inline) -> bool:
             return False
         line_start = line_end + 1
     return True
+
+
+def citation_cuts(inline: Inline, removed: Callable[[Link], bool]) -> dict[int, tuple[int, int]]:
+    """What goes with each removed link that is only a pointer, by the link's start offset.
+
+    The words of a removed link stay when they are part of the sentence ("as [the agency
+    reports](u), ..."). A link alone in parentheses, with other links or separators, is an
+    aside naming a source ("Beds silt up ([Cockle beds of the inner Elsmere](u))."): left
+    as text it reads as debris, so it goes with its parentheses and the space before them
+    (with its separator only, when a link beside it stays). So does a label that only
+    points: a number ("[1](u)", "[source 2](u)") or one in parentheses of its own.
+    """
+    cuts: dict[int, tuple[int, int]] = {}
+    text, mask = inline.source, _prose_mask(inline)
+    links = sorted(inline.links, key=lambda link: link.start)
+    starts = [link.start for link in links]
+    for aside in _ASIDE.finditer(mask):
+        group = links[bisect_right(starts, aside.start()) : bisect_left(starts, aside.end())]
+        if not group:
+            continue
+        gone = [removed(link) for link in group]
+        if all(gone):
+            start, end = _with_space_before(text, aside.start(), aside.end())
+            for link in group:
+                cuts[link.start] = (start, end) if link is group[0] else (link.start, link.start)
+            continue
+        for i, link in enumerate(group):
+            if not gone[i]:
+                continue
+            if not all(gone[i + 1 :]):  # a kept link follows: the separator after this goes
+                cuts[link.start] = (link.start, group[i + 1].start)
+            else:  # the last ones go with the separator before them
+                cuts[link.start] = (group[i - 1].end, link.end)
+    for link in links:
+        if link.start in cuts or link.kind not in ("inline", "reference") or not removed(link):
+            continue
+        label = text[slice(*link.label)].strip()
+        if _MARKER_LABEL.fullmatch(label) or _one_parenthesis(label):
+            cuts[link.start] = _with_space_before(text, link.start, link.end)
+    return cuts
+
+
+def _prose_mask(inline: Inline) -> str:
+    """`inline.source` with each link's span as `_LINK_MARK`s and every other span prose
+    rules skip (code, HTML, escapes, images) as `_OPAQUE_MARK`s, offsets unchanged."""
+    chars = list(inline.source)
+    for start, end in inline.protected:
+        chars[start:end] = _OPAQUE_MARK * (end - start)
+    for link in inline.links:
+        chars[link.start : link.end] = _LINK_MARK * (link.end - link.start)
+    return "".join(chars)
+
+
+def _one_parenthesis(label: str) -> bool:
+    """Whether `label` is one parenthesis: "(IEA, 2023)", not "(a) and (b)"."""
+    if not (label.startswith("(") and label.endswith(")")):
+        return False
+    depth = 0
+    for index, char in enumerate(label):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0:
+            return index == len(label) - 1
+    return False
+
+
+def _with_space_before(text: str, start: int, end: int) -> tuple[int, int]:
+    """The span widened by the spaces before it on its line, or else by those after it."""
+    before = start
+    while before > 0 and text[before - 1] in " \t":
+        before -= 1
+    if before < start:
+        return before, end
+    after = end
+    while after < len(text) and text[after] in " \t":
+        after += 1
+    return start, after
 
 
 def escape_label(text: str) -> str:

@@ -7,7 +7,9 @@ citation problem stays byte for byte.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from deep_research.citations import html
@@ -19,6 +21,7 @@ from deep_research.citations.fragments import (
     parse_directives,
 )
 from deep_research.citations.hygiene import (
+    citation_cuts,
     escape_label,
     link_destination,
     model_sources_section,
@@ -29,7 +32,7 @@ from deep_research.citations.hygiene import (
 )
 from deep_research.citations.markdown import Inline, Link, SourceMap, describe_inline, parse
 from deep_research.citations.registry import RegisteredSource, SourceRegistry
-from deep_research.state import CitationCheck
+from deep_research.state import CitationCheck, ReportStatus
 from deep_research.text.urls import (
     DIRECTIVE_DELIMITER,
     is_citable_url,
@@ -57,6 +60,14 @@ class CheckedReport:
     cited: list[RegisteredSource]
     check: CitationCheck
 
+    @property
+    def status(self) -> ReportStatus:
+        """Whether the report rests on retrieved pages (see `state.ReportStatus`)."""
+        if self.cited:
+            return "complete"
+        # A removed image or HTML link is not a claim's citation; a removed link is.
+        return "unverified" if self.check["fabricated_removed"] else "no_sources"
+
     def render(self, appendix: str = "") -> str:
         """The report as the reader gets it; `appendix` goes before the Sources section."""
         # Only blank lines and trailing whitespace go: leading indentation makes a code block
@@ -74,6 +85,7 @@ class _Verifier:
     cited: dict[int, RegisteredSource] = field(default_factory=dict)
     removed_urls: list[str] = field(default_factory=list)
     gone_elements: set[str] = field(default_factory=set)  # see html.replacement
+    cuts: dict[int, tuple[int, int]] = field(default_factory=dict)  # the inline's, see _remove
 
     def link_edits(self, inline: Inline, link: Link) -> list[Edit]:
         if link.href.startswith("#"):  # a jump within the report, not a citation
@@ -94,6 +106,10 @@ class _Verifier:
         if inline.source[link.label_end : link.end] == tail:
             return []
         return [Edit(link.label_end, link.end, tail)]
+
+    def unlinked(self, link: Link) -> bool:
+        """Whether `link_edits` will remove this link (it leads to no retrieved page)."""
+        return not link.href.startswith("#") and self.retrieved(link.href) is None
 
     def retrieved(self, url: str) -> RegisteredSource | None:
         return self.registry.lookup(url) if is_citable_url(url) else None
@@ -132,6 +148,8 @@ class _Verifier:
         """Unlink a citation of a page never retrieved; the claim text stays."""
         self.counts["fabricated_removed"] += 1
         self.removed_urls.append(link.href)
+        if (cut := self.cuts.get(link.start)) is not None:
+            return [Edit(*cut, "")]  # a pointer, not words of the sentence (`citation_cuts`)
         label = inline.source[slice(*link.label)].strip()
         if link.kind in ("autolink", "bare") or not label or is_web_url(label):
             return [Edit(link.start, link.end, "")]  # the "claim" would be the URL itself
@@ -214,12 +232,14 @@ def check_once(document: str, registry: SourceRegistry) -> CheckedReport:
             if cut := numbered_prefix(inline.source):
                 verifier.counts["headings_fixed"] += 1
                 local.append(Edit(0, cut, ""))
+        verifier.cuts = citation_cuts(inline, verifier.unlinked)
         for link in inline.links:
             local.extend(verifier.link_edits(inline, link))
         for image in inline.images:
             local.extend(verifier.image_edits(image))
         for start, end in inline.html:
             local.extend(verifier.html_edits(inline.source[start:end], start))
+        local = _outside(local, verifier.cuts.values())
         if local and not _apply(inline.source, local).strip():
             # An emptied paragraph would vanish and could change how the lines after it
             # parse (an indented block after it would join a list above, say).
@@ -230,6 +250,23 @@ def check_once(document: str, registry: SourceRegistry) -> CheckedReport:
         edits.extend(Edit(to_document(e.start), to_document(e.end), e.text) for e in local)
     body = _apply(document, edits)
     return CheckedReport(body, list(verifier.cited.values()), verifier.summary())
+
+
+def _outside(edits: list[Edit], cuts: Iterable[tuple[int, int]]) -> list[Edit]:
+    """`edits` without those inside a cut (a tilde in a label that goes with its link), which
+    would shift the text under it. Cuts never overlap, so one bisection finds the candidate."""
+    spans = sorted((start, end) for start, end in cuts if end > start)
+    if not spans:
+        return edits
+    starts = [start for start, _ in spans]
+    kept = []
+    for edit in edits:
+        index = bisect_right(starts, edit.start) - 1
+        start, end = spans[index] if index >= 0 else (0, -1)
+        inside = start <= edit.start and edit.end <= end and (start, end) != (edit.start, edit.end)
+        if not inside:
+            kept.append(edit)
+    return kept
 
 
 def _apply(document: str, edits: list[Edit]) -> str:

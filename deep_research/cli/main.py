@@ -12,7 +12,8 @@
 
 This module sends each command to its module and holds the one error policy: errors are
 one line on stderr, never a traceback; exit code 2 for bad input, 1 for a failed run, 130
-for Ctrl-C.
+for Ctrl-C, and 3 for a run whose report was saved but cites no retrieved page
+(`research.UNSOURCED_EXIT`).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from deep_research.cli.args import (
     HOME,
@@ -24,6 +24,11 @@ if TYPE_CHECKING:
 
     from deep_research.cli.session import Outcome
     from deep_research.config.settings import Context
+
+
+# The report was saved, but it cites no page the research retrieved (`state.ReportStatus`
+# other than "complete"): a script must not take it for a finished report (exit 0).
+UNSOURCED_EXIT = 3
 
 
 def ask(argv: list[str], console: Console) -> int:
@@ -93,10 +98,10 @@ def ask(argv: list[str], console: Console) -> int:
         # LangSmith sends runs from a background thread; without this, the last ones
         # (the run's end, the report) may be lost when the process exits.
         wait_for_all_tracers()
-    print_summary(console, outcome, context)
+    code = print_summary(console, outcome, context)
     if formats and outcome.report is not None:
         export_beside(outcome.report, formats, console)
-    return 0
+    return code
 
 
 def needs_relevance_model(context: Context) -> bool:
@@ -105,23 +110,52 @@ def needs_relevance_model(context: Context) -> bool:
     return context.relevance_filter and context.max_searches_per_run > 0
 
 
-def print_summary(console: Console, outcome: Outcome, context: Context) -> None:
-    """The closing summary; every line is plain text (a path or a count may hold `[`)."""
+def print_summary(console: Console, outcome: Outcome, context: Context) -> int:
+    """The closing summary, and the exit code its report earns (`UNSOURCED_EXIT` for one
+    that cites no retrieved page). Every line is plain text (a path or a count may hold `[`)."""
     from rich.text import Text
 
     values = outcome.values
     records = read_log(HOME.log_path(outcome.thread_id)).records
+    status = report_status(values)
     if outcome.report is None:
         console.print(plain(f"Thread {outcome.thread_id} was already done; nothing left to run."))
     else:
         console.print(Text.assemble("\n", ("Report saved:", "bold"), " ", plain(outcome.report)))
+    if status != "complete":
+        console.print(Text.assemble(("Not a finished report", "bold yellow"), unsourced(status)))
     minutes, seconds = divmod(int(outcome.seconds), 60)
-    lines = [f"wall time     {minutes}:{seconds:02d} (this session)", *totals(records).lines()]
-    cap = context.max_searches_per_run
-    used = values.get("searches_used", 0)
-    lines.append(f"search budget {used} of {cap} used")
+    # One count of searches: those sent (the log's, as the live view counted them), of the
+    # cap; the budget in state differs only by a stopped step's reservation, named if so.
+    counted = values.get("searches_used", 0)
+    searches = totals(records).lines(cap=context.max_searches_per_run, counted=counted)
+    lines = [f"wall time     {minutes}:{seconds:02d} (this session)", *searches]
     lines.append(f"sources       {len(values.get('sources', []))}")
     lines.append(citation_line(values))
     lines.append(f"traffic log   {HOME.log_path(outcome.thread_id)}")
+    lines.append(f"status        {status}")
     for line in lines:
         console.print(plain(line))
+    return 0 if status == "complete" else UNSOURCED_EXIT
+
+
+def report_status(values: dict[str, Any]) -> str:
+    """The finished run's `status`; a thread finished by an older version has none, and is
+    judged by its citation check as `finalize` would have judged it."""
+    if status := values.get("status"):
+        return str(status)
+    check = values.get("citation_check") or {}
+    if check.get("sources_listed"):
+        return "complete"
+    return "unverified" if check.get("fabricated_removed") else "no_sources"
+
+
+def unsourced(status: str) -> str:
+    """What a report that is not "complete" lacks, and what to try."""
+    from deep_research.runtime.progress_lines import UNSOURCED
+
+    lack = UNSOURCED.get(status, f"its status is {status!r}")
+    return (
+        f": {lack}. Nothing in it is backed by a page the research read; try another "
+        "search provider (--search), a wider question or more searches (--max-searches)."
+    )

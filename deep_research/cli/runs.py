@@ -76,6 +76,7 @@ class RunRecord:
     report: str | None = None
     error: str | None = None
     skipped: str | None = None  # "skipped N unreadable lines in PATH", when any were
+    searches: int = 0  # sent, in every session: one `search` event each, as the summary counts
 
 
 def warn_skipped(record: RunRecord) -> None:
@@ -145,6 +146,7 @@ def run_record(log: TrafficRecords, thread_id: str) -> RunRecord:
     first = starts[0]
     record = RunRecord(thread_id, first.get("question") or "", first["t"], skipped=log.warning())
     for entry in records:
+        record.searches += entry.get("kind") == "progress" and entry.get("event") == "search"
         if entry.get("kind") != "run":
             continue
         if entry.get("action") in ("start", "resume"):

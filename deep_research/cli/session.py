@@ -23,6 +23,7 @@ from rich.text import Text
 from deep_research.cli import plan
 from deep_research.cli.plain import plain
 from deep_research.cli.runs import Home, durable_graph, read_log, status_of
+from deep_research.cli.summary import totals
 from deep_research.cli.traffic import TrafficHandler, TrafficLog
 from deep_research.cli.view import ProgressView, Tracker
 from deep_research.config.settings import ROLES, Context
@@ -102,9 +103,15 @@ async def run_research(
                 payload = None
                 if state.interrupts:
                     payload = await _answer(console, state.interrupts[0].value, interactive, log)
-            # A resumed run's view starts from the searches its checkpoints already count.
-            counted = (await graph.aget_state(config)).values.get("searches_used", 0)
-            tracker = Tracker(thread_id, searches_used=counted)
+            # A resumed run's view goes on from the searches earlier sessions sent, as the
+            # summary counts them: one `search` event each in the log. Not `searches_used`:
+            # mid-run it also counts the quotas handed to unfinished research tasks.
+            tracker = Tracker(
+                thread_id,
+                phase="resuming" if resume else "starting",
+                searches_used=totals(read_log(log.path).records).searches,
+                search_cap=context.max_searches_per_run,
+            )
             while True:
                 view = ProgressView(tracker, console)
                 view.start()

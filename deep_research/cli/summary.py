@@ -33,7 +33,10 @@ class Totals:
     remembered: int = 0  # queries answered from memory without a search
     memory_saved: bool = False
 
-    def lines(self) -> list[str]:
+    def lines(self, cap: int | None = None, counted: int | None = None) -> list[str]:
+        """The summary's lines; with the run's search `cap`, the searches line says how
+        many of it were sent, and names any the budget in state (`counted`) holds beyond
+        them: a search step stopped before it ended, whose searches may have gone out."""
         out = []
         for role, usage in sorted(self.roles.items()):
             errors = f", {usage.errors} failed" if usage.errors else ""
@@ -44,7 +47,15 @@ class Totals:
             )
         refused = f", {self.searches_refused} refused at the cap" if self.searches_refused else ""
         failed = f", {self.searches_failed} failed" if self.searches_failed else ""
-        out.append(f"searches      {self.searches}{failed}{refused}")
+        of_cap = f" of {cap} sent" if cap is not None else ""
+        unsure = (counted or 0) - self.searches
+        stopped = (
+            f"; {unsure} more counted against the cap for a search step that was stopped "
+            "(they may have been sent)"
+            if unsure > 0
+            else ""
+        )
+        out.append(f"searches      {self.searches}{of_cap}{failed}{refused}{stopped}")
         out.append(f"fetches       {self.fetches}")
         if self.memory:
             answered = f", {plural(self.remembered, 'query')} answered from it"

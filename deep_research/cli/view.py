@@ -39,7 +39,7 @@ class Tracker:
     phase: str = "starting"
     todos: list[dict[str, str]] = field(default_factory=list)
     researchers: dict[str, Researcher] = field(default_factory=dict)
-    searches_used: int = 0
+    searches_used: int = 0  # `search` events: one per search sent, earlier sessions included
     search_cap: int | None = None
     sources: set[str] = field(default_factory=set)
 
@@ -72,6 +72,9 @@ class Tracker:
         )
         if name in ("orchestrator_turn", "report_written") and line:
             self.phase = "report written" if name == "report_written" else line
+        elif name in ("research_started", "search") and self.phase in ("starting", "resuming"):
+            # A resumed run may go on inside research tasks, with no orchestrator turn yet.
+            self.phase = "researching"
         return line
 
     def elapsed(self) -> str:

@@ -31,10 +31,13 @@ def finalize(state: ResearchState) -> dict[str, Any]:
     # and errors (which name URLs: "Cannot reach the model server at http://...") are code
     # spans, where no renderer links anything.
     report = checked.render(appendix=gaps)
-    progress.emit("report_written", chars=len(report), failures=len(failures))
+    progress.emit(
+        "report_written", chars=len(report), failures=len(failures), status=checked.status
+    )
     # Same id: the orchestrator's draft is replaced, not shown twice in chat.
     return {
         "final_report": report,
         "citation_check": checked.check,
+        "status": checked.status,
         "messages": [AIMessage(report, id=last.id)],
     }

@@ -19,7 +19,7 @@ Python, `stream_subgraphs=True` in the SDK).
 | `search_done` | `id`, `query`, `urls` (kept results), `dropped` |
 | `search_failed` | `id`, `query`, `error` |
 | `fetch` | `id`, `url`, `chars` (text kept), `skipped` (why not read, or empty) |
-| `report_written` | `chars`, `failures` |
+| `report_written` | `chars`, `failures`, `status` (`complete`, `unverified`, `no_sources`) |
 """
 
 from __future__ import annotations

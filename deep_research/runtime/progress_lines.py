@@ -15,6 +15,12 @@ from typing import Any
 
 from deep_research.text.wording import plural
 
+# What a report that is not "complete" lacks (`state.ReportStatus`), in the user's words.
+UNSOURCED = {
+    "unverified": "every citation in it was removed (none led to a page the research retrieved)",
+    "no_sources": "it cites no source",
+}
+
 
 def progress_line(
     event: Mapping[str, Any],
@@ -58,7 +64,9 @@ def progress_line(
     if name == "search_remembered":
         return f"answered from memory: {event['query']}"
     if name == "report_written":
-        return f"report written ({plural(event['chars'], 'character')})"
+        size = plural(event["chars"], "character")
+        warning = UNSOURCED.get(str(event.get("status")))
+        return f"report written ({size}), but {warning}" if warning else f"report written ({size})"
     return None
 
 

@@ -86,7 +86,7 @@ def test_piped_run_skips_questions_and_saves_a_cited_report(piped_run: FinishedR
     assert f"Report saved: reports/{report.name}" in out
     assert re.search(r"orchestrator\s+2 calls\s+[\d,]+ tokens in\s+\d+ out", out), out
     assert re.search(r"researcher\s+4 calls", out), out
-    assert "searches      2\n" in out and "search budget 2 of 25 used" in out
+    assert "searches      2 of 25 sent\n" in out
     assert INVENTED not in report.read_text()
     assert "citations     4 kept, 1 removed (never retrieved)" in out, out
 
@@ -155,8 +155,20 @@ def test_runs_lists_the_finished_run(
     monkeypatch.chdir(piped_run.cwd)
     assert main(["runs"]) == 0
     header, line = capsys.readouterr().out.splitlines()
-    assert header.split() == ["thread", "started", "status", "question", "report", "or", "error"]
+    assert header.split() == [
+        "thread",
+        "started",
+        "status",
+        "searches",
+        "question",
+        "report",
+        "or",
+        "error",
+    ]
     assert line.startswith(piped_run.log.stem) and " done " in line and QUESTION in line
+    # The searches the run sent, as its summary and the search API count them.
+    searches = header.index("searches") + len("searches")
+    assert line[:searches].endswith(f" {len(piped_run.tavily.queries)}"), line
     [report] = (piped_run.cwd / "reports").glob("*.md")
     assert line.endswith(f"reports/{report.name}")
     # Columns line up under the header.

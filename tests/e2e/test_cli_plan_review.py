@@ -171,7 +171,7 @@ def test_killed_at_the_plan_prompt_resumes_without_planning_again(tmp_path: Path
         assert researched(llm) == sorted(brain.topics)
         assert len(tavily.queries) == 2
     assert "The research plan, for your review (round 1):" in screen
-    assert "search budget 2 of 4 used" in screen, screen
+    assert "searches      2 of 4 sent" in screen, screen
 
 
 def test_a_piped_resume_of_a_paused_plan_runs_it_and_says_so(tmp_path: Path) -> None:

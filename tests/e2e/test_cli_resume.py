@@ -141,8 +141,7 @@ def test_killed_run_resumes_without_redoing_finished_research(
     assert tavily.queries == searches_before_kill, "a search ran beyond the cap after resume"
     later = [b for b in after_kill if role_of(b) == "researcher" and _texts(b, "user")[0] == LATER]
     assert any("Search cap reached" in text for b in later for text in _texts(b, "tool"))
-    assert "search budget 2 of 2 used" in resumed.stdout, resumed.stdout
-    assert "searches      2, 1 refused at the cap" in resumed.stdout, resumed.stdout
+    assert "searches      2 of 2 sent, 1 refused at the cap\n" in resumed.stdout, resumed.stdout
     report = next((tmp_path / "reports").glob("*.md")).read_text()
     assert f"{FINISHED.replace(' ', '-')}" in report and CUT.replace(" ", "-") in report
 

@@ -113,3 +113,34 @@ class ResearchBrain:
     def _report(title: str, links: list[str]) -> str:
         cited = " ".join(f"[source {i}]({url})" for i, url in enumerate(links, 1))
         return f"# {title}\n\nWhat the researchers found: {cited}.\n"
+
+
+COULD_NOT_FIND = "I could not find sources on this question. Summary: no evidence was retrieved."
+INVENTED = "https://invented.example/heat-pumps"
+
+
+@dataclass
+class UnsourcedBrain(ResearchBrain):
+    """Researchers find nothing usable; the report says so (`cites="nothing"`) or cites a
+    page nobody retrieved (`cites="invented"`), as small models do when research is empty."""
+
+    cites: str = "nothing"
+
+    def _orchestrate(self, body: dict[str, Any]) -> Reply:
+        reply = super()._orchestrate(body)
+        if reply.tool_calls:
+            return reply  # the research calls
+        if self.cites == "invented":
+            return Reply(
+                content=f"# Heat pumps\n\nThey work in the cold ([IEA study]({INVENTED}))."
+            )
+        return Reply(content=COULD_NOT_FIND)
+
+    async def _research(self, body: dict[str, Any]) -> Reply:
+        reply = await super()._research(body)
+        return reply if reply.tool_calls else Reply(content="No usable results.")
+
+
+def no_results(query: str, max_results: int) -> list[dict[str, Any]]:
+    """A search API corpus that finds nothing."""
+    return []

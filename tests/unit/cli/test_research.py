@@ -18,6 +18,7 @@ from deep_research.cli.args import HOME, UsageError
 from deep_research.cli.runs import UnknownRunError
 from deep_research.cli.session import Outcome
 from deep_research.config.settings import load_context
+from deep_research.state import CitationCheck
 
 
 @pytest.fixture
@@ -31,8 +32,9 @@ def sessions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, 
         calls.append({"context": args[3], **kwargs})
         path = HOME.log_path(kwargs["thread_id"])
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.touch()
-        values = {"searches_used": 2, "sources": ["a", "b", "c"]}
+        search = {"t": 1.0, "kind": "progress", "event": "search", "query": "q"}
+        path.write_text(f"{json.dumps(search)}\n" * 2)
+        values = {"searches_used": 2, "sources": ["a", "b", "c"], "status": "complete"}
         return Outcome(kwargs["thread_id"], values, 75.0, Path("reports/r.md"))
 
     monkeypatch.setattr(session, "run_research", run_research)
@@ -77,7 +79,7 @@ def test_a_new_run_without_a_terminal_skips_the_questions(sessions: list[dict[st
     assert f"resume with: deep-research --resume {call['thread_id']}" in text
     assert "Report saved: reports/r.md" in text and "wall time     1:15" in text
     assert (
-        f"search budget 2 of {call['context'].max_searches_per_run} used" in text
+        f"searches      2 of {call['context'].max_searches_per_run} sent\n" in text
         and "sources       3" in text
     )
 
@@ -107,7 +109,7 @@ def test_the_summary_counts_from_the_outcome_and_the_log(
     research.print_summary(Console(file=out, width=200), Outcome("t1", {}, 61.0, None), context)
     text = out.getvalue()
     assert "Thread t1 was already done; nothing left to run." in text
-    assert "wall time     1:01 (this session)" in text and "search budget 0 of 9 used" in text
+    assert "wall time     1:01 (this session)" in text and "searches      0 of 9 sent\n" in text
     assert "sources       0" in text and f"traffic log   {HOME.log_path('t1')}" in text
     assert "citations     not checked" in text
 
@@ -122,3 +124,65 @@ def test_export_writes_after_the_run_and_a_bad_format_stops_before(
     with pytest.raises(UsageError, match="unknown export format 'rtf'"):
         research.ask(["--export", "rtf", "why?"], Console(file=io.StringIO()))
     assert len(sessions) == 1  # the second never started
+
+
+def check(**counts: int) -> dict[str, Any]:
+    """A citation check that kept nothing, with `counts` set."""
+    names = [name for name in CitationCheck.__annotations__ if name != "removed_urls"]
+    return {**dict.fromkeys(names, 0), "removed_urls": [], **counts}
+
+
+@pytest.mark.parametrize(
+    ("values", "status", "says"),
+    [
+        ({"status": "no_sources"}, "no_sources", "it cites no source"),
+        ({"status": "unverified"}, "unverified", "every citation in it was removed"),
+        # A thread finished before `status` existed is judged by its citation check.
+        ({"citation_check": check(fabricated_removed=4)}, "unverified", "every citation"),
+        ({"citation_check": check(fabricated_removed=0)}, "no_sources", "it cites no source"),
+    ],
+)
+def test_a_report_without_a_retrieved_source_is_saved_but_not_a_success(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, values: dict[str, Any], status: str, says: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    HOME.log_path("t1").parent.mkdir(parents=True)
+    HOME.log_path("t1").write_text("")
+    out = io.StringIO()
+    outcome = Outcome("t1", values, 5.0, Path("reports/r.md"))
+    code = research.print_summary(Console(file=out, width=300), outcome, load_context({}))
+    text = out.getvalue()
+    assert code == research.UNSOURCED_EXIT == 3
+    assert "Report saved: reports/r.md" in text and f"status        {status}" in text
+    assert f"Not a finished report: {says}" in text
+
+
+def test_a_report_citing_a_retrieved_page_is_a_success(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    HOME.log_path("t1").parent.mkdir(parents=True)
+    HOME.log_path("t1").write_text("")
+    out = io.StringIO()
+    outcome = Outcome("t1", {"status": "complete"}, 5.0, Path("reports/r.md"))
+    assert research.print_summary(Console(file=out, width=300), outcome, load_context({})) == 0
+    assert "Not a finished report" not in out.getvalue()
+    assert "status        complete" in out.getvalue()
+
+
+def test_searches_counted_beyond_those_sent_are_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    HOME.log_path("t1").parent.mkdir(parents=True)
+    search = {"t": 1.0, "kind": "progress", "event": "search", "query": "q"}
+    HOME.log_path("t1").write_text(f"{json.dumps(search)}\n" * 10)
+    out = io.StringIO()
+    values = {"status": "complete", "searches_used": 12}
+    outcome = Outcome("t1", values, 5.0, Path("reports/r.md"))
+    research.print_summary(Console(file=out, width=300), outcome, load_context({}))
+    assert (
+        "searches      10 of 25 sent; 2 more counted against the cap for a search step "
+        "that was stopped (they may have been sent)"
+    ) in out.getvalue()
+    assert "search budget" not in out.getvalue(), "one count of searches, not two"

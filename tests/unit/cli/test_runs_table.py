@@ -19,18 +19,22 @@ from deep_research.cli.runs_table import (
 
 
 def test_header_then_one_aligned_line_per_run() -> None:
-    rows = [("abc12345", "2026-01-02 03:04", "done", "why?", "reports/why.md")]
+    rows = [("abc12345", "2026-01-02 03:04", "done", "12", "why?", "reports/why.md")]
     header, line = runs_table(rows)
     for cell in RUNS_HEADER:
         assert cell in header
     for column, cell in zip(RUNS_HEADER, rows[0], strict=True):
+        if column == "searches":  # a count, right-aligned under its header
+            end = header.index(column) + len(column)
+            assert line[:end].endswith(f" {cell}"), line
+            continue
         assert line.index(cell) == header.index(column), column
 
 
 def test_long_or_multi_line_cells_are_cut_to_one_line() -> None:
     question = "q" * (QUESTION_CHARS * 2)
     detail = "first line " * 20 + "\nTraceback"
-    [_, line] = runs_table([("abc12345", "when", "failed", question, detail)])
+    [_, line] = runs_table([("abc12345", "when", "failed", "0", question, detail)])
     assert "\n" not in line and "Traceback" not in line
     assert "q" * (QUESTION_CHARS + 1) not in line
     header = runs_table([])[0]
@@ -38,7 +42,7 @@ def test_long_or_multi_line_cells_are_cut_to_one_line() -> None:
 
 
 def test_an_empty_detail_leaves_no_trailing_space() -> None:
-    [_, line] = runs_table([("abc12345", "when", "running", "why?", "")])
+    [_, line] = runs_table([("abc12345", "when", "running", "3", "why?", "")])
     assert line == line.rstrip() and line.endswith("why?")
 
 

@@ -6,6 +6,7 @@ import io
 
 import pytest
 from rich.console import Console
+from rich.text import Text
 
 from deep_research.cli import view
 from deep_research.cli.view import ProgressView, Tracker
@@ -50,6 +51,18 @@ def test_the_phase_follows_the_orchestrator_and_the_report() -> None:
     assert tracker.todos == [{"content": "a", "status": "pending"}] and tracker.phase == turn
     tracker.handle({"event": "report_written", "chars": 1200})
     assert tracker.phase == "report written"
+
+
+def test_a_resumed_run_leaves_its_first_phase_when_research_goes_on() -> None:
+    # A resume may go on inside research tasks: no orchestrator turn is announced first.
+    tracker = Tracker("t1", phase="resuming", searches_used=2, search_cap=6)
+    assert "searches 2/6" in Text.assemble(tracker.__rich__().renderables[0]).plain
+    tracker.handle({"event": "research_started", "id": 1, "topic": "heat"})
+    assert tracker.phase == "researching"
+    assert tracker.handle({"event": "search", "id": 1, "cap": 6, "query": "q"}) == "search 3/6: q"
+    turn = tracker.handle({"event": "orchestrator_turn", "turn": 2, "cap": 6})
+    tracker.handle({"event": "research_started", "id": 2, "topic": "noise"})
+    assert tracker.phase == turn, "a later research keeps the turn shown"
 
 
 def test_elapsed_is_minutes_and_seconds(monkeypatch: pytest.MonkeyPatch) -> None:

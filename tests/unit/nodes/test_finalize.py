@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from langchain_core.messages import AIMessage
 
 from deep_research.citations.markdown import parse
@@ -60,3 +61,23 @@ def test_research_gaps_show_errors_and_topics_without_links() -> None:
         "- `[costs](https://fake.example/t)`: "
         "``Cannot reach the model server at http://127.0.0.1:9/v1 (`connect` failed)``"
     ) in report
+
+
+@pytest.mark.parametrize(
+    ("draft", "status"),
+    [
+        (f"# Report\n\nHeat pumps keep a COP of 2 [Real]({PAGE}).", "complete"),
+        ("# Report\n\nHeat pumps keep a COP of 2 [a](https://never.example/x).", "unverified"),
+        (
+            "I could not find sources on this question. Summary: no evidence was retrieved.",
+            "no_sources",
+        ),
+        # An image of a page never retrieved is removed, but it was no claim's citation.
+        ("# Report\n\nNothing found. ![chart](https://never.example/c.png)", "no_sources"),
+    ],
+)
+def test_the_output_says_whether_the_report_rests_on_retrieved_pages(
+    draft: str, status: str
+) -> None:
+    state: dict[str, Any] = {"messages": [AIMessage(draft)], "sources": SOURCES, "failures": []}
+    assert finalize(state)["status"] == status  # type: ignore[arg-type]

@@ -89,3 +89,14 @@ def test_memory_says_why_it_is_off_or_which_earlier_threads_it_found() -> None:
     assert found is not None and found.index("t1") < found.index("; also on 2026-03-04 (thread t2)")
     assert memory_notice({"earlier": []}) is None
     assert progress_line({"event": "memory", "earlier": earlier}) == found
+
+
+def test_a_report_without_a_retrieved_source_says_so_when_written() -> None:
+    def line(status: str) -> str | None:
+        return progress_line({"event": "report_written", "chars": 10, "status": status})
+
+    assert line("complete") == "report written (10 characters)"
+    assert line("no_sources") == "report written (10 characters), but it cites no source"
+    assert str(line("unverified")).endswith(
+        "every citation in it was removed (none led to a page the research retrieved)"
+    )

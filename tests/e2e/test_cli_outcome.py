@@ -1,0 +1,50 @@
+"""The CLI's outcome for a report without a retrieved source: saved, said, exit code 3."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.brain import COULD_NOT_FIND, INVENTED, ResearchBrain, UnsourcedBrain, no_results
+from tests.support.cli import QUESTION, cli_env, run_cli
+from tests.support.fakes.openai_server import ScriptedOpenAIServer
+from tests.support.fakes.tavily_server import FakeTavilyServer
+
+pytestmark = pytest.mark.slow  # starts a subprocess or a server process
+
+
+@pytest.mark.parametrize(
+    ("cites", "status", "says"),
+    [
+        ("nothing", "no_sources", "it cites no source"),
+        ("invented", "unverified", "every citation in it was removed"),
+    ],
+)
+def test_a_report_without_a_retrieved_source_is_saved_but_exits_3(
+    tmp_path: Path, cites: str, status: str, says: str
+) -> None:
+    with (
+        ScriptedOpenAIServer(UnsourcedBrain(cites=cites)) as llm,
+        FakeTavilyServer(corpus=no_results) as tavily,
+    ):
+        result = run_cli(tmp_path, cli_env(llm, tavily, tmp_path), QUESTION)
+    assert result.returncode == 3, result.stderr
+    assert tavily.queries, "the researchers searched"
+    [report] = (tmp_path / "reports").glob("*.md")
+    text = report.read_text()
+    assert INVENTED not in text
+    if cites == "nothing":
+        assert text.strip() == COULD_NOT_FIND
+    assert f"Report saved: reports/{report.name}" in result.stdout
+    assert f"Not a finished report: {says}" in result.stdout, result.stdout
+    assert f"status        {status}" in result.stdout
+    assert f"report written ({len(text):,} characters), but {says}" in result.stdout
+
+
+def test_a_report_citing_retrieved_pages_exits_0(tmp_path: Path) -> None:
+    with ScriptedOpenAIServer(ResearchBrain()) as llm, FakeTavilyServer() as tavily:
+        result = run_cli(tmp_path, cli_env(llm, tavily, tmp_path), QUESTION)
+    assert result.returncode == 0, result.stderr
+    assert "status        complete" in result.stdout
+    assert "Not a finished report" not in result.stdout
