@@ -200,3 +200,20 @@ async def test_a_run_that_crashed_mid_research_and_resumed_stays_within_the_budg
     assert crashed and state["usage"]["calls"] <= len(model.calls)
     assert state["usage"]["usd"] <= 0.04 and state["cost_counted"] <= 40_000
     assert state["final_report"]
+
+
+@pytest.mark.slow
+async def test_a_cloud_model_over_the_real_client_is_priced_from_the_usage_its_server_sent(
+    monkeypatch: pytest.MonkeyPatch, tavily: Any
+) -> None:
+    from tests.support.brain import ResearchBrain
+    from tests.support.live import research_run, serve
+
+    brain = ResearchBrain(topics=["topic one about pumps"], queries_per_search=1)
+    with serve(brain, monkeypatch) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)  # gpt-4o-mini, served locally
+        out = await research_run({**PRICED, "max_cost_usd": 1.0})
+    usage = out["usage"]
+    assert usage["calls"] > 0 and usage["estimated"] == 0, "the server's `usage` was used"
+    expected = (usage["tokens_in"] * 0.15 + usage["tokens_out"] * 0.6) / 1_000_000
+    assert usage["usd"] == pytest.approx(expected, abs=1e-6 * usage["calls"])
