@@ -74,6 +74,45 @@ class Reservation(TypedDict):
     granted: int
 
 
+class RoleUsage(TypedDict):
+    """Model calls of one role: tokens as the provider reported them, or estimated."""
+
+    calls: int
+    tokens_in: int
+    tokens_out: int
+    usd: float | None  # None: a model whose price is unknown answered (never counted as 0)
+    estimated: int  # calls whose tokens the provider did not report (llm/spending.py)
+
+
+class Usage(RoleUsage):
+    """What the thread's model calls used and cost, in all and per role."""
+
+    by_role: dict[str, RoleUsage]
+
+
+def _add_role(a: RoleUsage, b: RoleUsage) -> RoleUsage:
+    usd = None if a["usd"] is None or b["usd"] is None else round(a["usd"] + b["usd"], 6)
+    return RoleUsage(
+        calls=a["calls"] + b["calls"],
+        tokens_in=a["tokens_in"] + b["tokens_in"],
+        tokens_out=a["tokens_out"] + b["tokens_out"],
+        usd=usd,
+        estimated=a["estimated"] + b["estimated"],
+    )
+
+
+NO_USAGE = Usage(calls=0, tokens_in=0, tokens_out=0, usd=0.0, estimated=0, by_role={})
+
+
+def add_usage(current: Usage | None, new: Usage | None) -> Usage:
+    """Usage adds up, role by role (a research task reports its subgraph's total once)."""
+    current, new = current or NO_USAGE, new or NO_USAGE
+    roles = dict(current["by_role"])
+    for role, used in new["by_role"].items():
+        roles[role] = _add_role(roles[role], used) if role in roles else used
+    return Usage(**_add_role(current, new), by_role=roles)
+
+
 class ChurnGuard(TypedDict):
     """The orchestrator's loop counters (see `deep_research/nodes/churn.py`)."""
 
@@ -127,6 +166,13 @@ class ResearchState(InputState):
     # each research task, when it ends, gives back what it did not use (search/budget.py).
     searches_used: Annotated[int, operator.add]
     quotas: dict[str, int]  # research call id -> its quota, for the latest orchestrator reply
+    usage: Annotated[Usage, add_usage]
+    # µUSD counted against `max_cost_usd`, the way `searches_used` counts searches: what
+    # the top-level calls cost, plus each research task's share (`cost_quotas`) until the
+    # task gives back what it did not use (llm/spending.py).
+    cost_counted: Annotated[int, operator.add]
+    cost_quotas: dict[str, int]  # research call id -> its µUSD share (only with a budget)
+    budget_note: str  # why the report was written early (the budget ran out), or ""
     pending_questions: list[str]
     clarification_rounds: int
     orchestrator_turns: int
@@ -147,6 +193,7 @@ class OutputState(TypedDict):
     failures: list[ResearchFailure]
     citation_check: CitationCheck
     status: ReportStatus
+    usage: Usage
 
 
 class ResearchTask(TypedDict):
@@ -157,6 +204,7 @@ class ResearchTask(TypedDict):
     dispatch_id: str
     # This task's share of the searches left when it was dispatched (see search/budget.py).
     quota: int
+    cost_quota: NotRequired[int]  # its µUSD share of the budget; absent: no budget
 
 
 class ResearcherState(TypedDict):
@@ -171,5 +219,8 @@ class ResearcherState(TypedDict):
     # (durability "sync"), so searches sent before a crash still count on resume.
     searches: int
     reservation: NotRequired[Reservation | None]  # the next search step's, until it ends
+    cost_quota: NotRequired[int]
+    cost: NotRequired[int]  # µUSD this task's model calls cost, checkpointed after each
+    usage: Annotated[Usage, add_usage]
     sources: Annotated[list[Source], merge_sources]
     turns: int

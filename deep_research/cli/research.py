@@ -17,7 +17,7 @@ from deep_research.cli.args import (
 from deep_research.cli.export import export_beside, export_formats
 from deep_research.cli.plain import plain
 from deep_research.cli.runs import load_run, read_log, warn_skipped
-from deep_research.cli.summary import citation_line, totals
+from deep_research.cli.summary import citation_line, cost_line, totals
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -130,6 +130,7 @@ def print_summary(console: Console, outcome: Outcome, context: Context) -> int:
     counted = values.get("searches_used", 0)
     searches = totals(records).lines(cap=context.max_searches_per_run, counted=counted)
     lines = [f"wall time     {minutes}:{seconds:02d} (this session)", *searches]
+    lines.append(cost_line(values, context.max_cost_usd))
     lines.append(f"sources       {len(values.get('sources', []))}")
     lines.append(citation_line(values))
     lines.append(f"traffic log   {HOME.log_path(outcome.thread_id)}")

@@ -114,3 +114,25 @@ def citation_line(values: dict[str, Any]) -> str:
     # Images and raw HTML that pointed outside the retrieved sources (rare; shown when > 0).
     unchecked = check.get("images_removed", 0) + check.get("html_removed", 0)
     return f"{line}; {plural(unchecked, 'image/HTML link')} removed" if unchecked else line
+
+
+def cost_line(values: dict[str, Any], max_cost_usd: float | None) -> str:
+    """What the thread's model calls cost, per role, and the budget left (state's `usage`)."""
+    usage = values.get("usage") or {}
+    roles = usage.get("by_role") or {}
+
+    def dollars(amount: Any) -> str:
+        return "unknown" if amount is None else f"${amount:,.4f}"
+
+    per_role = ", ".join(
+        f"{role} {dollars(used.get('usd'))}" for role, used in sorted(roles.items())
+    )
+    line = f"cost          {dollars(usage.get('usd', 0.0))}" + (
+        f" ({per_role})" if per_role else ""
+    )
+    if usage.get("estimated"):
+        line += f"; {usage['estimated']} calls' tokens estimated"
+    if max_cost_usd is not None:
+        left = max(0.0, max_cost_usd - values.get("cost_counted", 0) / 1_000_000)
+        line += f"; budget ${max_cost_usd:,.4f}, ${left:,.4f} left"
+    return line

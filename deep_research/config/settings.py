@@ -142,6 +142,21 @@ class Context(BaseSettings):
         le=500,
         description="Real searches allowed per thread, across all researchers and resumes.",
     )
+    max_cost_usd: float | None = Field(
+        default=None,
+        ge=0.000001,
+        le=10_000,
+        description="Most the thread's model calls may cost, in USD, across all researchers "
+        "and resumes; a call whose worst case would pass it is not sent and the report is "
+        "written from what the run has. Unset: no budget (costs are still shown).",
+    )
+    tavily_credit_usd: float = Field(
+        default=0.008,
+        ge=0,
+        le=1,
+        description="What one Tavily API credit costs you, in USD (a basic search is one "
+        "credit), for the cost shown; SearXNG, DuckDuckGo and the library are free.",
+    )
     max_results_per_search: int = Field(
         default=5, ge=1, le=20, description="Results requested from the provider per query."
     )

@@ -9,6 +9,7 @@ server, a too-long request shortened and retried) and an empty reply nudged once
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import uuid
 from collections.abc import Sequence
@@ -24,10 +25,12 @@ from pydantic import BaseModel
 from deep_research.config.endpoints import read_endpoints
 from deep_research.config.settings import Context
 from deep_research.errors import ReadableError
-from deep_research.llm import chat_models, init_chat, toolcalls
+from deep_research.llm import chat_models, init_chat, spending, toolcalls
 from deep_research.llm import errors as model_errors
 from deep_research.llm.chat_models import Role, public_url
 from deep_research.llm.errors import is_context_overflow
+from deep_research.llm.prices import Price, price_of
+from deep_research.llm.spending import Ledger
 from deep_research.runtime import prompts, tracing
 from deep_research.text import limits, secrets
 
@@ -68,21 +71,29 @@ class RoleModel:
     spec: str
     deadline: float  # seconds one `_call` may take, the client's retries included
     retries: int = 0  # done around the call, for clients that do not retry themselves
+    price: Price | None = None  # None: priced from `spec` (llm/prices.py)
+    max_tokens: int | None = None  # the completion limit a budgeted call is sent with
+    ledger: Ledger | None = None  # set per `ask`: the budget its requests are held to
 
     async def ask(
-        self, messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]] = ()
+        self,
+        messages: Sequence[BaseMessage],
+        tools: Sequence[type[BaseModel]] = (),
+        ledger: Ledger | None = None,
     ) -> AIMessage:
         """The model's reply, settled for small models (see `toolcalls`), never empty.
 
-        An empty reply gets one nudge; a second one raises `EmptyReplyError`.
+        An empty reply gets one nudge; a second one raises `EmptyReplyError`. With a
+        `ledger`, every request is admitted by it first and recorded in it after.
         """
-        raw, sent = await self._fitted(messages, tools)
+        held = dataclasses.replace(self, ledger=ledger) if ledger is not None else self
+        raw, sent = await held._fitted(messages, tools)
         reply = toolcalls.settle(raw, tools)
         if not toolcalls.is_empty(reply):
             return _unique_call_ids(reply)
         log.warning("the %s model returned an empty reply; nudging it once", self.role)
         nudge = HumanMessage(prompts.render("empty_reply"))
-        raw, _ = await self._fitted([*sent, nudge], tools)
+        raw, _ = await held._fitted([*sent, nudge], tools)
         reply = toolcalls.settle(raw, tools)
         if toolcalls.is_empty(reply):
             raise EmptyReplyError(
@@ -129,6 +140,13 @@ class RoleModel:
     ) -> AIMessage:
         """One request; an unreachable or stalled server becomes one clear `ModelEndpointError`."""
         runnable: Any = self.model.bind_tools(list(tools)) if tools else self.model
+        price = self.price or price_of(self.spec)
+        if self.ledger is not None:
+            # Not sent if its worst case does not fit: the prompt's bound, the whole reply.
+            prompt = spending.prompt_bound(messages, tools)
+            self.ledger.admit(price, prompt, self.max_tokens)
+            if self.ledger.limit is not None and self.max_tokens is not None:
+                runnable = runnable.bind(max_tokens=self.max_tokens)
         if self.retries:
             runnable = runnable.with_retry(
                 retry_if_exception_type=model_errors.TRANSIENT_ERRORS,
@@ -161,6 +179,8 @@ class RoleModel:
             raise translated from None
         if not isinstance(reply, AIMessage):
             raise TypeError(f"expected an AIMessage from the model, got {type(reply).__name__}")
+        if self.ledger is not None:
+            self.ledger.record(self.role, price, spending.reply_tokens(reply, sent))
         return reply
 
     def _translated(self, error: Exception) -> ModelEndpointError | None:
@@ -220,4 +240,15 @@ def role_model(context: Context, role: Role) -> RoleModel:
         spec=spec,
         deadline=endpoints.call_deadline,
         retries=retries,
+        price=price_of(spec),
+        max_tokens=completion_limit(model) or endpoints.llm_max_tokens,
     )
+
+
+def completion_limit(model: BaseChatModel) -> int | None:
+    """The completion limit the client sends (OpenAI's, Anthropic's `max_tokens`), if any."""
+    for name in ("max_tokens", "max_completion_tokens", "num_predict"):
+        value = getattr(model, name, None)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from deep_research.config.settings import Context, context_of
 from deep_research.errors import DeepResearchError
-from deep_research.llm import models, toolcalls
+from deep_research.llm import models, spending, toolcalls
 from deep_research.runtime import prompts
 from deep_research.state import ResearchState
 from deep_research.text import limits
@@ -80,21 +80,25 @@ async def clarify(state: ResearchState, runtime: Runtime[Context]) -> dict[str, 
     if not context.allow_clarification or rounds >= context.max_clarification_rounds:
         return {"pending_questions": []}
     messages = [SystemMessage(prompts.render("clarifier")), *state["messages"]]
-    decision = await _decide(context, messages)
+    ledger = spending.Ledger(spending.micros_of(context.max_cost_usd), state.get("cost_counted", 0))
+    decision = await _decide(context, messages, ledger)
+    spent = ledger.update()
     if decision is None:
-        return {"pending_questions": []}
+        return {"pending_questions": [], **spent}
     questions = [
         limits.cut(q.strip(), limits.QUESTION_CHARS) for q in decision.questions if q.strip()
     ][: limits.MAX_QUESTIONS]
     if decision.need_clarification and questions:
-        return {"pending_questions": questions}
-    update: dict[str, Any] = {"pending_questions": []}
+        return {"pending_questions": questions, **spent}
+    update: dict[str, Any] = {"pending_questions": [], **spent}
     if verification := limits.cut(decision.verification.strip(), limits.QUESTION_CHARS):
         update["messages"] = [AIMessage(verification, name="clarifier")]
     return update
 
 
-async def _decide(context: Context, messages: Sequence[BaseMessage]) -> ClarifyDecision | None:
+async def _decide(
+    context: Context, messages: Sequence[BaseMessage], ledger: spending.Ledger
+) -> ClarifyDecision | None:
     """The model's decision, asked once more with its error if unreadable; else None, logged.
 
     Servers such as mlx_lm.server ignore `response_format`, so the JSON is only prompted.
@@ -102,14 +106,16 @@ async def _decide(context: Context, messages: Sequence[BaseMessage]) -> ClarifyD
     """
     model = models.role_model(context, "clarifier")
     try:
-        reply = await model.ask(messages)
+        reply = await model.ask(messages, ledger=ledger)
         try:
             return read_decision(str(reply.content))
         except UnreadableDecision as problem:
             retry = HumanMessage(prompts.render("clarifier_retry", problem=str(problem)))
-            reply = await model.ask([*messages, AIMessage(str(reply.content)), retry])
+            retried = [*messages, AIMessage(str(reply.content)), retry]
+            reply = await model.ask(retried, ledger=ledger)
             return read_decision(str(reply.content))
-    except (UnreadableDecision, models.EmptyReplyError) as error:
+    except (UnreadableDecision, models.EmptyReplyError, spending.BudgetExceeded) as error:
+        # Questions are optional: a budget that cannot pay for them leaves them out.
         log.warning("clarifier gave no usable decision (%s); proceeding without questions", error)
         return None
 

@@ -30,6 +30,9 @@ def finalize(state: ResearchState) -> dict[str, Any]:
     # The gaps are added after the check, so nothing in them may link: topics (model text)
     # and errors (which name URLs: "Cannot reach the model server at http://...") are code
     # spans, where no renderer links anything.
+    # Why the report was written early (the cost budget), after the check: no links in it.
+    if note := state.get("budget_note"):
+        gaps = f"## Cost budget\n\n{note}" + (f"\n\n{gaps}" if gaps else "")
     report = checked.render(appendix=gaps)
     progress.emit(
         "report_written", chars=len(report), failures=len(failures), status=checked.status

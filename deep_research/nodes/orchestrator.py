@@ -12,9 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from deep_research import search
 from deep_research.config.settings import Context, context_of
-from deep_research.llm import models
+from deep_research.llm import models, spending
 from deep_research.llm.toolcalls import invalid_arguments
-from deep_research.nodes import churn, remember
+from deep_research.nodes import churn, remember, report_writer
 from deep_research.runtime import progress, prompts
 from deep_research.state import ChurnGuard, ResearchState, ResearchTask, Todo
 from deep_research.text import fences, limits
@@ -48,50 +48,72 @@ TOOLS: list[type[BaseModel]] = [WriteTodos, Research]
 
 
 async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Plan, delegate research, or write the report; at the turn cap, write it without tools."""
+    """Plan, delegate research, or write the report; at the turn cap, write it without tools.
+
+    With `max_cost_usd`, a planning call that would pass the budget is not sent: the report
+    is written instead from what the run has, with a note saying why."""
     context = context_of(runtime)
     model = models.role_model(context, "orchestrator")
     remember.prepare(state, context)  # research came back: memory's work, off the path
     turns = state.get("orchestrator_turns", 0) + 1
     progress.emit("orchestrator_turn", turn=turns, cap=context.max_orchestrator_turns)
+    ledger = spending.Ledger(spending.micros_of(context.max_cost_usd), state.get("cost_counted", 0))
+    findings = lambda chars: _findings(state, chars)  # noqa: E731
     if turns >= context.max_orchestrator_turns:
-        reply = await model.ask(
-            [SystemMessage(prompts.render("report_writer")), HumanMessage(_findings(state))]
+        reply = await report_writer.write_report(model, findings, ledger)
+        return {"messages": [reply], "orchestrator_turns": turns, **ledger.update()}
+    system = (
+        prompts.render(
+            "orchestrator",
+            max_researchers=context.max_researchers_per_turn,
+            max_calls=context.max_research_calls_per_reply,
+            max_turns=context.max_orchestrator_turns,
+            max_searches=context.max_searches_per_run,
         )
-    else:
-        system = (
-            prompts.render(
-                "orchestrator",
-                max_researchers=context.max_researchers_per_turn,
-                max_calls=context.max_research_calls_per_reply,
-                max_turns=context.max_orchestrator_turns,
-                max_searches=context.max_searches_per_run,
-            )
-            + _report_rules(state)
-            + _earlier_reports(state)
-        )
-        reply = await model.ask([SystemMessage(system), *state["messages"]], tools=TOOLS)
-        guard = churn.after_reply(state.get("churn"), reply.tool_calls, context)
-        guard = _limit_research(guard, reply, context.max_research_calls_per_reply)
-        # What is left (cap minus what state counts) is split into one quota per research
-        # call and counted now, in this node's checkpoint: sibling tasks cannot see each
-        # other's searches, and a task dropped before it reports (a new question after a
-        # stopped run) must not free searches it may have sent. Each task gives back what
-        # it did not use when it ends.
-        runnable = _valid_research(reply, guard["refused"])
-        left = context.max_searches_per_run - state.get("searches_used", 0)
-        shares = dict(zip(runnable, search.quotas(left, len(runnable)), strict=True))
-        # A reply held for plan review sends nothing until it is approved: `review_plan`
-        # counts its quotas then, so a new question asked instead still has them.
-        held = context.review_plan and not state.get("plan_reviewed")
+        + _report_rules(state)
+        + _earlier_reports(state)
+    )
+    try:
+        reply = await model.ask([SystemMessage(system), *state["messages"]], TOOLS, ledger)
+    except spending.BudgetExceeded as stop:
+        reply = await report_writer.write_report(model, findings, ledger)
+        note = f"The run stopped at its cost budget: {stop} This report is written from the "
+        note += "research done until then."
+        progress.emit("budget_reached", note=note)
         return {
             "messages": [reply],
             "orchestrator_turns": turns,
-            "churn": guard,
-            "quotas": shares,
-            "searches_used": 0 if held else sum(shares.values()),
+            "budget_note": note,
+            **ledger.update(),
         }
-    return {"messages": [reply], "orchestrator_turns": turns}
+    guard = churn.after_reply(state.get("churn"), reply.tool_calls, context)
+    guard = _limit_research(guard, reply, context.max_research_calls_per_reply)
+    # What is left (cap minus what state counts) is split into one quota per research
+    # call and counted now, in this node's checkpoint: sibling tasks cannot see each
+    # other's searches, and a task dropped before it reports (a new question after a
+    # stopped run) must not free searches it may have sent. Each task gives back what
+    # it did not use when it ends. The cost budget is split the same way, after keeping
+    # back what the report could cost, so a run that spends its budget can still write it.
+    runnable = _valid_research(reply, guard["refused"])
+    left = context.max_searches_per_run - state.get("searches_used", 0)
+    shares = dict(zip(runnable, search.quotas(left, len(runnable)), strict=True))
+    cost_shares: dict[str, int] = {}
+    if (money := ledger.left()) is not None:
+        money -= report_writer.report_reserve(model)
+        cost_shares = dict(zip(runnable, search.quotas(money, len(runnable)), strict=True))
+    # A reply held for plan review sends nothing until it is approved: `review_plan`
+    # counts its quotas then, so a new question asked instead still has them.
+    held = context.review_plan and not state.get("plan_reviewed")
+    return {
+        "messages": [reply],
+        "orchestrator_turns": turns,
+        "churn": guard,
+        "quotas": shares,
+        "searches_used": 0 if held else sum(shares.values()),
+        "cost_quotas": cost_shares,
+        "usage": ledger.usage,
+        "cost_counted": ledger.spent + (0 if held else sum(cost_shares.values())),
+    }
 
 
 def _report_rules(state: ResearchState) -> str:
@@ -115,7 +137,7 @@ def _earlier_reports(state: ResearchState) -> str:
     return "\n\n" + prompts.render("earlier_reports", reports=listing)
 
 
-def _findings(state: ResearchState) -> str:
+def _findings(state: ResearchState, chars: int = limits.FINDINGS_CHARS) -> str:
     """The question and every research result as one plain message, of bounded size.
 
     A user-role message may carry web text only fenced: each research result (which quotes
@@ -130,7 +152,7 @@ def _findings(state: ResearchState) -> str:
         elif isinstance(message, ToolMessage) and message.name != "write_todos":
             parts.append(("Research result:\n", fences.unfence(message.text), True))
     fixed = sum(len(label) + fences.FENCE_CHARS * fenced for label, _, fenced in parts)
-    budget = limits.FINDINGS_CHARS - fixed - 2 * max(0, len(parts) - 1)
+    budget = chars - fixed - 2 * max(0, len(parts) - 1)
     texts = limits.fair_cut([text for _, text, _ in parts], budget)
     nonce = fences.new_nonce()
     return "\n\n".join(
@@ -150,6 +172,7 @@ def dispatch_reply(state: ResearchState) -> list[Send | str] | Literal["finalize
     dispatch_id = str(uuid.uuid4())
     runnable = runnable_research(state, last)
     shares = state.get("quotas") or {}
+    cost_shares = state.get("cost_quotas") or {}
     targets: list[Send | str] = []
     for call in last.tool_calls:
         topic = runnable.get(call.get("id") or "")
@@ -160,6 +183,8 @@ def dispatch_reply(state: ResearchState) -> list[Send | str] | Literal["finalize
                 dispatch_id=dispatch_id,
                 quota=shares.get(call.get("id") or "", 0),
             )
+            if (cost_quota := cost_shares.get(call.get("id") or "")) is not None:
+                task["cost_quota"] = cost_quota
             targets.append(Send("research", task))
         elif "answer_tools" not in targets:
             targets.append("answer_tools")

@@ -146,6 +146,7 @@ def review_plan(state: ResearchState, runtime: Runtime[Context]) -> dict[str, An
         "plan_reviewed": True,
         "plan_review_rounds": round_number,
         "searches_used": sum((state.get("quotas") or {}).values()),
+        "cost_counted": sum((state.get("cost_quotas") or {}).values()),
     }
     if review is None:
         log.warning("no usable plan review after %d answers; the plan runs", MAX_BAD_ANSWERS)
@@ -160,6 +161,7 @@ def review_plan(state: ResearchState, runtime: Runtime[Context]) -> dict[str, An
         # Nothing of the paused reply runs (its quotas were never counted), and a plan the
         # user sent back does not count as churn (the guard would soon refuse the revision).
         "quotas": {},
+        "cost_quotas": {},
         "churn": churn.fresh(),
     }
     if review.kind == "replace":

@@ -48,6 +48,7 @@ def new_question(state: ResearchState, runtime: Runtime[Context]) -> dict[str, A
         "plan_review_rounds": 0,
         "churn": churn.fresh(),
         "failures": None,
+        "budget_note": "",
     }
     messages = state.get("messages") or []
     # The input's own message is the last one: an input without a user message ({} or only

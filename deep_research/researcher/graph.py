@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from deep_research import search as search_service
 from deep_research.config.settings import Context, context_of
-from deep_research.llm import models
+from deep_research.llm import models, spending
 from deep_research.llm.toolcalls import invalid_arguments
 from deep_research.runtime import prompts
 from deep_research.state import ResearcherState, Source
@@ -41,7 +41,10 @@ WEB_SEARCH_EXAMPLE = 'web_search({"queries": ["EU battery recycling capacity 202
 
 
 async def think(state: ResearcherState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """The researcher's turn: search more, or write the cited report."""
+    """The researcher's turn: search more, or write the cited report.
+
+    With a cost budget, each call is held to the task's share (`cost_quota`); a call that
+    does not fit is not sent and the researcher ends with what it found (`_out_of_budget`)."""
     context = context_of(runtime)
     model = models.role_model(context, "researcher")
     system = SystemMessage(
@@ -50,12 +53,32 @@ async def think(state: ResearcherState, runtime: Runtime[Context]) -> dict[str, 
         prompts.render("researcher")
     )
     turns = state.get("turns", 0) + 1
-    if turns >= context.max_researcher_turns:
-        wrap_up = HumanMessage(prompts.render("researcher_wrap_up"))
-        reply = await model.ask([system, *_as_plain_text(state["messages"]), wrap_up])
-    else:
-        reply = await model.ask([system, *state["messages"]], tools=[WebSearch])
-    return {"messages": [reply], "turns": turns}
+    limit = state.get("cost_quota") if context.max_cost_usd is not None else None
+    ledger = spending.Ledger(limit, state.get("cost", 0))
+    try:
+        if turns >= context.max_researcher_turns:
+            wrap_up = HumanMessage(prompts.render("researcher_wrap_up"))
+            plain = [system, *_as_plain_text(state["messages"]), wrap_up]
+            reply = await model.ask(plain, ledger=ledger)
+        else:
+            reply = await model.ask([system, *state["messages"]], [WebSearch], ledger)
+    except spending.BudgetExceeded:
+        reply = _out_of_budget(state.get("sources", []))
+    return {
+        "messages": [reply],
+        "turns": turns,
+        "usage": ledger.usage,
+        "cost": state.get("cost", 0) + ledger.spent,
+    }
+
+
+def _out_of_budget(sources: list[Source]) -> AIMessage:
+    """The researcher's report when its share of the budget is spent: the pages it found."""
+    found = "\n".join(f"- [{s['title'] or s['url']}]({s['url']})" for s in sources[:20])
+    return AIMessage(
+        "The cost budget ran out before this researcher wrote its report. "
+        + (f"The pages it retrieved:\n{found}" if found else "It had retrieved no pages.")
+    )
 
 
 def _as_plain_text(messages: list[Any]) -> list[Any]:

@@ -17,7 +17,7 @@ from deep_research.errors import ReadableError
 from deep_research.llm import models
 from deep_research.researcher.graph import researcher_graph
 from deep_research.runtime import process, progress, tracing
-from deep_research.state import ResearcherState, ResearchTask, Source
+from deep_research.state import NO_USAGE, ResearcherState, ResearchTask, Source
 from deep_research.text import fences, secrets
 from deep_research.text.limits import REPORT_CHARS, cut
 from deep_research.text.urls import page_key
@@ -44,6 +44,8 @@ async def research_task(task: ResearchTask, runtime: Runtime[Context]) -> dict[s
                 turns=0,
                 searches=0,
                 reservation=None,
+                cost=0,
+                usage=NO_USAGE,
                 **task,
             )
             # "sync": each reservation is on disk before the step that sends its searches.
@@ -76,7 +78,7 @@ async def research_task(task: ResearchTask, runtime: Runtime[Context]) -> dict[s
                     )
                 ],
                 "failures": [{"topic": task["topic"], "error": message}],
-                "searches_used": await _searches_counted(task["quota"]) - task["quota"],
+                **await _counted_after_failure(task),
             }
     sources = result.get("sources", [])
     # Checked against this researcher's own sources, before the orchestrator can copy a link.
@@ -100,6 +102,8 @@ async def research_task(task: ResearchTask, runtime: Runtime[Context]) -> dict[s
         ],
         "sources": sources,
         "searches_used": searches - task["quota"],  # the unused part goes back
+        "usage": result.get("usage", NO_USAGE),
+        "cost_counted": result.get("cost", 0) - task.get("cost_quota", 0),
     }
 
 
@@ -126,13 +130,19 @@ def _checkpointed() -> bool:
     return get_config().get("configurable", {}).get(CONFIG_KEY_CHECKPOINTER) is not None
 
 
-async def _searches_counted(quota: int) -> int:
-    """The failed subgraph's checkpointed search count (reserved searches included).
+async def _counted_after_failure(task: ResearchTask) -> dict[str, Any]:
+    """The failed subgraph's checkpointed searches (reserved ones included), cost and usage,
+    with the unused part of each quota given back.
 
-    Without a checkpointer nothing survives the failure, so the whole quota is counted:
-    more than was sent, perhaps, but never fewer.
+    Without a checkpointer nothing survives the failure, so the whole quotas are counted:
+    more than was used, perhaps, but never less.
     """
+    quota, cost_quota = task["quota"], task.get("cost_quota", 0)
     if not _checkpointed():
-        return quota
-    snapshot = await researcher_graph.aget_state(get_config())
-    return int(snapshot.values.get("searches", 0))
+        return {"searches_used": 0, "cost_counted": 0}
+    values = (await researcher_graph.aget_state(get_config())).values
+    return {
+        "searches_used": int(values.get("searches", 0)) - quota,
+        "cost_counted": int(values.get("cost", 0)) - cost_quota,
+        "usage": values.get("usage", NO_USAGE),
+    }

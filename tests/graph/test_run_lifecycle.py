@@ -82,12 +82,14 @@ async def test_searches_before_a_crash_count_when_the_resumed_researcher_fails(
     class Dying:
         inner: models.RoleModel
 
-        async def ask(self, messages: list[BaseMessage], tools: Any = ()) -> AIMessage:
+        async def ask(
+            self, messages: list[BaseMessage], tools: Any = (), ledger: Any = None
+        ) -> AIMessage:
             if tool_results(messages) and str(messages[1].content) == "alpha topic":
                 if phase["now"] == "crash":
                     raise Crash()
                 raise RuntimeError("model fell over")
-            return await self.inner.ask(messages, tools)
+            return await self.inner.ask(messages, tools, ledger)
 
     def wrapped(context: Any, role: Role) -> Any:
         model = real(context, role)

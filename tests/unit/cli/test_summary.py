@@ -35,3 +35,25 @@ def test_summary_mentions_removed_images_and_html_only_when_there_were_any() -> 
     assert citation_line({"citation_check": check}).endswith("; 1 image/HTML link removed")
     check.update(images_removed=0, html_removed=0)
     assert "images" not in citation_line({"citation_check": check})
+
+
+def test_the_cost_line_names_each_role_unknown_prices_and_the_budget_left() -> None:
+    from deep_research.cli.summary import cost_line
+
+    role = {"calls": 1, "tokens_in": 1, "tokens_out": 1, "estimated": 0}
+    values = {
+        "usage": {
+            **role,
+            "usd": 0.0144,
+            "estimated": 2,
+            "by_role": {
+                "orchestrator": {**role, "usd": 0.0036},
+                "researcher": {**role, "usd": None},
+            },
+        },
+        "cost_counted": 14_400,
+    }
+    line = cost_line(values, 0.04)
+    assert line.startswith("cost          $0.0144 (orchestrator $0.0036, researcher unknown)")
+    assert "2 calls' tokens estimated" in line and "budget $0.0400, $0.0256 left" in line
+    assert cost_line({}, None) == "cost          $0.0000"

@@ -48,6 +48,7 @@ async def test_an_unreadable_reply_is_asked_again_with_its_problem(use_script: U
         replying("no json here", '{"need_clarification": true, "questions": ["Q?"]}')
     )
     update = await clarify(state(), Runtime(context=Context()))
+    assert update.pop("usage")["calls"] == 2 and update.pop("cost_counted") == 0  # local: free
     assert update == {"pending_questions": ["Q?"]}
     retry: list[BaseMessage] = model.calls[1][0]
     assert "no JSON object" in str(retry[-1].content)
@@ -55,7 +56,9 @@ async def test_an_unreadable_reply_is_asked_again_with_its_problem(use_script: U
 
 async def test_two_unreadable_replies_proceed_without_questions(use_script: UseScript) -> None:
     model = use_script(replying("nothing", "still nothing"))
-    assert await clarify(state(), Runtime(context=Context())) == {"pending_questions": []}
+    update = await clarify(state(), Runtime(context=Context()))
+    assert update.pop("usage")["calls"] == 2 and update.pop("cost_counted") == 0
+    assert update == {"pending_questions": []}
     assert len(model.calls) == 2
 
 

@@ -1,0 +1,118 @@
+"""What model calls use and cost, and the budget each call is checked against before it is sent.
+
+A node (or a research task) opens a `Ledger` with what state says is counted against the
+budget; `RoleModel.ask` asks it before every request (`admit`: the worst case, prompt
+tokens bounded from the request's bytes and completion at most the call's `max_tokens`)
+and records every reply (`record`). The node writes the ledger's `usage` and the µUSD it
+counted back to state. A call that would take the count past the limit is not sent:
+`BudgetExceeded`, which the orchestrator turns into a report from what the run has.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from langchain_core.messages import AIMessage, BaseMessage
+from pydantic import BaseModel
+
+from deep_research.errors import ReadableError
+from deep_research.llm.prices import MICROS, Price, usd
+from deep_research.state import NO_USAGE, RoleUsage, Usage, add_usage
+
+# Role, message framing and tool-call wrapping tokens per message (OpenAI's count is 3-4).
+PER_MESSAGE_TOKENS = 8
+# English is ~4 characters a token for the common tokenizers; only for estimates (marked).
+CHARS_PER_TOKEN = 4
+
+
+class BudgetExceeded(ReadableError, RuntimeError):
+    """A model call's worst case would take the run past `max_cost_usd`; it was not sent."""
+
+
+class UnknownPriceError(ReadableError, RuntimeError):
+    """`max_cost_usd` is set, but a role's model has no known price: it cannot be held."""
+
+
+def prompt_bound(messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]]) -> int:
+    """At most how many tokens the request's prompt is: every byte-level BPE token covers at
+    least one UTF-8 byte, so bytes (plus framing) bound the count for any such tokenizer."""
+    text = sum(len(m.text.encode()) for m in messages)
+    calls = sum(
+        len(json.dumps(m.tool_calls).encode()) for m in messages if isinstance(m, AIMessage)
+    )
+    schemas = sum(len(json.dumps(t.model_json_schema()).encode()) for t in tools)
+    return text + calls + schemas + PER_MESSAGE_TOKENS * (len(messages) + len(tools) + 1)
+
+
+def reply_tokens(reply: AIMessage, sent: Sequence[BaseMessage]) -> tuple[int, int, bool]:
+    """(tokens in, tokens out, estimated): the provider's `usage` when it sent one; else an
+    estimate from characters, marked so (a server that sends no usage is usually local)."""
+    reported = reply.usage_metadata
+    if reported and (reported.get("input_tokens") or reported.get("output_tokens")):
+        return int(reported.get("input_tokens", 0)), int(reported.get("output_tokens", 0)), False
+    chars_in = sum(len(m.text) for m in sent)
+    chars_out = len(reply.text) + len(json.dumps(reply.tool_calls)) * bool(reply.tool_calls)
+    return math.ceil(chars_in / CHARS_PER_TOKEN), math.ceil(chars_out / CHARS_PER_TOKEN), True
+
+
+def micros_of(limit_usd: float | None) -> int | None:
+    return None if limit_usd is None else math.floor(limit_usd * MICROS)
+
+
+@dataclass
+class Ledger:
+    """One node's (or task's) view of the budget: `limit` µUSD in all, `counted` so far."""
+
+    limit: int | None  # None: no budget, calls are only counted
+    counted: int = 0
+    usage: Usage = field(default_factory=lambda: NO_USAGE)
+    spent: int = 0  # µUSD this ledger's calls cost (what the node adds to state)
+
+    def admit(self, price: Price, prompt_tokens: int, max_tokens: int | None) -> None:
+        """Raise unless the call's worst case fits what is left; nothing is counted yet."""
+        if self.limit is None:
+            return
+        if not price.known:
+            raise UnknownPriceError(
+                f"max_cost_usd is set, but the price of {price.spec} is not in genai-prices' "
+                "table, so its calls cannot be held to a budget. Use a model it lists, or "
+                "unset MAX_COST_USD."
+            )
+        worst = price.micros(prompt_tokens, max_tokens or 0)
+        assert worst is not None
+        if price.free or worst == 0:
+            return
+        if max_tokens is None:  # no completion limit: the worst case has no bound
+            raise UnknownPriceError(
+                f"{price.spec} has no completion limit, so a call's cost has no upper bound "
+                "under max_cost_usd."
+            )
+        if self.counted + worst > self.limit:
+            raise BudgetExceeded(
+                f"The cost budget ({usd(self.limit)}) is spent: {usd(self.counted)} counted, "
+                f"and the next {price.spec} call could cost up to {usd(worst)}."
+            )
+
+    def record(self, role: str, price: Price, tokens: tuple[int, int, bool]) -> None:
+        tokens_in, tokens_out, estimated = tokens
+        cost = price.micros(tokens_in, tokens_out)
+        self.spent += cost or 0
+        self.counted += cost or 0
+        used = RoleUsage(
+            calls=1,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            usd=None if cost is None else cost / MICROS,
+            estimated=int(estimated),
+        )
+        self.usage = add_usage(self.usage, Usage(**used, by_role={role: used}))
+
+    def update(self) -> dict[str, object]:
+        """What a node adds to state: its calls' usage and the µUSD they cost."""
+        return {"usage": self.usage, "cost_counted": self.spent}
+
+    def left(self) -> int | None:
+        return None if self.limit is None else max(0, self.limit - self.counted)

@@ -1,0 +1,44 @@
+"""The report written from what the run has, at the turn cap or when the cost budget stops
+planning: one call without tools, its findings cut to what the budget can still pay for."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+from deep_research.llm import models, spending
+from deep_research.llm.prices import price_of
+from deep_research.runtime import prompts
+from deep_research.text import limits
+
+# Each round halves the findings; a refused call was never sent, so a retry costs nothing.
+FIT_ROUNDS = 6
+
+
+async def write_report(
+    model: models.RoleModel, findings: Callable[[int], str], ledger: spending.Ledger
+) -> AIMessage:
+    """The report writer's reply; with a budget, the findings shrink until the call fits."""
+    system = SystemMessage(prompts.render("report_writer"))
+    chars = limits.FINDINGS_CHARS
+    for _ in range(FIT_ROUNDS):
+        try:
+            return await model.ask([system, HumanMessage(findings(chars))], ledger=ledger)
+        except spending.BudgetExceeded:
+            chars //= 2
+    try:
+        return await model.ask([system, HumanMessage(findings(chars))], ledger=ledger)
+    except spending.BudgetExceeded as stop:
+        raise spending.BudgetExceeded(
+            f"{stop} Not even the report fits in what is left, so the run stops here: "
+            "raise MAX_COST_USD and resume the run."
+        ) from None
+
+
+def report_reserve(model: models.RoleModel) -> int:
+    """µUSD kept back at dispatch for the report: its prompt and full findings (as ASCII;
+    wider text gets its findings cut to fit), its reply at the completion limit."""
+    prompt = len(prompts.render("report_writer").encode()) + limits.FINDINGS_CHARS + 64
+    worst = (model.price or price_of(model.spec)).micros(prompt, model.max_tokens or 0)
+    return worst or 0

@@ -1,0 +1,53 @@
+"""The ledger a node holds its model calls to: worst cases, provider usage, estimates."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+from deep_research.llm.prices import price_of
+from deep_research.llm.spending import (
+    BudgetExceeded,
+    Ledger,
+    UnknownPriceError,
+    prompt_bound,
+    reply_tokens,
+)
+
+MINI = price_of("openai:gpt-4o-mini")
+
+
+def test_the_prompt_bound_is_at_least_its_bytes() -> None:
+    text = "Wärmepumpe " * 100  # non-ASCII: more bytes than characters
+    bound = prompt_bound([SystemMessage("s"), HumanMessage(text)], [])
+    assert bound >= len(text.encode()) > len(text)
+
+
+def test_provider_usage_is_taken_as_reported_and_an_estimate_is_marked() -> None:
+    reply = AIMessage(
+        "four", usage_metadata={"input_tokens": 7, "output_tokens": 3, "total_tokens": 10}
+    )
+    assert reply_tokens(reply, [HumanMessage("x" * 400)]) == (7, 3, False)
+    assert reply_tokens(AIMessage("x" * 40), [HumanMessage("x" * 400)]) == (100, 10, True)
+
+
+def test_a_call_whose_worst_case_does_not_fit_is_refused_and_nothing_counted() -> None:
+    ledger = Ledger(limit=10_000, counted=5_000)
+    ledger.admit(MINI, 1_000, 1_000)  # 150 + 600 µUSD fits
+    with pytest.raises(BudgetExceeded, match="is spent"):
+        ledger.admit(MINI, 10_000, 8_192)  # 1,500 + 4,916 > 5,000 left
+    assert ledger.counted == 5_000 and ledger.spent == 0
+    ledger.record("researcher", MINI, (10_000, 500, False))
+    assert ledger.counted == 6_800 and ledger.spent == 1_800
+    assert ledger.usage["by_role"]["researcher"]["usd"] == pytest.approx(0.0018)
+    assert ledger.update() == {"usage": ledger.usage, "cost_counted": 1_800}
+
+
+def test_an_unknown_price_under_a_budget_is_an_error_and_without_one_is_counted_unknown() -> None:
+    unknown = price_of("openai:no-such-model-xyz")
+    with pytest.raises(UnknownPriceError, match="no-such-model-xyz"):
+        Ledger(limit=1_000).admit(unknown, 10, 10)
+    free = Ledger(limit=None)
+    free.admit(unknown, 10**9, 10**9)
+    free.record("orchestrator", unknown, (10, 10, False))
+    assert free.usage["usd"] is None and free.spent == 0
