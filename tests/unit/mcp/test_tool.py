@@ -70,3 +70,19 @@ async def test_the_search_providers_offered_are_the_settings_own() -> None:
     [tool] = await server.list_tools()
     offered = tool.input_schema["properties"]["search_provider"]["anyOf"][0]["enum"]
     assert offered == ["auto", *SEARCH_PROVIDERS], "library included: private research"
+
+
+async def test_the_served_tool_refuses_unknown_and_mistyped_arguments_before_running() -> None:
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from deep_research.mcp.app import server
+    from deep_research.mcp.tool import StrictTool
+
+    [tool] = server._tool_manager.list_tools()
+    assert isinstance(tool, StrictTool) and tool.parameters["additionalProperties"] is False
+    arguments = {"question": "q", "searchProvider": "library", "max_searches": True}
+    with pytest.raises(ToolError) as refused:
+        await tool.run(arguments, context=None)
+    text = str(refused.value)
+    assert "unknown argument `searchProvider`" in text and "(got a boolean)" in text
+    assert text.count("For example: {") == 1
