@@ -95,6 +95,7 @@ async def remember(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
             question=state.get("question", ""),
             report=report,
             cited=cited,
+            search_provider=context.search_provider,
         )
     except MemoryUnavailable as error:
         progress.emit("memory", status="unavailable", reason=str(error))
