@@ -28,8 +28,11 @@ LISTED_UNSUPPORTED = 10
 
 
 def path_line(path: object) -> str:
-    """A path as one line: a newline in a file name cannot forge a line of the report."""
-    return str(path).replace("\n", "\\n").replace("\r", "\\r")
+    """A path as one line: a newline in a file name cannot forge a line of the report, and
+    a name's bytes that are not UTF-8 are shown as `\\xe9` (printed raw, they would stop
+    the batch on a terminal that only takes UTF-8)."""
+    text = str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return text.replace("\n", "\\n").replace("\r", "\\r")
 
 
 def _usage(message: str) -> UsageError:

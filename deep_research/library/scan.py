@@ -1,8 +1,10 @@
 """Which files `library add PATH…` looks at: folders walked, each candidate classified.
 
 Only regular files are read (a FIFO or device would block or never end); a symlink inside
-a folder is followed only when it stays inside that folder; files are read up to
-`MAX_FILE_BYTES` and hashed, so an unchanged file is recognised without parsing it.
+a folder is followed only when it stays inside that folder, and one that leaves it (to a
+file or a folder) is reported; a file whose name is not UTF-8 is reported, not indexed;
+files are read up to `MAX_FILE_BYTES` and hashed, so an unchanged file is recognised
+without parsing it.
 """
 
 from __future__ import annotations
@@ -60,6 +62,10 @@ def _expand(given: Path) -> Iterator[Candidate]:
         return
     for folder, dirs, files in os.walk(root, followlinks=False):
         dirs.sort()
+        for name in dirs:  # not walked into (their files under the folder are reached anyway)
+            path = Path(folder, name)
+            if path.is_symlink() and not path.resolve().is_relative_to(root):
+                yield Candidate(path, "skipped", "symlink to a folder outside the folder")
         for name in sorted(files):
             path = Path(folder, name)
             try:
@@ -74,6 +80,9 @@ def _expand(given: Path) -> Iterator[Candidate]:
 
 
 def classify(path: Path) -> Candidate:
+    if not is_text(str(path)):
+        # The store keeps a path as UTF-8 text: a name in other bytes cannot be its key.
+        return Candidate(path, "skipped", "file name is not UTF-8; rename the file to add it")
     kind = kind_of(path)
     if kind is None:
         return Candidate(path, "unsupported", "not a format the library reads")
@@ -88,6 +97,15 @@ def classify(path: Path) -> Candidate:
         limit = f"{info.st_size:,} bytes; the limit is {most:,}"
         return Candidate(path, "oversized", limit)
     return Candidate(path)
+
+
+def is_text(name: str) -> bool:
+    """Whether `name` is text: Python keeps a file name's undecodable bytes as surrogates."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def load(path: Path) -> Loaded:

@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
 
-from deep_research.mcp.tool import DESCRIPTION, deep_research
+from deep_research.mcp.tool import DESCRIPTION, StrictTool, deep_research
 
-server = MCPServer(
-    name="deep_research",
-    title="Deep research",
-    instructions="Call `deep_research` for questions that need several web searches and a "
-    "cited written answer; it takes minutes, so use it for research, not quick facts.",
-)
-server.add_tool(
+tool = Tool.from_function(
     deep_research,
     title="Deep research",
     description=DESCRIPTION,
@@ -23,6 +18,13 @@ server.add_tool(
         read_only_hint=True, open_world_hint=True, idempotent_hint=False, destructive_hint=False
     ),
     structured_output=False,  # the report is the answer: one Markdown text block
+)
+server = MCPServer(
+    name="deep_research",
+    title="Deep research",
+    instructions="Call `deep_research` for questions that need several web searches and a "
+    "cited written answer; it takes minutes, so use it for research, not quick facts.",
+    tools=[StrictTool.strict(tool)],
 )
 # Stateless: each call is one POST answered on its own event stream (progress
 # notifications, then the result), so nothing is kept between calls and a restart of the

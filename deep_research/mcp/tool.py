@@ -1,4 +1,9 @@
-"""The `deep_research` tool as a calling model sees it: description, arguments, checks."""
+"""The `deep_research` tool as a calling model sees it: description, arguments, checks.
+
+Its arguments are checked strictly (`StrictTool`): an argument it does not know is refused,
+not dropped (`searchProvider: "library"` would otherwise research the web), and no value
+is coerced (`max_searches: true` is not 1, `clarify: "no"` is not false).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,9 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context as ToolContext
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
+from pydantic import ConfigDict, Field, ValidationError
 
 from deep_research.config.names import SearchChoice
 from deep_research.errors import ReadableError
@@ -111,3 +118,61 @@ def run_context(*, clarify: bool, max_searches: int | None, provider: str | None
     if provider is not None:
         context["search_provider"] = provider
     return context
+
+
+JSON_KINDS = {
+    bool: "a boolean",
+    int: "an integer",
+    float: "a number",
+    str: "a string",
+    list: "an array",
+    dict: "an object",
+    type(None): "null",
+}
+EXAMPLE = '{"question": "How well do heat pumps work in cold climates?", "max_searches": 10}'
+
+
+class StrictTool(Tool):
+    """An MCP tool whose arguments are checked strictly, and refused in plain words."""
+
+    @classmethod
+    def strict(cls, tool: Tool) -> StrictTool:
+        """`tool` with an argument model that forbids unknown keys and coerces nothing."""
+        loose = tool.fn_metadata.arg_model
+        model: type[ArgModelBase] = type(
+            loose.__name__,
+            (loose,),
+            {"model_config": ConfigDict(**loose.model_config, extra="forbid", strict=True)},
+        )
+        tool.fn_metadata.arg_model = model
+        # The schema a client reads then says so too: `additionalProperties: false`.
+        parameters = model.model_json_schema(by_alias=True)
+        return cls.model_validate({**dict(tool), "parameters": parameters})
+
+    async def run(
+        self, arguments: dict[str, Any], context: Any, convert_result: bool = False
+    ) -> Any:
+        try:
+            self.fn_metadata.validate_arguments(arguments)
+        except ValidationError as error:
+            raise ToolError(refusal(error, self.parameters)) from error
+        return await super().run(arguments, context, convert_result)
+
+
+def refusal(error: ValidationError, schema: dict[str, Any]) -> str:
+    """Every refused argument named, what it must be, and a call that works."""
+    problems = []
+    for item in error.errors():
+        name = ".".join(str(part) for part in item["loc"]) or "arguments"
+        if item["type"] == "extra_forbidden":
+            problems.append(f"unknown argument `{name}`")
+        elif item["type"] == "missing":
+            problems.append(f"`{name}` is missing")
+        else:
+            kind = JSON_KINDS.get(type(item["input"]), "another kind of value")
+            problems.append(f"`{name}`: {item['msg'].lower()} (got {kind})")
+    known = ", ".join(f"`{name}`" for name in schema.get("properties", {}))
+    return (
+        f"Arguments refused: {'; '.join(problems)}. The arguments are {known}. "
+        f"For example: {EXAMPLE}"
+    )

@@ -1,15 +1,25 @@
-"""Opening the store once per process: a Chroma server, or a locked local directory."""
+"""Opening the store once per process: a Chroma server, or a locked local directory.
+
+A run opens the store several times (recall, each researcher's memory lookup and library
+search, remembering): a server that cannot be reached is remembered, for the thread being
+run, as unreachable, so a run whose memory server hangs pays one bounded attempt, not seven.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import time
+from collections import OrderedDict
 
+import httpx
 from filelock import FileLock
+from langgraph.config import get_config
 
 from deep_research.embedding import loader
 from deep_research.embedding.files import WeightsUnavailable
 from deep_research.memory.location import Location, MemoryUnavailable, configured, hold_directory
+from deep_research.memory.server import ServerSilent, bounded_client
 from deep_research.memory.store import Store, store_errors
 
 _stores: dict[Location, Store] = {}
@@ -19,6 +29,12 @@ _locks: dict[Location, FileLock] = {}
 # would fail with an unrelated error; the first, readable one is repeated instead.
 _damaged: dict[Location, MemoryUnavailable] = {}
 _open_lock = threading.Lock()
+# Servers found unreachable, by location and thread: the rest of that thread's run goes on
+# without memory at once. Forgotten after `UNREACHABLE_SECONDS` (a thread resumed later
+# tries again) and beyond `MAX_UNREACHABLE` entries, the oldest first.
+_unreachable: OrderedDict[tuple[Location, str], tuple[float, MemoryUnavailable]] = OrderedDict()
+UNREACHABLE_SECONDS = 3600.0
+MAX_UNREACHABLE = 1000
 
 
 async def open_store(location: Location | None = None) -> Store:
@@ -29,12 +45,36 @@ async def open_store(location: Location | None = None) -> Store:
 def open_store_blocking(location: Location | None = None) -> Store:
     # `configured()` asks for the working directory: a blocking call, so never on the loop.
     location = location or configured()
+    key = (location, _thread())
+    _raise_if_unreachable(key)  # before the lock, which another thread's attempt may hold
     with _open_lock:
         if location in _damaged:
             raise _damaged[location]
+        _raise_if_unreachable(key)
         if location not in _stores:
-            _stores[location] = _connect(location)
+            try:
+                _stores[location] = _connect(location)
+            except MemoryUnavailable as error:
+                if location.host is not None:
+                    _unreachable[key] = (time.monotonic(), error)
+                    while len(_unreachable) > MAX_UNREACHABLE:
+                        _unreachable.popitem(last=False)
+                raise
         return _stores[location]
+
+
+def _thread() -> str:
+    """The graph thread this call is part of ("" outside a graph run)."""
+    try:
+        return str(get_config().get("configurable", {}).get("thread_id") or "")
+    except RuntimeError:  # not called from inside a run
+        return ""
+
+
+def _raise_if_unreachable(key: tuple[Location, str]) -> None:
+    found = _unreachable.get(key)
+    if found is not None and time.monotonic() - found[0] < UNREACHABLE_SECONDS:
+        raise found[1]
 
 
 def _connect(location: Location) -> Store:
@@ -49,11 +89,11 @@ def _connect(location: Location) -> Store:
     settings = Settings(anonymized_telemetry=False)
     if location.host is not None:
         try:
-            client = chromadb.HttpClient(host=location.host, port=location.port, settings=settings)
+            client = bounded_client(location.host, location.port, settings)
             client.heartbeat()
-        except store_errors() as error:
+        except store_errors() + (TypeError,) as error:
             raise MemoryUnavailable(
-                f"Chroma server {location.host}:{location.port} cannot be reached: {error}"
+                f"Chroma server {location.host}:{location.port} cannot be reached: {_reason(error)}"
             ) from None
         return Store(client, location)
     assert location.path is not None
@@ -71,3 +111,15 @@ def _connect(location: Location) -> Store:
         raise damaged from None
     _locks[location] = lock
     return Store(client, location)
+
+
+def _reason(error: BaseException) -> str:
+    """What went wrong; a timeout chromadb rewrote as "Are you sure it exists?" says so."""
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, ServerSilent):
+            return str(cause)
+        if isinstance(cause, httpx.TimeoutException):
+            return f"it did not answer in time ({cause})"
+        cause = cause.__cause__ or cause.__context__
+    return str(error)

@@ -2,9 +2,11 @@
 
 A report is stored under its thread and question: its question as the first chunk (a new
 question is matched against earlier questions as well as their reports), then the chunks
-of the report as read (`reading.py`: no link targets, no Sources list). Each cited page is
-stored as passages under the thread and URL, with the date it was first retrieved: a page
-cited again from memory keeps its original date.
+of the report as read (`reading.py`: no link targets, no Sources list), with the search
+provider it was made with: research from the library alone recalls only reports made the
+same way, so no web-derived text reaches a report promised to use documents only. Each
+cited page is stored as passages under the thread and URL, with the date it was first
+retrieved: a page cited again from memory keeps its original date.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from deep_research.config.names import LIBRARY_PROVIDER
 from deep_research.memory import chunks
 from deep_research.memory.reading import reading_text
 from deep_research.memory.store import Hit, Piece, Scalar, Store
@@ -31,6 +34,7 @@ STORED_QUESTION_CHARS = 500
 # Enough candidates that grouping chunks by report or page still leaves a choice.
 CANDIDATES = 40
 DAY = 86_400.0
+SEARCH_PROVIDER = "search_provider"  # a report's metadata: the provider it was made with
 # What a stored retrieval date must look like: it is shown outside the data fences (the
 # researcher's page note) and in the Sources list, which the citation check never reads.
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -83,13 +87,16 @@ async def remember(
     question: str,
     report: str,
     cited: Iterable[CitedPage],
+    search_provider: str = "",
     now: float | None = None,
 ) -> int:
-    """Store the report and its cited pages; returns how many pages. Re-storing replaces."""
+    """Store the report (made with `search_provider`) and its cited pages; returns how many
+    pages. Re-storing replaces."""
     now = time.time() if now is None else now
     question = limits.cut(question.strip(), STORED_QUESTION_CHARS)
     date = iso_date(now)
     meta: dict[str, Scalar] = {"thread": thread_id, "question": question, "date": date, "ts": now}
+    meta[SEARCH_PROVIDER] = search_provider
     report_key = f"{thread_id}:{hashlib.sha256(question.encode()).hexdigest()[:16]}"
     excerpt = limits.cut(report, EXCERPT_CHARS)
     report_pieces = [Piece(question, {**meta, "excerpt": excerpt})]
@@ -124,12 +131,21 @@ def page_chunks(page: CitedPage) -> list[str]:
 
 
 async def similar_reports(
-    store: Store, question: str, *, min_similarity: float, limit: int = 3, now: float | None = None
+    store: Store,
+    question: str,
+    *,
+    min_similarity: float,
+    limit: int = 3,
+    library_only: bool = False,
+    now: float | None = None,
 ) -> list[EarlierReport]:
-    """Earlier reports whose question or text reach `min_similarity`, most useful first."""
+    """Earlier reports whose question or text reach `min_similarity`, most useful first;
+    with `library_only`, only those made from the library alone (a report stored before
+    the provider was, or by another client, may have used the web: it is left out)."""
     now = time.time() if now is None else now
+    where = {SEARCH_PROVIDER: LIBRARY_PROVIDER} if library_only else None
     best: dict[str, Hit] = {}
-    for hit in await store.query(REPORTS_COLLECTION, question, k=CANDIDATES):
+    for hit in await store.query(REPORTS_COLLECTION, question, k=CANDIDATES, where=where):
         if hit.similarity >= min_similarity and (
             hit.key not in best or hit.similarity > best[hit.key].similarity
         ):

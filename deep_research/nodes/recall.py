@@ -1,9 +1,11 @@
 """`recall`: before research, earlier reports on similar questions, from memory.
 
 Memory is used in code, not left to the model: the reports found go to the orchestrator
-fenced and dated, and their thread ids to the user. A store that cannot be used (locked,
-damaged, unreachable) is a progress event the CLI's summary names, and the run goes on
-without memory. chromadb is imported only inside the node, and only when a store exists.
+fenced and dated, and their thread ids to the user; research from the library alone is
+shown only reports made from the library alone, and the user is told so. A store that
+cannot be used (locked, damaged, unreachable) is a progress event the CLI's summary names,
+and the run goes on without memory. chromadb is imported only inside the node, and only
+when a store exists.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
+from deep_research.config.names import LIBRARY_PROVIDER
 from deep_research.config.settings import Context, context_of
 from deep_research.runtime import progress
 from deep_research.state import RecalledReport, ResearchState
@@ -46,10 +49,16 @@ async def recall(state: ResearchState, runtime: Runtime[Context]) -> dict[str, A
     from deep_research.memory import MemoryUnavailable, open_store
     from deep_research.memory.research import similar_reports
 
+    # Research promised to use the user's documents alone is shown no report that used the web.
+    library_only = context.search_provider == LIBRARY_PROVIDER
     try:
         store = await open_store()
         found = await similar_reports(
-            store, question, min_similarity=context.memory_min_similarity, limit=SHOWN_REPORTS
+            store,
+            question,
+            min_similarity=context.memory_min_similarity,
+            limit=SHOWN_REPORTS,
+            library_only=library_only,
         )
     except MemoryUnavailable as error:
         progress.emit("memory", status="unavailable", reason=str(error))
@@ -69,5 +78,6 @@ async def recall(state: ResearchState, runtime: Runtime[Context]) -> dict[str, A
         status="on",
         where=store.where,
         earlier=[{"thread_id": r["thread_id"], "date": r["date"]} for r in reports],
+        library_only=library_only,
     )
     return {**update, "earlier_reports": reports}

@@ -8,6 +8,7 @@ chromadb is imported only inside these functions: `use_memory=false` never touch
 
 from __future__ import annotations
 
+import contextvars
 import threading
 from typing import Any
 
@@ -41,14 +42,21 @@ def prepare(state: ResearchState, context: Context) -> None:
         reports.append(message.text)
     if reports:
         sources = list(state.get("sources", []))
+        # In this run's context: the store knows the thread it opens for, and does not try
+        # again a server this thread's run already found unreachable.
         threading.Thread(
-            target=_prepare_quietly, args=(reports, sources), name="memory-prepare", daemon=True
+            target=_prepare_quietly,
+            args=(reports, sources, contextvars.copy_context()),
+            name="memory-prepare",
+            daemon=True,
         ).start()
 
 
-def _prepare_quietly(reports: list[str], sources: list[Source]) -> None:
+def _prepare_quietly(
+    reports: list[str], sources: list[Source], context: contextvars.Context
+) -> None:
     try:
-        _prepare(reports, sources)
+        context.run(_prepare, reports, sources)
     except Exception:  # noqa: BLE001, S110  # warmed or not, `remember` does the work and reports
         pass
 
@@ -95,6 +103,7 @@ async def remember(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
             question=state.get("question", ""),
             report=report,
             cited=cited,
+            search_provider=context.search_provider,
         )
     except MemoryUnavailable as error:
         progress.emit("memory", status="unavailable", reason=str(error))

@@ -106,6 +106,8 @@ def provider_slots(name: str, size: int) -> asyncio.Semaphore:
 #   second client on one directory would corrupt it).
 # - `memory.open._damaged`: a store found damaged gives its first, readable error again,
 #   since chromadb keeps a broken client for the path.
+# - `memory.open._unreachable`: a Chroma server that did not answer, by thread, for an hour
+#   at most: losing it costs one more bounded attempt, never a result.
 # - `search.cache._runs`: the per-thread search and page cache (`MAX_RUNS` kept); a hit
 #   saves a search or a fetch and is never counted as one, and a process that lost it
 #   searches again and counts it.

@@ -96,11 +96,14 @@ def memory_notice(event: Mapping[str, Any]) -> str | None:
     if event.get("status") == "unavailable":
         return f"memory unavailable, researching without it: {event.get('reason')}"
     earlier = [e for e in event.get("earlier") or [] if isinstance(e, dict)]
+    only = " (from your documents alone)" if event.get("library_only") else ""
     if not earlier:
-        return None
+        # Said even so: a user of `--search library` learns why no web report is recalled.
+        return "memory: only reports made from your documents alone are recalled" if only else None
     first = earlier[0]
     line = (
-        f"You researched a similar question on {first.get('date')}: thread {first.get('thread_id')}"
+        f"You researched a similar question{only} on {first.get('date')}: "
+        f"thread {first.get('thread_id')}"
     )
     if len(earlier) > 1:
         others = ", ".join(f"{e.get('date')} (thread {e.get('thread_id')})" for e in earlier[1:])

@@ -25,6 +25,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.brain import ResearchBrain
 from tests.support.fakes.openai_server import Brain, ScriptedOpenAIServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
 
@@ -136,3 +137,19 @@ def dev_server(
         env = server_env(home, model, tavily) | (extra_env or {})
         with langgraph_dev(tmp_path, env, jobs) as url:
             yield DevServer(url, model, tavily, tmp_path / "langgraph-dev.log")
+
+
+@pytest.fixture(scope="module", name="server")
+def module_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[DevServer]:
+    """One server for the module: starting `langgraph dev` costs seconds, and each test runs
+    on its own thread. The module's `BRAIN` (a brain class, `ResearchBrain` unless named)
+    answers behind it, and its `SERVER_ENV` is added to the server's environment. A
+    conftest.py imports it to offer it to its folder's modules."""
+    module = request.module
+    brain = getattr(module, "BRAIN", ResearchBrain)
+    extra_env: dict[str, str] = getattr(module, "SERVER_ENV", {})
+    tmp_path = tmp_path_factory.mktemp("langgraph-dev-" + module.__name__.rsplit(".", 1)[-1])
+    with dev_server(tmp_path, brain(), extra_env) as server:
+        yield server

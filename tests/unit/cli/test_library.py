@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,11 @@ def test_usage_errors_say_how_before_any_store_opens(argv: list[str], says: str)
 
 def test_path_line_escapes_newlines_in_file_names() -> None:
     assert path_line(Path("/a/b\nforged line\r.md")) == "/a/b\\nforged line\\r.md"
+
+
+def test_path_line_shows_bytes_that_are_not_utf8_as_escapes() -> None:
+    line = path_line(Path(os.fsdecode(b"/docs/caf\xe9.md")))
+    assert line == "/docs/caf\\xe9.md" and line.encode("utf-8")  # printable on any terminal
 
 
 def test_add_list_remove(tmp_path: Path) -> None:

@@ -118,3 +118,27 @@ def test_a_file_that_grew_past_the_limit_or_is_not_regular_is_refused(
         load_fifo(tmp_path / "pipe.txt")
     with pytest.raises(OSError):
         scan.load(tmp_path)
+
+
+def test_a_name_that_is_not_utf8_is_skipped_with_why(tmp_path: Path) -> None:
+    with open(os.path.join(os.fsencode(tmp_path), b"caf\xe9.md"), "w") as handle:
+        handle.write("# Caf\n")
+    (tmp_path / "fine.md").write_text("# Fine\n")
+    [odd, fine] = list(scan.candidates([tmp_path]))
+    assert (odd.status, fine.status) == ("skipped", "") and "not UTF-8" in odd.problem
+    assert scan.is_text("café.md") and not scan.is_text(os.fsdecode(b"caf\xe9.md"))
+
+
+def test_a_symlink_to_a_folder_outside_is_named_and_one_inside_is_not(tmp_path: Path) -> None:
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "real").mkdir(parents=True)
+    outside.mkdir()
+    (root / "real" / "a.md").write_text("a")
+    (outside / "b.md").write_text("b")
+    (root / "away").symlink_to(outside, target_is_directory=True)
+    (root / "again").symlink_to(root / "real", target_is_directory=True)
+    found = [(c.path.name, c.status, c.problem) for c in scan.candidates([root])]
+    assert found == [
+        ("away", "skipped", "symlink to a folder outside the folder"),
+        ("a.md", "", ""),
+    ]

@@ -95,3 +95,19 @@ async def test_a_format_not_installed_is_a_tool_error_before_any_run(
     monkeypatch.setattr(run, "research", no_run)
     with pytest.raises(ToolError, match=r'pip install -e "\.\[export\]"'):
         await tool.deep_research("Why?", None, format="pdf")  # type: ignore[arg-type]
+
+
+async def test_the_served_tool_refuses_unknown_and_mistyped_arguments_before_running() -> None:
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from deep_research.mcp.app import server
+    from deep_research.mcp.tool import StrictTool
+
+    [tool] = server._tool_manager.list_tools()
+    assert isinstance(tool, StrictTool) and tool.parameters["additionalProperties"] is False
+    arguments = {"question": "q", "searchProvider": "library", "max_searches": True}
+    with pytest.raises(ToolError) as refused:
+        await tool.run(arguments, context=None)
+    text = str(refused.value)
+    assert "unknown argument `searchProvider`" in text and "(got a boolean)" in text
+    assert text.count("For example: {") == 1

@@ -9,6 +9,7 @@ import pytest
 
 from deep_research.memory.location import CATALOGUE, Location, MemoryUnavailable, hold_directory
 from deep_research.memory.open import open_store, open_store_blocking
+from tests.support.fakes.stalling_server import StallingServer
 
 # chromadb takes seconds to import and to open a first store.
 pytestmark = pytest.mark.slow
@@ -61,3 +62,26 @@ def test_an_unreachable_chroma_server_is_named(tmp_path: Path) -> None:
         MemoryUnavailable, match=f"Chroma server 127.0.0.1:{port} cannot be reached"
     ):
         open_store_blocking(Location(host="127.0.0.1", port=port))
+
+
+def test_an_unanswering_server_is_tried_once_per_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    from deep_research.memory import open as opening
+    from deep_research.memory import server
+
+    monkeypatch.setattr(server, "OPEN_SECONDS", 1.0)
+    monkeypatch.setattr(opening, "_unreachable", type(opening._unreachable)())
+    with StallingServer("silent") as silent:
+        where = Location(host="127.0.0.1", port=silent.port)
+        with pytest.raises(MemoryUnavailable, match="did not answer within 1 s") as first:
+            open_store_blocking(where)
+        with pytest.raises(MemoryUnavailable) as again:
+            open_store_blocking(where)
+        assert again.value is first.value and silent.connections == 1
+        monkeypatch.setattr(opening, "_thread", lambda: "another-thread")
+        with pytest.raises(MemoryUnavailable):
+            open_store_blocking(where)
+        assert silent.connections == 2  # another thread's run tries for itself
+        monkeypatch.setattr(opening, "UNREACHABLE_SECONDS", 0.0)
+        with pytest.raises(MemoryUnavailable):
+            open_store_blocking(where)
+        assert silent.connections == 3  # and one remembered too long ago is tried again

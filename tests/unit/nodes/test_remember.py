@@ -63,6 +63,7 @@ async def test_the_report_its_question_thread_and_cited_pages_are_stored(
         REPORT,
     )
     assert [page.url for page in call["cited"]] == [PAGE]
+    assert call["search_provider"] == ON.context.search_provider  # what recall filters on
     assert events == [{"event": "memory_saved", "where": "here", "pages": 1}]
 
 
