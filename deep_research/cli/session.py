@@ -106,7 +106,7 @@ async def run_research(
             counted = (await graph.aget_state(config)).values.get("searches_used", 0)
             tracker = Tracker(thread_id, searches_used=counted)
             while True:
-                view = ProgressView(tracker, console)
+                view = ProgressView(tracker, console, home)
                 view.start()
                 try:
                     # subgraphs=True: searches are reported from inside research subgraphs.
