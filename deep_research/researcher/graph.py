@@ -47,7 +47,7 @@ async def think(state: ResearcherState, runtime: Runtime[Context]) -> dict[str, 
     system = SystemMessage(
         # The same text for every researcher and turn, so a server's prefix cache keeps it;
         # the topic's own search budget is told after each search instead.
-        prompts.render("researcher")
+        prompts.render("researcher", researcher=_who(context))
     )
     turns = state.get("turns", 0) + 1
     if turns >= context.max_researcher_turns:
@@ -56,6 +56,18 @@ async def think(state: ResearcherState, runtime: Runtime[Context]) -> dict[str, 
     else:
         reply = await model.ask([system, *state["messages"]], tools=[WebSearch])
     return {"messages": [reply], "turns": turns}
+
+
+def _who(context: Context) -> str:
+    """Who the researcher is told it is: `web_search` reaches only the user's documents
+    when the search provider is `library`, and a prompt saying "web" would send it after
+    pages it cannot get."""
+    if context.search_provider == "library":
+        return (
+            "a researcher of the user's own documents (their library: `web_search` searches "
+            "only those documents, not the web)"
+        )
+    return "a web researcher"
 
 
 def _as_plain_text(messages: list[Any]) -> list[Any]:
