@@ -37,17 +37,7 @@ def run_case(profile: str, k: int) -> dict[str, Any]:
 
 def measure(profiles: list[str], ks: list[int], startup_runs: int) -> dict[str, Any]:
     cases = [run_case(profile, k) for profile in profiles for k in ks]
-    help_s = startup.median_seconds(startup.HELP, startup_runs)
-    graph_s = startup.median_seconds(startup.GRAPH, startup_runs)
-    return {
-        "cases": cases,
-        "startup": {
-            "import_graph_s": round(graph_s, 3),
-            "help_s": round(help_s, 3),
-            "help_over_import": round(help_s / graph_s, 3),
-            "runs": startup_runs,
-        },
-    }
+    return {"cases": cases, "startup": {**startup.measure(startup_runs), "runs": startup_runs}}
 
 
 def markdown(results: dict[str, Any]) -> str:
@@ -93,6 +83,13 @@ def markdown(results: dict[str, Any]) -> str:
         f"`import deep_research.graph` {s['import_graph_s']:.2f} s, "
         f"`deep-research --help` {s['help_s']:.2f} s ({s['help_over_import']:.2f}x).",
     ]
+    if "memory_list_s" in s:  # `benchmarks.startup`'s small commands
+        lines.append(
+            f"Small commands: `memory list` {s['memory_list_s']:.2f} s "
+            f"({s['memory_list_over_import']:.2f}x), `library list` {s['library_list_s']:.2f} s "
+            f"({s['library_list_over_import']:.2f}x), `library add` of three files "
+            f"{s['library_add_s']:.2f} s ({s['library_add_over_import']:.2f}x)."
+        )
     if scaled:
         factors = ", ".join(f"{p} {1 / PROFILES[p].time_scale:g}x" for p in scaled)
         lines.append(f"Model time runs compressed ({factors}): its ratios are pessimistic.")

@@ -53,13 +53,13 @@ def library(argv: list[str], console: Console) -> int:
 
 
 async def _run(command: str, args: list[str], console: Console) -> int:
+    if command == "list":  # from Chroma's catalogue where it can: no chromadb, no model
+        return await _list(console)
     from deep_research.memory import open_store
 
     store = await open_store()  # MemoryUnavailable: one line from main, exit 1
     if command == "add":
         return await _add(store, [Path(arg) for arg in args], console)
-    if command == "list":
-        return await _list(store, console)
     return await _remove(store, Path(args[0]), console)
 
 
@@ -86,20 +86,20 @@ async def _add(store: Store, paths: list[Path], console: Console) -> int:
     return 1 if report.count("added", "updated", "unchanged") == 0 else 0
 
 
-async def _list(store: Store, console: Console) -> int:
-    from deep_research.library import entries
+async def _list(console: Console) -> int:
+    from deep_research.library import entries_of
+    from deep_research.memory import LIBRARY_COLLECTION, list_chunks
 
-    listed = await entries(store)
+    chunks = await list_chunks(LIBRARY_COLLECTION)
+    listed, where = entries_of(chunks.records), chunks.where
     if not listed:
-        console.print(
-            plain(f"The library at {store.where} is empty: deep-research library add PATH")
-        )
+        console.print(plain(f"The library at {where} is empty: deep-research library add PATH"))
         return 0
     for entry in listed:
         pages = f", {plural(entry.pages, 'page')}" if entry.pages else ""
         size = f"{entry.kind}{pages}, {plural(entry.chunks, 'chunk')}, added {entry.added}"
         console.print(plain(f"{path_line(entry.path)}  ({size})"))
-    console.print(plain(f"{plural(len(listed), 'document')} in {store.where}"))
+    console.print(plain(f"{plural(len(listed), 'document')} in {where}"))
     return 0
 
 

@@ -4,7 +4,7 @@
                              [--max-searches N] [--export html,pdf,docx]
     deep-research --resume THREAD_ID
     deep-research runs
-    deep-research replay FILE
+    deep-research replay THREAD_ID | FILE
     deep-research export REPORT.md --to html|pdf|docx [--out PATH]
     deep-research doctor [--model SPEC] [--search NAME] [--set FIELD=VALUE] [--json]
     deep-research memory list | search QUERY | forget THREAD_ID | clear --yes
@@ -25,10 +25,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from deep_research.cli.args import UsageError
+from deep_research.cli.args import HOME, UsageError
 from deep_research.cli.plain import plain, terminal_console
 from deep_research.cli.research import ask
-from deep_research.cli.runs import BadThreadIdError, read_log
+from deep_research.cli.runs import THREAD_ID, BadThreadIdError, read_log
 from deep_research.cli.runs_table import show_runs
 from deep_research.config import envfile
 from deep_research.config.names import ConfigError
@@ -45,10 +45,18 @@ def replay(argv: list[str], console: Console) -> int:
     from deep_research.cli.replay import timeline
 
     if len(argv) != 1:
-        raise UsageError("usage: deep-research replay FILE (a .deep_research/runs/*.jsonl log)")
+        raise UsageError(
+            "usage: deep-research replay THREAD_ID | FILE (a thread `runs` lists, or a "
+            ".deep_research/runs/*.jsonl log)"
+        )
     path = Path(argv[0])
+    if not path.is_file() and THREAD_ID.fullmatch(argv[0]):  # the id `runs` shows
+        path = HOME.log_path(argv[0])
     if not path.is_file():
-        raise UsageError(f"no traffic log at {path}")
+        raise UsageError(
+            f"no traffic log at {path} and no run {argv[0]!r} in this directory "
+            "(deep-research runs lists them)"
+        )
     log = read_log(path)
     if warning := log.warning():
         print(f"deep-research: {without_controls(warning)}", file=sys.stderr)

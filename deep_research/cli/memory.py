@@ -14,21 +14,18 @@ from __future__ import annotations
 
 import asyncio
 import sys
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from deep_research.cli.args import UsageError
 from deep_research.cli.plain import plain
-from deep_research.memory import (
-    PASSAGES_COLLECTION,
-    REPORTS_COLLECTION,
-    MemoryUnavailable,
-    Store,
-    open_store,
-)
-from deep_research.memory.research import forget, remembered_threads
+from deep_research.memory import MemoryUnavailable
 from deep_research.text.controls import without_controls
 from deep_research.text.wording import first_line, plural
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from deep_research.memory import Store
 
 USAGE = "usage: deep-research memory list | search QUERY | forget THREAD_ID | clear --yes"
 SHOWN = 5
@@ -52,14 +49,20 @@ def memory_command(argv: list[str], console: Console) -> int:
 
 
 async def _run(command: str, rest: list[str], console: Console) -> int:
-    store = await open_store()
     say = console.print
-    if command == "list":
-        threads = await remembered_threads(store)
-        say(plain(f"Memory at {store.where}: {plural(len(threads), 'report')}"))
+    if command == "list":  # from Chroma's catalogue where it can: no chromadb, no model
+        from deep_research.memory.listing import remembered_reports
+
+        where, threads = await remembered_reports()
+        say(plain(f"Memory at {where}: {plural(len(threads), 'report')}"))
         for thread, date, question in threads:
             say(plain(f"{date}  {thread:<36}  {first_line(question, LINE_CHARS)}"))
         return 0
+    # chromadb (seconds to import) and, for search, the model: only for these commands.
+    from deep_research.memory import PASSAGES_COLLECTION, REPORTS_COLLECTION, open_store
+    from deep_research.memory.research import forget
+
+    store = await open_store()
     if command == "search":
         await _search(store, rest[0], console)
         return 0
@@ -77,6 +80,8 @@ async def _run(command: str, rest: list[str], console: Console) -> int:
 
 
 async def _search(store: Store, query: str, console: Console) -> None:
+    from deep_research.memory import PASSAGES_COLLECTION, REPORTS_COLLECTION
+
     reports: dict[str, tuple[float, str]] = {}
     for hit in await store.query(REPORTS_COLLECTION, query, k=40):
         thread = str(hit.metadata.get("thread", ""))

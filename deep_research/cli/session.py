@@ -113,7 +113,7 @@ async def run_research(
                 search_cap=context.max_searches_per_run,
             )
             while True:
-                view = ProgressView(tracker, console)
+                view = ProgressView(tracker, console, home)
                 view.start()
                 try:
                     # subgraphs=True: searches are reported from inside research subgraphs.

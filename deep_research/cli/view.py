@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from deep_research.cli.plain import plain
+from deep_research.cli.runs import Home, earlier_threads_hint
 from deep_research.runtime.progress_lines import progress_line
 from deep_research.text.wording import plural
 
@@ -112,9 +113,10 @@ class Tracker:
 class ProgressView:
     """Shows a tracker live in a terminal, or as one printed line per event elsewhere."""
 
-    def __init__(self, tracker: Tracker, console: Console) -> None:
+    def __init__(self, tracker: Tracker, console: Console, home: Home | None = None) -> None:
         self.tracker = tracker
         self.console = console
+        self.home = home  # where earlier threads memory names may be resumable
         self.live = console.is_terminal
         self._display: Live | None = None
 
@@ -133,6 +135,10 @@ class ProgressView:
         # What memory says about this run is for the user, live panel or not.
         if line and event.get("event") == "memory":
             self.console.print(plain(line))
+            earlier = [e for e in event.get("earlier") or [] if isinstance(e, dict)]
+            threads = [str(e.get("thread_id", "")) for e in earlier]
+            for hint in earlier_threads_hint(self.home, threads) if self.home else []:
+                self.console.print(plain(hint))
         # The review's outcome is a decision the user made: it stays on screen, above the panel.
         elif line and (not self.live or event.get("event") == "plan_review"):
             self.console.print(plain(f"[{self.tracker.elapsed()}] {line}"))

@@ -8,13 +8,13 @@ chunks (the store drops a shorter text's old tail).
 from __future__ import annotations
 
 import asyncio
-from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from deep_research.library import scan
+from deep_research.library.listing import Entry, entries_of
 from deep_research.library.readers import Document, Unreadable, read_document
 from deep_research.memory import LIBRARY_COLLECTION, Metadata, Piece, Store
 from deep_research.memory.chunks import split
@@ -39,18 +39,6 @@ class AddReport:
 
     def count(self, *statuses: str) -> int:
         return sum(outcome.status in statuses for outcome in self.outcomes)
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One document in the library, for `library list`."""
-
-    path: str
-    title: str
-    kind: str
-    chunks: int
-    pages: int
-    added: str
 
 
 OnFile = Callable[[FileOutcome], None]
@@ -106,24 +94,8 @@ def _pieces(document: Document, sha256: str) -> list[Piece]:
 
 async def entries(store: Store) -> list[Entry]:
     """Every document in the library, by path."""
-    chunks = defaultdict(list)
-    for hit in await store.items(LIBRARY_COLLECTION, texts=False):
-        chunks[hit.key].append(hit.metadata)
-    listed = []
-    for path, metadatas in sorted(chunks.items()):
-        first = metadatas[0]
-        pages = {m.get("page") for m in metadatas if m.get("page")}
-        listed.append(
-            Entry(
-                path=path,
-                title=str(first.get("title", "")),
-                kind=str(first.get("kind", "")),
-                chunks=len(metadatas),
-                pages=len(pages),
-                added=str(first.get("added", "")),
-            )
-        )
-    return listed
+    hits = await store.items(LIBRARY_COLLECTION, texts=False)
+    return entries_of([dict(hit.metadata) for hit in hits])
 
 
 async def remove_path(store: Store, given: Path) -> list[str]:

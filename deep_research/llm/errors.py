@@ -6,6 +6,9 @@ questions of its probe.
 
 from __future__ import annotations
 
+import sys
+from urllib.parse import urlsplit
+
 import httpx
 import openai
 from langchain_core.exceptions import ContextOverflowError, ModelConnectionError, ModelTimeoutError
@@ -45,13 +48,38 @@ def is_context_overflow(error: openai.APIStatusError) -> bool:
     return any(phrase in error.message.lower() for phrase in _OVERFLOW_PHRASES)
 
 
-def start_hint(spec: str) -> str:
+OLLAMA_PORT = 11434
+
+
+def local_server_hint(base_url: str, platform: str | None = None) -> str:
+    """How to start a server where `base_url` points: its port, and this platform's server
+    (mlx_lm.server runs on Apple silicon only; elsewhere llama.cpp or Ollama)."""
+    platform = sys.platform if platform is None else platform  # read per call: testable
+    parts = urlsplit(base_url)
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:  # a port that is not a number: `Endpoints` would have refused it
+        port = 8080
+    if platform == "darwin":
+        return (
+            f"start an OpenAI-compatible server on port {port}, e.g. `mlx_lm.server --model "
+            f"mlx-community/Qwen3-8B-4bit --port {port}`, or point LLM_BASE_URL at yours"
+        )
+    if port == OLLAMA_PORT:
+        return "start Ollama (`ollama serve`), or point LLM_BASE_URL at your server"
+    return (
+        f"start an OpenAI-compatible server on port {port}, e.g. `llama-server -hf "
+        f"Qwen/Qwen3-8B-GGUF:Q4_K_M --jinja -c 32768 -n 8192 --port {port}` (or `ollama "
+        f"serve`, with LLM_BASE_URL=http://localhost:{OLLAMA_PORT}/v1), or point LLM_BASE_URL "
+        "at yours"
+    )
+
+
+def start_hint(spec: str, base_url: str = "http://localhost:8080/v1") -> str:
     provider = spec.partition(":")[0]
     if provider == "local":
-        return (
-            "Start an OpenAI-compatible server there, e.g. `mlx_lm.server --model "
-            "mlx-community/Qwen3-8B-4bit --port 8080`, or point LLM_BASE_URL at yours."
-        )
+        hint = local_server_hint(base_url)
+        return f"{hint[0].upper()}{hint[1:]}."
     if provider == "ollama":
         return "Start Ollama there (`ollama serve`), or point OLLAMA_HOST at yours."
     return "Check the network, and the provider's base URL if one is set (e.g. ANTHROPIC_BASE_URL)."

@@ -186,9 +186,10 @@ class RoleModel:
     def _translated(self, error: Exception) -> ModelEndpointError | None:
         """An unreachable server or a too-long request, as one readable error; else None."""
         if isinstance(error, model_errors.UNREACHABLE):
+            hint = model_errors.start_hint(self.spec, self.endpoint)
             return ModelEndpointError(
                 f"Cannot reach the model server at {self.endpoint} "
-                f"({type(error).__name__}: {error}). {model_errors.start_hint(self.spec)}"
+                f"({type(error).__name__}: {error}). {hint}"
             )
         overflow = isinstance(error, ContextOverflowError) or (
             isinstance(error, openai.APIStatusError) and is_context_overflow(error)

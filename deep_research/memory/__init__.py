@@ -8,6 +8,10 @@ memory. `Store.add / put / query / items / delete / clear` take a collection nam
 `REPORTS_COLLECTION` and `PASSAGES_COLLECTION` hold past research, `LIBRARY_COLLECTION`
 the user's documents.
 
+`await list_chunks(collection)` gives the metadata of a collection's chunks without chromadb
+where it can (`catalogue`: Chroma's SQLite catalogue, read-only), for `memory list` and
+`library list`; `remembered_reports()` is the first of them.
+
 Only `location` is imported with the package: the store needs chromadb (about 4 s to
 import), and whether a store exists at all (`has_store`) must be cheap to ask.
 """
@@ -26,6 +30,7 @@ from deep_research.memory.location import (
 )
 
 if TYPE_CHECKING:
+    from deep_research.memory.listing import Listing, list_chunks, remembered_reports
     from deep_research.memory.open import open_store
     from deep_research.memory.research import PASSAGES_COLLECTION, REPORTS_COLLECTION
     from deep_research.memory.store import Hit, Metadata, Piece, Store, Where
@@ -35,7 +40,10 @@ LIBRARY_COLLECTION = "library-documents"
 _LAZY = {
     "open_store": "deep_research.memory.open",
     "PASSAGES_COLLECTION": "deep_research.memory.research",
-    "REPORTS_COLLECTION": "deep_research.memory.research",
+    "REPORTS_COLLECTION": "deep_research.memory.listing",
+    "Listing": "deep_research.memory.listing",
+    "list_chunks": "deep_research.memory.listing",
+    "remembered_reports": "deep_research.memory.listing",
     "Hit": "deep_research.memory.store",
     "Metadata": "deep_research.memory.store",
     "Piece": "deep_research.memory.store",
@@ -55,6 +63,7 @@ __all__ = [
     "PASSAGES_COLLECTION",
     "REPORTS_COLLECTION",
     "Hit",
+    "Listing",
     "Location",
     "MemoryUnavailable",
     "Metadata",
@@ -64,5 +73,7 @@ __all__ = [
     "configured",
     "configured_store",
     "has_store",
+    "list_chunks",
     "open_store",
+    "remembered_reports",
 ]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import math
 import re
 import time
 from collections.abc import Iterable
@@ -22,12 +21,12 @@ from datetime import UTC, datetime
 
 from deep_research.config.names import LIBRARY_PROVIDER
 from deep_research.memory import chunks
+from deep_research.memory.listing import REPORTS_COLLECTION, report_threads, timestamp_of
 from deep_research.memory.reading import reading_text
 from deep_research.memory.store import Hit, Piece, Scalar, Store
 from deep_research.text import limits
 from deep_research.text.urls import is_file_url, is_web_url
 
-REPORTS_COLLECTION = "research-reports"
 PASSAGES_COLLECTION = "research-passages"
 EXCERPT_CHARS = 1500
 STORED_QUESTION_CHARS = 500
@@ -161,7 +160,7 @@ async def similar_reports(
                 date=str(meta.get("date", "")),
                 similarity=similarity,
                 excerpt=str(meta.get("excerpt", "")),
-                score=similarity * recency_boost(now - _timestamp_of(meta)),
+                score=similarity * recency_boost(now - timestamp_of(meta)),
             )
         )
     found.sort(key=lambda report: -report.score)
@@ -219,14 +218,6 @@ def _is_date(value: object) -> bool:
     return True
 
 
-def _timestamp_of(meta: dict[str, Scalar]) -> float:
-    """A stored chunk's time; 0 (the oldest) when another client wrote something else."""
-    value = meta.get("ts")
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return 0.0
-    return float(value) if math.isfinite(value) else 0.0
-
-
 def _chunk_number(hit: Hit) -> int:
     number = hit.metadata.get("chunk")
     return number if isinstance(number, int) and not isinstance(number, bool) else 0
@@ -242,10 +233,5 @@ async def forget(store: Store, thread_id: str) -> int:
 
 async def remembered_threads(store: Store) -> list[tuple[str, str, str]]:
     """(thread, date, question) of every stored report, newest first."""
-    seen: dict[tuple[str, str], tuple[str, str, str, float]] = {}
-    for hit in await store.items(REPORTS_COLLECTION, where={"chunk": 0}, texts=False):
-        meta = hit.metadata
-        key = (str(meta.get("thread", "")), str(meta.get("question", "")))
-        seen[key] = (key[0], str(meta.get("date", "")), key[1], _timestamp_of(meta))
-    rows = sorted(seen.values(), key=lambda row: -row[3])
-    return [(thread, date, question) for thread, date, question, _ in rows]
+    hits = await store.items(REPORTS_COLLECTION, where={"chunk": 0}, texts=False)
+    return report_threads([dict(hit.metadata) for hit in hits])

@@ -21,6 +21,7 @@ import httpx
 
 from deep_research.embedding import embedder
 from deep_research.memory import chunks
+from deep_research.memory.catalogue import CHUNK, KEY, Scalar
 from deep_research.memory.location import Location, MemoryUnavailable
 from deep_research.text import secrets
 
@@ -28,12 +29,9 @@ if TYPE_CHECKING:
     from chromadb.api import ClientAPI
     from langchain_chroma import Chroma
 
-Scalar = str | int | float | bool
 Metadata = Mapping[str, Scalar]
 # A Chroma `where` filter: {"field": value}, {"field": {"$gte": 3}}, {"$and": [...]}.
 Where = Mapping[str, Any]
-# Keys the store sets on every chunk; callers' metadata may not use them.
-KEY, CHUNK = "key", "chunk"
 MAX_RESULTS = 100
 WRITE_BATCH = 1000  # chunks per Chroma call, below its batch limit
 # Keys' stale tails per query: each is a term of one `$or`, and SQLite refuses an

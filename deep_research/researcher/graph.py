@@ -50,7 +50,7 @@ async def think(state: ResearcherState, runtime: Runtime[Context]) -> dict[str, 
     system = SystemMessage(
         # The same text for every researcher and turn, so a server's prefix cache keeps it;
         # the topic's own search budget is told after each search instead.
-        prompts.render("researcher")
+        prompts.render("researcher", researcher=_who(context))
     )
     turns = state.get("turns", 0) + 1
     limit = state.get("cost_quota") if context.max_cost_usd is not None else None
@@ -79,6 +79,18 @@ def _out_of_budget(sources: list[Source]) -> AIMessage:
         "The cost budget ran out before this researcher wrote its report. "
         + (f"The pages it retrieved:\n{found}" if found else "It had retrieved no pages.")
     )
+
+
+def _who(context: Context) -> str:
+    """Who the researcher is told it is: `web_search` reaches only the user's documents
+    when the search provider is `library`, and a prompt saying "web" would send it after
+    pages it cannot get."""
+    if context.search_provider == "library":
+        return (
+            "a researcher of the user's own documents (their library: `web_search` searches "
+            "only those documents, not the web)"
+        )
+    return "a web researcher"
 
 
 def _as_plain_text(messages: list[Any]) -> list[Any]:

@@ -22,6 +22,7 @@ from tests.support.cli import (
     CLI_TIMEOUT,
     LLM_KEY,
     QUESTION,
+    REPO,
     TAVILY_KEY,
     cli_env,
     read_until,
@@ -147,6 +148,21 @@ def test_replay_prints_a_readable_timeline(
     assert any("progress      research done: heat pump" in x for x in lines)
     assert "Totals" in lines and any(re.search(r"researcher\s+4 calls", x) for x in lines)
     assert LLM_KEY not in out
+
+
+def test_replay_takes_the_thread_id_that_runs_shows(piped_run: FinishedRun) -> None:
+    env = {key: value for key, value in os.environ.items() if key in ("PATH", "HOME")}
+    env |= {"PYTHONPATH": str(REPO), "DEEP_RESEARCH_DOTENV": "0"}
+    runs = run_cli(piped_run.cwd, env, "runs")
+    thread = runs.stdout.splitlines()[1].split()[0]
+    assert thread == piped_run.log.stem
+    by_id = run_cli(piped_run.cwd, env, "replay", thread)
+    by_path = run_cli(piped_run.cwd, env, "replay", str(piped_run.log))
+    assert by_id.returncode == 0 and by_id.stdout == by_path.stdout, by_id.stderr
+    assert "run start" in by_id.stdout
+    unknown = run_cli(piped_run.cwd, env, "replay", "0badc0de")
+    assert unknown.returncode == 2
+    assert "no run '0badc0de' in this directory (deep-research runs lists them)" in unknown.stderr
 
 
 def test_runs_lists_the_finished_run(

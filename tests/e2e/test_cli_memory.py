@@ -31,8 +31,19 @@ def test_the_second_run_is_told_of_the_first_and_searches_less(
         assert second.returncode == 0, second.stderr
         again = len(tavily.queries) - searched
     assert again < searched
-    notice = next(line for line in second.stdout.splitlines() if "You researched" in line)
-    assert re.search(r"a similar question on \d{4}-\d{2}-\d{2}: thread \S+", notice)
+    lines = second.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if "You researched" in line)
+    found = re.search(r"a similar question on \d{4}-\d{2}-\d{2}: thread (\S+)", lines[at])
+    assert found
+    earlier = found.group(1).rstrip(";")
+    # The id it names is one `replay` and `--resume` take here (the thread is done).
+    assert lines[at + 1] == (
+        f"  thread {earlier} ran here: deep-research replay {earlier} shows it, "
+        f"deep-research --resume {earlier} continues it if it stopped"
+    )
+    assert run_cli(tmp_path, env, "replay", earlier).returncode == 0
+    resumed = run_cli(tmp_path, env, "--resume", earlier)
+    assert resumed.returncode == 0, resumed.stderr
     memory_line = next(line for line in second.stdout.splitlines() if line.startswith("memory"))
     assert str(tmp_path / ".deep_research" / "memory") in memory_line
     assert "answered from it" in memory_line and "report remembered" in memory_line
@@ -42,3 +53,30 @@ def test_the_second_run_is_told_of_the_first_and_searches_less(
     listed = run_cli(tmp_path, env, "memory", "list")
     assert listed.returncode == 0, listed.stderr
     assert "2 reports" in listed.stdout
+
+
+def test_a_thread_from_another_directory_is_named_as_not_resumable_here(tmp_path: Path) -> None:
+    first_dir, second_dir = tmp_path / "one", tmp_path / "two"
+    first_dir.mkdir()
+    second_dir.mkdir()
+    with ScriptedOpenAIServer(ResearchBrain()) as llm, FakeTavilyServer() as tavily:
+        env = {
+            **cli_env(llm, tavily, tmp_path),
+            "USE_MEMORY": "true",
+            "FETCH_TOP_N": "0",
+            "MEMORY_DIR": str(tmp_path / "memory"),
+        }
+        assert run_cli(first_dir, env, "--no-clarify", QUESTION).returncode == 0
+        second = run_cli(second_dir, env, "--no-clarify", QUESTION)
+        assert second.returncode == 0, second.stderr
+    lines = second.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if "You researched" in line)
+    found = THREAD.search(lines[at])
+    assert found
+    earlier = found.group(1).rstrip(";")
+    assert lines[at + 1] == (
+        f"  thread {earlier}: not a run of this directory, so it cannot be resumed here "
+        "(deep-research memory search shows what it found)"
+    )
+    refused = run_cli(second_dir, env, "--resume", earlier)
+    assert refused.returncode == 1 and f"no run {earlier!r}" in refused.stderr

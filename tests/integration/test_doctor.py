@@ -4,6 +4,7 @@ each of its modes, the fake Tavily and SearXNG APIs, ddgs with no network, and t
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -153,7 +154,9 @@ async def test_a_server_that_is_down_is_unreachable_and_probed_no_further(
     [endpoint] = await model_checks()
     assert endpoint.status == "fail"
     assert endpoint.detail.startswith(f"unreachable: {url} (ConnectError")
-    assert "mlx_lm.server" in endpoint.fix and "LLM_BASE_URL" in endpoint.fix
+    server = "mlx_lm.server" if sys.platform == "darwin" else "llama-server"
+    assert server in endpoint.fix and "LLM_BASE_URL" in endpoint.fix, "this platform's server"
+    assert f"--port {url.rsplit(':', 1)[1].split('/')[0]}" in endpoint.fix, "the port in use"
 
 
 @pytest.mark.parametrize(
@@ -324,7 +327,11 @@ def test_the_command_passes_a_good_setup_and_leaves_nothing_behind(tmp_path: Pat
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
     assert [line.split()[0] for line in lines[:-1]] == ["ok"] * 8, result.stdout
-    assert any(line.startswith("ok    relevance model: all-MiniLM-L6-v2 loaded") for line in lines)
+    assert any(
+        line.startswith("ok    relevance model: all-MiniLM-L6-v2 from ")
+        and "SHA-256 checked, loaded in" in line
+        for line in lines
+    ), "where the model's files are, and that they were checked"
     assert lines[-1] == "Ready: a run can succeed (0 warnings)."
     output = result.stdout + result.stderr
     assert env["LLM_API_KEY"] not in output and env["TAVILY_API_KEY"] not in output

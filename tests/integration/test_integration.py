@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
@@ -115,7 +117,8 @@ async def test_dead_endpoint_gives_one_clear_error(monkeypatch: pytest.MonkeyPat
     with pytest.raises(ModelEndpointError) as error:
         await model.ask([HumanMessage("hi")])
     message = str(error.value)
-    assert url in message and "mlx_lm.server" in message and "LLM_BASE_URL" in message
+    server = "mlx_lm.server" if sys.platform == "darwin" else "llama-server"
+    assert url in message and server in message and "LLM_BASE_URL" in message
     assert error.value.__cause__ is None and error.value.__suppress_context__
 
 

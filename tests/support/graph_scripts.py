@@ -59,7 +59,7 @@ def script_for(
         system = str(messages[0].content) if isinstance(messages[0], SystemMessage) else ""
         if "research phase is over" in system:
             return AIMessage("# Forced report\n\nWritten without tools.")
-        if "web researcher" in system:
+        if "Research the ONE topic" in system:  # the researcher, web or library
             return AIMessage("Wrap-up report without tools.")
         return AIMessage('{"need_clarification": false, "questions": [], "verification": "ok"}')
 

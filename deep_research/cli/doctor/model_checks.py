@@ -23,7 +23,7 @@ from deep_research.config.settings import Context
 from deep_research.llm import init_chat as provider_models
 from deep_research.llm import toolcalls
 from deep_research.llm.chat_models import Role, chat_model, public_url
-from deep_research.llm.errors import UNREACHABLE
+from deep_research.llm.errors import UNREACHABLE, local_server_hint
 from deep_research.runtime import prompts
 from deep_research.text import secrets
 
@@ -31,11 +31,6 @@ from deep_research.text import secrets
 ROLES = cast(tuple[Role, ...], context_roles)
 OPENAI_URL = "https://api.openai.com/v1"
 MAX_LISTED = 8  # served model names shown when the configured one is not among them
-START_SERVER = (
-    "start an OpenAI-compatible server there, e.g. "
-    "`mlx_lm.server --model mlx-community/Qwen3-8B-4bit --port 8080`, or point LLM_BASE_URL "
-    "at yours"
-)
 
 
 class Ping(BaseModel):
@@ -104,7 +99,7 @@ async def _served_models(
         fix = "is the server busy or hung? re-run doctor in a minute, or raise --timeout"
         return Check(label, "fail", f"{where} did not answer within {timeout:g} s", fix), None
     except httpx.HTTPError as error:
-        fix = START_SERVER if local else "check the network (and OPENAI_BASE_URL if set)"
+        fix = local_server_hint(base) if local else "check the network (and OPENAI_BASE_URL if set)"
         detail = f"unreachable: {where} ({type(error).__name__}: {error})"
         return Check(label, "fail", detail, fix), None
     if response.status_code in (401, 403):

@@ -14,6 +14,7 @@ from deep_research.llm.errors import (
     TRANSIENT_ERRORS,
     UNREACHABLE,
     is_context_overflow,
+    local_server_hint,
     scrub_error,
     start_hint,
 )
@@ -80,9 +81,27 @@ def test_a_refused_connection_is_unreachable_in_each_clients_words() -> None:
 
 
 @pytest.mark.parametrize(
+    ("platform", "base", "names"),
+    [
+        ("darwin", "http://localhost:9001/v1", ("`mlx_lm.server ", "--port 9001`")),
+        ("linux", "http://localhost:9001/v1", ("`llama-server ", "--port 9001`", "ollama serve")),
+        ("linux", "http://127.0.0.1:11434/v1", ("`ollama serve`",)),
+        ("win32", "https://gpu.lan/v1", ("`llama-server ", "--port 443`")),
+    ],
+)
+def test_the_local_hint_names_this_platforms_server_and_the_configured_port(
+    platform: str, base: str, names: tuple[str, ...]
+) -> None:
+    hint = local_server_hint(base, platform)
+    assert all(name in hint for name in names), hint
+    assert ("mlx_lm.server" in hint) == (platform == "darwin")
+    assert "8080" not in hint
+
+
+@pytest.mark.parametrize(
     ("spec", "names"),
     [
-        ("local:qwen3-8b", ("mlx_lm.server", "LLM_BASE_URL")),
+        ("local:qwen3-8b", ("LLM_BASE_URL",)),
         ("ollama:qwen3", ("ollama serve", "OLLAMA_HOST")),
         ("anthropic:claude", ("base URL",)),
     ],
@@ -90,7 +109,8 @@ def test_a_refused_connection_is_unreachable_in_each_clients_words() -> None:
 def test_start_hint_names_the_providers_own_remedy(spec: str, names: tuple[str, ...]) -> None:
     hint = start_hint(spec)
     assert all(name in hint for name in names)
-    others = {"ollama serve", "mlx_lm.server"} - set(names)
+    # A local server may be either (the platform decides: the test above); others name theirs.
+    others = set() if spec.startswith("local:") else {"ollama serve", "mlx_lm.server"} - set(names)
     assert not any(other in hint for other in others)
 
 

@@ -41,6 +41,20 @@ async def test_think_offers_web_search_until_the_last_turn(use_script: Any) -> N
     assert any("Search results:\nresults" in str(m.content) for m in last)
 
 
+@pytest.mark.parametrize("provider", ["library", "ddgs", "auto"])
+async def test_the_researcher_is_told_what_it_searches(provider: str, use_script: Any) -> None:
+    model: ScriptedChatModel = use_script(lambda messages, tools: AIMessage("ok"))
+    context = Context(search_provider=provider, max_researcher_turns=3)
+    await think(state(turns=0), Runtime(context=context))
+    [(messages, _)] = model.calls
+    system = str(messages[0].content)
+    if provider == "library":
+        assert "web researcher" not in system
+        assert system.startswith("You are a researcher of the user's own documents")
+    else:
+        assert system.startswith("You are a web researcher.")
+
+
 def test_a_reply_with_calls_reserves_and_one_without_ends() -> None:
     assert (
         route_researcher(state(AIMessage("", tool_calls=[web_search("s", queries=["q"])])))

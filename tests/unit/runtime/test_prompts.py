@@ -24,8 +24,8 @@ def test_every_placeholder_is_filled_with_its_value() -> None:
 
 def test_the_date_defaults_to_today_and_can_be_given() -> None:
     today = date.today().strftime("%A, %B %d, %Y")
-    assert today in render("researcher")
-    given = render("researcher", date="Monday, January 01, 2024")
+    assert today in render("researcher", researcher="a web researcher")
+    given = render("researcher", researcher="a web researcher", date="Monday, January 01, 2024")
     assert "Monday, January 01, 2024" in given and today not in given
 
 

@@ -7,6 +7,7 @@ tests/integration/test_doctor*.py; these call the grouping and the classifiers d
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import Any
 
 import httpx
@@ -15,7 +16,7 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from deep_research.cli.doctor import model_checks as mc
-from deep_research.cli.doctor.model_checks import MAX_LISTED, START_SERVER, ModelTarget
+from deep_research.cli.doctor.model_checks import MAX_LISTED, ModelTarget
 from deep_research.config.settings import load_context
 from tests.support.fakes.http_server import closed_port
 
@@ -102,10 +103,20 @@ async def test_a_probe_reads_its_deadline_and_other_clients_errors() -> None:
     assert (await mc.probe_tool_call(_Raising(), LOCAL, "http://here", 1)).status == "ok"
 
 
-async def test_a_local_server_that_is_down_says_how_to_start_one() -> None:
-    base = f"http://127.0.0.1:{closed_port()}/v1"
+@pytest.mark.parametrize(
+    ("platform", "server", "absent"),
+    [("linux", "llama-server", "mlx_lm.server"), ("darwin", "mlx_lm.server", "llama-server")],
+)
+async def test_a_local_server_that_is_down_says_how_to_start_one_on_its_port(
+    platform: str, server: str, absent: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "platform", platform)
+    port = closed_port()
+    base = f"http://127.0.0.1:{port}/v1"
     check, served = await mc._served_models(LOCAL, base, "", 2.0)
-    assert (check.status, served, check.fix) == ("fail", None, START_SERVER)
+    assert (check.status, served) == ("fail", None)
+    assert f"`{server} " in check.fix and f"--port {port}`" in check.fix, check.fix
+    assert absent not in check.fix and "8080" not in check.fix
     assert check.detail.startswith("unreachable: http://127.0.0.1:")
     cloud, _ = await mc._served_models(CLOUD, base, "", 2.0)
     assert "OPENAI_BASE_URL" in cloud.fix

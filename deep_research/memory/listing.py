@@ -1,0 +1,73 @@
+"""What the store holds, for a listing: read from Chroma's catalogue when the store is a
+local directory this process can read that way (no chromadb import, no directory lock),
+else through chromadb (a Chroma server, or a catalogue `catalogue.py` does not know)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from deep_research.memory import catalogue
+from deep_research.memory.catalogue import Record, Scalar
+from deep_research.memory.location import Location, configured, has_store
+
+REPORTS_COLLECTION = "research-reports"
+
+
+@dataclass(frozen=True)
+class Listing:
+    """The metadata of a collection's chunks, where they were read, and by what."""
+
+    where: str
+    records: list[Record]
+    read_by: Literal["catalogue", "chromadb"]
+
+
+async def list_chunks(
+    collection: str, equal: tuple[str, Scalar] | None = None, location: Location | None = None
+) -> Listing:
+    """Every chunk's metadata in `collection` (where field `equal[0]` is `equal[1]`)."""
+    # `configured()` asks for the working directory and the disk: never on the loop.
+    place = await asyncio.to_thread(configured) if location is None else location
+    if place.path is not None:
+        if not await asyncio.to_thread(has_store, place):  # nothing stored yet
+            return Listing(place.describe(), [], "catalogue")
+        records = await asyncio.to_thread(catalogue.read, place.path, collection, equal)
+        if records is not None:
+            return Listing(place.describe(), records, "catalogue")
+    from deep_research.memory.open import open_store  # chromadb: seconds to import
+
+    store = await open_store(place)
+    where = None if equal is None else {equal[0]: equal[1]}
+    hits = await store.items(collection, where=where, texts=False)
+    return Listing(store.where, [dict(hit.metadata) for hit in hits], "chromadb")
+
+
+def timestamp_of(meta: Mapping[str, Scalar]) -> float:
+    """A stored chunk's time; 0 (the oldest) when another client wrote something else."""
+    value = meta.get("ts")
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0.0
+    return float(value) if math.isfinite(value) else 0.0
+
+
+def report_threads(records: list[Record]) -> list[tuple[str, str, str]]:
+    """(thread, date, question) of every report among the first chunks in `records`,
+    newest first; one row per thread and question."""
+    seen: dict[tuple[str, str], tuple[str, str, str, float]] = {}
+    for meta in records:
+        key = (str(meta.get("thread", "")), str(meta.get("question", "")))
+        seen[key] = (key[0], str(meta.get("date", "")), key[1], timestamp_of(meta))
+    rows = sorted(seen.values(), key=lambda row: -row[3])
+    return [(thread, date, question) for thread, date, question, _ in rows]
+
+
+async def remembered_reports(
+    location: Location | None = None,
+) -> tuple[str, list[tuple[str, str, str]]]:
+    """Where the memory is, and (thread, date, question) of every report it holds."""
+    listed = await list_chunks(REPORTS_COLLECTION, ("chunk", 0), location)
+    return listed.where, report_threads(listed.records)

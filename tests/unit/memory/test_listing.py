@@ -1,0 +1,55 @@
+"""memory.listing: a local store is listed from its catalogue, anything else through
+chromadb, with the same records; reports come out one row per thread, newest first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from deep_research.memory import LIBRARY_COLLECTION, Location, Piece, catalogue, open_store
+from deep_research.memory.listing import list_chunks, remembered_reports, report_threads
+from deep_research.memory.research import remember
+
+
+def test_report_threads_one_row_per_thread_and_question_newest_first() -> None:
+    records: list[dict[str, str | int | float | bool]] = [
+        {"thread": "old", "question": "Q1", "date": "2026-01-01", "ts": 1.0},
+        {"thread": "new", "question": "Q2", "date": "2026-02-01", "ts": 2.0},
+        {"thread": "new", "question": "Q2", "date": "2026-02-01", "ts": 2.0},
+        {"thread": "odd", "question": "Q3", "date": "", "ts": "not a time"},
+    ]
+    assert report_threads(records) == [
+        ("new", "2026-02-01", "Q2"),
+        ("old", "2026-01-01", "Q1"),
+        ("odd", "", "Q3"),
+    ]
+
+
+async def test_a_directory_with_no_store_lists_nothing_and_makes_nothing(tmp_path: Path) -> None:
+    listed = await list_chunks(LIBRARY_COLLECTION, location=Location(path=tmp_path / "m"))
+    assert (listed.records, listed.read_by) == ([], "catalogue")
+    assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.slow  # real Chroma and MiniLM
+async def test_the_catalogue_and_chromadb_list_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    where = Location(path=tmp_path / "memory")
+    store = await open_store(where)
+    await store.put(LIBRARY_COLLECTION, "a", [Piece("x", {"title": "A"}), Piece("y", {})])
+    for thread, question in (("t1", "Heat pumps?"), ("t2", "Tides?")):
+        await remember(store, thread_id=thread, question=question, report="A report.", cited=[])
+    fast = await list_chunks(LIBRARY_COLLECTION, location=where)
+    where_fast, reports_fast = await remembered_reports(where)
+    monkeypatch.setattr(catalogue, "KNOWN_SCHEMA", {"sysdb": -1})  # a chromadb it doesn't know
+    slow = await list_chunks(LIBRARY_COLLECTION, location=where)
+    where_slow, reports_slow = await remembered_reports(where)
+    assert (fast.read_by, slow.read_by) == ("catalogue", "chromadb")
+    key = lambda r: (str(r["key"]), str(r["chunk"]))  # noqa: E731
+    assert sorted(fast.records, key=key) == sorted(slow.records, key=key)
+    assert len(fast.records) == 2
+    assert where_fast == where_slow == str(tmp_path / "memory")
+    assert sorted(reports_fast) == sorted(reports_slow)
+    assert {thread for thread, _, _ in reports_fast} == {"t1", "t2"}
