@@ -36,6 +36,9 @@ class UnknownPriceError(ReadableError, RuntimeError):
     """`max_cost_usd` is set, but a role's model has no known price: it cannot be held."""
 
 
+MAX_REPORTED_TOKENS = 100_000_000  # more than any context window: a count above is not one
+
+
 def prompt_bound(messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]]) -> int:
     """At most how many tokens the request's prompt is: every byte-level BPE token covers at
     least one UTF-8 byte, so bytes (plus framing) bound the count for any such tokenizer."""
@@ -50,9 +53,12 @@ def prompt_bound(messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel
 def reply_tokens(reply: AIMessage, sent: Sequence[BaseMessage]) -> tuple[int, int, bool]:
     """(tokens in, tokens out, estimated): the provider's `usage` when it sent one; else an
     estimate from characters, marked so (a server that sends no usage is usually local)."""
-    reported = reply.usage_metadata
-    if reported and (reported.get("input_tokens") or reported.get("output_tokens")):
-        return int(reported.get("input_tokens", 0)), int(reported.get("output_tokens", 0)), False
+    reported = reply.usage_metadata or {}
+    counts = (reported.get("input_tokens", 0), reported.get("output_tokens", 0))
+    # A server's own count, when it is one: whole, not negative (a negative count would
+    # give budget back), and not absurd; anything else is estimated like no count at all.
+    if any(counts) and all(type(n) is int and 0 <= n <= MAX_REPORTED_TOKENS for n in counts):
+        return counts[0], counts[1], False
     chars_in = sum(len(m.text) for m in sent)
     chars_out = len(reply.text) + len(json.dumps(reply.tool_calls)) * bool(reply.tool_calls)
     return math.ceil(chars_in / CHARS_PER_TOKEN), math.ceil(chars_out / CHARS_PER_TOKEN), True
