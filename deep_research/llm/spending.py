@@ -92,11 +92,13 @@ class Ledger:
             )
         if self.counted + worst > self.limit:
             raise BudgetExceeded(
-                f"The cost budget ({usd(self.limit)}) is spent: {usd(self.counted)} counted, "
+                f"The cost budget ({usd(self.limit)}, max_cost_usd or --max-cost) is spent: "
+                f"{usd(self.counted)} counted, "
                 f"and the next {price.spec} call could cost up to {usd(worst)}."
             )
 
-    def record(self, role: str, price: Price, tokens: tuple[int, int, bool]) -> None:
+    def record(self, role: str, price: Price, tokens: tuple[int, int, bool]) -> RoleUsage:
+        """Count one reply; returns what it used and cost (for its progress event)."""
         tokens_in, tokens_out, estimated = tokens
         cost = price.micros(tokens_in, tokens_out)
         self.spent += cost or 0
@@ -109,6 +111,7 @@ class Ledger:
             estimated=int(estimated),
         )
         self.usage = add_usage(self.usage, Usage(**used, by_role={role: used}))
+        return used
 
     def update(self) -> dict[str, object]:
         """What a node adds to state: its calls' usage and the µUSD they cost."""
