@@ -113,6 +113,7 @@ async def run_research(
                 searches_used=earlier.searches,
                 search_cap=context.max_searches_per_run,
                 cost=earlier.usd,
+                model_cost=earlier.model_usd,
                 max_cost_usd=context.max_cost_usd,
             )
             while True:

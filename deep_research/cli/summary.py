@@ -35,6 +35,7 @@ class Totals:
     # What the logged model calls and searches cost, every session's (`model_call` and
     # `search_done` events); None once a call's price was unknown.
     usd: float | None = 0.0
+    model_usd: float | None = 0.0  # the model calls' part: what `max_cost_usd` holds
 
     def lines(self, cap: int | None = None, counted: int | None = None) -> list[str]:
         """The summary's lines; with the run's search `cap`, the searches line says how
@@ -92,6 +93,8 @@ def totals(records: list[dict[str, Any]]) -> Totals:
             result.remembered += event == "search_remembered"
             if event in ("model_call", "search_done"):
                 result.usd = add_usd(result.usd, record.get("usd", 0.0))
+            if event == "model_call":
+                result.model_usd = add_usd(result.model_usd, record.get("usd", 0.0))
             result.memory_saved |= event == "memory_saved"
             if event == "memory" and record.get("status") == "unavailable":
                 result.memory = f"unavailable: {record.get('reason')}"
@@ -147,5 +150,5 @@ def cost_line(values: dict[str, Any], max_cost_usd: float | None) -> str:
         line += f"; {usage['estimated']} calls' tokens estimated"
     if max_cost_usd is not None:
         left = max(0.0, max_cost_usd - values.get("cost_counted", 0) / 1_000_000)
-        line += f"; budget ${max_cost_usd:,.4f}, ${left:,.4f} left"
+        line += f"; budget ${max_cost_usd:,.4f} for model calls, ${left:,.4f} left"
     return line

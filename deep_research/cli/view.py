@@ -44,6 +44,7 @@ class Tracker:
     search_cap: int | None = None
     sources: set[str] = field(default_factory=set)
     cost: float | None = 0.0  # USD so far, earlier sessions included; None: a price unknown
+    model_cost: float | None = 0.0  # the model calls' part, which `max_cost_usd` holds
     max_cost_usd: float | None = None
 
     def handle(self, event: dict[str, Any]) -> str | None:
@@ -64,6 +65,8 @@ class Tracker:
             self.sources.update(event.get("urls") or [])
         if name in ("model_call", "search_done"):
             self.cost = add_usd(self.cost, event.get("usd", 0.0))
+        if name == "model_call":
+            self.model_cost = add_usd(self.model_cost, event.get("usd", 0.0))
         elif name in ("research_done", "research_failed"):
             if not who:
                 return None  # a researcher this view never saw start
@@ -83,12 +86,10 @@ class Tracker:
         return line
 
     def cost_text(self) -> str:
-        """`cost $0.0123`, and with a budget what is left of it (by what was spent)."""
-        if self.cost is None:
-            return "cost unknown"
-        text = f"cost ${self.cost:,.4f}"
-        if self.max_cost_usd is not None:
-            text += f" (${max(0.0, self.max_cost_usd - self.cost):,.4f} left)"
+        """`cost $0.0123`, and with a budget what the model calls have left of it."""
+        text = "cost unknown" if self.cost is None else f"cost ${self.cost:,.4f}"
+        if self.max_cost_usd is not None and self.model_cost is not None:
+            text += f" (${max(0.0, self.max_cost_usd - self.model_cost):,.4f} left)"
         return text
 
     def elapsed(self) -> str:

@@ -110,12 +110,13 @@ def header_of(tracker: Tracker) -> str:
 
 
 def test_the_panel_adds_up_call_and_search_costs_and_shows_the_budget_left() -> None:
-    tracker = Tracker("t1", cost=0.01, max_cost_usd=0.05)  # 0.01: earlier sessions' calls
+    tracker = Tracker("t1", cost=0.01, model_cost=0.01, max_cost_usd=0.05)  # earlier sessions'
     assert "cost $0.0100 ($0.0400 left)" in header_of(tracker)
     assert tracker.handle({"event": "model_call", "role": "researcher", "usd": 0.0025}) is None
     tracker.handle({"event": "search_done", "urls": [], "usd": 0.008})
     assert tracker.cost == pytest.approx(0.0205)
-    assert "cost $0.0205 ($0.0295 left)" in header_of(tracker)
+    # The budget holds model calls (searches are held by the search cap).
+    assert "cost $0.0205 ($0.0375 left)" in header_of(tracker)
     tracker.handle({"event": "model_call", "role": "orchestrator", "usd": None})
     assert tracker.cost is None and "cost unknown" in header_of(tracker), "never 0"
     assert "left" not in header_of(Tracker("t2", cost=0.5)), "no budget, nothing left to show"
