@@ -134,6 +134,9 @@ def summarise(case: dict[str, Any], parallel: bool, time_scale: float) -> dict[s
         "system_chars": sum(r["system_chars"] for r in roles.values()),
         "searches": case["searches"],
         "page_fetches": case["fetches"],
+        # The output state's usage (priced as the run's models and Tavily's credits are).
+        "usage": case.get("usage"),
+        "usd": (case.get("usage") or {}).get("usd"),
         "process_start_s": round(case["run_started"] - case["process_start"], 2),
         "wall_s": round(wall, 2),
         # When `finalize` put the report in state; `remember` follows, then the run ends.

@@ -140,6 +140,7 @@ async def run(profile_name: str, k: int) -> dict[str, Any]:
         "searches": log["searches"],
         "fetches": log["fetches"],
         "report_chars": len(out.get("final_report") or ""),
+        "usage": out.get("usage"),
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
 

@@ -98,6 +98,12 @@ def research_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--max-searches", type=int, help="searches allowed for the whole run")
     parser.add_argument(
+        "--max-cost",
+        type=float,
+        metavar="USD",
+        help="most the run's model calls may cost, in USD (see docs/cost.md)",
+    )
+    parser.add_argument(
         "--export",
         metavar="FORMATS",
         help="also write the report as html, pdf and/or docx, beside it (e.g. html,pdf)",
@@ -140,6 +146,8 @@ def settings_from(args: argparse.Namespace) -> dict[str, Any]:
         settings["search_provider"] = args.search
     if args.max_searches is not None:
         settings["max_searches_per_run"] = args.max_searches
+    if args.max_cost is not None:
+        settings["max_cost_usd"] = args.max_cost
     return settings
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from deep_research.cli.summary import totals
 from deep_research.errors import DeepResearchError, ReadableError
 from deep_research.text.controls import without_controls
 
@@ -77,6 +78,7 @@ class RunRecord:
     error: str | None = None
     skipped: str | None = None  # "skipped N unreadable lines in PATH", when any were
     searches: int = 0  # sent, in every session: one `search` event each, as the summary counts
+    cost: float | None = 0.0  # USD its logged model calls and searches cost; None: unknown
 
 
 def warn_skipped(record: RunRecord) -> None:
@@ -145,6 +147,7 @@ def run_record(log: TrafficRecords, thread_id: str) -> RunRecord:
         raise UnknownRunError(f"run {thread_id!r} has no start record in its traffic log")
     first = starts[0]
     record = RunRecord(thread_id, first.get("question") or "", first["t"], skipped=log.warning())
+    record.cost = totals(records).usd  # as the live view and `replay` count it
     for entry in records:
         record.searches += entry.get("kind") == "progress" and entry.get("event") == "search"
         if entry.get("kind") != "run":

@@ -13,7 +13,7 @@ from deep_research.text.wording import first_line
 if TYPE_CHECKING:
     from rich.console import Console
 
-RUNS_HEADER = ("thread", "started", "status", "searches", "question", "report or error")
+RUNS_HEADER = ("thread", "started", "status", "searches", "cost", "question", "report or error")
 QUESTION_CHARS = 48
 DETAIL_CHARS = 80
 
@@ -25,14 +25,15 @@ async def _statuses(thread_ids: list[str]) -> list[str]:
         return [await status_of(graph, thread_id) for thread_id in thread_ids]
 
 
-def runs_table(rows: list[tuple[str, str, str, str, str, str]]) -> list[str]:
+def runs_table(rows: list[tuple[str, str, str, str, str, str, str]]) -> list[str]:
     """`runs` output: a header, then one line per run (thread, started, status, searches
-    sent, question, report or error), each cell cut to one line so a long error cannot
-    spill."""
+    sent, cost, question, report or error), each cell cut to one line so a long error
+    cannot spill."""
     lines = []
-    for thread, when, status, searches, question, detail in [RUNS_HEADER, *rows]:
+    for thread, when, status, searches, cost, question, detail in [RUNS_HEADER, *rows]:
         question = first_line(question, QUESTION_CHARS)
-        line = f"{thread:<8}  {when:<16}  {status:<22}  {searches:>8}  {question:<{QUESTION_CHARS}}"
+        line = f"{thread:<8}  {when:<16}  {status:<22}  {searches:>8}  {cost:>9}  "
+        line += f"{question:<{QUESTION_CHARS}}"
         lines.append(f"{line}  {first_line(detail, DETAIL_CHARS)}".rstrip())
     return lines
 
@@ -55,6 +56,7 @@ def show_runs(argv: list[str], console: Console) -> int:
             datetime.fromtimestamp(run.started).strftime("%Y-%m-%d %H:%M"),
             status,
             str(run.searches),
+            "unknown" if run.cost is None else f"${run.cost:,.4f}",
             run.question,
             (run.report if status == "done" else run.error) or "",
         )

@@ -106,11 +106,15 @@ async def run_research(
             # A resumed run's view goes on from the searches earlier sessions sent, as the
             # summary counts them: one `search` event each in the log. Not `searches_used`:
             # mid-run it also counts the quotas handed to unfinished research tasks.
+            earlier = totals(read_log(log.path).records)
             tracker = Tracker(
                 thread_id,
                 phase="resuming" if resume else "starting",
-                searches_used=totals(read_log(log.path).records).searches,
+                searches_used=earlier.searches,
                 search_cap=context.max_searches_per_run,
+                cost=earlier.usd,
+                model_cost=earlier.model_usd,
+                max_cost_usd=context.max_cost_usd,
             )
             while True:
                 view = ProgressView(tracker, console, home)

@@ -32,6 +32,10 @@ class Totals:
     memory: str = ""  # where the memory was, or why it could not be used; "": memory off
     remembered: int = 0  # queries answered from memory without a search
     memory_saved: bool = False
+    # What the logged model calls and searches cost, every session's (`model_call` and
+    # `search_done` events); None once a call's price was unknown.
+    usd: float | None = 0.0
+    model_usd: float | None = 0.0  # the model calls' part: what `max_cost_usd` holds
 
     def lines(self, cap: int | None = None, counted: int | None = None) -> list[str]:
         """The summary's lines; with the run's search `cap`, the searches line says how
@@ -87,12 +91,24 @@ def totals(records: list[dict[str, Any]]) -> Totals:
             result.fetches += event == "fetch"
             result.researchers_failed += event == "research_failed"
             result.remembered += event == "search_remembered"
+            if event in ("model_call", "search_done"):
+                result.usd = add_usd(result.usd, record.get("usd", 0.0))
+            if event == "model_call":
+                result.model_usd = add_usd(result.model_usd, record.get("usd", 0.0))
             result.memory_saved |= event == "memory_saved"
             if event == "memory" and record.get("status") == "unavailable":
                 result.memory = f"unavailable: {record.get('reason')}"
             elif event == "memory" and record.get("where"):
                 result.memory = f"at {record.get('where')}"
     return result
+
+
+def add_usd(total: float | None, amount: Any) -> float | None:
+    """A running cost: an unknown amount (None) makes it unknown; a bad one counts 0."""
+    if total is None or amount is None:
+        return None
+    number = amount if isinstance(amount, int | float) and not isinstance(amount, bool) else 0
+    return round(total + number, 6)
 
 
 def _count(value: Any) -> int:
@@ -134,5 +150,5 @@ def cost_line(values: dict[str, Any], max_cost_usd: float | None) -> str:
         line += f"; {usage['estimated']} calls' tokens estimated"
     if max_cost_usd is not None:
         left = max(0.0, max_cost_usd - values.get("cost_counted", 0) / 1_000_000)
-        line += f"; budget ${max_cost_usd:,.4f}, ${left:,.4f} left"
+        line += f"; budget ${max_cost_usd:,.4f} for model calls, ${left:,.4f} left"
     return line

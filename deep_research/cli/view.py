@@ -16,6 +16,7 @@ from rich.text import Text
 
 from deep_research.cli.plain import plain
 from deep_research.cli.runs import Home, earlier_threads_hint
+from deep_research.cli.summary import add_usd
 from deep_research.runtime.progress_lines import progress_line
 from deep_research.text.wording import plural
 
@@ -43,6 +44,9 @@ class Tracker:
     searches_used: int = 0  # `search` events: one per search sent, earlier sessions included
     search_cap: int | None = None
     sources: set[str] = field(default_factory=set)
+    cost: float | None = 0.0  # USD so far, earlier sessions included; None: a price unknown
+    model_cost: float | None = 0.0  # the model calls' part, which `max_cost_usd` holds
+    max_cost_usd: float | None = None
 
     def handle(self, event: dict[str, Any]) -> str | None:
         """Apply one event; return a one-line description of it (None: not worth a line)."""
@@ -60,6 +64,10 @@ class Tracker:
                     who.searches += 1
         elif name in ("search_done", "search_remembered"):
             self.sources.update(event.get("urls") or [])
+        if name in ("model_call", "search_done"):
+            self.cost = add_usd(self.cost, event.get("usd", 0.0))
+        if name == "model_call":
+            self.model_cost = add_usd(self.model_cost, event.get("usd", 0.0))
         elif name in ("research_done", "research_failed"):
             if not who:
                 return None  # a researcher this view never saw start
@@ -78,6 +86,13 @@ class Tracker:
             self.phase = "researching"
         return line
 
+    def cost_text(self) -> str:
+        """`cost $0.0123`, and with a budget what the model calls have left of it."""
+        text = "cost unknown" if self.cost is None else f"cost ${self.cost:,.4f}"
+        if self.max_cost_usd is not None and self.model_cost is not None:
+            text += f" (${max(0.0, self.max_cost_usd - self.model_cost):,.4f} left)"
+        return text
+
     def elapsed(self) -> str:
         seconds = int(time.monotonic() - self.started)
         return f"{seconds // 60}:{seconds % 60:02d}"
@@ -89,6 +104,7 @@ class Tracker:
             ("deep-research ", "bold"),
             plain(f"thread {self.thread_id} · {self.phase} · "),
             f"searches {self.searches_used}{cap} · sources {len(self.sources)} · ",
+            f"{self.cost_text()} · ",
             (self.elapsed(), "cyan"),
         )
         parts: list[RenderableType] = [header]

@@ -31,7 +31,7 @@ from deep_research.llm.chat_models import Role, public_url
 from deep_research.llm.errors import is_context_overflow
 from deep_research.llm.prices import Price, price_of
 from deep_research.llm.spending import Ledger
-from deep_research.runtime import prompts, tracing
+from deep_research.runtime import progress, prompts, tracing
 from deep_research.text import limits, secrets
 
 log = logging.getLogger(__name__)
@@ -180,7 +180,9 @@ class RoleModel:
         if not isinstance(reply, AIMessage):
             raise TypeError(f"expected an AIMessage from the model, got {type(reply).__name__}")
         if self.ledger is not None:
-            self.ledger.record(self.role, price, spending.reply_tokens(reply, sent))
+            used = self.ledger.record(self.role, price, spending.reply_tokens(reply, sent))
+            # The live view adds these up: what the run has cost so far, call by call.
+            progress.emit("model_call", role=self.role, model=self.spec, **used)
         return reply
 
     def _translated(self, error: Exception) -> ModelEndpointError | None:

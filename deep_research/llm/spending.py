@@ -53,8 +53,10 @@ def prompt_bound(messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel
 def reply_tokens(reply: AIMessage, sent: Sequence[BaseMessage]) -> tuple[int, int, bool]:
     """(tokens in, tokens out, estimated): the provider's `usage` when it sent one; else an
     estimate from characters, marked so (a server that sends no usage is usually local)."""
-    reported = reply.usage_metadata or {}
-    counts = (reported.get("input_tokens", 0), reported.get("output_tokens", 0))
+    reported = reply.usage_metadata
+    counts = (
+        (reported.get("input_tokens", 0), reported.get("output_tokens", 0)) if reported else (0, 0)
+    )
     # A server's own count, when it is one: whole, not negative (a negative count would
     # give budget back), and not absurd; anything else is estimated like no count at all.
     if any(counts) and all(type(n) is int and 0 <= n <= MAX_REPORTED_TOKENS for n in counts):
@@ -98,11 +100,13 @@ class Ledger:
             )
         if self.counted + worst > self.limit:
             raise BudgetExceeded(
-                f"The cost budget ({usd(self.limit)}) is spent: {usd(self.counted)} counted, "
+                f"The cost budget ({usd(self.limit)}, max_cost_usd or --max-cost) is spent: "
+                f"{usd(self.counted)} counted, "
                 f"and the next {price.spec} call could cost up to {usd(worst)}."
             )
 
-    def record(self, role: str, price: Price, tokens: tuple[int, int, bool]) -> None:
+    def record(self, role: str, price: Price, tokens: tuple[int, int, bool]) -> RoleUsage:
+        """Count one reply; returns what it used and cost (for its progress event)."""
         tokens_in, tokens_out, estimated = tokens
         cost = price.micros(tokens_in, tokens_out)
         self.spent += cost or 0
@@ -115,6 +119,7 @@ class Ledger:
             estimated=int(estimated),
         )
         self.usage = add_usage(self.usage, Usage(**used, by_role={role: used}))
+        return used
 
     def update(self) -> dict[str, object]:
         """What a node adds to state: its calls' usage and the µUSD they cost."""

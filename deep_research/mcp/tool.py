@@ -8,6 +8,7 @@ is coerced (`max_searches: true` is not 1, `clarify: "no"` is not false).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context as ToolContext
@@ -90,9 +91,35 @@ async def deep_research(
             # reads files, which langgraph dev's blocking check refuses on the loop.
             await asyncio.to_thread(check_available, format)
         answer = await run.research(text, context, clarify=clarify, progress=ctx.report_progress)
-        return answer.text if clarify else await with_file(answer, format, text)
+        if clarify:
+            return answer.text
+        return with_cost(await with_file(answer, format, text), answer.values)
     except (run.RunFailed, ReadableError) as failure:
         raise ToolError(str(failure)) from None
+
+
+def cost_note(values: Mapping[str, Any]) -> str:
+    """What the research cost, for the caller (the report file itself does not say)."""
+    usage = values.get("usage")
+    if not isinstance(usage, Mapping):
+        return ""
+    total = usage.get("usd")
+    searched = (usage.get("by_role") or {}).get("search") or {}
+    return (
+        "\n\n---\nCost of this research: "
+        + ("unknown (a model's price is not known)" if total is None else f"${total:,.4f}")
+        + f" ({usage.get('calls', 0)} model calls, {usage.get('tokens_in', 0):,} tokens in, "
+        f"{usage.get('tokens_out', 0):,} out; {searched.get('calls', 0)} searches)."
+    )
+
+
+def with_cost(result: str | list[Any], values: Mapping[str, Any]) -> str | list[Any]:
+    """The result with its cost after the report's text (never inside an attached file)."""
+    note = cost_note(values)
+    if isinstance(result, str):
+        return result + note
+    first, *rest = result
+    return [first.model_copy(update={"text": first.text + note}), *rest]
 
 
 def checked_question(question: str) -> str:

@@ -8,8 +8,8 @@ from langchain_core.messages import AIMessage
 
 from deep_research.citations import check_report
 from deep_research.citations.hygiene import code_span
-from deep_research.runtime import progress
-from deep_research.state import ResearchState
+from deep_research.runtime import progress, tracing
+from deep_research.state import NO_USAGE, ResearchState
 from deep_research.text import secrets
 
 
@@ -37,6 +37,9 @@ def finalize(state: ResearchState) -> dict[str, Any]:
     progress.emit(
         "report_written", chars=len(report), failures=len(failures), status=checked.status
     )
+    # LangSmith's run list shows a trace's root metadata: what the thread's run cost.
+    usage = state.get("usage") or NO_USAGE
+    tracing.note_on_root_run({"usage": usage, "usd": usage["usd"]})
     # Same id: the orchestrator's draft is replaced, not shown twice in chat.
     return {
         "final_report": report,

@@ -73,9 +73,14 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
         + _report_rules(state)
         + _earlier_reports(state)
     )
+    # A planning call may not spend what the report needs: else the budget could run out
+    # with nothing left to write the report with. Research shares keep it back the same way.
+    reserve = report_writer.report_reserve(model) if ledger.limit is not None else 0
+    ledger.limit = None if ledger.limit is None else ledger.limit - reserve
     try:
         reply = await model.ask([SystemMessage(system), *state["messages"]], TOOLS, ledger)
     except spending.BudgetExceeded as stop:
+        ledger.limit = None if ledger.limit is None else ledger.limit + reserve
         reply = await report_writer.write_report(model, findings, ledger)
         note = f"The run stopped at its cost budget: {stop} This report is written from the "
         note += "research done until then."
@@ -98,8 +103,7 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     left = context.max_searches_per_run - state.get("searches_used", 0)
     shares = dict(zip(runnable, search.quotas(left, len(runnable)), strict=True))
     cost_shares: dict[str, int] = {}
-    if (money := ledger.left()) is not None:
-        money -= report_writer.report_reserve(model)
+    if (money := ledger.left()) is not None:  # what is left after the report's reserve
         cost_shares = dict(zip(runnable, search.quotas(money, len(runnable)), strict=True))
     # A reply held for plan review sends nothing until it is approved: `review_plan`
     # counts its quotas then, so a new question asked instead still has them.

@@ -32,7 +32,7 @@ async def write_report(
     except spending.BudgetExceeded as stop:
         raise spending.BudgetExceeded(
             f"{stop} Not even the report fits in what is left, so the run stops here: "
-            "raise MAX_COST_USD and resume the run."
+            "raise the budget (--max-cost USD, or MAX_COST_USD) and resume the run."
         ) from None
 
 

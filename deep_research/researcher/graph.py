@@ -23,9 +23,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from deep_research import search as search_service
 from deep_research.config.settings import Context, context_of
 from deep_research.llm import models, spending
+from deep_research.llm.prices import MICROS
 from deep_research.llm.toolcalls import invalid_arguments
 from deep_research.runtime import prompts
-from deep_research.state import ResearcherState, Source
+from deep_research.state import NO_USAGE, ResearcherState, RoleUsage, Source, Usage
 
 MAX_QUERIES_PER_CALL = 4
 
@@ -176,8 +177,21 @@ async def search(state: ResearcherState, runtime: Runtime[Context]) -> Command[A
         "sources": [source for _, sources in answers for source in sources],
         "searches": searches,
         "reservation": None,
+        "usage": search_usage(grant),
     }
     return Command(goto="think", update=update)
+
+
+def search_usage(grant: search_service.Grant) -> Usage:
+    """The step's searches as usage: role "search" holds their count and cost; the run's
+    `calls` and tokens stay the model's, its `usd` is everything. Not held to the cost
+    budget: `max_searches_per_run` bounds searches before any is sent."""
+    used = RoleUsage(
+        calls=grant.sent, tokens_in=0, tokens_out=0, usd=grant.cost / MICROS, estimated=0
+    )
+    if not grant.sent:
+        return NO_USAGE
+    return Usage(**{**NO_USAGE, "usd": used["usd"], "by_role": {"search": used}})
 
 
 def _shown(messages: list[Any], key: str) -> frozenset[str]:

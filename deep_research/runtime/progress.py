@@ -16,9 +16,11 @@ Python, `stream_subgraphs=True` in the SDK).
 | `research_failed` | `id`, `topic`, `error` |
 | `search` | `id`, `query`, `sent` (this task's so far), `quota` (its share), `cap` |
 | `search_refused` | `id`, `query`, `cap` (the cap was reached) |
-| `search_done` | `id`, `query`, `urls` (kept results), `dropped` |
+| `search_done` | `id`, `query`, `urls` (kept results), `dropped`, `usd` (what it cost) |
 | `search_failed` | `id`, `query`, `error` |
 | `fetch` | `id`, `url`, `chars` (text kept), `skipped` (why not read, or empty) |
+| `model_call` | `role`, `model`, `tokens_in`, `tokens_out`, `usd` (null: unknown), `estimated` |
+| `budget_reached` | `note` (why the report is written now, from what the run has) |
 | `report_written` | `chars`, `failures`, `status` (`complete`, `unverified`, `no_sources`) |
 """
 

@@ -63,6 +63,8 @@ def progress_line(
         return memory_notice(event)
     if name == "search_remembered":
         return f"answered from memory: {event['query']}"
+    if name == "budget_reached":
+        return str(event["note"])  # "The run stopped at its cost budget: ..." (orchestrator)
     if name == "report_written":
         size = plural(event["chars"], "character")
         warning = UNSOURCED.get(str(event.get("status")))

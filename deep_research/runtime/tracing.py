@@ -15,7 +15,10 @@ from typing import Any, TypeVar
 
 import langsmith
 from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.tracers.langchain import LangChainTracer
+from langgraph.config import get_config
 from langsmith import utils as langsmith_utils
+from langsmith.run_helpers import get_current_run_tree
 
 from deep_research.config.settings import Context
 from deep_research.text import secrets
@@ -53,6 +56,26 @@ def run_metadata(context: Context) -> dict[str, Any]:
         "max_researcher_turns": context.max_researcher_turns,
         "max_clarification_rounds": context.max_clarification_rounds,
     }
+
+
+def note_on_root_run(metadata: dict[str, Any]) -> None:
+    """Add `metadata` to the LangSmith trace's root run (the graph's), from inside a node.
+
+    The root's metadata is sent when it starts, before a run's cost is known; its end sends
+    the run's `extra` again, so what is added here (the usage, at `finalize`) arrives with
+    it. A no-op when not tracing to LangSmith."""
+    run = get_current_run_tree()  # set only when a LangChainTracer traces this run
+    if run is None:
+        return
+    try:
+        callbacks = get_config().get("callbacks")
+    except RuntimeError:  # called outside a graph run
+        return
+    for handler in getattr(callbacks, "handlers", []):
+        if isinstance(handler, LangChainTracer):
+            root = handler.run_map.get(str(run.trace_id))
+            if root is not None:  # a copy: the dict may be shared with other runs
+                root.extra["metadata"] = {**root.extra.get("metadata", {}), **metadata}
 
 
 def model_config(role: str, spec: str) -> RunnableConfig:

@@ -50,6 +50,7 @@ class Grant:
     counted_before: int  # the task's searches before this step
     cap: int  # the run's
     sent: int = 0
+    cost: int = 0  # µUSD the searches this step started cost (Tavily's credits; llm/prices.py)
 
     def take(self) -> bool:
         """Use one search; False once the step's reservation is spent."""

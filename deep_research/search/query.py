@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from deep_research.errors import DeepResearchError
+from deep_research.llm import prices
 from deep_research.runtime import progress, tracing
 from deep_research.search import relevance
 from deep_research.search.budget import Grant
@@ -65,6 +66,7 @@ class Searcher:
     # Stored passages answering a query (search/remembered.py); none: the web answers.
     recall: Callable[[str], Awaitable[list[Finding]]] | None = None
     library: SearchProvider | None = None  # searched beside the chain, spending no budget
+    credit_usd: float = 0.0  # what one Tavily credit costs (`tavily_credit_usd`)
 
     async def run(self, query: str) -> QueryOutcome:
         outcome, (extra, dropped, notes) = await asyncio.gather(
@@ -121,6 +123,10 @@ class Searcher:
             progress.emit("search_failed", id=self.owner, query=query, error=str(error))
             return QueryOutcome(query, error=f"Search failed: {error}")
         notes = list(searched.notes)
+        # The one who sent it pays for it (basic depth: this code never asks for advanced);
+        # a joined or cached search is free.
+        cost = prices.search_micros(searched.provider, "basic", self.credit_usd) * started
+        self.grant.cost += cost
         if not started:
             notes.append("Already searched in this run: same results as before, no search used.")
         ranked = sorted(
@@ -134,7 +140,10 @@ class Searcher:
         findings = [Finding(result, score, read.get(result.url)) for result, score in kept]
         dropped = len(ranked) - len(kept)
         urls = [result.url for result, _ in kept]
-        progress.emit("search_done", id=self.owner, query=query, urls=urls, dropped=dropped)
+        usd = cost / prices.MICROS
+        progress.emit(
+            "search_done", id=self.owner, query=query, urls=urls, dropped=dropped, usd=usd
+        )
         return QueryOutcome(query, findings, dropped, notes)
 
     async def _searched(self, key: str, query: str) -> tuple[Searched, bool]:

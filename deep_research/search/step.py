@@ -144,5 +144,6 @@ async def session(
             fetch_top_n=context.fetch_top_n,
             library=_library() if side else None,
             recall=lookup.findings if lookup and not private else None,
+            credit_usd=context.tavily_credit_usd,
         )
         yield SearchSession(searcher, topic, context.max_page_chars)

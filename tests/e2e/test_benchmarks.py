@@ -44,6 +44,9 @@ def test_the_readme_quick_benchmark_runs_and_reports_every_number() -> None:
     assert case["roles"]["orchestrator"]["calls"] == 3, "plan, dispatch, report"
     assert case["roles"]["researcher"]["calls"] == 3, "two search rounds, then the report"
     assert case["searches"] == 4 and case["page_fetches"] > 0
+    # Its cost: the benchmark's model is local (free), each Tavily search one credit.
+    assert case["usage"]["calls"] == case["model_calls"] == 6, case["usage"]
+    assert case["usd"] == pytest.approx(0.008 * case["searches"]) == case["usage"]["usd"]
     assert case["prompt_tokens"] > case["completion_tokens"] > 0
     # The wall time contains the model's critical path: the ratio can only be 1 or more.
     assert case["ratio"] >= 1 and case["model_critical_path_s"] > 0

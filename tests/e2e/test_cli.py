@@ -176,6 +176,7 @@ def test_runs_lists_the_finished_run(
         "started",
         "status",
         "searches",
+        "cost",
         "question",
         "report",
         "or",
@@ -185,6 +186,9 @@ def test_runs_lists_the_finished_run(
     # The searches the run sent, as its summary and the search API count them.
     searches = header.index("searches") + len("searches")
     assert line[:searches].endswith(f" {len(piped_run.tavily.queries)}"), line
+    # What it cost: local models are free, each Tavily search one $0.008 credit.
+    cost = header.index("cost") + len("cost")
+    assert line[:cost].endswith(f" ${0.008 * len(piped_run.tavily.queries):,.4f}"), line
     [report] = (piped_run.cwd / "reports").glob("*.md")
     assert line.endswith(f"reports/{report.name}")
     # Columns line up under the header.

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +96,12 @@ async def test_call_returns_the_cited_report_without_clarifying(server: DevServe
     assert len(set(cited)) >= 2, report
     assert set(cited) <= server.tavily.returned_urls, report
     assert "## Sources" in report
+    # What it cost, after the report: local models are free, each Tavily search a credit.
+    cost = re.search(
+        r"Cost of this research: \$(\S+) \(\d+ model calls, .* (\d+) searches\)", report
+    )
+    assert cost and float(cost.group(1)) == pytest.approx(0.008 * int(cost.group(2))), report
+    assert int(cost.group(2)) >= 2, report
     assert not [body for body in server.model.requests if role_of(body) == "clarifier"]
     assert any(line.startswith("Researching: ") for line in progress), progress
     assert any(line.startswith("Searching: ") for line in progress), progress

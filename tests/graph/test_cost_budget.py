@@ -215,5 +215,34 @@ async def test_a_cloud_model_over_the_real_client_is_priced_from_the_usage_its_s
         out = await research_run({**PRICED, "max_cost_usd": 1.0})
     usage = out["usage"]
     assert usage["calls"] > 0 and usage["estimated"] == 0, "the server's `usage` was used"
+    # Every Tavily search sent is one basic credit at `tavily_credit_usd` (0.008 by default);
+    # searches are not model calls, so `calls` and the tokens stay the model's.
+    searched = usage["by_role"]["search"]
+    assert searched["calls"] >= 1 and searched["usd"] == pytest.approx(0.008 * searched["calls"])
+    assert searched["tokens_in"] == searched["tokens_out"] == 0
     expected = (usage["tokens_in"] * 0.15 + usage["tokens_out"] * 0.6) / 1_000_000
+    expected += searched["usd"]
     assert usage["usd"] == pytest.approx(expected, abs=1e-6 * usage["calls"])
+    model_calls = sum(u["calls"] for role, u in usage["by_role"].items() if role != "search")
+    assert model_calls == usage["calls"]
+
+
+async def test_every_call_sends_a_model_call_event_that_adds_up_to_the_usage(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    """The live view adds these events up: they must say what state says, call by call."""
+    use_script(priced_script())
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "events"}}
+    events = [
+        event
+        async for _, event in graph.astream(
+            Q, config, context={**NO_CLARIFY, **PRICED}, stream_mode="custom", subgraphs=True
+        )
+    ]
+    usage = (await graph.aget_state(config)).values["usage"]
+    calls = [e for e in events if e["event"] == "model_call"]
+    assert len(calls) == usage["calls"] == 8
+    assert {e["role"] for e in calls} == {"orchestrator", "researcher"}
+    assert all(e["model"] == "openai:gpt-4o-mini" and e["tokens_in"] == 10_000 for e in calls)
+    assert sum(e["usd"] for e in calls) == pytest.approx(usage["usd"]) == 8 * CALL_USD

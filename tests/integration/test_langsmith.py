@@ -39,7 +39,8 @@ def test_traces_are_named_tagged_and_free_of_secrets(tmp_path: Path) -> None:
         result = run_cli(tmp_path, env, QUESTION)
         assert result.returncode == 0, result.stderr
         received, runs = langsmith.received, langsmith.runs()
-    log, _ = traffic_records(tmp_path)
+        sent = len(tavily.queries)
+    log, log_records = traffic_records(tmp_path)
 
     names = {run["name"] for run in runs.values()}
     expected = {"deep_research", "clarify", "orchestrate", "finalize"}
@@ -59,6 +60,11 @@ def test_traces_are_named_tagged_and_free_of_secrets(tmp_path: Path) -> None:
     assert metadata["thread_id"] == log.stem
     assert metadata["search_provider"] == "tavily" and metadata["max_searches_per_run"] == 25
     assert metadata["max_researchers_per_turn"] == 3
+    # What the run cost, added at its end: local models are free, a Tavily search a credit.
+    replies = [r for r in log_records if r["kind"] == "model_reply"]
+    assert metadata["usage"]["calls"] == len(replies) > 0, metadata["usage"]
+    assert metadata["usage"]["by_role"]["search"]["calls"] == sent == 2
+    assert metadata["usd"] == pytest.approx(0.008 * sent) == metadata["usage"]["usd"]
 
     assert received and all(r.headers.get("x-api-key") == LANGSMITH_KEY for r in received)
     for request in received:

@@ -63,7 +63,7 @@ def doctor_parser() -> argparse.ArgumentParser:
         "damaged ones again",
     )
     # `settings_from` reads the research command's flags; doctor has no use for these.
-    parser.set_defaults(no_clarify=False, review_plan=False, max_searches=None)
+    parser.set_defaults(no_clarify=False, review_plan=False, max_searches=None, max_cost=None)
     return parser
 
 

@@ -66,3 +66,10 @@ def test_readable_turns_undecodable_bytes_into_replacement_characters() -> None:
     argument = b"caf\xe9 ok".decode("utf-8", "surrogateescape")
     assert readable(argument) == "caf\ufffd ok"
     assert readable("café") == "café"
+
+
+def test_max_cost_sets_the_budget_in_usd() -> None:
+    args = research_parser().parse_args(["--max-cost", "0.25", "q"])
+    assert settings_from(args) == {"max_cost_usd": 0.25}
+    with pytest.raises(UsageError, match="invalid float value: 'lots'"):
+        research_parser().parse_args(["--max-cost", "lots"])

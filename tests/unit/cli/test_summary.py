@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
+from deep_research.cli.summary import totals
+
 
 def test_summary_and_progress_lines_say_one_source_and_one_call() -> None:
     from deep_research.cli.summary import totals
@@ -55,5 +59,21 @@ def test_the_cost_line_names_each_role_unknown_prices_and_the_budget_left() -> N
     }
     line = cost_line(values, 0.04)
     assert line.startswith("cost          $0.0144 (orchestrator $0.0036, researcher unknown)")
-    assert "2 calls' tokens estimated" in line and "budget $0.0400, $0.0256 left" in line
+    assert (
+        "2 calls' tokens estimated" in line
+        and "budget $0.0400 for model calls, $0.0256 left" in line
+    )
     assert cost_line({}, None) == "cost          $0.0000"
+
+
+def test_the_logged_cost_adds_calls_and_searches_and_an_unknown_price_stays_unknown() -> None:
+    calls = [
+        {"kind": "progress", "event": "model_call", "usd": 0.0018},
+        {"kind": "progress", "event": "search_done", "usd": 0.008},
+        {"kind": "progress", "event": "search_done"},  # an older log: no `usd`, free
+        {"kind": "progress", "event": "model_call", "usd": "bad"},  # a hand edit counts 0
+    ]
+    assert totals(calls).usd == pytest.approx(0.0098)
+    assert totals(calls).model_usd == pytest.approx(0.0018)
+    unknown = [*calls, {"kind": "progress", "event": "model_call", "usd": None}]
+    assert totals(unknown).usd is None

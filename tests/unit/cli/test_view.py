@@ -103,3 +103,28 @@ def test_under_a_live_panel_only_memory_and_the_review_are_printed() -> None:
     lines = out.getvalue().splitlines()
     assert len(lines) == 2 and "cop" not in out.getvalue()
     assert not lines[0].startswith("[") and lines[1].startswith("[0:00] ")
+
+
+def header_of(tracker: Tracker) -> str:
+    return Text.assemble(tracker.__rich__().renderables[0]).plain
+
+
+def test_the_panel_adds_up_call_and_search_costs_and_shows_the_budget_left() -> None:
+    tracker = Tracker("t1", cost=0.01, model_cost=0.01, max_cost_usd=0.05)  # earlier sessions'
+    assert "cost $0.0100 ($0.0400 left)" in header_of(tracker)
+    assert tracker.handle({"event": "model_call", "role": "researcher", "usd": 0.0025}) is None
+    tracker.handle({"event": "search_done", "urls": [], "usd": 0.008})
+    assert tracker.cost == pytest.approx(0.0205)
+    # The budget holds model calls (searches are held by the search cap).
+    assert "cost $0.0205 ($0.0375 left)" in header_of(tracker)
+    tracker.handle({"event": "model_call", "role": "orchestrator", "usd": None})
+    assert tracker.cost is None and "cost unknown" in header_of(tracker), "never 0"
+    assert "left" not in header_of(Tracker("t2", cost=0.5)), "no budget, nothing left to show"
+
+
+def test_the_budget_reached_line_is_printed_as_the_orchestrator_worded_it() -> None:
+    out = io.StringIO()
+    shown = ProgressView(Tracker("t1"), Console(file=out, width=300))
+    note = "The run stopped at its cost budget: spent. This report is written from the research."
+    shown.show({"event": "budget_reached", "note": note})
+    assert note in out.getvalue()

@@ -6,12 +6,13 @@ import re
 
 import pytest
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import TextContent
 
 from deep_research.config.names import SEARCH_PROVIDERS
 from deep_research.mcp.app import server
 from deep_research.mcp.progress import SHOWN_CHARS, progress_message
 from deep_research.mcp.run import error_text, questions_text
-from deep_research.mcp.tool import checked_question, run_context
+from deep_research.mcp.tool import checked_question, cost_note, run_context, with_cost
 from tests.support.readme import section
 
 
@@ -111,3 +112,23 @@ async def test_the_served_tool_refuses_unknown_and_mistyped_arguments_before_run
     text = str(refused.value)
     assert "unknown argument `searchProvider`" in text and "(got a boolean)" in text
     assert text.count("For example: {") == 1
+
+
+USAGE = {
+    "calls": 8,
+    "tokens_in": 12_345,
+    "tokens_out": 678,
+    "usd": 0.0187,
+    "estimated": 0,
+    "by_role": {"search": {"calls": 2, "usd": 0.016}},
+}
+
+
+def test_the_result_says_what_the_research_cost_after_the_report() -> None:
+    note = "Cost of this research: $0.0187 (8 model calls, 12,345 tokens in, 678 out; 2 searches)."
+    assert with_cost("# Report", {"usage": USAGE}) == f"# Report\n\n---\n{note}"
+    text, attached = with_cost([TextContent(type="text", text="# R"), "file"], {"usage": USAGE})
+    assert text.text.endswith(note) and attached == "file", "the file is left as made"
+    unknown = cost_note({"usage": {**USAGE, "usd": None}})
+    assert "unknown (a model's price is not known)" in unknown and "$0.0000" not in unknown
+    assert cost_note({}) == "", "an older thread without usage: nothing claimed"

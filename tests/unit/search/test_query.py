@@ -138,3 +138,17 @@ async def test_library_passages_join_by_relevance_and_a_library_failure_is_a_not
     outcome = await searcher(Provider(RESULTS), library=broken)[0].run("q")
     assert outcome.notes == ["Your library was not searched: scripted failed: HTTP 500"]
     assert len(outcome.findings) == 3, "the web's findings are kept"
+
+
+class Tavily(Provider):
+    name = "tavily"
+
+
+async def test_a_tavily_search_sent_costs_one_credit_and_a_repeat_or_free_one_nothing() -> None:
+    run, _ = searcher(Tavily(RESULTS), credit_usd=0.008)
+    await run.run("heat pumps")
+    await run.run("heat pumps")  # the run's cache answers: no credit
+    assert run.grant.sent == 1 and run.grant.cost == 8_000  # µUSD
+    free, _ = searcher(Provider(RESULTS), credit_usd=0.008)
+    await free.run("heat pumps")
+    assert free.grant.sent == 1 and free.grant.cost == 0
