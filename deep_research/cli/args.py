@@ -9,7 +9,9 @@ from __future__ import annotations
 
 # Only light imports here: `--help` and usage errors answer in about a tenth of a second.
 import argparse
+import os
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -29,6 +31,36 @@ REPORTS_DIR = Path("reports")
 
 class UsageError(DeepResearchError, ValueError):
     """The command line is wrong; the message says how."""
+
+
+@dataclass(frozen=True)
+class ReportTarget:
+    """Where a run saves its report: in `folder`, under `name` or the usual dated one."""
+
+    folder: Path = REPORTS_DIR
+    name: str | None = None
+
+
+def report_target(out: str | None) -> ReportTarget:
+    """`--out PATH`, checked before the run: a PATH ending in `/` or naming a directory is
+    that directory (usual name); any other is the file, which must not exist yet (a report
+    of minutes never replaces a file silently). A missing parent is created when saving."""
+    if out is None:
+        return ReportTarget()
+    path = Path(out)
+    if out.endswith(("/", os.sep)) or path.is_dir():
+        target = ReportTarget(path)
+    elif path.exists() or path.is_symlink():
+        raise UsageError(f"--out: {out} already exists; choose another name or remove it")
+    else:
+        target = ReportTarget(path.parent, path.name)
+    # The nearest existing ancestor must be a directory, or saving fails after the run.
+    for parent in (target.folder, *target.folder.parents):
+        if parent.exists():
+            if not parent.is_dir():
+                raise UsageError(f"--out: {parent} is a file, not a directory")
+            break
+    return target
 
 
 class Parser(argparse.ArgumentParser):
@@ -102,6 +134,12 @@ def research_parser() -> argparse.ArgumentParser:
         type=float,
         metavar="USD",
         help="most the run's model calls may cost, in USD (see docs/cost.md)",
+    )
+    parser.add_argument(
+        "--out",
+        metavar="PATH",
+        help="write the report to PATH (a new file), or into PATH/ under the usual name "
+        "(default: reports/)",
     )
     parser.add_argument(
         "--export",

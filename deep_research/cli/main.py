@@ -1,7 +1,7 @@
 """`deep-research`: ask a question, resume a run, list runs, or replay a traffic log.
 
     deep-research "question" [--no-clarify] [--review-plan] [--model SPEC] [--search NAME]
-                             [--max-searches N] [--export html,pdf,docx]
+                             [--max-searches N] [--out PATH] [--export html,pdf,docx]
     deep-research --resume THREAD_ID
     deep-research runs
     deep-research replay THREAD_ID | FILE

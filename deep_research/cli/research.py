@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from deep_research.cli.args import (
     HOME,
-    REPORTS_DIR,
     UsageError,
     readable,
+    report_target,
     research_parser,
     settings_from,
 )
@@ -56,6 +56,7 @@ def ask(argv: list[str], console: Console) -> int:
     from deep_research.config.settings import load_context
 
     context = load_context(settings)  # a bad value stops here, before anything is written
+    target = report_target(args.out)  # so does an --out that names an existing file
     # A format that is unknown or not installed stops here too, not after the run.
     formats = export_formats(args.export) if args.export else []
     interactive = sys.stdin.isatty()
@@ -78,7 +79,7 @@ def ask(argv: list[str], console: Console) -> int:
         outcome = run_until_interrupted(
             run_research(
                 HOME,
-                REPORTS_DIR,
+                target,
                 console,
                 context,
                 thread_id=thread_id,

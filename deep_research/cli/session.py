@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.text import Text
 
 from deep_research.cli import plan
+from deep_research.cli.args import ReportTarget
 from deep_research.cli.plain import plain
 from deep_research.cli.runs import Home, durable_graph, read_log, status_of
 from deep_research.cli.summary import totals
@@ -32,6 +33,11 @@ from deep_research.runtime import tracing
 from deep_research.text.secrets import Redactor
 
 NO_ANSWER = "(No answer given; proceed with your best judgement.)"
+MAX_NUMBERED = 9999  # `-2` … numbered names tried for one report before giving up
+
+
+class ReportNameError(ReadableError, FileExistsError):
+    """Every name tried for the report is taken."""
 
 
 class ResumeError(ReadableError, RuntimeError):
@@ -46,22 +52,26 @@ class Outcome:
     report: Path | None  # None when the thread was already done before this session
 
 
-def save_report(reports: Path, question: str, report: str) -> Path:
-    """Write `reports/<date>-<slug>.md`, never overwriting an earlier report."""
+def save_report(reports: Path, question: str, report: str, name: str | None = None) -> Path:
+    """Write `reports/<name>` or `reports/<date>-<slug>.md`, never overwriting a file: one
+    that took the name meanwhile keeps it, and the report takes the next `-2`, `-3`…"""
     words = re.sub(r"[^a-z0-9]+", " ", question.lower()).split()[:8]
-    stem = f"{date.today().isoformat()}-{'-'.join(words) or 'report'}"
+    first = Path(name or f"{date.today().isoformat()}-{'-'.join(words) or 'report'}.md")
     reports.mkdir(parents=True, exist_ok=True)
-    path, n = reports / f"{stem}.md", 1
-    while path.exists():
-        n += 1
-        path = reports / f"{stem}-{n}.md"
-    path.write_text(report, encoding="utf-8")
-    return path
+    path = reports / first
+    for n in range(2, MAX_NUMBERED + 2):
+        try:
+            with path.open("x", encoding="utf-8") as file:  # "x": fails if it exists
+                file.write(report)
+            return path
+        except FileExistsError:
+            path = reports / f"{first.stem}-{n}{first.suffix}"
+    raise ReportNameError(f"{reports / first} and {MAX_NUMBERED} numbered copies exist")
 
 
 async def run_research(
     home: Home,
-    reports: Path,
+    target: ReportTarget,
     console: Console,
     context: Context,
     *,
@@ -94,7 +104,9 @@ async def run_research(
                     return Outcome(thread_id, state.values, time.monotonic() - started, None)
                 if status == "done":  # stopped while saving the report: save it now
                     report = Redactor()(state.values["final_report"])
-                    path = await asyncio.to_thread(save_report, reports, question, report)
+                    path = await asyncio.to_thread(
+                        save_report, target.folder, question, report, target.name
+                    )
                     log.write("run", **finished(path, state.values, context))
                     return Outcome(thread_id, state.values, time.monotonic() - started, path)
                 if status == "not started":
@@ -135,7 +147,7 @@ async def run_research(
                 payload = await _answer(console, state.interrupts[0].value, interactive, log)
         # The report is model output: a key it echoed (from a page, say) is scrubbed too.
         report = Redactor()(state.values["final_report"])
-        path = await asyncio.to_thread(save_report, reports, question, report)
+        path = await asyncio.to_thread(save_report, target.folder, question, report, target.name)
         log.write("run", **finished(path, state.values, context))
         return Outcome(thread_id, state.values, time.monotonic() - started, path)
     except Exception as error:

@@ -91,14 +91,16 @@ async def test_context_schema_describes_every_field(server: DevServer) -> None:
 
 
 async def test_the_readme_api_snippet_runs_as_written_and_keeps_its_context_on_resume(
-    server: DevServer,
+    server: DevServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     snippet = block_after("```python", section("### Through the Agent Server and Studio"))
-    assert snippet.count('"http://127.0.0.1:2024"') == 1
+    # The server runs on a free port, not 2024: the snippet finds it as a reader's would.
+    assert snippet.count('os.environ.get("DEEP_RESEARCH_SERVER", "http://127.0.0.1:2024")') == 1
+    monkeypatch.setenv("DEEP_RESEARCH_SERVER", server.url)
     before = len(server.model.requests)  # the server (and its fakes) serve the whole module
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
-        await run_with_top_level_await(snippet.replace("http://127.0.0.1:2024", server.url))
+        await run_with_top_level_await(snippet)
     printed = output.getvalue()
     assert "Which climate zone?" in printed, "the clarifying questions are printed"
     cited = set(LINK.findall(printed))

@@ -65,13 +65,17 @@ async def test_the_sdk_gets_the_plan_and_resumes_with_feedback_then_ok(server: D
     assert values["searches_used"] == len(server.tavily.queries) - searched == 1
 
 
-async def test_the_readme_sdk_snippet_replaces_the_plan(server: DevServer) -> None:
+async def test_the_readme_sdk_snippet_replaces_the_plan(
+    server: DevServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     snippet = block_after("```python", section("### Reviewing the plan"))
-    assert snippet.count('"http://127.0.0.1:2024"') == 1
+    # The server runs on a free port, not 2024: the snippet finds it as a reader's would.
+    assert snippet.count('os.environ.get("DEEP_RESEARCH_SERVER", "http://127.0.0.1:2024")') == 1
+    monkeypatch.setenv("DEEP_RESEARCH_SERVER", server.url)
     before = len(server.model.requests)
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
-        await run_with_top_level_await(snippet.replace("http://127.0.0.1:2024", server.url))
+        await run_with_top_level_await(snippet)
     printed = output.getvalue()
     assert printed.startswith("1 ['heat pump efficiency in cold climates',"), printed
     assert "# Heat pumps in cold climates" in printed, printed

@@ -22,10 +22,16 @@ from deep_research.cli.main import main
 from deep_research.config.settings import load_context
 from tests.support.cli import cli_env, run_cli
 from tests.support.fakes.http_server import closed_port
-from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer, ToolCall, tools_offered
+from tests.support.fakes.openai_server import (
+    Reply,
+    ScriptedOpenAIServer,
+    ToolCall,
+    last_user_text,
+    tools_offered,
+)
 from tests.support.fakes.searxng_server import FakeSearxngServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
-from tests.support.small_brain import Mode, render
+from tests.support.small_brain import NUDGE_MARKER, Mode, render
 
 KEY = "sk-local-SECRET-0123456789abcdef"
 # A key of no known shape: only its value can give it away.
@@ -109,8 +115,10 @@ async def test_an_empty_reply_warns_that_a_tool_call_was_dropped(
 ) -> None:
     probe = by_name(await model_checks(), "tool calls")
     assert probe.status == "warn"
-    assert probe.detail.startswith("empty reply")
+    assert probe.detail.startswith("empty reply, also after the nudge a run sends")
     assert "Failed to parse tool call" in probe.fix
+    first, nudged = server.requests
+    assert NUDGE_MARKER in last_user_text(nudged) and NUDGE_MARKER not in last_user_text(first)
 
 
 @pytest.mark.parametrize("server", [lambda body: Reply("Sure, I can help.")], indirect=True)
@@ -119,7 +127,41 @@ async def test_a_reply_without_any_tool_use_warns_and_quotes_it(
 ) -> None:
     probe = by_name(await model_checks(), "tool calls")
     assert probe.status == "warn"
-    assert "without calling the tool: 'Sure, I can help.'" in probe.detail
+    assert "without calling the tool: 'Sure, I can help.', twice" in probe.detail
+    first, again = server.requests
+    assert [m["role"] for m in again["messages"]] == ["user", "assistant", "user"]
+    assert again["messages"][1]["content"] == "Sure, I can help."
+    assert tools_offered(again) == {"ping"} and len(first["messages"]) == 1
+
+
+def answers_on_the_second_ask(first: str, mode: Mode | None) -> Any:
+    """A model that misses a one-line probe with `first`, then calls `ping` when asked again
+    (natively when `mode` is None, else written as text in that mode)."""
+
+    def brain(body: dict[str, Any]) -> Reply:
+        if len(body["messages"]) == 1 and NUDGE_MARKER not in last_user_text(body):
+            return Reply(first)
+        return Reply(tool_calls=[PING]) if mode is None else Reply(render([PING], mode))
+
+    return brain
+
+
+@pytest.mark.parametrize("mode", [None, "call", "hermes", "think"])
+@pytest.mark.parametrize("first", ["", "ready"])
+async def test_a_model_that_calls_the_tool_when_asked_again_passes(
+    monkeypatch: pytest.MonkeyPatch, first: str, mode: Mode | None
+) -> None:
+    with ScriptedOpenAIServer(answers_on_the_second_ask(first, mode)) as llm:
+        point_at(monkeypatch, llm.base_url)
+        probe = by_name(await model_checks(), "tool calls")
+        asked = llm.requests
+    assert probe.status == "ok", probe
+    assert probe.detail.endswith("(when asked again, as a run would)")
+    assert probe.detail.startswith("native" if mode is None else "tool calls written as text")
+    assert len(asked) == 2, "one more ask, never more"
+    # An empty reply gets the agent's own nudge; a text reply is asked again after it.
+    said = last_user_text(asked[1])
+    assert (NUDGE_MARKER in said) == (first == ""), said
 
 
 @pytest.mark.parametrize(

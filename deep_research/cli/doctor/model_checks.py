@@ -12,7 +12,7 @@ from typing import Any, cast
 
 import httpx
 import openai
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, ConfigDict, Field
 
 from deep_research.cli.doctor.checks import Check
@@ -135,12 +135,35 @@ def _name_check(target: ModelTarget, name: str, served: list[str]) -> Check:
 
 
 async def probe_tool_call(model: Any, target: ModelTarget, where: str, timeout: float) -> Check:
-    """One chat request offering one trivial tool, classified by how the model answers."""
+    """A chat request offering one trivial tool, classified by how the model answers; asked
+    once more, as a run would go on, when it answers in text or not at all."""
     label = target.label("tool calls")
-    request = [HumanMessage(prompts.render("doctor_probe"))]
+    request: list[BaseMessage] = [HumanMessage(prompts.render("doctor_probe"))]
+    first = await _ask(model, request, label, where, timeout)
+    if isinstance(first, Check):
+        return first
+    check = classify(first, label, target)
+    if check.status != "warn":
+        return check
+    # One text or empty reply to a one-line probe says little: many models that call tools
+    # in runs do it. The agent nudges an empty reply once (`llm.models`); a text reply is
+    # asked again more firmly. Only a model that misses twice is worth a warning.
+    if toolcalls.is_empty(first):
+        again = [*request, HumanMessage(prompts.render("empty_reply"))]
+    else:
+        again = [*request, first, HumanMessage(prompts.render("doctor_probe_again"))]
+    second = await _ask(model, again, label, where, timeout)
+    # A second ask that fails adds nothing to what the first reply showed.
+    return check if isinstance(second, Check) else classify(second, label, target, again=True)
+
+
+async def _ask(
+    model: Any, messages: list[BaseMessage], label: str, where: str, timeout: float
+) -> AIMessage | Check:
+    """The model's reply to `messages` with the `ping` tool offered, or the failed check."""
     try:
         async with asyncio.timeout(timeout):
-            reply = await model.bind_tools([Ping]).ainvoke(request)
+            reply = await model.bind_tools([Ping]).ainvoke(messages)
     except TimeoutError:
         return Check(
             label,
@@ -159,11 +182,12 @@ async def probe_tool_call(model: Any, target: ModelTarget, where: str, timeout: 
         return Check(label, "fail", f"{where}: {type(error).__name__}: {said}", _other_fix(error))
     if not isinstance(reply, AIMessage):
         raise TypeError(f"expected an AIMessage from the model, got {type(reply).__name__}")
-    return classify(reply, label, target)
+    return reply
 
 
-def classify(reply: AIMessage, label: str, target: ModelTarget) -> Check:
-    """Native call, call written as text, empty, plain text, or cut off by the token limit."""
+def classify(reply: AIMessage, label: str, target: ModelTarget, again: bool = False) -> Check:
+    """Native call, call written as text, empty, plain text, or cut off by the token limit;
+    `again`: the reply to the second ask, after a first that called no tool."""
     if _cut_off(reply):
         limit = read_endpoints().llm_max_tokens
         return Check(
@@ -174,16 +198,18 @@ def classify(reply: AIMessage, label: str, target: ModelTarget) -> Check:
             f"raise the server's completion limit: LLM_MAX_TOKENS (now {limit}) and the "
             "server's own cap (llama.cpp: -n)",
         )
+    when = " (when asked again, as a run would)" if again else ""
     if reply.tool_calls or reply.invalid_tool_calls:
-        return Check(label, "ok", "native tool calls")
+        return Check(label, "ok", f"native tool calls{when}")
     if toolcalls.settle(reply, [Ping]).tool_calls:
-        return Check(label, "ok", "tool calls written as text (the agent salvages these)")
+        return Check(label, "ok", f"tool calls written as text (the agent salvages these){when}")
     if toolcalls.is_empty(reply):
         return Check(
             label,
             "warn",
-            "empty reply: servers send one when they drop a tool call they could not parse "
-            "(the agent nudges once, then gives up)",
+            f"empty reply{', also after the nudge a run sends' if again else ''}: servers send "
+            "one when they drop a tool call they could not parse (the agent nudges once, then "
+            "gives up)",
             "check the server log (mlx_lm: 'Failed to parse tool call'); raise LLM_MAX_TOKENS",
         )
     text = reply.content if isinstance(reply.content, str) else str(reply.content)
@@ -192,7 +218,7 @@ def classify(reply: AIMessage, label: str, target: ModelTarget) -> Check:
         "warn",
         # Redacted before it is cut: half a key is no longer recognisable as one.
         f"answered in text without calling the tool: "
-        f"{secrets.redact(toolcalls.strip_think(text))[:80]!r}",
+        f"{secrets.redact(toolcalls.strip_think(text))[:80]!r}{', twice' if again else ''}",
         "use a model with tool calling (e.g. Qwen3); llama.cpp needs --jinja"
         if target.spec.startswith("local:")
         else "use a model with tool calling",

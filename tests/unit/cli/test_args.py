@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from deep_research.cli.args import UsageError, readable, research_parser, settings_from
+from deep_research.cli.args import (
+    REPORTS_DIR,
+    ReportTarget,
+    UsageError,
+    readable,
+    report_target,
+    research_parser,
+    settings_from,
+)
 from deep_research.config.names import MODEL_PROVIDERS, SEARCH_CHOICES, SETTING_NAMES
 from deep_research.errors import DeepResearchError
 
@@ -73,3 +83,35 @@ def test_max_cost_sets_the_budget_in_usd() -> None:
     assert settings_from(args) == {"max_cost_usd": 0.25}
     with pytest.raises(UsageError, match="invalid float value: 'lots'"):
         research_parser().parse_args(["--max-cost", "lots"])
+
+
+def test_without_out_the_report_goes_to_reports_under_its_usual_name() -> None:
+    assert report_target(None) == ReportTarget(REPORTS_DIR, None) == ReportTarget()
+    assert research_parser().parse_args(["--out", "a/b.md", "q"]).out == "a/b.md"
+
+
+def test_out_naming_a_folder_keeps_the_usual_name(tmp_path: Path) -> None:
+    (tmp_path / "here").mkdir()
+    assert report_target(str(tmp_path / "here")) == ReportTarget(tmp_path / "here")
+    # A trailing slash says "a folder" even before it exists (it is created when saving).
+    assert report_target(f"{tmp_path}/new/") == ReportTarget(tmp_path / "new")
+
+
+def test_out_naming_a_new_file_is_that_file_its_parents_to_be_made(tmp_path: Path) -> None:
+    target = report_target(str(tmp_path / "a" / "b" / "heat.md"))
+    assert target == ReportTarget(tmp_path / "a" / "b", "heat.md")
+    assert not (tmp_path / "a").exists(), "nothing is created before the run"
+
+
+def test_out_never_names_an_existing_file(tmp_path: Path) -> None:
+    (tmp_path / "mine.md").write_text("x")
+    (tmp_path / "link.md").symlink_to(tmp_path / "gone.md")  # dangling: still a name taken
+    for name in ("mine.md", "link.md"):
+        with pytest.raises(UsageError, match="already exists; choose another name or remove it"):
+            report_target(str(tmp_path / name))
+
+
+def test_out_below_a_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(UsageError, match=r"file is a file, not a directory"):
+        report_target(str(tmp_path / "file" / "sub" / "r.md"))

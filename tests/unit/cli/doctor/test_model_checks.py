@@ -63,6 +63,20 @@ def test_each_kind_of_reply_is_told_apart() -> None:
     assert "--jinja" in text.fix and "--jinja" not in mc.classify(AIMessage("t"), "l", CLOUD).fix
 
 
+def test_the_reply_to_a_second_ask_says_so() -> None:
+    native = AIMessage("", tool_calls=[{"name": "ping", "args": {"word": "x"}, "id": "1"}])
+    assert mc.classify(native, "l", LOCAL, again=True).detail == (
+        "native tool calls (when asked again, as a run would)"
+    )
+    empty = mc.classify(AIMessage(""), "l", LOCAL, again=True)
+    assert (empty.status, empty.detail.startswith("empty reply, also after the nudge")) == (
+        "warn",
+        True,
+    )
+    assert mc.classify(AIMessage("no"), "l", LOCAL, again=True).detail.endswith("'no', twice")
+    assert "twice" not in mc.classify(AIMessage("no"), "l", LOCAL).detail
+
+
 def status_error(status: int, message: str) -> openai.APIStatusError:
     response = httpx.Response(status, request=httpx.Request("POST", "http://127.0.0.1/v1"))
     return openai.APIStatusError(message, response=response, body=None)
