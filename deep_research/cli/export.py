@@ -68,7 +68,19 @@ def export_beside(report: Path, formats: list[Format], console: Console) -> None
 
     info = info_for(HOME, report)
     for name in formats:
-        console.print(plain(f"Exported: {export(report, name, info=info)}"))
+        out = free_beside(report, name)
+        console.print(plain(f"Exported: {export(report, name, out=out, info=info)}"))
+
+
+def free_beside(report: Path, to: str) -> Path:
+    """The report's name with `to`'s suffix, or `-2`, `-3`… when that is taken: an export
+    never replaces a file (the report itself included: `--out notes.html --export html`)."""
+    for n in range(1, 10_000):
+        stem = report.stem if n == 1 else f"{report.stem}-{n}"
+        candidate = report.with_name(f"{stem}.{to}")
+        if not candidate.exists() and not candidate.is_symlink():
+            return candidate
+    raise UsageError(f"no free name for the {to} export beside {report}")
 
 
 def info_for(home: Home, report: Path) -> ReportInfo:

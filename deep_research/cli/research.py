@@ -101,7 +101,13 @@ def ask(argv: list[str], console: Console) -> int:
         wait_for_all_tracers()
     code = print_summary(console, outcome, context)
     if formats and outcome.report is not None:
-        export_beside(outcome.report, formats, console)
+        from deep_research.errors import DeepResearchError
+
+        try:
+            export_beside(outcome.report, formats, console)
+        except DeepResearchError as failure:  # the report is saved; its exit code stays
+            console.print(plain(f"Export failed: {failure}"))
+            return code or 1
     return code
 
 

@@ -18,7 +18,7 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from pydantic import ConfigDict, Field, ValidationError
 
 from deep_research.config.names import SearchChoice
-from deep_research.errors import ReadableError
+from deep_research.errors import DeepResearchError, ReadableError
 from deep_research.export import check_available
 from deep_research.mcp import run
 from deep_research.mcp.attachment import ReportFormat, with_file
@@ -93,9 +93,28 @@ async def deep_research(
         answer = await run.research(text, context, clarify=clarify, progress=ctx.report_progress)
         if clarify:
             return answer.text
-        return with_cost(await with_file(answer, format, text), answer.values)
     except (run.RunFailed, ReadableError) as failure:
         raise ToolError(str(failure)) from None
+    try:
+        result = await with_file(answer, format, text)
+    except DeepResearchError as failure:  # the research is done: its text is not lost
+        result = f"{answer.text}\n\n(The {format} file could not be made: {failure})"
+    return with_cost(with_outcome(result, answer.values), answer.values)
+
+
+def with_outcome(result: str | list[Any], values: Mapping[str, Any]) -> str | list[Any]:
+    """The result led by a warning when its report cites no retrieved page (the CLI's exit
+    code 3): a caller must not take a could-not-find text for a finished answer."""
+    status = values.get("status")
+    if status in (None, "complete"):
+        return result
+    from deep_research.runtime.progress_lines import UNSOURCED
+
+    warning = f"Not a finished report: {UNSOURCED.get(str(status), str(status))}.\n\n"
+    if isinstance(result, str):
+        return warning + result
+    first, *rest = result
+    return [first.model_copy(update={"text": warning + first.text}), *rest]
 
 
 def cost_note(values: Mapping[str, Any]) -> str:

@@ -84,3 +84,15 @@ def test_export_beside_writes_each_format(saved_run: Path) -> None:
     cli_export.export_beside(saved_run, ["html", "pdf"], Console(file=out, width=200))
     assert saved_run.with_suffix(".pdf").read_bytes().startswith(b"%PDF-")
     assert out.getvalue().count("Exported:") == 2
+
+
+def test_an_export_beside_the_report_never_replaces_a_file(tmp_path: Path) -> None:
+    report = tmp_path / "notes.md"
+    report.write_text("# Q\n")
+    assert cli_export.free_beside(report, "pdf") == tmp_path / "notes.pdf"
+    (tmp_path / "notes.pdf").write_bytes(b"mine")
+    assert cli_export.free_beside(report, "pdf") == tmp_path / "notes-2.pdf"
+    # --out notes.html --export html: the Markdown was saved as notes.html itself.
+    saved = tmp_path / "notes.html"
+    saved.write_text("# the Markdown report\n")
+    assert cli_export.free_beside(saved, "html") == tmp_path / "notes-2.html"

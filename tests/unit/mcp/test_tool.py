@@ -132,3 +132,30 @@ def test_the_result_says_what_the_research_cost_after_the_report() -> None:
     unknown = cost_note({"usage": {**USAGE, "usd": None}})
     assert "unknown (a model's price is not known)" in unknown and "$0.0000" not in unknown
     assert cost_note({}) == "", "an older thread without usage: nothing claimed"
+
+
+async def test_a_report_citing_nothing_is_said_first_and_a_failed_file_keeps_the_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from deep_research.export import ExportError
+    from deep_research.mcp import run, tool
+
+    async def unsourced(*args: object, **kwargs: object) -> run.Answer:
+        return run.Answer("I could not find sources.", "t1", {"status": "no_sources"})
+
+    async def failing(*args: object) -> None:
+        raise ExportError("the report is over 1,000,000 characters")
+
+    monkeypatch.setattr(tool, "check_available", lambda to: None)
+    monkeypatch.setattr(run, "research", unsourced)
+    monkeypatch.setattr(tool, "with_file", failing)
+
+    class Progress:
+        async def report_progress(self, *args: object, **kwargs: object) -> None:
+            return None
+
+    result = await tool.deep_research("Why?", Progress(), format="pdf")  # type: ignore[arg-type]
+    assert isinstance(result, str)
+    assert result.startswith("Not a finished report: it cites no source.\n\nI could not find")
+    assert "(The pdf file could not be made: the report is over 1,000,000 characters)" in result
+    assert tool.with_outcome("# R", {"status": "complete"}) == "# R"
