@@ -52,6 +52,7 @@ def open_store_blocking(location: Location | None = None) -> Store:
             raise _damaged[location]
         _raise_if_unreachable(key)
         if location not in _stores:
+            _needs_the_model()  # not remembered as the server's failure: it is this machine's
             try:
                 _stores[location] = _connect(location)
             except MemoryUnavailable as error:
@@ -77,11 +78,15 @@ def _raise_if_unreachable(key: tuple[Location, str]) -> None:
         raise found[1]
 
 
-def _connect(location: Location) -> Store:
-    try:  # memory embeds with MiniLM: it uses the model on this machine, never fetches it
+def _needs_the_model() -> None:
+    """Memory embeds with MiniLM: it uses the model on this machine, never fetches it."""
+    try:
         loader.weights()
     except WeightsUnavailable as error:
         raise MemoryUnavailable(f"memory needs the relevance model: {error}") from None
+
+
+def _connect(location: Location) -> Store:
     import chromadb  # seconds to import: only when a store is opened
     from chromadb.config import Settings
     from chromadb.errors import ChromaError
