@@ -79,10 +79,21 @@ def spec_model(
             extra_body=thinking_body(thinking),
         )
     if provider == "openai":  # `Context` has checked that OPENAI_API_KEY is set
+        # This process's clients, one per event loop, as for `local:`: langchain-openai's own
+        # default client is one per process, and a second event loop (a notebook cell, a
+        # test) meets the first one's closed connections.
+        timeout = httpx.Timeout(
+            endpoints.llm_timeout, connect=min(CONNECT_TIMEOUT, endpoints.llm_timeout)
+        )
+        sync_client, async_client = model_clients(timeout)
         return LenientChatOpenAI(
             model=name,
             api_key=endpoints.openai_api_key,
             temperature=temperature,
+            timeout=timeout,
+            http_client=sync_client,
+            http_async_client=async_client,
+            http_socket_options=(),
             max_retries=endpoints.llm_max_retries,
         )
     if provider in PROVIDERS:  # `Context` has checked its package and credential

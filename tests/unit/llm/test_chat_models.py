@@ -62,3 +62,22 @@ def test_an_unknown_provider_is_a_config_error_naming_the_role() -> None:
 def test_a_public_url_keeps_scheme_host_port_and_path_only() -> None:
     assert public_url("http://u:p@host.example/v1/?q=1#frag") == "http://host.example/v1/"
     assert public_url("https://[2001:db8::1]/v1") == "https://[2001:db8::1]/v1"
+
+
+def test_openai_models_get_this_loops_client_not_one_per_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """langchain-openai's default client is one per process: a second event loop (a notebook
+    cell, the next test) met the first loop's closed connections ("Event loop is closed")."""
+    import asyncio
+
+    from deep_research.llm.chat_models import spec_model
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+
+    async def client() -> object:
+        model = spec_model("openai:gpt-4.1-mini", None)
+        return model.http_async_client  # type: ignore[attr-defined]
+
+    first, second = asyncio.run(client()), asyncio.run(client())
+    assert first is not None and first is not second
