@@ -1,0 +1,17 @@
+"""The real MiniLM files, for the tests of where they come from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from deep_research.embedding import files
+
+
+@pytest.fixture(scope="module")
+def real_weights() -> Path:
+    """The real files, from wherever this machine has them (CI: the weights package)."""
+    found = files.locate()
+    assert found is not None, f"install the model's files first: {files.OFFLINE_LINE}"
+    return files.checked(found).folder
