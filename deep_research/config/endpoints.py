@@ -16,6 +16,20 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 PROVIDER_KEYS = {"openai": "OPENAI_API_KEY"}
 # The least a whole model call is allowed by default: loading weights, then a long report.
 MIN_CALL_DEADLINE = 900.0
+APP_NAME = "deep-research"  # the folder named after the app in the user's data directory
+# What the default memory directory is computed from (platformdirs reads them), so a change
+# to one is a new environment for `read_endpoints`' cache.
+DATA_HOME_VARIABLES = ("XDG_DATA_HOME", "HOME", "LOCALAPPDATA", "APPDATA")
+
+
+def default_memory_dir() -> str:
+    """The user's own memory, whatever the working directory: `memory` in the user's data
+    directory (`~/.local/share/deep-research/memory` on Linux, `~/Library/Application
+    Support/deep-research/memory` on macOS). A notebook in `examples/`, a CLI run in another
+    folder and `langgraph dev` all find the same reports and the same library there."""
+    import platformdirs  # ~20 ms to import: only for a process that asks where memory is
+
+    return str(platformdirs.user_data_path(APP_NAME) / "memory")
 
 
 class Endpoints(BaseSettings):
@@ -39,8 +53,9 @@ class Endpoints(BaseSettings):
     fetch_allow_private: bool = False
     fetch_allowed_hosts: str = ""
     # Where the memory lives (see `deep_research.memory.location`): a directory for one
-    # process, or a Chroma server shared by several.
-    memory_dir: str = ".deep_research/memory"
+    # process, or a Chroma server shared by several. MEMORY_DIR asks for another directory
+    # (a relative one is the working directory's: a project-local memory).
+    memory_dir: str = Field(default_factory=default_memory_dir)
     chroma_host: str | None = None
     chroma_port: int = Field(default=8000, ge=1, le=65535)
 
@@ -67,7 +82,11 @@ def read_endpoints() -> Endpoints:
     The one place the environment's endpoints and keys are read; everything else asks here.
     """
     fields = Endpoints.model_fields
-    snapshot = tuple(sorted((k, v) for k, v in os.environ.items() if k.lower() in fields))
+    snapshot = tuple(
+        sorted(
+            (k, v) for k, v in os.environ.items() if k.lower() in fields or k in DATA_HOME_VARIABLES
+        )
+    )
     return _endpoints_for(snapshot)
 
 

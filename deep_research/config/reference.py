@@ -43,12 +43,20 @@ ENDPOINT_NOTES = {
     "fetch_allow_private": "allow fetching pages at private addresses (metadata services and "
     "link-local addresses stay refused; see [security](security.md))",
     "fetch_allowed_hosts": "hosts page fetching may reach although private, comma-separated",
-    "memory_dir": "where the memory and the library are stored (one process at a time)",
+    "memory_dir": "where the memory and the library are stored, the same for every working "
+    "directory (one process at a time); set it for a project-local memory (a relative path "
+    "is the working directory's)",
     "chroma_host": "a Chroma server to keep them in instead, shared by several processes",
     "chroma_port": "that server's port",
 }
 # A default computed from the environment is shown as the formula, not this machine's value.
 ENVIRONMENT_NAMES = {"LLM_MODEL": "$LLM_MODEL"}
+# A default computed per platform (`endpoints.default_memory_dir`) is shown as its rule.
+PLATFORM_DEFAULTS = {
+    "memory_dir": "the user's data directory: `~/.local/share/deep-research/memory` on "
+    "Linux (`$XDG_DATA_HOME/deep-research/memory` when set), `~/Library/Application "
+    "Support/deep-research/memory` on macOS",
+}
 
 
 def type_name(annotation: Any) -> str:
@@ -104,7 +112,7 @@ def table(fields: dict[str, Any], notes: dict[str, str] | None = None) -> str:
         about = (notes or {}).get(name) or field.description or ""
         rows.append(
             f"| `{name}` | `{name.upper()}` | {type_name(field.annotation)} "
-            f"| {default_text(field)} | {_cell(about)} |"
+            f"| {PLATFORM_DEFAULTS.get(name) or default_text(field)} | {_cell(about)} |"
         )
     return "\n".join(rows)
 

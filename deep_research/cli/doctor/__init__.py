@@ -23,7 +23,7 @@ from rich.text import Text
 from deep_research.cli.args import HOME, REPORTS_DIR, Parser, settings_from
 from deep_research.cli.doctor import relevance
 from deep_research.cli.doctor.checks import Check, check_searches
-from deep_research.cli.doctor.local import check_tracing, check_writable
+from deep_research.cli.doctor.local import check_memory, check_tracing, check_writable
 from deep_research.cli.doctor.model_checks import check_model, model_targets
 from deep_research.config.settings import Context, load_context
 
@@ -37,7 +37,8 @@ def doctor_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="deep-research doctor",
         description="Check that a run can succeed: model endpoints, search, relevance model, "
-        "directories, tracing. Takes the run's setting flags, so it checks what you will run.",
+        "directories, where the memory is, tracing. Takes the run's setting flags, so it "
+        "checks what you will run.",
     )
     parser.add_argument("--model", help="model for every role, as provider:model")
     parser.add_argument("--search", help="search provider: auto, tavily, searxng or ddgs")
@@ -94,6 +95,7 @@ async def run_checks(
         model.result(),
         check_writable(home, "checkpoint dir"),
         check_writable(reports, "report dir"),
+        check_memory(context.use_memory),
         check_tracing(),
     ]
 

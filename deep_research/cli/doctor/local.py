@@ -1,4 +1,5 @@
-"""`deep-research doctor`'s checks of this machine's own setup: directories and tracing."""
+"""`deep-research doctor`'s checks of this machine's own setup: directories, where the
+memory is, and tracing."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from deep_research.cli.doctor.checks import Check
+from deep_research.config import envfile
+from deep_research.memory.location import CATALOGUE, configured
 
 # LangSmith reads these, first non-empty wins, and traces only on exactly "true".
 TRACING_VARS = (
@@ -44,6 +47,42 @@ def check_writable(path: Path, label: str) -> Check:
             label, "ok", f"{path}/ will be created on the first run ({existing} is writable)"
         )
     return Check(label, "ok", f"{path}/ is writable")
+
+
+# Where memory was by default before it moved to the user's data directory.
+OLD_MEMORY_DIR = Path(".deep_research/memory")
+
+
+def check_memory(use_memory: bool, environ: Mapping[str, str] = os.environ) -> Check:
+    """Where a run's memory and library are (the real path), and whether it can be written.
+
+    Nothing is opened: no chromadb, no lock (a running `langgraph dev` may hold it)."""
+    if not use_memory:
+        return Check("memory", "ok", "off (use_memory=false): nothing is recalled or stored")
+    location = configured()
+    if location.path is None:
+        return Check("memory", "ok", f"on the {location.describe()} (CHROMA_HOST)")
+    # Named with where it was set: an `.env` copied from an older `.env.example` sets a
+    # project-local MEMORY_DIR, and `langgraph dev` lets `.env` win over the environment.
+    chosen = (
+        envfile.source_of("MEMORY_DIR")
+        if environ.get("MEMORY_DIR", "").strip()
+        else "your data directory"
+    )
+    writable = check_writable(location.path, "memory")
+    if writable.status != "ok":
+        fix = "set MEMORY_DIR to a directory you can write in"
+        return Check("memory", "fail", f"{location.path} ({chosen}): {writable.detail}", fix)
+    old = OLD_MEMORY_DIR.absolute()
+    if (old / CATALOGUE).is_file() and old != location.path:
+        return Check(
+            "memory",
+            "warn",
+            f"{location.path} ({chosen}); a project-local memory at {OLD_MEMORY_DIR}/ (the "
+            "default before the data directory) is not used",
+            f"set MEMORY_DIR={OLD_MEMORY_DIR} to keep using it here, or leave it",
+        )
+    return Check("memory", "ok", f"{location.path} ({chosen}, every folder's runs share it)")
 
 
 def check_tracing(environ: Mapping[str, str] = os.environ) -> Check:

@@ -1,12 +1,15 @@
-"""`deep-research doctor`'s checks of this machine's own setup: tracing and directories."""
+"""`deep-research doctor`'s checks of this machine's own setup: tracing, directories and
+where the memory is."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+import platformdirs
 import pytest
 
-from deep_research.cli.doctor.local import check_tracing, check_writable
+from deep_research.cli.doctor.local import check_memory, check_tracing, check_writable
 
 
 @pytest.fixture
@@ -62,3 +65,56 @@ def test_tracing_reads_the_first_variable_set_as_langsmith_does(
 ) -> None:
     check = check_tracing(environ)
     assert check.status == status and says in check.detail
+
+
+@pytest.fixture
+def data_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """MEMORY_DIR unset, the user's home (and XDG data directory) in `tmp_path`, working in
+    `tmp_path/work`: the default memory's directory, as platformdirs names it here."""
+    monkeypatch.delenv("MEMORY_DIR")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "home" / "data"))
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    memory = platformdirs.user_data_path("deep-research") / "memory"
+    assert memory.is_relative_to(tmp_path / "home")  # not the working directory's
+    return memory
+
+
+def test_memory_is_shown_where_it_really_is_by_default_the_data_directory(
+    data_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    check = check_memory(True)
+    assert check.status == "ok", check
+    assert check.detail.startswith(f"{data_home} (your data directory")
+    # MEMORY_DIR, relative, is the working directory's: shown absolute.
+    monkeypatch.setenv("MEMORY_DIR", "here/memory")
+    assert check_memory(True).detail.startswith(
+        f"{tmp_path / 'work' / 'here' / 'memory'} (environment variable MEMORY_DIR"
+    )
+    assert "off" in check_memory(False).detail
+
+
+def test_memory_left_in_the_old_project_local_place_is_named_with_how_to_keep_it(
+    data_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old = tmp_path / "work" / ".deep_research" / "memory"
+    old.mkdir(parents=True)
+    (old / "chroma.sqlite3").write_bytes(b"")
+    check = check_memory(True)
+    assert check.status == "warn" and ".deep_research/memory/ " in check.detail
+    assert check.fix == "set MEMORY_DIR=.deep_research/memory to keep using it here, or leave it"
+    monkeypatch.setenv("MEMORY_DIR", ".deep_research/memory")  # kept: nothing to say
+    assert check_memory(True).status == "ok"
+
+
+def test_memory_that_cannot_be_written_fails_with_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("MEMORY_DIR", str(blocker / "memory"))
+    check = check_memory(True)
+    assert check.status == "fail" and "is a file" in check.detail
+    assert check.fix == "set MEMORY_DIR to a directory you can write in"
+    assert os.environ["MEMORY_DIR"] in check.detail
