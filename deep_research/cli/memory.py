@@ -53,10 +53,11 @@ async def _run(command: str, rest: list[str], console: Console) -> int:
     if command == "list":  # from Chroma's catalogue where it can: no chromadb, no model
         from deep_research.memory.listing import remembered_reports
 
-        where, threads = await remembered_reports()
-        say(plain(f"Memory at {where}: {plural(len(threads), 'report')}"))
-        for thread, date, question in threads:
-            say(plain(f"{date}  {thread:<36}  {first_line(question, LINE_CHARS)}"))
+        where, reports = await remembered_reports()
+        say(plain(f"Memory at {where}: {plural(len(reports), 'report')}"))
+        for report in reports:
+            line = f"{report.date}  {report.thread:<36}  {first_line(report.question, LINE_CHARS)}"
+            say(plain(line + _earlier(report.earlier)))
         return 0
     # chromadb (seconds to import) and, for search, the model: only for these commands.
     from deep_research.memory import PASSAGES_COLLECTION, REPORTS_COLLECTION, open_store
@@ -77,6 +78,15 @@ async def _run(command: str, rest: list[str], console: Console) -> int:
         await store.clear(collection)
     say(plain(f"Memory at {store.where} cleared: every report and passage is forgotten."))
     return 0
+
+
+def _earlier(threads: tuple[str, ...]) -> str:
+    """A rerun's report replaced the earlier ones on its question: which threads they were."""
+    if not threads:
+        return ""
+    shown = ", ".join(first_line(t, 36) for t in threads[:3])
+    more = f" and {len(threads) - 3} more" if len(threads) > 3 else ""
+    return f"  (also researched in {shown}{more})"
 
 
 async def _search(store: Store, query: str, console: Console) -> None:

@@ -32,6 +32,7 @@ class Totals:
     memory: str = ""  # where the memory was, or why it could not be used; "": memory off
     remembered: int = 0  # queries answered from memory without a search
     memory_saved: bool = False
+    memory_skipped: str = ""  # the status of a report memory left out ("": none was)
     # What the logged model calls and searches cost, every session's (`model_call` and
     # `search_done` events); None once a call's price was unknown.
     usd: float | None = 0.0
@@ -65,6 +66,8 @@ class Totals:
             answered = f", {plural(self.remembered, 'query')} answered from it"
             answered = answered if self.remembered else ""
             saved = ", report remembered" if self.memory_saved else ""
+            if self.memory_skipped and not self.memory_saved:
+                saved = f", report not remembered (status {self.memory_skipped}: not research)"
             out.append(f"memory        {self.memory}{answered}{saved}")
         if self.researchers_failed:
             out.append(f"researchers   {self.researchers_failed} failed (see 'Research gaps')")
@@ -96,6 +99,8 @@ def totals(records: list[dict[str, Any]]) -> Totals:
             if event == "model_call":
                 result.model_usd = add_usd(result.model_usd, record.get("usd", 0.0))
             result.memory_saved |= event == "memory_saved"
+            if event == "memory_skipped":
+                result.memory_skipped = str(record.get("status", ""))
             if event == "memory" and record.get("status") == "unavailable":
                 result.memory = f"unavailable: {record.get('reason')}"
             elif event == "memory" and record.get("where"):

@@ -5,16 +5,28 @@ else through chromadb (a Chroma server, or a catalogue `catalogue.py` does not k
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from deep_research.memory import catalogue
 from deep_research.memory.catalogue import Record, Scalar
 from deep_research.memory.location import Location, configured, has_store
 
 REPORTS_COLLECTION = "research-reports"
+MAX_THREADS_READ = 50  # threads read from one entry's list (a shared store is outside input)
+
+
+class RememberedReport(NamedTuple):
+    """One stored report: the thread whose report is kept, its date and question, and
+    the threads that researched the same question before (newest first)."""
+
+    thread: str
+    date: str
+    question: str
+    earlier: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -54,20 +66,36 @@ def timestamp_of(meta: Mapping[str, Scalar]) -> float:
     return float(value) if math.isfinite(value) else 0.0
 
 
-def report_threads(records: list[Record]) -> list[tuple[str, str, str]]:
-    """(thread, date, question) of every report among the first chunks in `records`,
-    newest first; one row per thread and question."""
-    seen: dict[tuple[str, str], tuple[str, str, str, float]] = {}
+def threads_of(meta: Mapping[str, Scalar]) -> list[str]:
+    """The threads that stored an entry, newest first: its `threads` list (a JSON list of
+    strings) after its `thread`; an entry stored before the list existed has `thread` alone,
+    and a list another client wrote in another shape is ignored."""
+    thread = meta.get("thread")
+    threads = [thread] if isinstance(thread, str) and thread else []
+    try:
+        listed = json.loads(str(meta.get("threads") or "[]"))
+    except json.JSONDecodeError:
+        listed = []
+    if isinstance(listed, list):
+        threads += [t for t in listed[:MAX_THREADS_READ] if isinstance(t, str) and t]
+    return list(dict.fromkeys(threads))
+
+
+def report_threads(records: list[Record]) -> list[RememberedReport]:
+    """Every report among the first chunks in `records`, newest first; one row per thread
+    and question (reports stored before one entry per question may repeat a question)."""
+    seen: dict[tuple[str, str], tuple[RememberedReport, float]] = {}
     for meta in records:
-        key = (str(meta.get("thread", "")), str(meta.get("question", "")))
-        seen[key] = (key[0], str(meta.get("date", "")), key[1], timestamp_of(meta))
-    rows = sorted(seen.values(), key=lambda row: -row[3])
-    return [(thread, date, question) for thread, date, question, _ in rows]
+        thread, *earlier = threads_of(meta) or [""]
+        question = str(meta.get("question", ""))
+        row = RememberedReport(thread, str(meta.get("date", "")), question, tuple(earlier))
+        seen[(thread, question)] = (row, timestamp_of(meta))
+    return [row for row, _ in sorted(seen.values(), key=lambda pair: -pair[1])]
 
 
 async def remembered_reports(
     location: Location | None = None,
-) -> tuple[str, list[tuple[str, str, str]]]:
-    """Where the memory is, and (thread, date, question) of every report it holds."""
+) -> tuple[str, list[RememberedReport]]:
+    """Where the memory is, and every report it holds, newest first."""
     listed = await list_chunks(REPORTS_COLLECTION, ("chunk", 0), location)
     return listed.where, report_threads(listed.records)

@@ -1,18 +1,26 @@
 """Memory of past research: published reports and the passages they cite.
 
-A report is stored under its thread and question: its question as the first chunk (a new
-question is matched against earlier questions as well as their reports), then the chunks
-of the report as read (`reading.py`: no link targets, no Sources list), with the search
-provider it was made with: research from the library alone recalls only reports made the
-same way, so no web-derived text reaches a report promised to use documents only. Each
-cited page is stored as passages under the thread and URL, with the date it was first
-retrieved: a page cited again from memory keeps its original date.
+A report is stored once per question: asked again (in any thread, in any folder), its
+newer report replaces the older copy, and the entry keeps which threads researched it
+(`threads`, newest first; `thread` is the one whose report is kept, the id recall shows).
+The question is the first chunk (a new question is matched against earlier questions as
+well as their reports), then the chunks of the report as read (`reading.py`: no link
+targets, no Sources list), with the search provider it was made with: research from the
+library alone recalls only reports made the same way, so no web-derived text reaches a
+report promised to use documents only, and a library-only report and a web one on the same
+question are two entries. Each cited page is stored once per URL, with the date it was
+retrieved: read again from the web, it replaces its older copy; cited again from memory,
+it is not stored again, and keeps its original date.
+
+`forget(thread)` removes every report and page the thread stored, the entries a later
+rerun took over included (that rerun was shown the earlier report, and may cite its pages).
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import re
 import time
 from collections.abc import Iterable
@@ -21,7 +29,14 @@ from datetime import UTC, datetime
 
 from deep_research.config.names import LIBRARY_PROVIDER
 from deep_research.memory import chunks
-from deep_research.memory.listing import REPORTS_COLLECTION, report_threads, timestamp_of
+from deep_research.memory.catalogue import CHUNK, KEY
+from deep_research.memory.listing import (
+    REPORTS_COLLECTION,
+    RememberedReport,
+    report_threads,
+    threads_of,
+    timestamp_of,
+)
 from deep_research.memory.reading import reading_text
 from deep_research.memory.store import Hit, Piece, Scalar, Store
 from deep_research.text import limits
@@ -34,6 +49,9 @@ STORED_QUESTION_CHARS = 500
 CANDIDATES = 40
 DAY = 86_400.0
 SEARCH_PROVIDER = "search_provider"  # a report's metadata: the provider it was made with
+THREADS = "threads"  # metadata: a JSON list of the threads that stored the entry, newest first
+MAX_THREADS = 20  # threads kept per entry (the oldest are dropped)
+KEYS_PER_CALL = 100  # keys in one `$in` filter
 # What a stored retrieval date must look like: it is shown outside the data fences (the
 # researcher's page note) and in the Sources list, which the citation check never reads.
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -70,13 +88,21 @@ def iso_date(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, UTC).date().isoformat()
 
 
-def _timestamp(date: str) -> float:
-    return datetime.fromisoformat(date).replace(tzinfo=UTC).timestamp()
-
-
 def recency_boost(age_seconds: float) -> float:
     """1 / (1 + age in days): yesterday's report counts half of today's, in ordering only."""
     return 1.0 / (1.0 + max(0.0, age_seconds) / DAY)
+
+
+def question_key(question: str, search_provider: str) -> str:
+    """One entry per question: case, spacing and closing punctuation aside, the same
+    question asked again is the same key; a library-only report is kept apart from web ones."""
+    normal = " ".join(question.casefold().split()).rstrip(" ?!.")
+    made = "library" if search_provider == LIBRARY_PROVIDER else "web"
+    return f"report|{made}|{hashlib.sha256(normal.encode()).hexdigest()[:32]}"
+
+
+def page_key(url: str) -> str:
+    return f"page|{url}"
 
 
 async def remember(
@@ -89,39 +115,61 @@ async def remember(
     search_provider: str = "",
     now: float | None = None,
 ) -> int:
-    """Store the report (made with `search_provider`) and its cited pages; returns how many
-    pages. Re-storing replaces."""
+    """Store the report (made with `search_provider`) and the cited pages read in this run;
+    returns how many pages. A report on the same question, and a page of the same URL,
+    replace their older copies and keep the threads those came from."""
     now = time.time() if now is None else now
     question = limits.cut(question.strip(), STORED_QUESTION_CHARS)
     date = iso_date(now)
     meta: dict[str, Scalar] = {"thread": thread_id, "question": question, "date": date, "ts": now}
     meta[SEARCH_PROVIDER] = search_provider
-    report_key = f"{thread_id}:{hashlib.sha256(question.encode()).hexdigest()[:16]}"
+    report_key = question_key(question, search_provider)
+    # A library document is the library's to keep: a copy here would outlive
+    # `library remove` and be cited after the file was taken out. A page cited from memory
+    # is there already, whole: its passages here are only those that answered a query.
+    kept = [page for page in cited if not is_file_url(page.url) and not page.retrieved]
+    earlier = await _threads_by_key(store, REPORTS_COLLECTION, [report_key])
     excerpt = limits.cut(report, EXCERPT_CHARS)
-    report_pieces = [Piece(question, {**meta, "excerpt": excerpt})]
+    report_meta = {**meta, "excerpt": excerpt, THREADS: _threads(thread_id, earlier, report_key)}
+    report_pieces = [Piece(question, report_meta)]
     # Embedded as read, without link targets and the Sources list (`reading.py`).
     # Splitting counts MiniLM tokens (and loads the tokenizer once): never on the loop.
     split = await asyncio.to_thread(lambda: chunks.split(reading_text(report)))
-    report_pieces += [Piece(text, {**meta, "excerpt": excerpt}) for text in split]
+    report_pieces += [Piece(text, report_meta) for text in split]
     await store.put(REPORTS_COLLECTION, report_key, report_pieces)
-    # A library document is the library's to keep: a copy here would outlive
-    # `library remove` and be cited after the file was taken out.
-    kept = [page for page in cited if not is_file_url(page.url)]
     split_pages = await asyncio.to_thread(lambda: [page_chunks(page) for page in kept])
+    earlier = await _threads_by_key(store, PASSAGES_COLLECTION, [page_key(p.url) for p in kept])
     pages: dict[str, list[Piece]] = {}
     for page, page_pieces in zip(kept, split_pages, strict=True):
-        retrieved = page.retrieved or date
+        key = page_key(page.url)
         page_meta: dict[str, Scalar] = {
             **meta,
             "url": page.url,
             "title": page.title,
-            "retrieved": retrieved,
-            "ts": _timestamp(retrieved) if page.retrieved else now,
+            "retrieved": date,
+            THREADS: _threads(thread_id, earlier, key),
         }
-        pages[f"{thread_id}|{page.url}"] = [Piece(piece, page_meta) for piece in page_pieces]
+        pages[key] = [Piece(piece, page_meta) for piece in page_pieces]
     if pages:  # one write for every page: each Chroma call costs 10-15 ms
         await store.put_many(PASSAGES_COLLECTION, pages)
     return len(pages)
+
+
+async def _threads_by_key(store: Store, collection: str, keys: list[str]) -> dict[str, list[str]]:
+    """The threads already stored under each of `keys` (those stored at all)."""
+    found: dict[str, list[str]] = {}
+    for start in range(0, len(keys), KEYS_PER_CALL):
+        some = keys[start : start + KEYS_PER_CALL]
+        where = {"$and": [{KEY: {"$in": some}}, {CHUNK: 0}]}
+        for hit in await store.items(collection, where=where, texts=False):
+            found[hit.key] = threads_of(hit.metadata)
+    return found
+
+
+def _threads(thread_id: str, earlier: dict[str, list[str]], key: str) -> str:
+    """`thread_id` first, then the threads that stored `key` before, as JSON."""
+    threads = [thread_id, *(t for t in earlier.get(key, []) if t != thread_id)]
+    return json.dumps(threads[:MAX_THREADS])
 
 
 def page_chunks(page: CitedPage) -> list[str]:
@@ -224,14 +272,19 @@ def _chunk_number(hit: Hit) -> int:
 
 
 async def forget(store: Store, thread_id: str) -> int:
-    """Delete a thread's reports and passages; returns how many chunks went."""
-    where = {"thread": thread_id}
-    return await store.delete(REPORTS_COLLECTION, where=where) + await store.delete(
-        PASSAGES_COLLECTION, where=where
-    )
+    """Delete every report and page `thread_id` stored, those a later rerun replaced
+    included; returns how many chunks went."""
+    gone = 0
+    for collection in (REPORTS_COLLECTION, PASSAGES_COLLECTION):
+        firsts = await store.items(collection, where={CHUNK: 0}, texts=False)
+        keys = sorted({hit.key for hit in firsts if thread_id in threads_of(hit.metadata)})
+        for start in range(0, len(keys), KEYS_PER_CALL):
+            where = {KEY: {"$in": keys[start : start + KEYS_PER_CALL]}}
+            gone += await store.delete(collection, where=where)
+    return gone
 
 
-async def remembered_threads(store: Store) -> list[tuple[str, str, str]]:
-    """(thread, date, question) of every stored report, newest first."""
-    hits = await store.items(REPORTS_COLLECTION, where={"chunk": 0}, texts=False)
+async def remembered_threads(store: Store) -> list[RememberedReport]:
+    """Every stored report (its thread, date, question and earlier threads), newest first."""
+    hits = await store.items(REPORTS_COLLECTION, where={CHUNK: 0}, texts=False)
     return report_threads([dict(hit.metadata) for hit in hits])

@@ -1,5 +1,10 @@
 """`remember`: after publishing, the report and every page it cites go into memory.
 
+Only a finished report (`status` "complete": it cites a page the research retrieved) is
+remembered. One that cites nothing would be recalled as research ("You researched a
+similar question") with nothing in it, and would replace the earlier, sourced report on
+its question; it is left out, and a `memory_skipped` event says why.
+
 `prepare` does the slow part early: when research comes back, a daemon thread opens the
 store and embeds the cited pages while the model writes the report, so `remember` embeds
 only the report. A store that cannot be used is a progress event and the run goes on.
@@ -90,10 +95,13 @@ async def remember(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
 
     # A page recalled from memory keeps its first retrieval date, one read again in this
     # run is this run's (the registry decides, as for the Sources list).
-    cited = [
-        CitedPage(source.url, source.title, source.texts, source.retrieved_on)
-        for source in check_report(report, state.get("sources", [])).cited
-    ]
+    sources = check_report(report, state.get("sources", [])).cited
+    # A thread finished before `status` existed is judged as `finalize` judges: by its cites.
+    status = state.get("status") or ("complete" if sources else "no_sources")
+    if status != "complete":
+        progress.emit("memory_skipped", status=status)
+        return {}
+    cited = [CitedPage(s.url, s.title, s.texts, s.retrieved_on) for s in sources]
     thread_id = str(get_config().get("configurable", {}).get("thread_id") or "unsaved")
     try:
         store = await open_store()

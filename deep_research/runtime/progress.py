@@ -22,6 +22,9 @@ Python, `stream_subgraphs=True` in the SDK).
 | `model_call` | `role`, `model`, `tokens_in`, `tokens_out`, `usd` (null: unknown), `estimated` |
 | `budget_reached` | `note` (why the report is written now, from what the run has) |
 | `report_written` | `chars`, `failures`, `status` (`complete`, `unverified`, `no_sources`) |
+| `memory` | `status` (`on`, `unavailable`), `where` or `reason`, `earlier` (recalled threads) |
+| `memory_saved` | `where`, `pages` (the report and its cited pages are remembered) |
+| `memory_skipped` | `status` (a report that is not `complete` is not remembered) |
 """
 
 from __future__ import annotations

@@ -35,8 +35,8 @@ async def main():
     if sys.argv[1] == "write":
         for thread, question in (("thread-one", "Heat pumps in Norway?"), ("thread-two", "Tides?")):
             await remember(store, thread_id=thread, question=question, report="R.", cited=[])
-    for thread, date, question in await remembered_threads(store):
-        print("report", date, thread, question)
+    for report in await remembered_threads(store):
+        print("report", report.date, report.thread, report.question)
     for key in sorted({hit.key for hit in await store.items(LIBRARY_COLLECTION, texts=False)}):
         print("document", key)
 

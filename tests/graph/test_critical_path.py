@@ -152,8 +152,10 @@ async def test_an_empty_memory_is_not_opened_before_the_first_model_call(
         return AIMessage("# Report\n\nNo research needed.")
 
     use_script(script_for(answer))
-    await run({**NO_CLARIFY, "use_memory": True})
+    values = await run({**NO_CLARIFY, "use_memory": True})
     # Nothing was remembered yet: no store (nor chromadb, nor the relevance model) stood
-    # between the question and the first model call; the report is remembered after.
+    # between the question and the first model call. This report cites nothing, so it is
+    # not remembered after either (nodes/remember.py): memory was on, and stayed unopened.
     assert seen[0] is False
-    assert (memory / "chroma.sqlite3").is_file()
+    assert values["status"] == "no_sources"
+    assert not (memory / "chroma.sqlite3").exists()

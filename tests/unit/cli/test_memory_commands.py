@@ -54,7 +54,9 @@ def test_list_search_forget_clear(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["memory", "forget", "tide-thread"]) == 0
     assert "Forgot thread tide-thread" in capsys.readouterr().out
     assert main(["memory", "forget", "tide-thread"]) == 1
-    assert counts() == [2, 1]  # the bread report (question, one chunk) and its page
+    # The bread report (question, one chunk) stays; the page both cited is stored once, by
+    # URL, and went with the thread forgotten (docs/memory.md, "Look and forget").
+    assert counts() == [2, 0]
 
     assert main(["memory", "clear"]) == 2
     assert "--yes" in capsys.readouterr().err
@@ -80,6 +82,17 @@ def test_usage_errors() -> None:
     assert main(["memory", "drop", "x"]) == 2
 
 
+def test_a_rerun_is_listed_once_naming_the_runs_it_replaced(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for thread in ("first-run", "second-run", "third-run"):
+        remembered(thread, "How does tidal power store energy?")
+    assert main(["memory", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "1 report" in out and out.count("How does tidal power") == 1
+    assert "third-run" in out and "(also researched in second-run, first-run)" in out
+
+
 def test_the_run_tells_the_user_what_memory_found_and_the_summary_names_it() -> None:
     tracker = Tracker("t")
     event = {
@@ -103,6 +116,11 @@ def test_the_run_tells_the_user_what_memory_found_and_the_summary_names_it() -> 
     down = {"kind": "progress", "event": "memory", "status": "unavailable", "reason": "in use"}
     assert "memory        unavailable: in use" in totals([down]).lines()
     assert not any(line.startswith("memory") for line in totals([]).lines())
+    skipped = [records[0], {"kind": "progress", "event": "memory_skipped", "status": "no_sources"}]
+    assert (
+        "memory        at /m, report not remembered (status no_sources: not research)"
+        in totals(skipped).lines()
+    )
 
 
 def test_the_readme_memory_commands_run_as_written(capsys: pytest.CaptureFixture[str]) -> None:

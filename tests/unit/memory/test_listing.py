@@ -18,11 +18,17 @@ def test_report_threads_one_row_per_thread_and_question_newest_first() -> None:
         {"thread": "new", "question": "Q2", "date": "2026-02-01", "ts": 2.0},
         {"thread": "new", "question": "Q2", "date": "2026-02-01", "ts": 2.0},
         {"thread": "odd", "question": "Q3", "date": "", "ts": "not a time"},
+        # A rerun's entry names the threads whose copies it replaced; a list in another
+        # shape (another client, a damaged store) is ignored, never fatal.
+        {"thread": "r3", "question": "Q4", "ts": 3.0, "threads": '["r3", "r2", 7, "r1"]'},
+        {"thread": "x", "question": "Q5", "ts": 0.5, "threads": "{not json"},
     ]
     assert report_threads(records) == [
-        ("new", "2026-02-01", "Q2"),
-        ("old", "2026-01-01", "Q1"),
-        ("odd", "", "Q3"),
+        ("r3", "", "Q4", ("r2", "r1")),
+        ("new", "2026-02-01", "Q2", ()),
+        ("old", "2026-01-01", "Q1", ()),
+        ("x", "", "Q5", ()),
+        ("odd", "", "Q3", ()),
     ]
 
 
@@ -52,4 +58,4 @@ async def test_the_catalogue_and_chromadb_list_the_same(
     assert len(fast.records) == 2
     assert where_fast == where_slow == str(tmp_path / "memory")
     assert sorted(reports_fast) == sorted(reports_slow)
-    assert {thread for thread, _, _ in reports_fast} == {"t1", "t2"}
+    assert {report.thread for report in reports_fast} == {"t1", "t2"}

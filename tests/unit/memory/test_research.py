@@ -87,7 +87,37 @@ async def test_remembering_again_does_not_duplicate(store: Store) -> None:
     passages = await store.items(PASSAGES_COLLECTION)
     assert len({h.id for h in reports}) == len(reports) == 2  # the question and one chunk
     assert len(passages) == 1
-    assert await remembered_threads(store) == [("t1", "2027-01-15", HEAT_PUMPS)]
+    assert await remembered_threads(store) == [("t1", "2027-01-15", HEAT_PUMPS, ())]
+
+
+async def test_five_reruns_of_a_question_keep_one_report_naming_every_thread(store: Store) -> None:
+    """Asked again in new threads (and written a little differently), a question keeps one
+    report, the newest, and its page one copy: recall shows the newest thread, an id the
+    user can resume or replay, and the listing names the runs it replaced."""
+    asked = [HEAT_PUMPS, HEAT_PUMPS.lower(), f"  {HEAT_PUMPS[:-1]}  ", HEAT_PUMPS, HEAT_PUMPS]
+    for n, question in enumerate(asked, start=1):
+        report = f"# Heat pumps in Norway\n\nRun {n}: they pay off within eight years."
+        await remember(
+            store, thread_id=f"t{n}", question=question, report=report, cited=[PAGE], now=NOW + n
+        )
+    firsts = await store.items(REPORTS_COLLECTION, where={"chunk": 0})
+    assert len(firsts) == 1 and len(await store.items(REPORTS_COLLECTION)) == 2
+    assert len(await store.items(PASSAGES_COLLECTION)) == 1
+    assert await remembered_threads(store) == [
+        ("t5", "2027-01-15", HEAT_PUMPS, ("t4", "t3", "t2", "t1"))
+    ]
+    (found,) = await similar_reports(store, HEAT_PUMPS, min_similarity=0.5, now=NOW)
+    assert found.thread_id == "t5" and "Run 5" in found.excerpt
+    # Research from the library alone is another entry: it must not replace the web one.
+    await remember(
+        store,
+        thread_id="lib",
+        question=HEAT_PUMPS,
+        report="# R",
+        cited=[],
+        search_provider="library",
+    )
+    assert {t.thread for t in await remembered_threads(store)} == {"t5", "lib"}
 
 
 async def test_passages_answer_within_max_age_and_keep_their_first_date(store: Store) -> None:
@@ -104,21 +134,37 @@ async def test_passages_answer_within_max_age_and_keep_their_first_date(store: S
         store, query, min_similarity=0.5, max_age_days=5, limit=5, now=NOW
     )
     assert too_old == []
-    # Cited again today from memory: stored again, with the date it was first retrieved.
-    again = CitedPage(PAGE.url, PAGE.title, PAGE.texts, retrieved="2027-01-05")
+    # Cited again today from memory: not stored again (memory gave back only the passages
+    # that answered, never to replace the whole page), so it keeps its first date.
+    again = CitedPage(PAGE.url, PAGE.title, ["minus fifteen"], retrieved="2027-01-05")
     await remember(store, thread_id="t2", question=HEAT_PUMPS, report="# R", cited=[again], now=NOW)
-    dates = {h.metadata["retrieved"] for h in await store.items(PASSAGES_COLLECTION)}
-    assert dates == {"2027-01-05"}
+    (stored,) = await store.items(PASSAGES_COLLECTION)
+    assert stored.metadata["retrieved"] == "2027-01-05" and stored.text == PAGE.texts[0]
+    assert stored.metadata["thread"] == "t1"
+    # Read again from the web in a later run: its newer copy replaces the old one.
+    await remember(store, thread_id="t3", question="Q", report="# R", cited=[PAGE], now=NOW)
+    (stored,) = await store.items(PASSAGES_COLLECTION)
+    assert stored.metadata["retrieved"] == "2027-01-15" and stored.metadata["thread"] == "t3"
 
 
-async def test_forget_removes_one_thread(store: Store) -> None:
-    for thread in ("keep", "drop"):
+async def test_forget_removes_what_a_thread_stored_a_rerun_of_its_question_included(
+    store: Store,
+) -> None:
+    """One entry per question: forgetting any thread that researched it forgets the entry
+    (the rerun was shown the earlier report and may cite its pages), and forgets the pages
+    that thread stored; another question's report and pages stay."""
+    other = CitedPage("https://example.org/tides", "Tides", ["Spring tides follow the moon."])
+    await remember(store, thread_id="keep", question="Why tides?", report="# T", cited=[other])
+    for thread in ("first", "rerun"):
         await remember(
             store, thread_id=thread, question=HEAT_PUMPS, report="# R", cited=[PAGE], now=NOW
         )
-    assert await forget(store, "drop") > 0
-    assert [t for t, _, _ in await remembered_threads(store)] == ["keep"]
-    assert {h.metadata["thread"] for h in await store.items(PASSAGES_COLLECTION)} == {"keep"}
+    assert await forget(store, "first") > 0  # the older run, whose copy the rerun replaced
+    assert [t.thread for t in await remembered_threads(store)] == ["keep"]
+    assert {h.metadata["url"] for h in await store.items(PASSAGES_COLLECTION)} == {other.url}
+    assert await forget(store, "rerun") == 0  # nothing of it is left
+    assert await forget(store, "keep") > 0
+    assert await store.items(REPORTS_COLLECTION) == []
 
 
 async def test_remembering_splits_text_off_the_event_loop(

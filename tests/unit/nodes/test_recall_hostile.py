@@ -96,4 +96,4 @@ async def test_stored_reports_with_a_malformed_timestamp_are_still_recalled_and_
     await store.put(REPORTS_COLLECTION, "k", [Piece(QUESTION, meta)])
     update = await recall({"messages": [HumanMessage(QUESTION)]}, None)  # type: ignore[arg-type]
     assert [r["thread_id"] for r in update["earlier_reports"]] == ["odd"]
-    assert await remembered_threads(store) == [("odd", "2026-11-30", QUESTION)]
+    assert await remembered_threads(store) == [("odd", "2026-11-30", QUESTION, ())]

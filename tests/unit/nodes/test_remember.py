@@ -76,6 +76,26 @@ async def test_memory_off_or_no_report_stores_nothing(
     assert stored == [] and events == []
 
 
+@pytest.mark.parametrize("status", ["no_sources", "unverified"])
+async def test_a_report_that_is_not_complete_is_not_remembered(
+    status: str, events: list[dict[str, Any]], stored: list[dict[str, Any]]
+) -> None:
+    """Recall would offer it as research, and it would replace the sourced report on its
+    question: it stays out, and the event says why."""
+    assert await node.remember({**STATE, "status": status}, ON) == {}
+    assert stored == [] and events == [{"event": "memory_skipped", "status": status}]
+
+
+async def test_a_thread_finished_before_status_existed_is_judged_by_its_citations(
+    events: list[dict[str, Any]], stored: list[dict[str, Any]]
+) -> None:
+    uncited: Any = {**STATE, "final_report": "Heat pumps work, says nobody."}
+    assert await node.remember(uncited, ON) == {}
+    assert stored == [] and events == [{"event": "memory_skipped", "status": "no_sources"}]
+    assert await node.remember({**STATE, "status": "complete"}, ON) == {}
+    assert len(stored) == 1
+
+
 async def test_an_unusable_store_is_an_event_and_the_run_goes_on(
     monkeypatch: pytest.MonkeyPatch, events: list[dict[str, Any]]
 ) -> None:
