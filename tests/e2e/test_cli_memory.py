@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.brain import ResearchBrain
-from tests.support.cli import QUESTION, cli_env, run_cli
+from tests.support.cli import QUESTION, cli_env, default_memory, run_cli
 from tests.support.fakes.openai_server import ScriptedOpenAIServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
 
@@ -45,14 +45,15 @@ def test_the_second_run_is_told_of_the_first_and_searches_less(
     resumed = run_cli(tmp_path, env, "--resume", earlier)
     assert resumed.returncode == 0, resumed.stderr
     memory_line = next(line for line in second.stdout.splitlines() if line.startswith("memory"))
-    assert str(tmp_path / ".deep_research" / "memory") in memory_line
+    assert f"at {default_memory(tmp_path)}," in memory_line  # MEMORY_DIR unset: HOME's
     assert "answered from it" in memory_line and "report remembered" in memory_line
     (report,) = [p for p in (tmp_path / "reports").glob("*.md") if "retrieved" in p.read_text()]
     assert "](https://" in report.read_text()  # cited, from memory
 
     listed = run_cli(tmp_path, env, "memory", "list")
     assert listed.returncode == 0, listed.stderr
-    assert "2 reports" in listed.stdout
+    # The same question twice: the second run's report replaced the first's copy.
+    assert "1 report" in listed.stdout and f"(also researched in {earlier})" in listed.stdout
 
 
 def test_a_thread_from_another_directory_is_named_as_not_resumable_here(tmp_path: Path) -> None:
@@ -60,12 +61,8 @@ def test_a_thread_from_another_directory_is_named_as_not_resumable_here(tmp_path
     first_dir.mkdir()
     second_dir.mkdir()
     with ScriptedOpenAIServer(ResearchBrain()) as llm, FakeTavilyServer() as tavily:
-        env = {
-            **cli_env(llm, tavily, tmp_path),
-            "USE_MEMORY": "true",
-            "FETCH_TOP_N": "0",
-            "MEMORY_DIR": str(tmp_path / "memory"),
-        }
+        # No MEMORY_DIR: both folders find the user's memory (the data directory in HOME).
+        env = {**cli_env(llm, tavily, tmp_path), "USE_MEMORY": "true", "FETCH_TOP_N": "0"}
         assert run_cli(first_dir, env, "--no-clarify", QUESTION).returncode == 0
         second = run_cli(second_dir, env, "--no-clarify", QUESTION)
         assert second.returncode == 0, second.stderr

@@ -23,8 +23,9 @@ NO_CLARIFY = {"allow_clarification": False, "fetch_top_n": 0}
 async def test_a_second_thread_is_answered_from_memory_without_blocking_the_loop(
     tmp_path: Path,
 ) -> None:
-    # MEMORY_DIR as a user leaves it (server_env sets none): relative, so finding it asks for
-    # the working directory (`langgraph dev` runs in tmp_path, where the store then lands).
+    # MEMORY_DIR as a user leaves it (server_env sets none): the data directory under the
+    # server's HOME, found without blocking the loop (a relative MEMORY_DIR, which asks for
+    # the working directory, is one of unit/memory/test_store_chroma.py's blockbuster cases).
     with dev_server(tmp_path, ResearchBrain(), {"USE_MEMORY": "true"}) as server:
         client = get_client(url=server.url, api_key=None, timeout=RUN_TIMEOUT)
 

@@ -113,3 +113,14 @@ def read_until(fd: int, marker: bytes, seen: bytearray) -> None:
         if not chunk:
             return
         seen.extend(chunk)
+
+
+def default_memory(home: Path) -> Path:
+    """Where a process whose home is `home` keeps its memory when MEMORY_DIR is unset (as
+    platformdirs names the data directory on this platform), asked of a fresh process."""
+    code = "from deep_research.config.endpoints import default_memory_dir as d; print(d())"
+    env = {"HOME": str(home), "PYTHONPATH": str(REPO), "DEEP_RESEARCH_DOTENV": "0"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    return Path(done.stdout.strip())

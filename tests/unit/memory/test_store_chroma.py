@@ -198,12 +198,23 @@ async def test_concurrent_writers_lose_nothing(where: Location) -> None:
         assert best.key == f"n{i}"
 
 
+@pytest.mark.parametrize("memory_dir", ["absolute", "relative", "default"])
 async def test_opening_the_configured_store_never_blocks_the_event_loop(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    memory_dir: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # langgraph dev raises BlockingError for a file-system call on its event loop (it uses
-    # blockbuster too): with memory on, a run there failed at its first recall.
-    monkeypatch.setenv("MEMORY_DIR", str(tmp_path / "memory"))
+    # blockbuster too): with memory on, a run there failed at its first recall. A relative
+    # MEMORY_DIR asks for the working directory; unset, the data directory is computed.
+    monkeypatch.chdir(tmp_path)
+    if memory_dir == "default":
+        monkeypatch.delenv("MEMORY_DIR")
+        monkeypatch.setenv("HOME", str(tmp_path / "home"))
+        monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "home" / "data"))
+    else:
+        where = tmp_path / "memory" if memory_dir == "absolute" else Path("memory")
+        monkeypatch.setenv("MEMORY_DIR", str(where))
     with blockbuster_ctx():
         store = await open_store()
+    expected = tmp_path / "home" if memory_dir == "default" else tmp_path / "memory"
+    assert Path(store.where).is_relative_to(expected), store.where
     await store.add(LIBRARY_COLLECTION, "cats", "Cats purr.", {})
