@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from deep_research.cli.args import (
     HOME,
@@ -17,7 +17,7 @@ from deep_research.cli.args import (
 from deep_research.cli.export import export_beside, export_formats
 from deep_research.cli.plain import plain
 from deep_research.cli.runs import load_run, read_log, warn_skipped
-from deep_research.cli.summary import citation_line, cost_line, totals
+from deep_research.cli.summary import citation_line, cost_line, report_status, totals
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -145,17 +145,6 @@ def print_summary(console: Console, outcome: Outcome, context: Context) -> int:
     for line in lines:
         console.print(plain(line))
     return 0 if status == "complete" else UNSOURCED_EXIT
-
-
-def report_status(values: dict[str, Any]) -> str:
-    """The finished run's `status`; a thread finished by an older version has none, and is
-    judged by its citation check as `finalize` would have judged it."""
-    if status := values.get("status"):
-        return str(status)
-    check = values.get("citation_check") or {}
-    if check.get("sources_listed"):
-        return "complete"
-    return "unverified" if check.get("fabricated_removed") else "no_sources"
 
 
 def unsourced(status: str) -> str:

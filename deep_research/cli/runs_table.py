@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from deep_research.cli.args import HOME, UsageError
 from deep_research.cli.plain import plain
 from deep_research.cli.runs import list_runs, warn_skipped
+from deep_research.cli.summary import done_status
 from deep_research.text.wording import first_line
 
 if TYPE_CHECKING:
@@ -19,10 +20,19 @@ DETAIL_CHARS = 80
 
 
 async def _statuses(thread_ids: list[str]) -> list[str]:
+    """Each thread's status from its checkpoints; a finished one with its report's status
+    (`done, no sources`), as the run's summary judged it."""
     from deep_research.cli.runs import durable_graph, status_of  # the graph: ~2 s to import
 
+    statuses = []
     async with durable_graph(HOME) as graph:
-        return [await status_of(graph, thread_id) for thread_id in thread_ids]
+        for thread_id in thread_ids:
+            status: str = await status_of(graph, thread_id)
+            if status == "done":
+                state = await graph.aget_state({"configurable": {"thread_id": thread_id}})
+                status = done_status(state.values)
+            statuses.append(status)
+    return statuses
 
 
 def runs_table(rows: list[tuple[str, str, str, str, str, str, str]]) -> list[str]:
@@ -58,7 +68,7 @@ def show_runs(argv: list[str], console: Console) -> int:
             str(run.searches),
             "unknown" if run.cost is None else f"${run.cost:,.4f}",
             run.question,
-            (run.report if status == "done" else run.error) or "",
+            (run.report if status.startswith("done") else run.error) or "",
         )
         for run, status in zip(runs, statuses, strict=True)
     ]

@@ -24,7 +24,7 @@ from deep_research.cli import plan
 from deep_research.cli.args import ReportTarget
 from deep_research.cli.plain import plain
 from deep_research.cli.runs import Home, durable_graph, read_log, status_of
-from deep_research.cli.summary import totals
+from deep_research.cli.summary import report_status, totals
 from deep_research.cli.traffic import TrafficHandler, TrafficLog
 from deep_research.cli.view import ProgressView, Tracker
 from deep_research.config.settings import ROLES, Context
@@ -159,12 +159,14 @@ async def run_research(
 
 def finished(path: Path, values: dict[str, Any], context: Context) -> dict[str, Any]:
     """The end record of a run that saved its report: with what an export's footer says
-    (the models and the citation check), since the report file holds only the Markdown."""
+    (the models and the citation check), since the report file holds only the Markdown,
+    and the report's status (`complete`, `no_sources`, `unverified`), which `done` alone
+    does not tell."""
     models = {role: getattr(context, f"{role}_model") for role in ROLES}
     check = values.get("citation_check")
-    return {"action": "end", "status": "done", "report": str(path), "models": models} | (
-        {"citation_check": check} if check else {}
-    )
+    end = {"action": "end", "status": "done", "report": str(path), "models": models}
+    end["report_status"] = report_status(values)
+    return end | ({"citation_check": check} if check else {})
 
 
 def _report_saved(home: Home, thread_id: str) -> bool:

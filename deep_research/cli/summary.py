@@ -157,3 +157,25 @@ def cost_line(values: dict[str, Any], max_cost_usd: float | None) -> str:
         left = max(0.0, max_cost_usd - values.get("cost_counted", 0) / 1_000_000)
         line += f"; budget ${max_cost_usd:,.4f} for model calls, ${left:,.4f} left"
     return line
+
+
+def report_status(values: dict[str, Any]) -> str:
+    """The finished run's `status`; a thread finished by an older version has none, and is
+    judged by its citation check as `finalize` would have judged it."""
+    if status := values.get("status"):
+        return str(status)
+    check = values.get("citation_check") or {}
+    if check.get("sources_listed"):
+        return "complete"
+    return "unverified" if check.get("fabricated_removed") else "no_sources"
+
+
+# How `runs` names a report status other than "complete" after `done`.
+STATUS_WORDS = {"no_sources": "no sources", "unverified": "unverified"}
+
+
+def done_status(values: dict[str, Any]) -> str:
+    """`done` for a finished report; `done, no sources` (or its other status) for one
+    that is not: the list of runs must not show an unsourced report as a plain success."""
+    status = report_status(values)
+    return "done" if status == "complete" else f"done, {STATUS_WORDS.get(status, status)}"

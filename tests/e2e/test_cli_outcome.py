@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.brain import COULD_NOT_FIND, INVENTED, ResearchBrain, UnsourcedBrain, no_results
-from tests.support.cli import QUESTION, cli_env, run_cli
+from tests.support.cli import QUESTION, cli_env, run_cli, traffic_records
 from tests.support.fakes.openai_server import ScriptedOpenAIServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
 
@@ -21,6 +21,8 @@ pytestmark = pytest.mark.slow  # starts a subprocess or a server process
         ("invented", "unverified", "every citation in it was removed"),
     ],
 )
+# Memory on: such a report is not remembered (nothing in it is research), and `runs` names
+# its status beside `done`.
 def test_a_report_without_a_retrieved_source_is_saved_but_exits_3(
     tmp_path: Path, cites: str, status: str, says: str
 ) -> None:
@@ -28,7 +30,8 @@ def test_a_report_without_a_retrieved_source_is_saved_but_exits_3(
         ScriptedOpenAIServer(UnsourcedBrain(cites=cites)) as llm,
         FakeTavilyServer(corpus=no_results) as tavily,
     ):
-        result = run_cli(tmp_path, cli_env(llm, tavily, tmp_path), QUESTION)
+        env = {**cli_env(llm, tavily, tmp_path), "USE_MEMORY": "true"}
+        result = run_cli(tmp_path, env, QUESTION)
     assert result.returncode == 3, result.stderr
     assert tavily.queries, "the researchers searched"
     [report] = (tmp_path / "reports").glob("*.md")
@@ -40,11 +43,24 @@ def test_a_report_without_a_retrieved_source_is_saved_but_exits_3(
     assert f"Not a finished report: {says}" in result.stdout, result.stdout
     assert f"status        {status}" in result.stdout
     assert f"report written ({len(text):,} characters), but {says}" in result.stdout
+    assert f"report not remembered (status {status}: not research)" in result.stdout
+    listed = run_cli(tmp_path, env, "memory", "list")
+    assert listed.returncode == 0 and ": 0 reports" in listed.stdout, listed.stdout
+    _, records = traffic_records(tmp_path)
+    [end] = [r for r in records if r["kind"] == "run" and r["action"] == "end"]
+    assert end["status"] == "done" and end["report_status"] == status
+    runs = run_cli(tmp_path, env, "runs")
+    words = {"no_sources": "no sources", "unverified": "unverified"}[status]
+    [row] = [line for line in runs.stdout.splitlines() if f"reports/{report.name}" in line]
+    assert f"  done, {words}  " in row, runs.stdout
 
 
 def test_a_report_citing_retrieved_pages_exits_0(tmp_path: Path) -> None:
     with ScriptedOpenAIServer(ResearchBrain()) as llm, FakeTavilyServer() as tavily:
         result = run_cli(tmp_path, cli_env(llm, tavily, tmp_path), QUESTION)
+        runs = run_cli(tmp_path, cli_env(llm, tavily, tmp_path), "runs")
     assert result.returncode == 0, result.stderr
     assert "status        complete" in result.stdout
     assert "Not a finished report" not in result.stdout
+    [row] = runs.stdout.splitlines()[1:]
+    assert "  done  " in row and "done," not in row
