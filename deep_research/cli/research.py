@@ -39,11 +39,14 @@ def ask(argv: list[str], console: Console) -> int:
     settings = settings_from(args)
     if args.resume is not None and args.question:
         raise UsageError("give a question or --resume THREAD_ID, not both")
+    out, export = args.out, args.export
     if args.resume is not None:
         record = load_run(HOME, args.resume)
         warn_skipped(record)
         thread_id, question = record.thread_id, record.question
         settings = {**record.settings, **settings}
+        if record.report is None:  # not saved yet: where and as what the user asked, still
+            out, export = out or record.out, export or record.export
     elif args.question and args.question.strip():
         thread_id, question = uuid.uuid4().hex[:8], readable(args.question).strip()
     else:
@@ -56,9 +59,15 @@ def ask(argv: list[str], console: Console) -> int:
     from deep_research.config.settings import load_context
 
     context = load_context(settings)  # a bad value stops here, before anything is written
-    target = report_target(args.out)  # so does an --out that names an existing file
+    try:
+        target = report_target(out)  # so does an --out that names an existing file
+    except UsageError as error:
+        if out == args.out:
+            raise
+        started_with = "the --out this thread was started with; give --out PATH"
+        raise UsageError(f"{error} ({started_with})") from None
     # A format that is unknown or not installed stops here too, not after the run.
-    formats = export_formats(args.export) if args.export else []
+    formats = export_formats(export) if export else []
     interactive = sys.stdin.isatty()
     if not interactive and context.allow_clarification:
         console.print("stdin is not a terminal: skipping clarifying questions (--no-clarify).")
@@ -87,6 +96,7 @@ def ask(argv: list[str], console: Console) -> int:
                 settings=settings,
                 resume=args.resume is not None,
                 interactive=interactive,
+                asked={"out": out, "export": export},
             ),
             on_stop=lambda: print("stopping…", file=sys.stderr, flush=True),
         )
@@ -100,7 +110,11 @@ def ask(argv: list[str], console: Console) -> int:
         # (the run's end, the report) may be lost when the process exits.
         wait_for_all_tracers()
     code = print_summary(console, outcome, context)
-    if formats and outcome.report is not None:
+    if formats and outcome.already_done and not (outcome.report and outcome.report.is_file()):
+        # A thread done in an earlier session: its report was moved or deleted since.
+        console.print(plain(f"Export skipped: the report {outcome.report} is no longer there."))
+        return code or 1
+    if formats and outcome.report is not None:  # this session's, or an earlier one's
         from deep_research.errors import DeepResearchError
 
         try:
@@ -125,8 +139,13 @@ def print_summary(console: Console, outcome: Outcome, context: Context) -> int:
     values = outcome.values
     records = read_log(HOME.log_path(outcome.thread_id)).records
     status = report_status(values)
-    if outcome.report is None:
-        console.print(plain(f"Thread {outcome.thread_id} was already done; nothing left to run."))
+    if outcome.already_done:
+        saved = f" Its report: {outcome.report}" if outcome.report else ""
+        console.print(
+            plain(f"Thread {outcome.thread_id} was already done; nothing left to run.{saved}")
+        )
+    elif outcome.report is None:
+        console.print(plain(f"Thread {outcome.thread_id} saved no report."))
     else:
         console.print(Text.assemble("\n", ("Report saved:", "bold"), " ", plain(outcome.report)))
     if status != "complete":

@@ -79,6 +79,10 @@ class RunRecord:
     skipped: str | None = None  # "skipped N unreadable lines in PATH", when any were
     searches: int = 0  # sent, in every session: one `search` event each, as the summary counts
     cost: float | None = 0.0  # USD its logged model calls and searches cost; None: unknown
+    # Where the report was asked to go (`--out`) and as what (`--export`): a resumed run
+    # writes there too unless told otherwise. The latest session's that gave one wins.
+    out: str | None = None
+    export: str | None = None
 
 
 def warn_skipped(record: RunRecord) -> None:
@@ -131,7 +135,8 @@ def _well_formed(record: Any) -> bool:
     if record["kind"] != "run":
         return True
     optional_text = all(
-        isinstance(record.get(key), str | None) for key in ("question", "report", "error")
+        isinstance(record.get(key), str | None)
+        for key in ("question", "report", "error", "out", "export")
     )
     return (
         record.get("action") in RUN_ACTIONS
@@ -155,6 +160,8 @@ def run_record(log: TrafficRecords, thread_id: str) -> RunRecord:
         if entry.get("action") in ("start", "resume"):
             # A resume may change settings (say, another model); later ones win.
             record.settings.update(entry.get("settings") or {})
+            record.out = entry.get("out") or record.out
+            record.export = entry.get("export") or record.export
         elif entry.get("action") == "end":
             record.report = entry.get("report") or record.report
             record.error = entry.get("error")

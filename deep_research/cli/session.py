@@ -49,7 +49,8 @@ class Outcome:
     thread_id: str
     values: dict[str, Any]
     seconds: float
-    report: Path | None  # None when the thread was already done before this session
+    report: Path | None  # the saved report (an earlier session's when `already_done`)
+    already_done: bool = False  # finished and saved before this session: nothing was run
 
 
 def save_report(reports: Path, question: str, report: str, name: str | None = None) -> Path:
@@ -80,12 +81,17 @@ async def run_research(
     settings: dict[str, Any],
     resume: bool,
     interactive: bool,
+    asked: dict[str, str | None] | None = None,
 ) -> Outcome:
-    """Run a new thread, or resume one, until its report is written and saved."""
+    """Run a new thread, or resume one, until its report is written and saved. `asked`
+    (`--out`, `--export`) is logged with the session, for a later `--resume` to honour."""
     started = time.monotonic()
     log = TrafficLog(home.log_path(thread_id))
     action = "resume" if resume else "start"
-    log.write("run", action=action, thread=thread_id, question=question, settings=settings)
+    wanted = {key: value for key, value in (asked or {}).items() if value}
+    log.write(
+        "run", action=action, thread=thread_id, question=question, settings=settings, **wanted
+    )
     config: RunnableConfig = {
         "configurable": {"thread_id": thread_id},
         "callbacks": [TrafficHandler(log)],
@@ -99,9 +105,19 @@ async def run_research(
             if resume:
                 status = await status_of(graph, thread_id)
                 state = await graph.aget_state(config)
-                if status == "done" and _report_saved(home, thread_id):
+                saved = _saved_report(home, thread_id)
+                if status == "done" and saved is not None and wanted.get("out"):
+                    # Finished, and asked now to be written elsewhere: a copy there.
+                    report = Redactor()(state.values["final_report"])
+                    saved = await asyncio.to_thread(
+                        save_report, target.folder, question, report, target.name
+                    )
+                    log.write("run", **finished(saved, state.values, context))
+                elif status == "done" and saved is not None:
                     log.write("run", action="end", status="already done")
-                    return Outcome(thread_id, state.values, time.monotonic() - started, None)
+                if status == "done" and saved is not None:
+                    seconds = time.monotonic() - started
+                    return Outcome(thread_id, state.values, seconds, saved, already_done=True)
                 if status == "done":  # stopped while saving the report: save it now
                     report = Redactor()(state.values["final_report"])
                     path = await asyncio.to_thread(
@@ -169,10 +185,12 @@ def finished(path: Path, values: dict[str, Any], context: Context) -> dict[str, 
     return end | ({"citation_check": check} if check else {})
 
 
-def _report_saved(home: Home, thread_id: str) -> bool:
-    """Whether a session of this thread recorded its saved report in the traffic log."""
+def _saved_report(home: Home, thread_id: str) -> Path | None:
+    """The report a session of this thread saved, as its traffic log records it (the
+    latest), or None when none did."""
     records = read_log(home.log_path(thread_id)).records
-    return any(r.get("kind") == "run" and r.get("report") for r in records)
+    saved = [r["report"] for r in records if r.get("kind") == "run" and r.get("report")]
+    return Path(saved[-1]) if saved else None
 
 
 async def _answer(

@@ -14,7 +14,7 @@ import pytest
 from rich.console import Console
 
 from deep_research.cli import research, session
-from deep_research.cli.args import HOME, UsageError
+from deep_research.cli.args import HOME, ReportTarget, UsageError
 from deep_research.cli.runs import UnknownRunError
 from deep_research.cli.session import Outcome
 from deep_research.config.settings import load_context
@@ -29,7 +29,7 @@ def sessions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, 
     calls: list[dict[str, Any]] = []
 
     async def run_research(*args: Any, **kwargs: Any) -> Outcome:
-        calls.append({"context": args[3], **kwargs})
+        calls.append({"target": args[1], "context": args[3], **kwargs})
         path = HOME.log_path(kwargs["thread_id"])
         path.parent.mkdir(parents=True, exist_ok=True)
         search = {"t": 1.0, "kind": "progress", "event": "search", "query": "q"}
@@ -98,6 +98,49 @@ def test_a_resume_takes_the_logged_question_and_settings_under_new_flags(
     assert call["context"].max_searches_per_run == 5 and call["context"].fetch_top_n == 1
 
 
+def test_a_resume_writes_where_the_first_session_was_asked_unless_told_otherwise(
+    sessions: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    exported: list[list[str]] = []
+    monkeypatch.setattr(research, "export_beside", lambda r, f, c: exported.append(f))
+    log = HOME.log_path("abc12345")
+    log.parent.mkdir(parents=True)
+    start = {"t": 1.0, "kind": "run", "action": "start", "question": "why?"}
+    start |= {"out": "notes/why.md", "export": "html"}
+    for flags in ([], ["--out", "elsewhere/", "--export", "docx"]):
+        log.write_text(json.dumps(start) + "\n")  # the recorder's run replaces the log
+        screen(["--resume", "abc12345", *flags])
+    first, second = sessions
+    assert (first["target"], first["asked"]) == (
+        ReportTarget(Path("notes"), "why.md"),
+        {"out": "notes/why.md", "export": "html"},
+    )
+    assert (second["target"], second["asked"]) == (
+        ReportTarget(Path("elsewhere")),
+        {"out": "elsewhere/", "export": "docx"},
+    )
+    assert exported == [["html"], ["docx"]]
+    # The remembered file was taken meanwhile: refused, saying where the name came from.
+    Path("notes").mkdir()
+    Path("notes/why.md").write_text("mine")
+    log.write_text(json.dumps(start) + "\n")
+    with pytest.raises(UsageError, match="already exists.*the --out this thread was started"):
+        research.ask(["--resume", "abc12345"], Console(file=io.StringIO()))
+
+
+def test_a_thread_that_saved_its_report_does_not_export_again_unless_asked(
+    sessions: list[dict[str, Any]],
+) -> None:
+    log = HOME.log_path("abc12345")
+    log.parent.mkdir(parents=True)
+    start = {"t": 1.0, "kind": "run", "action": "start", "question": "why?", "export": "html"}
+    end = {"t": 2.0, "kind": "run", "action": "end", "status": "done", "report": "r.md"}
+    log.write_text(json.dumps(start) + "\n" + json.dumps(end) + "\n")
+    screen(["--resume", "abc12345"])
+    [call] = sessions
+    assert call["asked"] == {"out": None, "export": None} and call["target"] == ReportTarget()
+
+
 def test_the_summary_counts_from_the_outcome_and_the_log(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -106,9 +149,10 @@ def test_the_summary_counts_from_the_outcome_and_the_log(
     HOME.log_path("t1").write_text("")
     out = io.StringIO()
     context = load_context({"max_searches_per_run": 9})
-    research.print_summary(Console(file=out, width=200), Outcome("t1", {}, 61.0, None), context)
+    done = Outcome("t1", {}, 61.0, Path("reports/r.md"), already_done=True)
+    research.print_summary(Console(file=out, width=200), done, context)
     text = out.getvalue()
-    assert "Thread t1 was already done; nothing left to run." in text
+    assert "Thread t1 was already done; nothing left to run. Its report: reports/r.md" in text
     assert "wall time     1:01 (this session)" in text and "searches      0 of 9 sent\n" in text
     assert "sources       0" in text and f"traffic log   {HOME.log_path('t1')}" in text
     assert "citations     not checked" in text

@@ -76,3 +76,20 @@ def test_read_log_counts_what_it_skips(tmp_path: Path) -> None:
     log = read_log(path)
     assert log == TrafficRecords(path, [], len(BAD_LINES))
     assert log.warning() == f"skipped {len(BAD_LINES)} unreadable lines in {path}"
+
+
+def test_out_and_export_are_read_from_the_latest_session_that_gave_them(tmp_path: Path) -> None:
+    home = Home(tmp_path)
+    log = home.log_path("t1")
+    log.parent.mkdir(parents=True)
+    records = [
+        {"t": 1.0, "kind": "run", "action": "start", "question": "q", "out": "a.md"},
+        {"t": 2.0, "kind": "run", "action": "resume", "export": "html"},
+        {"t": 3.0, "kind": "run", "action": "resume", "out": "b/"},
+        # A hand-edited line of the wrong shape is skipped, never taken as a path.
+        {"t": 4.0, "kind": "run", "action": "resume", "out": ["/etc/passwd"]},
+    ]
+    log.write_text("".join(json.dumps(record) + "\n" for record in records))
+    record = load_run(home, "t1")
+    assert (record.out, record.export) == ("b/", "html")
+    assert record.skipped == f"skipped 1 unreadable line in {log}"
