@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import platformdirs
 import pytest
 from pydantic import ValidationError
 
 from deep_research.config.endpoints import (
+    APP_NAME,
     MIN_CALL_DEADLINE,
     PROVIDER_KEYS,
     Endpoints,
+    default_memory_dir,
     read_endpoints,
 )
 
@@ -59,3 +64,24 @@ def test_endpoints_are_frozen_and_keys_never_print() -> None:
     with pytest.raises(ValidationError):
         endpoints.llm_base_url = "http://elsewhere/"  # type: ignore[misc]
     assert "tvly-SECRET" not in repr(endpoints)
+
+
+def test_the_default_memory_is_the_users_data_directory_whatever_the_folder(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Unset or empty (`MEMORY_DIR=` as `.env.example` has it, which `langgraph dev` puts in
+    the environment), MEMORY_DIR is the data directory platformdirs names; a change of the
+    data directory's own variables is a new environment, not the cached answer."""
+    monkeypatch.delenv("MEMORY_DIR")
+    for name in ("one", "two"):
+        monkeypatch.setenv("HOME", str(tmp_path / name))
+        monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / name / "data"))
+        expected = str(platformdirs.user_data_path(APP_NAME) / "memory")
+        assert expected.startswith(str(tmp_path / name))
+        monkeypatch.chdir(tmp_path)
+        assert read_endpoints().memory_dir == expected == default_memory_dir()
+        monkeypatch.setenv("MEMORY_DIR", "")
+        assert read_endpoints().memory_dir == expected, "empty means unset"
+        monkeypatch.delenv("MEMORY_DIR")
+    monkeypatch.setenv("MEMORY_DIR", "project/memory")  # asked for: kept as given
+    assert read_endpoints().memory_dir == "project/memory"
