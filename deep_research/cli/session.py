@@ -106,16 +106,15 @@ async def run_research(
                 status = await status_of(graph, thread_id)
                 state = await graph.aget_state(config)
                 saved = _saved_report(home, thread_id)
-                if status == "done" and saved is not None and wanted.get("out"):
-                    # Finished, and asked now to be written elsewhere: a copy there.
-                    report = Redactor()(state.values["final_report"])
-                    saved = await asyncio.to_thread(
-                        save_report, target.folder, question, report, target.name
-                    )
-                    log.write("run", **finished(saved, state.values, context))
-                elif status == "done" and saved is not None:
-                    log.write("run", action="end", status="already done")
                 if status == "done" and saved is not None:
+                    if wanted.get("out"):  # finished, and asked now for a copy elsewhere
+                        report = Redactor()(state.values["final_report"])
+                        saved = await asyncio.to_thread(
+                            save_report, target.folder, question, report, target.name
+                        )
+                        log.write("run", **finished(saved, state.values, context))
+                    else:
+                        log.write("run", action="end", status="already done")
                     seconds = time.monotonic() - started
                     return Outcome(thread_id, state.values, seconds, saved, already_done=True)
                 if status == "done":  # stopped while saving the report: save it now
