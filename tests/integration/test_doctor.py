@@ -368,7 +368,20 @@ def test_the_command_passes_a_good_setup_and_leaves_nothing_behind(tmp_path: Pat
         result = run_cli(tmp_path, env, "doctor")
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
-    assert [line.split()[0] for line in lines[:-1]] == ["ok"] * 8, result.stdout
+    checks = [line.split(":")[0].split(None, 1) for line in lines[:-1]]
+    assert {status for status, _ in checks} == {"ok"}, result.stdout
+    named = [name.split(" (")[0] for _, name in checks]
+    assert named == [
+        "endpoint",
+        "model name",
+        "tool calls",
+        "search tavily",
+        "relevance model",
+        "checkpoint dir",
+        "report dir",
+        "memory",
+        "tracing",
+    ], result.stdout
     assert any(
         line.startswith("ok    relevance model: all-MiniLM-L6-v2 from ")
         and "SHA-256 checked, loaded in" in line
