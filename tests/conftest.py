@@ -24,6 +24,7 @@ from tests.support.fakes.page_server import PageServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
 from tests.support.scripted_model import Script, ScriptedChatModel
 from tests.support.search import PAGES_HOST, ScriptedSearch
+from tests.support.services import PostgresCluster, postgres_cluster, redis_server
 
 # Slow, marked here by path: modules whose text belongs to the README's owners.
 SLOW_BY_PATH = {"tests/e2e/test_readme.py", "tests/e2e/test_evals_readme.py"}
@@ -118,3 +119,25 @@ def tavily(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeTavilyServer]:
         monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
         monkeypatch.setenv("TAVILY_API_BASE_URL", server.url)
         yield server
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresCluster]:
+    """One real PostgreSQL cluster for the session (tests/support/services/postgres.py)."""
+    with postgres_cluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def postgres_dsn(postgres: PostgresCluster) -> Iterator[str]:
+    """A fresh, empty database of the session's cluster: its DSN (with a password)."""
+    dsn = postgres.create_database()
+    yield dsn
+    postgres.drop_database(dsn.rsplit("/", 1)[1])
+
+
+@pytest.fixture
+def redis_url() -> Iterator[str]:
+    """A fresh, empty redis-server of the test's own: its URL."""
+    with redis_server() as server:
+        yield server.url
