@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from deep_research.cli.args import HOME, Parser, UsageError
 from deep_research.cli.plain import plain
-from deep_research.cli.runs import Home, list_runs, read_log
+from deep_research.cli.runs import Home, list_runs
 from deep_research.cli.summary import totals
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ def info_for(home: Home, report: Path) -> ReportInfo:
     target = report.resolve()
     for run in reversed(list_runs(home)):
         if run.report and Path(run.report).resolve() == target:
-            records = read_log(home.log_path(run.thread_id)).records
+            records = home.runs().records(run.thread_id)
             return _from_log(run.thread_id, run.question, records)
     return ReportInfo()
 

@@ -16,7 +16,7 @@ from deep_research.cli.args import (
 )
 from deep_research.cli.export import export_beside, export_formats
 from deep_research.cli.plain import plain
-from deep_research.cli.runs import load_run, read_log, warn_skipped
+from deep_research.cli.runs import RunRecord, load_run, warn_skipped
 from deep_research.cli.summary import citation_line, cost_line, report_status, totals
 
 if TYPE_CHECKING:
@@ -41,14 +41,17 @@ def ask(argv: list[str], console: Console) -> int:
         raise UsageError("give a question or --resume THREAD_ID, not both")
     out, export = args.out, args.export
     if args.resume is not None:
-        record = load_run(HOME, args.resume)
+        record = load_run(HOME, args.resume)  # a bad DEEP_RESEARCH_CHECKPOINTS stops here
         warn_skipped(record)
+        for line in logs_elsewhere(record):
+            console.print(plain(line))
         thread_id, question = record.thread_id, record.question
         settings = {**record.settings, **settings}
         if record.report is None:  # not saved yet: where and as what the user asked, still
             out, export = out or record.out, export or record.export
     elif args.question and args.question.strip():
         thread_id, question = uuid.uuid4().hex[:8], readable(args.question).strip()
+        HOME.runs().check()  # a bad DEEP_RESEARCH_CHECKPOINTS stops here, before the run
     else:
         raise UsageError('give a question, e.g. deep-research "Are heat pumps worth it?"')
     # Imported only for a run: the graph, `Context` (pydantic), openai and LangChain.
@@ -137,7 +140,7 @@ def print_summary(console: Console, outcome: Outcome, context: Context) -> int:
     from rich.text import Text
 
     values = outcome.values
-    records = read_log(HOME.log_path(outcome.thread_id)).records
+    records = HOME.runs().records(outcome.thread_id)  # every session's, wherever it ran
     status = report_status(values)
     if outcome.already_done:
         saved = f" Its report: {outcome.report}" if outcome.report else ""
@@ -175,3 +178,21 @@ def unsourced(status: str) -> str:
         f": {lack}. Nothing in it is backed by a page the research read; try another "
         "search provider (--search), a wider question or more searches (--max-searches)."
     )
+
+
+def logs_elsewhere(record: RunRecord) -> list[str]:
+    """Where earlier sessions' traffic logs are when they are not this directory's (a
+    shared run list): they stay where they were written, and so does `replay`."""
+    import socket
+
+    here = f"{socket.gethostname()}:{HOME.log_path(record.thread_id).absolute()}"
+    others = list(dict.fromkeys(log for log in record.logs if log != here))
+    if not others:
+        return []
+    lines = [f"Earlier traffic logs of {record.thread_id} stay where they were written:"]
+    lines += [f"  {log}" for log in others]
+    lines.append(
+        f"  (deep-research replay {record.thread_id} in that directory shows them; this "
+        f"session logs to {HOME.log_path(record.thread_id)})"
+    )
+    return lines

@@ -3,7 +3,10 @@
 `.deep_research/checkpoints.sqlite` holds the graph's checkpoints (`AsyncSqliteSaver`);
 `.deep_research/runs/<thread>.jsonl` is each run's traffic log. Its first line records the
 question and the settings given on the command line, which is all `--resume` needs: the
-settings are per run in LangGraph, not stored in checkpoints.
+settings are per run in LangGraph, not stored in checkpoints. With
+DEEP_RESEARCH_CHECKPOINTS=postgresql://… both the checkpoints and the run records (the
+log's `run` and `progress` records) are in that database instead, for every directory
+(`RunSource`, docs/checkpoints.md); the traffic log stays where it was written.
 
 A thread id names a file, so it is checked against one pattern wherever it is read: a
 `--resume ../../x` must not read or append to a log outside `.deep_research/`. A log is
@@ -22,12 +25,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from deep_research.checkpoints.target import Target, target_from
 from deep_research.cli.summary import totals
 from deep_research.errors import DeepResearchError, ReadableError
 from deep_research.text.controls import without_controls
 
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
+
+    from deep_research.checkpoints.postgres import RunList
 
 Status = Literal["done", "waiting for an answer", "stopped mid-run", "not started"]
 # New threads are `uuid4().hex[:8]`; the pattern leaves room for ids given by other clients.
@@ -65,6 +71,50 @@ class Home:
     def log_path(self, thread_id: str) -> Path:
         return self.root / "runs" / f"{check_thread_id(thread_id)}.jsonl"
 
+    def target(self) -> Target:
+        """Where checkpoints go: this directory's SQLite file unless the environment says."""
+        return target_from(sqlite=self.checkpoints)
+
+    def runs(self) -> RunSource:
+        return RunSource(self, self.target())
+
+
+class RunSource:
+    """Where run records are read: this directory's traffic logs, or PostgreSQL's run list."""
+
+    def __init__(self, home: Home, target: Target) -> None:
+        from deep_research.checkpoints.postgres import RunList  # psycopg: only for it
+
+        self.home, self.target = home, target
+        self.shared: RunList | None = RunList(target) if target.shared else None
+
+    def where(self) -> str:
+        return f"{self.home.root}/" if self.shared is None else self.target.describe()
+
+    def check(self) -> None:
+        """Reach the shared run list (creating its table), so a run fails before it starts."""
+        if self.shared is not None:
+            self.shared.setup()
+
+    def log(self, thread_id: str) -> TrafficRecords | None:
+        """A thread's run records, None when there is no such run."""
+        if self.shared is None:
+            path = self.home.log_path(thread_id)
+            return read_log(path) if path.is_file() else None
+        values = self.shared.records(check_thread_id(thread_id))
+        return None if values is None else _records(values, self.target.describe())
+
+    def records(self, thread_id: str) -> list[dict[str, Any]]:
+        log = self.log(thread_id)
+        return log.records if log is not None else []
+
+    def thread_ids(self) -> list[str]:
+        if self.shared is None:
+            paths = (self.home.root / "runs").glob("*.jsonl")
+            # Not a log this CLI wrote, and no thread it could resume: left out.
+            return [p.stem for p in paths if THREAD_ID.fullmatch(p.stem) and p.is_file()]
+        return [t for t in self.shared.thread_ids() if THREAD_ID.fullmatch(t)]
+
 
 @dataclass
 class RunRecord:
@@ -83,6 +133,8 @@ class RunRecord:
     # writes there too unless told otherwise. The latest session's that gave one wins.
     out: str | None = None
     export: str | None = None
+    # Each session's traffic log, as `host:path`, where it was written (they stay there).
+    logs: list[str] = field(default_factory=list)
 
 
 def warn_skipped(record: RunRecord) -> None:
@@ -95,7 +147,7 @@ def warn_skipped(record: RunRecord) -> None:
 class TrafficRecords:
     """A traffic log's readable records, and how many lines were skipped as unreadable."""
 
-    path: Path
+    path: Path | str  # the log file, or the shared run list it was read from
     records: list[dict[str, Any]]
     skipped: int = 0
 
@@ -110,19 +162,21 @@ def read_log(path: Path) -> TrafficRecords:
     """Every well-formed record of a traffic log; bad bytes and bad lines are not fatal."""
     # A kill can cut a line inside a multi-byte character: that line fails to parse below.
     text = path.read_bytes().decode("utf-8", errors="replace")
-    records, skipped = [], 0
+    values = []
     for line in text.splitlines():
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            values.append(json.loads(line))
         except json.JSONDecodeError:
-            record = None
-        if _well_formed(record):
-            records.append(record)
-        else:
-            skipped += 1
-    return TrafficRecords(path, records, skipped)
+            values.append(None)
+    return _records(values, path)
+
+
+def _records(values: list[Any], where: Path | str) -> TrafficRecords:
+    """The well-formed ones of decoded records (a file's lines or a database's rows)."""
+    records = [value for value in values if _well_formed(value)]
+    return TrafficRecords(where, records, len(values) - len(records))
 
 
 def _well_formed(record: Any) -> bool:
@@ -136,7 +190,7 @@ def _well_formed(record: Any) -> bool:
         return True
     optional_text = all(
         isinstance(record.get(key), str | None)
-        for key in ("question", "report", "error", "out", "export")
+        for key in ("question", "report", "error", "out", "export", "log", "host")
     )
     return (
         record.get("action") in RUN_ACTIONS
@@ -162,6 +216,8 @@ def run_record(log: TrafficRecords, thread_id: str) -> RunRecord:
             record.settings.update(entry.get("settings") or {})
             record.out = entry.get("out") or record.out
             record.export = entry.get("export") or record.export
+            if entry.get("log"):
+                record.logs.append(f"{entry.get('host') or '?'}:{entry['log']}")
         elif entry.get("action") == "end":
             record.report = entry.get("report") or record.report
             record.error = entry.get("error")
@@ -169,13 +225,14 @@ def run_record(log: TrafficRecords, thread_id: str) -> RunRecord:
 
 
 def load_run(home: Home, thread_id: str) -> RunRecord:
-    path = home.log_path(thread_id)
-    if not path.is_file():
+    source = home.runs()
+    log = source.log(check_thread_id(thread_id))
+    if log is None:
         known = ", ".join(r.thread_id for r in list_runs(home)[-5:]) or "none yet"
         raise UnknownRunError(
-            f"no run {thread_id!r} in {home.root}/ (recent: {known}); see `deep-research runs`"
+            f"no run {thread_id!r} in {source.where()} (recent: {known}); see `deep-research runs`"
         )
-    return run_record(read_log(path), thread_id)
+    return run_record(log, thread_id)
 
 
 def earlier_threads_hint(home: Home, thread_ids: list[str]) -> list[str]:
@@ -198,28 +255,30 @@ def earlier_threads_hint(home: Home, thread_ids: list[str]) -> list[str]:
 
 
 def list_runs(home: Home) -> list[RunRecord]:
-    """Every run with a readable traffic log, oldest first."""
+    """Every run with readable records (its traffic log, or the shared list's), oldest first."""
+    source = home.runs()
     runs = []
-    for path in (home.root / "runs").glob("*.jsonl"):
-        if not THREAD_ID.fullmatch(path.stem) or not path.is_file():
-            continue  # not a log this CLI wrote, and no thread it could resume
+    for thread_id in source.thread_ids():
+        log = source.log(thread_id)
+        if log is None:
+            continue
         try:
-            runs.append(run_record(read_log(path), path.stem))
+            runs.append(run_record(log, thread_id))
         except UnknownRunError:
-            continue  # a log without a start line is not a run we can resume or list
+            continue  # records without a start are not a run we can resume or list
     return sorted(runs, key=lambda run: run.started)
 
 
 @asynccontextmanager
 async def durable_graph(home: Home) -> AsyncIterator[CompiledStateGraph[Any, Any, Any, Any]]:
-    """The research graph checkpointing to `.deep_research/checkpoints.sqlite`."""
+    """The research graph checkpointing to `.deep_research/checkpoints.sqlite`, or to the
+    PostgreSQL database DEEP_RESEARCH_CHECKPOINTS names."""
     # Imported here: the graph costs ~2 s, and `--help` or a usage error should not wait.
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
+    from deep_research.checkpoints import open_checkpointer
     from deep_research.graph import builder
 
     home.root.mkdir(parents=True, exist_ok=True)
-    async with AsyncSqliteSaver.from_conn_string(str(home.checkpoints)) as saver:
+    async with open_checkpointer(home.target()) as saver:
         yield builder.compile(checkpointer=saver)
 
 

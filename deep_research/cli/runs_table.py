@@ -1,4 +1,5 @@
-"""`deep-research runs`: every past run in this directory, one line each, with its status."""
+"""`deep-research runs`: every past run in this directory (or in the shared PostgreSQL run
+list), one line each, with its status."""
 
 from __future__ import annotations
 
@@ -53,9 +54,9 @@ def show_runs(argv: list[str], console: Console) -> int:
 
     if argv:
         raise UsageError(f"`runs` takes no arguments, got {' '.join(argv)!r}")
-    runs = list_runs(HOME)
+    runs = list_runs(HOME)  # a bad DEEP_RESEARCH_CHECKPOINTS stops here (exit 2)
     if not runs:
-        console.print(plain(f"No runs yet in {HOME.root}/."))
+        console.print(plain(f"No runs yet in {HOME.runs().where()}."))
         return 0
     for run in runs:
         warn_skipped(run)

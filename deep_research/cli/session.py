@@ -1,14 +1,15 @@
 """One research session: start or resume a thread, show progress, ask the questions.
 
-The graph checkpoints every step to SQLite, so a session that dies (Ctrl-C, a crash, a
-dead model server) can be resumed: LangGraph keeps the writes of research tasks that
-finished, and only unfinished work runs again.
+The graph checkpoints every step (to SQLite, or to PostgreSQL: `Home.target`), so a session
+that dies (Ctrl-C, a crash, a dead model server) can be resumed: LangGraph keeps the writes
+of research tasks that finished, and only unfinished work runs again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
+import socket
 import time
 from dataclasses import dataclass
 from datetime import date
@@ -23,7 +24,7 @@ from rich.text import Text
 from deep_research.cli import plan
 from deep_research.cli.args import ReportTarget
 from deep_research.cli.plain import plain
-from deep_research.cli.runs import Home, durable_graph, read_log, status_of
+from deep_research.cli.runs import Home, RunSource, durable_graph, status_of
 from deep_research.cli.summary import report_status, totals
 from deep_research.cli.traffic import TrafficHandler, TrafficLog
 from deep_research.cli.view import ProgressView, Tracker
@@ -86,11 +87,22 @@ async def run_research(
     """Run a new thread, or resume one, until its report is written and saved. `asked`
     (`--out`, `--export`) is logged with the session, for a later `--resume` to honour."""
     started = time.monotonic()
-    log = TrafficLog(home.log_path(thread_id))
+    runs = home.runs()
+    shared = (runs.shared, thread_id) if runs.shared is not None else None
+    log = TrafficLog(home.log_path(thread_id), shared=shared)
     action = "resume" if resume else "start"
     wanted = {key: value for key, value in (asked or {}).items() if value}
+    # Where this session's traffic log is: with a shared run list, another directory's
+    # `--resume` tells the user where earlier sessions' logs stayed.
+    here = {"log": str(log.path.absolute()), "host": socket.gethostname()}
     log.write(
-        "run", action=action, thread=thread_id, question=question, settings=settings, **wanted
+        "run",
+        action=action,
+        thread=thread_id,
+        question=question,
+        settings=settings,
+        **wanted,
+        **here,
     )
     config: RunnableConfig = {
         "configurable": {"thread_id": thread_id},
@@ -105,14 +117,14 @@ async def run_research(
             if resume:
                 status = await status_of(graph, thread_id)
                 state = await graph.aget_state(config)
-                saved = _saved_report(home, thread_id)
+                saved = _saved_report(runs, thread_id)
                 if status == "done" and saved is not None:
                     if wanted.get("out"):  # finished, and asked now for a copy elsewhere
                         report = Redactor()(state.values["final_report"])
                         saved = await asyncio.to_thread(
                             save_report, target.folder, question, report, target.name
                         )
-                        log.write("run", **finished(saved, state.values, context))
+                        log.write("run", **finished(saved, state.values, context, runs))
                     else:
                         log.write("run", action="end", status="already done")
                     seconds = time.monotonic() - started
@@ -122,7 +134,7 @@ async def run_research(
                     path = await asyncio.to_thread(
                         save_report, target.folder, question, report, target.name
                     )
-                    log.write("run", **finished(path, state.values, context))
+                    log.write("run", **finished(path, state.values, context, runs))
                     return Outcome(thread_id, state.values, time.monotonic() - started, path)
                 if status == "not started":
                     raise ResumeError(f"thread {thread_id!r} has no checkpoint to resume from")
@@ -133,7 +145,7 @@ async def run_research(
             # A resumed run's view goes on from the searches earlier sessions sent, as the
             # summary counts them: one `search` event each in the log. Not `searches_used`:
             # mid-run it also counts the quotas handed to unfinished research tasks.
-            earlier = totals(read_log(log.path).records)
+            earlier = totals(runs.records(thread_id))
             tracker = Tracker(
                 thread_id,
                 phase="resuming" if resume else "starting",
@@ -163,7 +175,7 @@ async def run_research(
         # The report is model output: a key it echoed (from a page, say) is scrubbed too.
         report = Redactor()(state.values["final_report"])
         path = await asyncio.to_thread(save_report, target.folder, question, report, target.name)
-        log.write("run", **finished(path, state.values, context))
+        log.write("run", **finished(path, state.values, context, runs))
         return Outcome(thread_id, state.values, time.monotonic() - started, path)
     except Exception as error:
         log.write("run", action="end", status="failed", error=f"{type(error).__name__}: {error}")
@@ -172,22 +184,26 @@ async def run_research(
         log.close()
 
 
-def finished(path: Path, values: dict[str, Any], context: Context) -> dict[str, Any]:
+def finished(
+    path: Path, values: dict[str, Any], context: Context, runs: RunSource | None = None
+) -> dict[str, Any]:
     """The end record of a run that saved its report: with what an export's footer says
     (the models and the citation check), since the report file holds only the Markdown,
     and the report's status (`complete`, `no_sources`, `unverified`), which `done` alone
-    does not tell."""
+    does not tell. A shared run list (`runs`) keeps the report's absolute path: other
+    directories read it."""
     models = {role: getattr(context, f"{role}_model") for role in ROLES}
     check = values.get("citation_check")
-    end = {"action": "end", "status": "done", "report": str(path), "models": models}
+    where = path.absolute() if runs is not None and runs.shared is not None else path
+    end = {"action": "end", "status": "done", "report": str(where), "models": models}
     end["report_status"] = report_status(values)
     return end | ({"citation_check": check} if check else {})
 
 
-def _saved_report(home: Home, thread_id: str) -> Path | None:
-    """The report a session of this thread saved, as its traffic log records it (the
-    latest), or None when none did."""
-    records = read_log(home.log_path(thread_id)).records
+def _saved_report(runs: RunSource, thread_id: str) -> Path | None:
+    """The report a session of this thread saved, as its run records say (the latest), or
+    None when none did."""
+    records = runs.records(thread_id)
     saved = [r["report"] for r in records if r.get("kind") == "run" and r.get("report")]
     return Path(saved[-1]) if saved else None
 

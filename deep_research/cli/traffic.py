@@ -2,43 +2,64 @@
 answer, written to `.deep_research/runs/<thread>.jsonl` with secrets redacted.
 
 Lines are handed to a writer thread, so the event loop never waits on the disk; each
-line is flushed as written, so a run killed mid-way keeps everything up to the kill.
+line is flushed as written, so a run killed mid-way keeps everything up to the kill. With
+a shared run list (DEEP_RESEARCH_CHECKPOINTS=postgresql://…) the same thread also sends it
+the records about the run (`SHARED_KINDS`); model traffic stays in the file.
 """
 
 from __future__ import annotations
 
 import json
 import queue
+import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import LLMResult
 
+from deep_research.errors import DeepResearchError
+from deep_research.text.controls import without_controls
 from deep_research.text.secrets import Redactor
+
+if TYPE_CHECKING:
+    from deep_research.checkpoints.postgres import RunList
 
 # Chain runs worth logging as tool calls: the names `deep_research.runtime.tracing` gives them.
 TOOL_RUN_PREFIXES = ("research: ", "search: ", "fetch: ")
+# What `runs`, `--resume` and the summaries read (cli/runs.py): the run's start, resumes
+# and end, and the progress events they count searches and cost from.
+SHARED_KINDS = ("run", "progress")
 
 
 class TrafficLog:
     """Appends redacted records to a JSONL file from a background thread."""
 
-    def __init__(self, path: Path, redactor: Redactor | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        redactor: Redactor | None = None,
+        shared: tuple[RunList, str] | None = None,
+    ) -> None:
         self.path = path
         self._redact = redactor or Redactor()
-        self._lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self._shared = shared  # the shared run list and this log's thread id
+        self._lines: queue.SimpleQueue[tuple[str, dict[str, Any] | None] | None] = (
+            queue.SimpleQueue()
+        )
         path.parent.mkdir(parents=True, exist_ok=True)
         self._thread = threading.Thread(target=self._write_all, name="traffic-log", daemon=True)
         self._thread.start()
 
     def write(self, kind: str, **fields: Any) -> None:
         record = self._redact({"t": round(time.time(), 3), "kind": kind, **fields})
-        self._lines.put(json.dumps(record, ensure_ascii=False, default=str))
+        line = json.dumps(record, ensure_ascii=False, default=str)
+        share = self._shared is not None and kind in SHARED_KINDS
+        self._lines.put((line, json.loads(line) if share else None))
 
     def close(self) -> None:
         self._lines.put(None)
@@ -46,9 +67,28 @@ class TrafficLog:
 
     def _write_all(self) -> None:
         with self.path.open("a", encoding="utf-8") as out:
-            while (line := self._lines.get()) is not None:
+            while (item := self._lines.get()) is not None:
+                line, shared = item
                 out.write(line + "\n")
                 out.flush()
+                if shared is not None:
+                    self._share(shared)
+        if self._shared is not None:
+            self._shared[0].close()
+
+    def _share(self, record: dict[str, Any]) -> None:
+        """Send a record to the shared run list; a failure is said once and ends sharing
+        (the checkpointer on the same server fails the run if the server is gone)."""
+        assert self._shared is not None
+        runs, thread_id = self._shared
+        try:
+            runs.append(thread_id, [record])
+        except DeepResearchError as error:
+            print(
+                f"deep-research: run list not updated: {without_controls(error)}", file=sys.stderr
+            )
+            runs.close()
+            self._shared = None
 
 
 def message_record(message: BaseMessage) -> dict[str, Any]:

@@ -10,7 +10,8 @@ traffic log and error lines.
 The secret values are those of environment variables named like keys: `Endpoints` (the
 model and search keys) reads only the environment, so it knows no key that is not here;
 `LANGSMITH_API_KEY` and any other `*_API_KEY` (or `*APIKEY`), `*_TOKEN`, `*_SECRET`,
-`*_CREDENTIAL` are covered the same way (every provider key in `providers.py` is).
+`*_CREDENTIAL` are covered the same way (every provider key in `providers.py` is), and so
+is the password of a URL in any variable (`DEEP_RESEARCH_CHECKPOINTS=postgresql://u:p@h/db`).
 Credential shapes (`Bearer …`, `sk-…`, `tvly-…`, `lsv2_…`, `user:password@`) are scrubbed
 even when their value came from elsewhere.
 """
@@ -22,6 +23,7 @@ import os
 import re
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import unquote
 
 REDACTED = "[REDACTED]"
 # Field names whose values are secrets wherever they appear (headers, params, settings).
@@ -39,6 +41,9 @@ SECRET_SHAPES = re.compile(
 )
 # Short values ("x", "1") are not worth scrubbing and would mangle ordinary text.
 MIN_SECRET_CHARS = 6
+# A URL's password in any environment variable (DEEP_RESEARCH_CHECKPOINTS=postgresql://u:p@…):
+# scrubbed by value too, so a driver's text that quotes it without the URL around is clean.
+URL_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:([^/@\s]+)@")
 
 
 class Redactor:
@@ -47,6 +52,13 @@ class Redactor:
     def __init__(self, environ: Mapping[str, str] | None = None, marker: str = REDACTED) -> None:
         env = os.environ if environ is None else environ
         values = {v for k, v in env.items() if SECRET_ENV.search(k) and len(v) >= MIN_SECRET_CHARS}
+        values |= {
+            form
+            for v in env.values()
+            if (found := URL_PASSWORD.match(v.strip()))
+            for form in (found.group(1), unquote(found.group(1)))
+            if len(form) >= MIN_SECRET_CHARS
+        }
         # Longest first, so a key that contains another is replaced whole.
         self._values = sorted(values, key=len, reverse=True)
         self._marker = marker
@@ -80,7 +92,13 @@ class Redactor:
 
 def redactor() -> Redactor:
     """The redactor for the current environment (rebuilt only when a secret changes)."""
-    snapshot = tuple(sorted((k, v) for k, v in os.environ.items() if SECRET_ENV.search(k)))
+    snapshot = tuple(
+        sorted(
+            (k, v)
+            for k, v in os.environ.items()
+            if SECRET_ENV.search(k) or URL_PASSWORD.match(v.strip())
+        )
+    )
     return _redactor_for(snapshot)
 
 

@@ -378,6 +378,7 @@ def test_the_command_passes_a_good_setup_and_leaves_nothing_behind(tmp_path: Pat
         "search tavily",
         "relevance model",
         "checkpoint dir",
+        "checkpoints",
         "report dir",
         "memory",
         "tracing",

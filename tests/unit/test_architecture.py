@@ -24,7 +24,7 @@ LAYERS: list[set[str]] = [
     {"memory"},
     {"export"},
     {"citations", "llm"},
-    {"embedding", "runtime"},
+    {"embedding", "runtime", "checkpoints"},
     {"config", "state"},
     {"text"},
     {"errors"},

@@ -20,10 +20,16 @@ from langsmith import tracing_context
 from rich.console import Console
 from rich.text import Text
 
+from deep_research.checkpoints.target import DEFAULT_SQLITE, Target, target_from
 from deep_research.cli.args import HOME, REPORTS_DIR, Parser, settings_from
 from deep_research.cli.doctor import relevance
 from deep_research.cli.doctor.checks import Check, check_searches
-from deep_research.cli.doctor.local import check_memory, check_tracing, check_writable
+from deep_research.cli.doctor.local import (
+    check_checkpoints,
+    check_memory,
+    check_tracing,
+    check_writable,
+)
 from deep_research.cli.doctor.model_checks import check_model, model_targets
 from deep_research.config.settings import Context, load_context
 
@@ -37,7 +43,7 @@ def doctor_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="deep-research doctor",
         description="Check that a run can succeed: model endpoints, search, relevance model, "
-        "directories, where the memory is, tracing. Takes the run's setting flags, so it "
+        "directories, where runs and memory are, tracing. Takes the run's setting flags, so it "
         "checks what you will run.",
     )
     parser.add_argument("--model", help="model for every role, as provider:model")
@@ -79,11 +85,17 @@ def _seconds(text: str) -> float:
 
 
 async def run_checks(
-    context: Context, timeout: float, home: Path = HOME.root, reports: Path = REPORTS_DIR
+    context: Context,
+    timeout: float,
+    home: Path = HOME.root,
+    reports: Path = REPORTS_DIR,
+    checkpoints: Target | None = None,
 ) -> list[Check]:
     """Every check, run at once, in reading order: models, search, this machine."""
     targets = model_targets(context)
+    where = checkpoints or Target(sqlite=home / DEFAULT_SQLITE.name)
     async with asyncio.TaskGroup() as group:
+        stored = group.create_task(asyncio.to_thread(check_checkpoints, where, timeout))
         models = [group.create_task(check_model(context, t, timeout)) for t in targets]
         searches = group.create_task(check_searches(context, timeout))
         model = group.create_task(
@@ -94,6 +106,7 @@ async def run_checks(
         *searches.result(),
         model.result(),
         check_writable(home, "checkpoint dir"),
+        stored.result(),
         check_writable(reports, "report dir"),
         check_memory(context.use_memory),
         check_tracing(),
@@ -104,11 +117,12 @@ def doctor(argv: list[str], console: Console) -> int:
     """The `doctor` command: 0 when a run can succeed, 1 when a check failed."""
     args = doctor_parser().parse_args(argv)
     context = load_context(settings_from(args))  # ConfigError: one line, exit 2 (main)
+    checkpoints = target_from(sqlite=HOME.checkpoints)  # so is a bad DEEP_RESEARCH_CHECKPOINTS
     if args.fetch:
         relevance.fetch()  # a failure is its line here and the check's below
     # The probe's model call must not become a LangSmith trace (nor wait on one offline).
     with tracing_context(enabled=False):
-        checks = asyncio.run(run_checks(context, args.timeout))
+        checks = asyncio.run(run_checks(context, args.timeout, checkpoints=checkpoints))
     failed = [check for check in checks if check.status == "fail"]
     if args.json:
         print(json.dumps({"ready": not failed, "checks": [vars(c) for c in checks]}, indent=2))

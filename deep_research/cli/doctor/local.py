@@ -8,6 +8,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from deep_research.checkpoints.target import CheckpointsConfigError, Target
 from deep_research.cli.doctor.checks import Check
 from deep_research.config import envfile
 from deep_research.memory.location import CATALOGUE, configured
@@ -100,4 +101,29 @@ def check_tracing(environ: Mapping[str, str] = os.environ) -> Check:
         f"{setting[0]}=true but neither LANGSMITH_API_KEY nor LANGCHAIN_API_KEY is set: "
         "runs work, but no trace reaches LangSmith",
         f"set LANGSMITH_API_KEY, or {setting[0]}=false",
+    )
+
+
+def check_checkpoints(target: Target, timeout: float) -> Check:
+    """Where runs are kept: this directory's SQLite file, or a PostgreSQL server reached
+    now (named without its password). Blocking: run it in a thread."""
+    if not target.shared:
+        return Check(
+            "checkpoints",
+            "ok",
+            f"{target.describe()} (this directory's runs; DEEP_RESEARCH_CHECKPOINTS="
+            "postgresql://… shares them)",
+        )
+    from deep_research.checkpoints.postgres import probe
+
+    try:
+        version = probe(target, timeout)
+    except CheckpointsConfigError as error:
+        fix = "start the server or fix DEEP_RESEARCH_CHECKPOINTS (docs/checkpoints.md)"
+        return Check("checkpoints", "fail", str(error), fix)
+    return Check(
+        "checkpoints",
+        "ok",
+        f"{target.describe()} is reachable (server {version}; every directory using it "
+        "shares the runs)",
     )

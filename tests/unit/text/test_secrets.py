@@ -21,3 +21,13 @@ def test_redactor_scrubs_secret_fields_known_values_and_key_shapes() -> None:
         "max_tokens": 512,
         "text": f"curl -H 'authorization: bearer {REDACTED}'",
     }
+
+
+def test_a_url_password_in_any_variable_is_scrubbed_by_value() -> None:
+    env = {"DEEP_RESEARCH_CHECKPOINTS": "postgresql://research:w0rd%2Fpass@db:5432/runs"}
+    redact = Redactor(env)
+    # As a driver might quote it, without the URL around it: raw and unquoted.
+    assert redact.text("auth failed: w0rd/pass, w0rd%2Fpass") == (
+        f"auth failed: {REDACTED}, {REDACTED}"
+    )
+    assert Redactor({"DEEP_RESEARCH_CHECKPOINTS": "postgresql://u:ab@h/db"}).text("ab c") == "ab c"

@@ -1,0 +1,64 @@
+"""`open_checkpointer()`: the checkpointer the environment names, for the CLI and for Python.
+
+    async with open_checkpointer() as saver:
+        graph = builder.compile(checkpointer=saver)
+
+Unset DEEP_RESEARCH_CHECKPOINTS: `AsyncSqliteSaver` on `.deep_research/checkpoints.sqlite`
+(the CLI's file, relative to the working directory). A `postgresql://` URL:
+`AsyncPostgresSaver` on that database, its tables created on first use, so any directory
+(and any machine) reaching the server sees the same threads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from deep_research.checkpoints.postgres import CONNECT_TIMEOUT, unreachable
+from deep_research.checkpoints.target import Target, target_from
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+
+@asynccontextmanager
+async def open_checkpointer(
+    target: Target | None = None, *, sqlite: Path | str | None = None
+) -> AsyncIterator[BaseCheckpointSaver[str]]:
+    """The checkpointer for `target` (default: the environment's); `sqlite` moves the file.
+
+    A bad DEEP_RESEARCH_CHECKPOINTS or a server that cannot be reached raises
+    `CheckpointsConfigError` (a `ConfigError`) saying where, without the password."""
+    if target is None:
+        target = target_from() if sqlite is None else target_from(sqlite=Path(sqlite))
+    if target.dsn is None:
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        target.sqlite.parent.mkdir(parents=True, exist_ok=True)
+        async with AsyncSqliteSaver.from_conn_string(str(target.sqlite)) as saver:
+            yield saver
+        return
+    import psycopg
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from psycopg.rows import dict_row
+
+    try:
+        # As `AsyncPostgresSaver.from_conn_string` connects, with a deadline.
+        conn = await psycopg.AsyncConnection.connect(
+            target.dsn,
+            autocommit=True,
+            prepare_threshold=0,
+            row_factory=dict_row,
+            connect_timeout=CONNECT_TIMEOUT,
+        )
+    except psycopg.Error as error:
+        raise unreachable(target, error) from None
+    async with conn:
+        postgres = AsyncPostgresSaver(conn=conn)  # type: ignore[arg-type]
+        try:
+            await postgres.setup()  # its tables and migrations, if not there yet
+        except psycopg.Error as error:
+            raise unreachable(target, error) from None
+        yield postgres
