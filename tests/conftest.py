@@ -50,6 +50,8 @@ ENV_NAMES = [name.upper() for name in [*Context.model_fields, *Endpoints.model_f
     "AWS_ACCESS_KEY_ID",
     "AWS_SECRET_ACCESS_KEY",
     "AWS_PROFILE",
+    # Where the CLI keeps runs (docs/checkpoints.md): a test sets it to its own database.
+    "DEEP_RESEARCH_CHECKPOINTS",
 ]
 
 
