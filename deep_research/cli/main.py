@@ -55,7 +55,7 @@ def replay(argv: list[str], console: Console) -> int:
     if not path.is_file():
         raise UsageError(
             f"no traffic log at {path} and no run {argv[0]!r} in this directory "
-            "(deep-research runs lists them)"
+            f"({_logs_elsewhere(argv[0]) or 'deep-research runs lists them'})"
         )
     log = read_log(path)
     if warning := log.warning():
@@ -63,6 +63,21 @@ def replay(argv: list[str], console: Console) -> int:
     for line in timeline(log.records):
         console.print(plain(line))
     return 0
+
+
+def _logs_elsewhere(thread_id: str) -> str | None:
+    """With a shared run list, where a thread's traffic logs are: they stay where written."""
+    if not THREAD_ID.fullmatch(thread_id) or not HOME.target().shared:
+        return None
+    from deep_research.cli.runs import UnknownRunError, load_run
+
+    try:
+        logs = load_run(HOME, thread_id).logs
+    except UnknownRunError:
+        return None
+    if not logs:
+        return None
+    return f"its traffic logs stay where they were written: {', '.join(dict.fromkeys(logs))}"
 
 
 def doctor(argv: list[str], console: Console) -> int:

@@ -117,7 +117,8 @@ async def run_research(
             if resume:
                 status = await status_of(graph, thread_id)
                 state = await graph.aget_state(config)
-                saved = _saved_report(runs, thread_id)
+                # Off the loop: a file, or a query to the shared run list.
+                saved = await asyncio.to_thread(_saved_report, runs, thread_id)
                 if status == "done" and saved is not None:
                     if wanted.get("out"):  # finished, and asked now for a copy elsewhere
                         report = Redactor()(state.values["final_report"])
@@ -145,7 +146,7 @@ async def run_research(
             # A resumed run's view goes on from the searches earlier sessions sent, as the
             # summary counts them: one `search` event each in the log. Not `searches_used`:
             # mid-run it also counts the quotas handed to unfinished research tasks.
-            earlier = totals(runs.records(thread_id))
+            earlier = totals(await asyncio.to_thread(runs.records, thread_id))
             tracker = Tracker(
                 thread_id,
                 phase="resuming" if resume else "starting",

@@ -117,7 +117,8 @@ def test_killed_in_one_directory_resumed_from_another_listed_from_a_third(
         resumed = run_cli(b, env, "--resume", thread)
         after_kill = llm.requests[len(before_kill) :]
         listed_after = run_cli(c, env, "runs")
-        outputs += [r.stdout + r.stderr for r in (listed, resumed, listed_after)]
+        replayed = run_cli(c, env, "replay", thread)
+        outputs += [r.stdout + r.stderr for r in (listed, resumed, listed_after, replayed)]
 
     assert listed.returncode == 0, listed.stderr
     [row] = [line for line in listed.stdout.splitlines() if line.startswith(thread)]
@@ -134,6 +135,11 @@ def test_killed_in_one_directory_resumed_from_another_listed_from_a_third(
     assert "Earlier traffic logs of" in resumed.stdout
     assert str(log_a.absolute()) in resumed.stdout.replace("\n", "")
     assert (b / ".deep_research" / "runs" / f"{thread}.jsonl").is_file()
+    # `replay` in a third directory has no log to show, and says where they are.
+    assert replayed.returncode == 2
+    assert "its traffic logs stay where they were written" in replayed.stderr
+    assert str(log_a.absolute()) in replayed.stderr
+    assert str((b / ".deep_research" / "runs" / f"{thread}.jsonl").absolute()) in replayed.stderr
 
     [row] = [line for line in listed_after.stdout.splitlines() if line.startswith(thread)]
     assert " done " in row and str(b / "reports")[:30] in row, listed_after.stdout
