@@ -52,8 +52,10 @@ TOOLS: list[type[BaseModel]] = [WriteTodos, Research]
 
 
 def writes_report(state: ResearchState, context: Context) -> bool:
-    """Whether the next turn is the last, which writes the report without tools."""
-    return state.get("orchestrator_turns", 0) + 1 >= context.max_orchestrator_turns
+    """Whether the next turn writes the report without tools: the turn cap is reached, or
+    the cost budget stopped planning (`budget_note`)."""
+    last_turn = state.get("orchestrator_turns", 0) + 1 >= context.max_orchestrator_turns
+    return last_turn or bool(state.get("budget_note"))
 
 
 async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -61,7 +63,7 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
 
     With `max_cost_usd`, the turn spends within what `reserve_orchestrate` counted for it
     (nodes/reserve_calls.py). A planning call that would pass the budget is not sent: the
-    report is written instead from what the run has, with a note saying why."""
+    turn notes why and goes back to reserve the report, written from what the run has."""
     context = context_of(runtime)
     budget = spending.micros_of(context.max_cost_usd)
     reservation = state.get("call_reservation")
@@ -72,29 +74,27 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     model = models.role_model(context, "orchestrator")
     remember.prepare(state, context)  # research came back: memory's work, off the path
     turns = state.get("orchestrator_turns", 0) + 1
-    progress.emit("orchestrator_turn", turn=turns, cap=context.max_orchestrator_turns)
-    findings = lambda chars: _findings(state, chars)  # noqa: E731
     if writes_report(state, context):
-        reply = await report_writer.write_report(model, findings, ledger)
+        progress.emit("orchestrator_turn", turn=turns, cap=context.max_orchestrator_turns)
+        reply = await report_writer.write_report(model, lambda c: _findings(state, c), ledger)
         return {"messages": [reply], "orchestrator_turns": turns, **step.settled()}
-    # A planning call may not spend what the report needs: else the budget could run out
-    # with nothing left to write the report with. Research shares keep it back the same way.
-    reserve = report_writer.report_reserve(model) if ledger.limit is not None else 0
-    ledger.limit = None if ledger.limit is None else ledger.limit - reserve
+    progress.emit("orchestrator_turn", turn=turns, cap=context.max_orchestrator_turns)
     try:
         reply = await model.ask(planning.planning_messages(state, context), TOOLS, ledger)
     except spending.BudgetExceeded as stop:
-        ledger.limit = None if ledger.limit is None else ledger.limit + reserve
-        reply = await report_writer.write_report(model, findings, ledger)
         note = f"The run stopped at its cost budget: {stop} This report is written from the "
         note += "research done until then."
         progress.emit("budget_reached", note=note)
+        # The report gets a reservation of its own: what this turn reserved goes back, and
+        # the route goes to `reserve_orchestrate` again.
         return {
-            "messages": [reply],
-            "orchestrator_turns": turns,
             "budget_note": note,
             **step.settled(),
+            "call_reservation": reservations.UNUSABLE,
         }
+    # Research shares keep back what the report could cost, so a run that spends its
+    # budget can still write it (`reserve_orchestrate` keeps it back from planning too).
+    reserve = report_writer.report_reserve(model) if budget is not None else 0
     guard = churn.after_reply(state.get("churn"), reply.tool_calls, context)
     guard = _limit_research(guard, reply, context.max_research_calls_per_reply)
     # What is left (cap minus what state counts) is split into one quota per research

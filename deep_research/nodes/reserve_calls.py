@@ -15,9 +15,12 @@ from deep_research.nodes import clarify, orchestrator, planning, report_writer
 from deep_research.state import ResearchState
 
 
-def _reserved(state: ResearchState, context: Context, worst: int) -> dict[str, Any]:
+def _reserved(state: ResearchState, context: Context, worst: int, kept: int = 0) -> dict[str, Any]:
+    """Reserve `worst` µUSD, at most what is left of the budget after `kept` (kept back)."""
     limit = spending.micros_of(context.max_cost_usd)
-    reservation = reservations.reserve(limit, state.get("cost_counted", 0), worst)
+    reservation = reservations.reserve(
+        None if limit is None else limit - kept, state.get("cost_counted", 0), worst
+    )
     micros = reservation["micros"] if reservation is not None else 0
     return {"call_reservation": reservation, "cost_counted": micros}
 
@@ -34,14 +37,18 @@ def reserve_clarify(state: ResearchState, runtime: Runtime[Context]) -> dict[str
 
 
 def reserve_orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """The orchestrator's turn at its worst: a planning call (with its nudge) and the report
-    it writes instead when the budget stops planning; at the turn cap, only the report."""
+    """The orchestrator's turn at its worst (its request and an empty reply's nudge).
+
+    A planning call may not use what the report needs: it reserves from what is left after
+    the report's reserve, so a call stopped mid-flight (counted as spent) still leaves the
+    report its share. The report (at the turn cap, or once the budget stopped planning)
+    may use everything that is left; `write_report` cuts its findings to fit."""
     context = context_of(runtime)
     if context.max_cost_usd is None:
         return _reserved(state, context, 0)
     model = models.role_model(context, "orchestrator")
-    worst = report_writer.report_worst(model)
-    if not orchestrator.writes_report(state, context):
-        messages = planning.planning_messages(state, context)
-        worst += reservations.worst_case(model, messages, orchestrator.TOOLS)
-    return _reserved(state, context, worst)
+    if orchestrator.writes_report(state, context):
+        return _reserved(state, context, report_writer.report_worst(model))
+    messages = planning.planning_messages(state, context)
+    worst = reservations.worst_case(model, messages, orchestrator.TOOLS)
+    return _reserved(state, context, worst, kept=report_writer.report_reserve(model))
