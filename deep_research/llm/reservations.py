@@ -14,12 +14,16 @@ the same way (search/budget.py), and shares its marker of started steps (runtime
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import BaseMessage
+from langgraph.config import get_config
+from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from pydantic import BaseModel
 
 from deep_research.llm import spending
@@ -27,6 +31,13 @@ from deep_research.llm.models import RoleModel
 from deep_research.llm.prices import price_of
 from deep_research.runtime import process, prompts
 from deep_research.state import CallReservation
+
+log = logging.getLogger(__name__)
+
+# langgraph's configurable key for the run's durability (`CONFIG_KEY_DURABILITY`, not public).
+DURABILITY_KEY = "__pregel_durability"
+SAVE_POLL_SECONDS = 0.01
+SAVE_POLLS = 3_000  # 30 s: a checkpointer slower than that is not waited for (logged)
 
 # A reservation no step may use: what a call step leaves in state when it found none
 # usable, so its route goes back to the reserve step (which replaces it).
@@ -119,3 +130,28 @@ def open_step(
 def declined(reservation: CallReservation | None) -> CallReservation:
     """What a call step that may not send leaves in state: its route reserves again."""
     return reservation if reservation is not None else UNUSABLE
+
+
+async def saved(reservation: CallReservation | None) -> None:
+    """Wait until the thread's checkpoint holds `reservation`, when the run writes its
+    checkpoints in the background (durability "async", the Agent Server's default): the
+    call must not go out before its reservation is stored. With "sync" (the CLI, the MCP
+    tool, every research subgraph) it already is; with "exit" nothing is stored mid-run."""
+    if reservation is None:
+        return
+    configurable = get_config().get("configurable", {})
+    saver = configurable.get(CONFIG_KEY_CHECKPOINTER)
+    if configurable.get(DURABILITY_KEY) != "async" or saver is None:
+        return
+    # The step's own namespace is its graph's plus "|node:task"; the checkpoint is the graph's.
+    graph_ns = str(configurable.get("checkpoint_ns", "")).rpartition("|")[0]
+    where = {
+        "configurable": {"thread_id": configurable.get("thread_id"), "checkpoint_ns": graph_ns}
+    }
+    for _ in range(SAVE_POLLS):
+        found = await saver.aget_tuple(where)
+        stored = found.checkpoint["channel_values"].get("call_reservation") if found else None
+        if isinstance(stored, dict) and stored.get("id") == reservation["id"]:
+            return
+        await asyncio.sleep(SAVE_POLL_SECONDS)
+    log.warning("the checkpoint did not show the call's reservation in time; sending it anyway")

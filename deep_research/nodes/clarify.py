@@ -93,6 +93,7 @@ async def clarify(state: ResearchState, runtime: Runtime[Context]) -> dict[str, 
     )
     if step is None:  # this step ran before and died: its reservation stays counted
         return {"call_reservation": reservations.declined(reservation)}
+    await reservations.saved(reservation)  # stored before the call goes out
     if not wants_questions(state, context):
         return {"pending_questions": [], **step.settled()}
     decision = await _decide(context, clarifier_messages(state), step.ledger)

@@ -70,6 +70,7 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     step = reservations.open_step(budget, state.get("cost_counted", 0), reservation)
     if step is None:  # this step ran before and died: its reservation stays counted
         return {"call_reservation": reservations.declined(reservation)}
+    await reservations.saved(reservation)  # stored before the call goes out
     ledger = step.ledger
     model = models.role_model(context, "orchestrator")
     remember.prepare(state, context)  # research came back: memory's work, off the path

@@ -84,6 +84,7 @@ async def think(state: ResearcherState, runtime: Runtime[Context]) -> dict[str, 
     step = reservations.open_step(_cost_quota(state, context), counted, reservation)
     if step is None:  # this turn ran before and died: its reservation stays counted
         return {"call_reservation": reservations.declined(reservation)}
+    await reservations.saved(reservation)  # stored before the call goes out
     model = models.role_model(context, "researcher")
     messages, tools = _turn(state, context)
     try:
