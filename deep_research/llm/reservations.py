@@ -15,7 +15,6 @@ the same way (search/budget.py), and shares its marker of started steps (runtime
 from __future__ import annotations
 
 import asyncio
-import logging
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,18 +25,22 @@ from langgraph.config import get_config
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from pydantic import BaseModel
 
+from deep_research.errors import ReadableError
 from deep_research.llm import spending
 from deep_research.llm.models import RoleModel
 from deep_research.llm.prices import price_of
 from deep_research.runtime import process, prompts
 from deep_research.state import CallReservation
 
-log = logging.getLogger(__name__)
-
 # langgraph's configurable key for the run's durability (`CONFIG_KEY_DURABILITY`, not public).
 DURABILITY_KEY = "__pregel_durability"
 SAVE_POLL_SECONDS = 0.01
-SAVE_POLLS = 3_000  # 30 s: a checkpointer slower than that is not waited for (logged)
+SAVE_POLLS = 3_000  # 30 s: a checkpointer slower than that fails the step, unsent
+
+
+class UnsavedReservationError(ReadableError, RuntimeError):
+    """The checkpoint never showed a model call's reservation: the call was not sent."""
+
 
 # A reservation no step may use: what a call step leaves in state when it found none
 # usable, so its route goes back to the reserve step (which replaces it).
@@ -154,4 +157,8 @@ async def saved(reservation: CallReservation | None) -> None:
         if isinstance(stored, dict) and stored.get("id") == reservation["id"]:
             return
         await asyncio.sleep(SAVE_POLL_SECONDS)
-    log.warning("the checkpoint did not show the call's reservation in time; sending it anyway")
+    raise UnsavedReservationError(
+        f"The run's checkpointer did not store a model call's reservation within "
+        f"{SAVE_POLLS * SAVE_POLL_SECONDS:g} s, so the call was not sent (max_cost_usd could "
+        "not be held). Resume the thread once the checkpointer answers."
+    )

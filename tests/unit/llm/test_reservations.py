@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, StateGraph
+from typing_extensions import TypedDict
 
 from deep_research.llm import reservations
 from deep_research.llm.models import RoleModel
@@ -121,3 +124,38 @@ def test_without_a_budget_a_step_always_sends_and_gives_back_a_usable_reservatio
     # A reservation whose step already started stays counted (it may have been billed).
     step = reservations.open_step(None, 700, earlier)
     assert step is not None and step.reserved == 0
+
+
+async def test_a_call_whose_reservation_the_checkpoint_never_shows_is_not_sent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Under durability "async" a step waits for its reservation's checkpoint; one that
+    never shows it (here: a reservation no step stored) fails the step before any call."""
+    monkeypatch.setattr(reservations, "SAVE_POLLS", 2)
+    monkeypatch.setattr(reservations, "SAVE_POLL_SECONDS", 0.0)
+
+    class Empty(TypedDict):
+        done: bool
+
+    async def step(state: Empty) -> dict[str, bool]:
+        await reservations.saved(reservations.new(5))  # never in any checkpoint
+        return {"done": True}
+
+    async def stored(state: Empty) -> dict[str, bool]:
+        await reservations.saved(None)  # nothing reserved: nothing to wait for
+        return {"done": False}
+
+    builder = StateGraph(Empty)
+    builder.add_node(stored)
+    builder.add_node(step)
+    builder.add_edge(START, "stored")
+    builder.add_edge("stored", "step")
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "unsaved"}}
+    with pytest.raises(reservations.UnsavedReservationError, match="was not sent"):
+        await graph.ainvoke({"done": False}, config, durability="async")
+    # With "sync" the checkpoint is written before the step starts: nothing is waited for.
+    done = await graph.ainvoke(
+        {"done": False}, {"configurable": {"thread_id": "s"}}, durability="sync"
+    )
+    assert done == {"done": True}
