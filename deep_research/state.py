@@ -74,6 +74,14 @@ class Reservation(TypedDict):
     granted: int
 
 
+class CallReservation(TypedDict):
+    """µUSD counted in state for one model step before it sends anything (llm/reservations.py)."""
+
+    id: str
+    process: str  # `process.PROCESS_ID` of the process that reserved them
+    micros: int
+
+
 class RoleUsage(TypedDict):
     """Model calls of one role: tokens as the provider reported them, or estimated."""
 
@@ -172,6 +180,9 @@ class ResearchState(InputState):
     # task gives back what it did not use (llm/spending.py).
     cost_counted: Annotated[int, operator.add]
     cost_quotas: dict[str, int]  # research call id -> its µUSD share (only with a budget)
+    # The next clarifier or orchestrator step's worst case, counted in `cost_counted` by its
+    # reserve step until the step settles it (llm/reservations.py); None: none pending.
+    call_reservation: CallReservation | None
     budget_note: str  # why the report was written early (the budget ran out), or ""
     pending_questions: list[str]
     clarification_rounds: int
@@ -220,7 +231,10 @@ class ResearcherState(TypedDict):
     searches: int
     reservation: NotRequired[Reservation | None]  # the next search step's, until it ends
     cost_quota: NotRequired[int]
-    cost: NotRequired[int]  # µUSD this task's model calls cost, checkpointed after each
+    # µUSD this task's model calls cost, checkpointed after each, with the next turn's
+    # reservation counted from its reserve step until the turn settles it.
+    cost: NotRequired[int]
+    call_reservation: NotRequired[CallReservation | None]
     usage: Annotated[Usage, add_usage]
     sources: Annotated[list[Source], merge_sources]
     turns: int

@@ -161,8 +161,14 @@ async def run_research(
                 view.start()
                 try:
                     # subgraphs=True: searches are reported from inside research subgraphs.
+                    # "sync": a model call's reservation is on disk before the call is sent.
                     async for _namespace, event in graph.astream(
-                        payload, config, context=context, stream_mode="custom", subgraphs=True
+                        payload,
+                        config,
+                        context=context,
+                        stream_mode="custom",
+                        subgraphs=True,
+                        durability="sync",
                     ):
                         assert isinstance(event, dict)
                         log.write("progress", **event)

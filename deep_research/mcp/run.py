@@ -58,6 +58,7 @@ async def research(
         stream_mode="custom",
         stream_subgraphs=True,
         interrupt_before=stop,
+        durability="sync",  # a model call's reservation is on disk before the call is sent
         on_disconnect="cancel",  # a cancelled tool call stops its research
     ):
         if part.event == "error":

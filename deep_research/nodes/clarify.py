@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from deep_research.config.settings import Context, context_of
 from deep_research.errors import DeepResearchError
-from deep_research.llm import models, spending, toolcalls
+from deep_research.llm import models, reservations, spending, toolcalls
 from deep_research.runtime import prompts
 from deep_research.state import ResearchState
 from deep_research.text import limits
@@ -73,16 +73,31 @@ def read_decision(text: str) -> ClarifyDecision:
         raise UnreadableDecision(f"{where}: {first['msg']}") from None
 
 
-async def clarify(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Ask the model whether the request needs clarifying questions."""
-    context = context_of(runtime)
+def wants_questions(state: ResearchState, context: Context) -> bool:
+    """Whether `clarify` asks the model at all (else it goes on without questions)."""
     rounds = state.get("clarification_rounds", 0)
-    if not context.allow_clarification or rounds >= context.max_clarification_rounds:
-        return {"pending_questions": []}
-    messages = [SystemMessage(prompts.render("clarifier")), *state["messages"]]
-    ledger = spending.Ledger(spending.micros_of(context.max_cost_usd), state.get("cost_counted", 0))
-    decision = await _decide(context, messages, ledger)
-    spent = ledger.update()
+    return context.allow_clarification and rounds < context.max_clarification_rounds
+
+
+def clarifier_messages(state: ResearchState) -> list[BaseMessage]:
+    return [SystemMessage(prompts.render("clarifier")), *state["messages"]]
+
+
+async def clarify(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Ask the model whether the request needs clarifying questions, within what
+    `reserve_clarify` counted for it (nodes/reserve_calls.py)."""
+    context = context_of(runtime)
+    reservation = state.get("call_reservation")
+    step = reservations.open_step(
+        spending.micros_of(context.max_cost_usd), state.get("cost_counted", 0), reservation
+    )
+    if step is None:  # this step ran before and died: its reservation stays counted
+        return {"call_reservation": reservations.declined(reservation)}
+    await reservations.saved(reservation)  # stored before the call goes out
+    if not wants_questions(state, context):
+        return {"pending_questions": [], **step.settled()}
+    decision = await _decide(context, clarifier_messages(state), step.ledger)
+    spent = step.settled()
     if decision is None:
         return {"pending_questions": [], **spent}
     questions = [
@@ -120,8 +135,12 @@ async def _decide(
         return None
 
 
-def route_clarify(state: ResearchState) -> Literal["ask_user", "orchestrate"]:
-    return "ask_user" if state.get("pending_questions") else "orchestrate"
+def route_clarify(
+    state: ResearchState,
+) -> Literal["reserve_clarify", "ask_user", "reserve_orchestrate"]:
+    if reservations.pending(state.get("call_reservation")):  # it did not run: reserve again
+        return "reserve_clarify"
+    return "ask_user" if state.get("pending_questions") else "reserve_orchestrate"
 
 
 def read_answer(value: object) -> str | None:

@@ -5,16 +5,20 @@ from __future__ import annotations
 import uuid
 from typing import Any, Literal
 
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    HumanMessage,
+    ToolMessage,
+)
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from deep_research import search
 from deep_research.config.settings import Context, context_of
-from deep_research.llm import models, spending
+from deep_research.llm import models, reservations, spending
 from deep_research.llm.toolcalls import invalid_arguments
-from deep_research.nodes import churn, remember, report_writer
+from deep_research.nodes import churn, planning, remember, report_writer
 from deep_research.runtime import progress, prompts
 from deep_research.state import ChurnGuard, ResearchState, ResearchTask, Todo
 from deep_research.text import fences, limits
@@ -47,50 +51,51 @@ EXAMPLES = {
 TOOLS: list[type[BaseModel]] = [WriteTodos, Research]
 
 
+def writes_report(state: ResearchState, context: Context) -> bool:
+    """Whether the next turn writes the report without tools: the turn cap is reached, or
+    the cost budget stopped planning (`budget_note`)."""
+    last_turn = state.get("orchestrator_turns", 0) + 1 >= context.max_orchestrator_turns
+    return last_turn or bool(state.get("budget_note"))
+
+
 async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Plan, delegate research, or write the report; at the turn cap, write it without tools.
 
-    With `max_cost_usd`, a planning call that would pass the budget is not sent: the report
-    is written instead from what the run has, with a note saying why."""
+    With `max_cost_usd`, the turn spends within what `reserve_orchestrate` counted for it
+    (nodes/reserve_calls.py). A planning call that would pass the budget is not sent: the
+    turn notes why and goes back to reserve the report, written from what the run has."""
     context = context_of(runtime)
+    budget = spending.micros_of(context.max_cost_usd)
+    reservation = state.get("call_reservation")
+    step = reservations.open_step(budget, state.get("cost_counted", 0), reservation)
+    if step is None:  # this step ran before and died: its reservation stays counted
+        return {"call_reservation": reservations.declined(reservation)}
+    await reservations.saved(reservation)  # stored before the call goes out
+    ledger = step.ledger
     model = models.role_model(context, "orchestrator")
     remember.prepare(state, context)  # research came back: memory's work, off the path
     turns = state.get("orchestrator_turns", 0) + 1
+    if writes_report(state, context):
+        progress.emit("orchestrator_turn", turn=turns, cap=context.max_orchestrator_turns)
+        reply = await report_writer.write_report(model, lambda c: _findings(state, c), ledger)
+        return {"messages": [reply], "orchestrator_turns": turns, **step.settled()}
     progress.emit("orchestrator_turn", turn=turns, cap=context.max_orchestrator_turns)
-    ledger = spending.Ledger(spending.micros_of(context.max_cost_usd), state.get("cost_counted", 0))
-    findings = lambda chars: _findings(state, chars)  # noqa: E731
-    if turns >= context.max_orchestrator_turns:
-        reply = await report_writer.write_report(model, findings, ledger)
-        return {"messages": [reply], "orchestrator_turns": turns, **ledger.update()}
-    system = (
-        prompts.render(
-            "orchestrator",
-            max_researchers=context.max_researchers_per_turn,
-            max_calls=context.max_research_calls_per_reply,
-            max_turns=context.max_orchestrator_turns,
-            max_searches=context.max_searches_per_run,
-        )
-        + _report_rules(state)
-        + _earlier_reports(state)
-    )
-    # A planning call may not spend what the report needs: else the budget could run out
-    # with nothing left to write the report with. Research shares keep it back the same way.
-    reserve = report_writer.report_reserve(model) if ledger.limit is not None else 0
-    ledger.limit = None if ledger.limit is None else ledger.limit - reserve
     try:
-        reply = await model.ask([SystemMessage(system), *state["messages"]], TOOLS, ledger)
+        reply = await model.ask(planning.planning_messages(state, context), TOOLS, ledger)
     except spending.BudgetExceeded as stop:
-        ledger.limit = None if ledger.limit is None else ledger.limit + reserve
-        reply = await report_writer.write_report(model, findings, ledger)
         note = f"The run stopped at its cost budget: {stop} This report is written from the "
         note += "research done until then."
         progress.emit("budget_reached", note=note)
+        # The report gets a reservation of its own: what this turn reserved goes back, and
+        # the route goes to `reserve_orchestrate` again.
         return {
-            "messages": [reply],
-            "orchestrator_turns": turns,
             "budget_note": note,
-            **ledger.update(),
+            **step.settled(),
+            "call_reservation": reservations.UNUSABLE,
         }
+    # Research shares keep back what the report could cost, so a run that spends its
+    # budget can still write it (`reserve_orchestrate` keeps it back from planning too).
+    reserve = report_writer.report_reserve(model) if budget is not None else 0
     guard = churn.after_reply(state.get("churn"), reply.tool_calls, context)
     guard = _limit_research(guard, reply, context.max_research_calls_per_reply)
     # What is left (cap minus what state counts) is split into one quota per research
@@ -103,11 +108,13 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     left = context.max_searches_per_run - state.get("searches_used", 0)
     shares = dict(zip(runnable, search.quotas(left, len(runnable)), strict=True))
     cost_shares: dict[str, int] = {}
-    if (money := ledger.left()) is not None:  # what is left after the report's reserve
+    if budget is not None:  # what is left of the whole budget after the report's reserve
+        money = max(0, budget - reserve - ledger.counted)
         cost_shares = dict(zip(runnable, search.quotas(money, len(runnable)), strict=True))
     # A reply held for plan review sends nothing until it is approved: `review_plan`
     # counts its quotas then, so a new question asked instead still has them.
     held = context.review_plan and not state.get("plan_reviewed")
+    settled = step.settled()
     return {
         "messages": [reply],
         "orchestrator_turns": turns,
@@ -115,30 +122,9 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
         "quotas": shares,
         "searches_used": 0 if held else sum(shares.values()),
         "cost_quotas": cost_shares,
-        "usage": ledger.usage,
-        "cost_counted": ledger.spent + (0 if held else sum(cost_shares.values())),
+        **settled,
+        "cost_counted": settled["cost_counted"] + (0 if held else sum(cost_shares.values())),
     }
-
-
-def _report_rules(state: ResearchState) -> str:
-    """How to write the report, once there are findings to write it from: the planning
-    replies before any research came back do without (one stable prompt for each phase)."""
-    researched = any(isinstance(m, ToolMessage) and m.name == "research" for m in state["messages"])
-    return "\n\n" + prompts.render("orchestrator_report") if researched else ""
-
-
-def _earlier_reports(state: ResearchState) -> str:
-    """Similar reports from memory (see `recall.recall`), each fenced: stored web text."""
-    reports = state.get("earlier_reports") or []
-    if not reports:
-        return ""
-    nonce = fences.new_nonce()
-    listing = "\n\n".join(
-        f"From {r['date']} (thread {r['thread_id']}, similarity {r['similarity']:.2f}):\n"
-        + fences.fence(f"Question: {r['question']}\n\n{r['excerpt']}", nonce)
-        for r in reports
-    )
-    return "\n\n" + prompts.render("earlier_reports", reports=listing)
 
 
 def _findings(state: ResearchState, chars: int = limits.FINDINGS_CHARS) -> str:

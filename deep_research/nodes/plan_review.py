@@ -25,6 +25,7 @@ from pydantic import ValidationError
 
 from deep_research.config.settings import Context, context_of
 from deep_research.errors import DeepResearchError
+from deep_research.llm import reservations
 from deep_research.nodes import churn
 from deep_research.nodes.clarify import MAX_BAD_ANSWERS, shown
 from deep_research.nodes.orchestrator import WriteTodos, dispatch_reply, runnable_research
@@ -85,7 +86,10 @@ def _due(state: ResearchState, context: Context) -> bool:
 
 
 def route_orchestrate(state: ResearchState, runtime: Runtime[Context]) -> list[Send | str] | str:
-    """`dispatch_reply`, except that a plan waiting for review goes to `review_plan`."""
+    """`dispatch_reply`, except that a plan waiting for review goes to `review_plan`, and
+    a turn that did not run (its reservation was used by a step that died) is reserved again."""
+    if reservations.pending(state.get("call_reservation")):
+        return "reserve_orchestrate"
     if _due(state, context_of(runtime)):
         return "review_plan"
     return dispatch_reply(state)
@@ -95,7 +99,7 @@ def route_review(state: ResearchState) -> list[Send | str] | str:
     """An approved reply is dispatched as it stands; a changed plan goes back to planning."""
     if isinstance(state["messages"][-1], AIMessage):
         return dispatch_reply(state)
-    return "orchestrate"
+    return "reserve_orchestrate"
 
 
 def read_review(value: object, max_items: int = limits.MAX_PLAN_ITEMS) -> Review:

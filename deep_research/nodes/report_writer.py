@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from deep_research.llm import models, spending
+from deep_research.llm import models, reservations, spending
 from deep_research.llm.prices import price_of
 from deep_research.runtime import prompts
 from deep_research.text import limits
@@ -36,9 +36,19 @@ async def write_report(
         ) from None
 
 
+def _prompt_tokens() -> int:
+    """The report request's prompt bound with its full findings (as ASCII; wider text gets
+    its findings cut to fit what is left)."""
+    return len(prompts.render("report_writer").encode()) + limits.FINDINGS_CHARS + 64
+
+
 def report_reserve(model: models.RoleModel) -> int:
-    """µUSD kept back at dispatch for the report: its prompt and full findings (as ASCII;
-    wider text gets its findings cut to fit), its reply at the completion limit."""
-    prompt = len(prompts.render("report_writer").encode()) + limits.FINDINGS_CHARS + 64
-    worst = (model.price or price_of(model.spec)).micros(prompt, model.max_tokens or 0)
+    """µUSD kept back at dispatch for the report: its prompt and full findings, its reply
+    at the completion limit."""
+    worst = (model.price or price_of(model.spec)).micros(_prompt_tokens(), model.max_tokens or 0)
     return worst or 0
+
+
+def report_worst(model: models.RoleModel) -> int:
+    """µUSD the step writing the report may spend: the request and an empty reply's nudge."""
+    return reservations.worst_of(model, _prompt_tokens())

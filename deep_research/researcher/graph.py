@@ -1,4 +1,5 @@
-"""The research subgraph: the researcher thinks, reserves searches, searches, and reports.
+"""The research subgraph: the researcher reserves its turn's cost and thinks, reserves
+searches, searches, and reports.
 
 The task that runs it for one `research` call is `researcher/task.py`."""
 
@@ -22,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from deep_research import search as search_service
 from deep_research.config.settings import Context, context_of
-from deep_research.llm import models, spending
+from deep_research.llm import models, reservations, spending
 from deep_research.llm.prices import MICROS
 from deep_research.llm.toolcalls import invalid_arguments
 from deep_research.runtime import prompts
@@ -41,35 +42,61 @@ class WebSearch(BaseModel):
 WEB_SEARCH_EXAMPLE = 'web_search({"queries": ["EU battery recycling capacity 2025"]})'
 
 
-async def think(state: ResearcherState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """The researcher's turn: search more, or write the cited report.
-
-    With a cost budget, each call is held to the task's share (`cost_quota`); a call that
-    does not fit is not sent and the researcher ends with what it found (`_out_of_budget`)."""
-    context = context_of(runtime)
-    model = models.role_model(context, "researcher")
+def _turn(state: ResearcherState, context: Context) -> tuple[list[Any], list[type[BaseModel]]]:
+    """What the researcher's next turn sends: its messages and tools (none at the turn cap)."""
     system = SystemMessage(
         # The same text for every researcher and turn, so a server's prefix cache keeps it;
         # the topic's own search budget is told after each search instead.
         prompts.render("researcher", researcher=_who(context))
     )
-    turns = state.get("turns", 0) + 1
-    limit = state.get("cost_quota") if context.max_cost_usd is not None else None
-    ledger = spending.Ledger(limit, state.get("cost", 0))
+    if state.get("turns", 0) + 1 >= context.max_researcher_turns:
+        wrap_up = HumanMessage(prompts.render("researcher_wrap_up"))
+        return [system, *_as_plain_text(state["messages"]), wrap_up], []
+    return [system, *state["messages"]], [WebSearch]
+
+
+def _cost_quota(state: ResearcherState, context: Context) -> int | None:
+    return state.get("cost_quota") if context.max_cost_usd is not None else None
+
+
+def reserve_think(state: ResearcherState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Count the next turn's worst case in the task's `cost`, before the turn sends it."""
+    context = context_of(runtime)
+    limit, counted = _cost_quota(state, context), state.get("cost", 0)
+    if limit is None:
+        return {"call_reservation": None}
+    messages, tools = _turn(state, context)
+    worst = reservations.worst_case(models.role_model(context, "researcher"), messages, tools)
+    reservation = reservations.reserve(limit, counted, worst)
+    assert reservation is not None
+    return {"call_reservation": reservation, "cost": counted + reservation["micros"]}
+
+
+async def think(state: ResearcherState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """The researcher's turn: search more, or write the cited report.
+
+    With a cost budget, each call is held to what `reserve_think` counted for it, within
+    the task's share (`cost_quota`); a call that does not fit is not sent and the
+    researcher ends with what it found (`_out_of_budget`)."""
+    context = context_of(runtime)
+    reservation = state.get("call_reservation")
+    counted = state.get("cost", 0)
+    step = reservations.open_step(_cost_quota(state, context), counted, reservation)
+    if step is None:  # this turn ran before and died: its reservation stays counted
+        return {"call_reservation": reservations.declined(reservation)}
+    await reservations.saved(reservation)  # stored before the call goes out
+    model = models.role_model(context, "researcher")
+    messages, tools = _turn(state, context)
     try:
-        if turns >= context.max_researcher_turns:
-            wrap_up = HumanMessage(prompts.render("researcher_wrap_up"))
-            plain = [system, *_as_plain_text(state["messages"]), wrap_up]
-            reply = await model.ask(plain, ledger=ledger)
-        else:
-            reply = await model.ask([system, *state["messages"]], [WebSearch], ledger)
+        reply = await model.ask(messages, tools, step.ledger)
     except spending.BudgetExceeded:
         reply = _out_of_budget(state.get("sources", []))
     return {
         "messages": [reply],
-        "turns": turns,
-        "usage": ledger.usage,
-        "cost": state.get("cost", 0) + ledger.spent,
+        "turns": state.get("turns", 0) + 1,
+        "usage": step.ledger.usage,
+        "cost": step.cost_after(counted),
+        "call_reservation": None,
     }
 
 
@@ -108,7 +135,9 @@ def _as_plain_text(messages: list[Any]) -> list[Any]:
     return plain
 
 
-def route_researcher(state: ResearcherState) -> Literal["reserve", "__end__"]:
+def route_researcher(state: ResearcherState) -> Literal["reserve_think", "reserve", "__end__"]:
+    if reservations.pending(state.get("call_reservation")):  # it did not run: reserve again
+        return "reserve_think"
     last = state["messages"][-1]
     return "reserve" if isinstance(last, AIMessage) and last.tool_calls else "__end__"
 
@@ -179,7 +208,7 @@ async def search(state: ResearcherState, runtime: Runtime[Context]) -> Command[A
         "reservation": None,
         "usage": search_usage(grant),
     }
-    return Command(goto="think", update=update)
+    return Command(goto="reserve_think", update=update)
 
 
 def search_usage(grant: search_service.Grant) -> Usage:
@@ -231,10 +260,12 @@ async def _answer_call(
 
 
 researcher_builder = StateGraph(ResearcherState, context_schema=Context)
+researcher_builder.add_node(reserve_think)
 researcher_builder.add_node(think)
 researcher_builder.add_node(reserve)
-researcher_builder.add_node(search, destinations=("think", "reserve"))
-researcher_builder.add_edge(START, "think")
+researcher_builder.add_node(search, destinations=("reserve_think", "reserve"))
+researcher_builder.add_edge(START, "reserve_think")
+researcher_builder.add_edge("reserve_think", "think")
 researcher_builder.add_conditional_edges("think", route_researcher)
 researcher_builder.add_edge("reserve", "search")
 researcher_graph = researcher_builder.compile(name="researcher")

@@ -45,10 +45,12 @@ async def research_task(task: ResearchTask, runtime: Runtime[Context]) -> dict[s
                 searches=0,
                 reservation=None,
                 cost=0,
+                call_reservation=None,
                 usage=NO_USAGE,
                 **task,
             )
-            # "sync": each reservation is on disk before the step that sends its searches.
+            # "sync": each reservation is on disk before the step that sends its searches
+            # or its model call.
             result = await researcher_graph.ainvoke(
                 start,
                 tracing.research_config(task["topic"], context),

@@ -16,14 +16,15 @@ import uuid
 import weakref
 from collections import OrderedDict
 
-# Stamped on each search reservation (see `search/budget.py`). A reservation stamped by
-# another process was made by one that died (or stopped) before its search step ended, so
-# its searches may have been sent: they stay counted and are never sent again unreserved.
+# Stamped on each search reservation (see `search/budget.py`) and each model call's
+# (`llm/reservations.py`). A reservation stamped by another process was made by one that
+# died (or stopped) before its step ended, so its searches or its call may have been sent
+# (and billed): they stay counted and are never sent again unreserved.
 PROCESS_ID = uuid.uuid4().hex
 
-# Reservations whose search step started in this process. A step that runs again for the
-# same reservation here (a cancelled run, resumed in the same notebook) would otherwise
-# send searches the state already counts. Ids are random; the oldest are forgotten first.
+# Reservations whose search or model step started in this process. A step that runs again
+# for the same reservation here (a cancelled run, resumed in the same notebook) would
+# otherwise send what the state already counts. Ids are random; the oldest go first.
 _started: OrderedDict[str, None] = OrderedDict()
 MAX_STARTED = 10_000
 

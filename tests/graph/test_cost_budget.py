@@ -8,11 +8,12 @@ scripted replies report their own `usage`, so each call's cost is known exactly.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from deep_research.graph import builder
@@ -246,3 +247,133 @@ async def test_every_call_sends_a_model_call_event_that_adds_up_to_the_usage(
     assert {e["role"] for e in calls} == {"orchestrator", "researcher"}
     assert all(e["model"] == "openai:gpt-4o-mini" and e["tokens_in"] == 10_000 for e in calls)
     assert sum(e["usd"] for e in calls) == pytest.approx(usage["usd"]) == 8 * CALL_USD
+
+
+# --- A call in flight when the run stops ------------------------------------------------
+#
+# The run is stopped (its task cancelled, as Ctrl-C stops the CLI) while one request waits
+# for its reply. That request reached the "provider" (the scripted model logs every request
+# it gets), so it may be billed: the resumed run must count it, and what every request
+# sent could cost (1,800 µUSD each, as each reply reports) stays within the budget.
+
+
+def in_flight(messages: list[BaseMessage], tools: set[str]) -> str | None:
+    """Which call to stop in: the clarifier's, the second orchestrator turn's (after
+    research came back) or alpha's report turn (after its search)."""
+    if not tools:
+        return "clarifier" if "intake step" in str(messages[0].content) else None
+    if "research" in tools:
+        return "orchestrator" if any(isinstance(m, ToolMessage) for m in messages) else None
+    topic = str(messages[1].content)
+    reporting = any(isinstance(m, ToolMessage) for m in messages)
+    return "researcher" if topic.startswith("alpha") and reporting else None
+
+
+@pytest.mark.parametrize("where", ["clarifier", "orchestrator", "researcher"])
+@pytest.mark.parametrize(
+    "config",
+    [
+        pytest.param({}, id="parallel"),
+        pytest.param({"max_concurrency": 1}, id="max_concurrency=1"),
+        pytest.param({"context": {"max_researchers_per_turn": 1}}, id="one-researcher-at-a-time"),
+    ],
+)
+@pytest.mark.parametrize("new_process", [False, True], ids=["same-process", "new-process"])
+async def test_a_call_in_flight_when_the_run_stops_is_counted_and_the_resume_stays_within(
+    use_script: Callable[..., ScriptedChatModel],
+    scripted_search: ScriptedSearch,
+    monkeypatch: pytest.MonkeyPatch,
+    where: str,
+    config: dict[str, Any],
+    new_process: bool,
+) -> None:
+    budget = 0.04
+    model = use_script(priced_script(always_researching))
+    waiting = asyncio.Event()
+    answer = ScriptedChatModel._agenerate
+
+    async def hanging(
+        self: ScriptedChatModel, messages: list[BaseMessage], *a: Any, **kw: Any
+    ) -> Any:
+        names = set(kw.get("tool_names", []))
+        if not waiting.is_set() and in_flight(messages, names) == where:
+            self.calls.append((list(messages), names))  # sent; its reply never comes
+            waiting.set()
+            await asyncio.Event().wait()
+        return await answer(self, messages, *a, **kw)
+
+    monkeypatch.setattr(ScriptedChatModel, "_agenerate", hanging)
+    graph = builder.compile(checkpointer=InMemorySaver())
+    run_config = {"configurable": {"thread_id": "in-flight"}, **config}
+    context = {
+        **PRICED,
+        "allow_clarification": where == "clarifier",
+        "max_cost_usd": budget,
+        "max_orchestrator_turns": 20,
+        **config.pop("context", {}),
+    }
+    # "sync", as the CLI runs it: each reservation is saved before its call is sent.
+    running = asyncio.create_task(graph.ainvoke(Q, run_config, context=context, durability="sync"))
+    await asyncio.wait_for(waiting.wait(), 60)
+    running.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await running
+    if new_process:
+        monkeypatch.setattr(process, "PROCESS_ID", "another-process")
+    await graph.ainvoke(None, run_config, context=context, durability="sync")
+    state = (await graph.aget_state(run_config)).values
+    sent = len(model.calls)  # every request the provider got, the stopped one included
+    # Replies the run kept; the stop may also have cut off siblings whose replies had come.
+    assert state["usage"]["calls"] <= sent - 1
+    # The stopped call is counted (at its reservation, at least what it could have cost),
+    # so what the provider may have billed never passes the budget.
+    assert state["cost_counted"] >= 1_800 * sent, (state["cost_counted"], sent)
+    assert state["cost_counted"] <= budget * 1_000_000
+    assert state["usage"]["usd"] + 0.0018 <= budget
+    assert state["final_report"] and "## Cost budget" in state["final_report"]
+
+
+class BackgroundSaver(InMemorySaver):
+    """Writes a top-level checkpoint that holds a pending call reservation only once the
+    thread is read or a model call is made: what a checkpointer writing in the background
+    (durability "async", the Agent Server's default) may do while the next step runs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked = asyncio.Event()
+
+    async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        pending = checkpoint["channel_values"].get("call_reservation")
+        if pending and not config["configurable"].get("checkpoint_ns"):
+            self.asked.clear()  # only a read or a call after this write began lets it through
+            await self.asked.wait()
+        return await super().aput(config, checkpoint, metadata, new_versions)
+
+    async def aget_tuple(self, config: Any) -> Any:
+        self.asked.set()
+        return await super().aget_tuple(config)
+
+
+async def test_with_background_checkpoints_no_call_goes_out_before_its_reservation_is_stored(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    saver = BackgroundSaver()
+    script = priced_script()
+    thread = {"configurable": {"thread_id": "async", "checkpoint_ns": ""}}
+    unsaved: list[str] = []
+
+    def checking(messages: list[BaseMessage], tools: set[str]) -> AIMessage:
+        if "web_search" not in tools:  # a top-level call: its reservation must be stored
+            stored = saver.get_tuple(thread)
+            if not stored or not stored.checkpoint["channel_values"].get("call_reservation"):
+                unsaved.append(str(messages[0].content)[:40])
+        saver.asked.set()  # a call came: let the held write through
+        return script(messages, tools)
+
+    use_script(checking)
+    graph = builder.compile(checkpointer=saver)
+    context = {**PRICED, "max_cost_usd": 1.0}
+    await graph.ainvoke(Q, thread, context=context, durability="async")
+    state = (await graph.aget_state(thread)).values
+    assert state["final_report"] and state["usage"]["calls"] == 9  # the clarifier's too
+    assert unsaved == [], "a call was sent before its reservation was stored"

@@ -13,7 +13,7 @@ from langchain_core.messages import HumanMessage
 
 from deep_research.memory import REPORTS_COLLECTION, Piece, open_store
 from deep_research.memory.research import remember
-from deep_research.nodes.orchestrator import _earlier_reports
+from deep_research.nodes.planning import earlier_reports
 from deep_research.nodes.recall import recall
 from deep_research.runtime import progress
 from deep_research.runtime.progress_lines import memory_notice
@@ -80,7 +80,7 @@ async def test_library_research_recalls_only_reports_made_from_the_library(
     await remember_both()
     update, [event] = await recalled(monkeypatch, "library")
     assert [r["thread_id"] for r in update["earlier_reports"]] == ["library-thread"]
-    prompt = _earlier_reports(update)  # type: ignore[arg-type]
+    prompt = earlier_reports(update)  # type: ignore[arg-type]
     assert "FROM-DOCUMENTS" in prompt
     assert (
         "WEB-DERIVED" not in prompt and "web.example" not in prompt and "OLD-UNKNOWN" not in prompt

@@ -13,8 +13,10 @@ from deep_research.graph import builder, graph, make_graph
 NODES = {
     "new_question",
     "recall",
+    "reserve_clarify",
     "clarify",
     "ask_user",
+    "reserve_orchestrate",
     "orchestrate",
     "review_plan",
     "answer_tools",
@@ -33,10 +35,12 @@ def test_each_input_runs_question_recall_clarify_then_ends_after_remember() -> N
     for edge in [
         ("__start__", "new_question"),
         ("new_question", "recall"),
-        ("recall", "clarify"),
-        ("ask_user", "clarify"),
-        ("research", "orchestrate"),
-        ("answer_tools", "orchestrate"),
+        ("recall", "reserve_clarify"),
+        ("reserve_clarify", "clarify"),
+        ("ask_user", "reserve_clarify"),
+        ("reserve_orchestrate", "orchestrate"),
+        ("research", "reserve_orchestrate"),
+        ("answer_tools", "reserve_orchestrate"),
         ("finalize", "remember"),
         ("remember", "__end__"),
     ]:
@@ -48,9 +52,17 @@ def test_the_routers_can_reach_only_their_named_nodes() -> None:
     exits: dict[str, set[str]] = {}
     for edge in drawn.edges:
         exits.setdefault(edge.source, set()).add(edge.target)
-    assert exits["orchestrate"] == {"research", "answer_tools", "finalize", "review_plan"}
-    assert exits["review_plan"] == {"research", "answer_tools", "finalize", "orchestrate"}
-    assert exits["clarify"] == {"ask_user", "orchestrate"}
+    # A model step that did not run (its reservation was used by a step that died) goes
+    # back to its reserve step.
+    assert exits["orchestrate"] == {
+        "research",
+        "answer_tools",
+        "finalize",
+        "review_plan",
+        "reserve_orchestrate",
+    }
+    assert exits["review_plan"] == {"research", "answer_tools", "finalize", "reserve_orchestrate"}
+    assert exits["clarify"] == {"ask_user", "reserve_orchestrate", "reserve_clarify"}
 
 
 def server_runtime(context: Any) -> Any:

@@ -10,7 +10,7 @@ from langchain_core.messages import HumanMessage
 
 from deep_research.memory import PASSAGES_COLLECTION, REPORTS_COLLECTION, Piece, open_store
 from deep_research.memory.research import remembered_threads
-from deep_research.nodes.orchestrator import _earlier_reports
+from deep_research.nodes.planning import earlier_reports
 from deep_research.nodes.recall import recall
 from deep_research.search import render
 from deep_research.search.query import QueryOutcome
@@ -37,7 +37,7 @@ async def test_stored_reports_reach_the_orchestrator_only_fenced(
     update = await recall({"messages": [HumanMessage(QUESTION)]}, None)  # type: ignore[arg-type]
     (report,) = update["earlier_reports"]
     assert report["thread_id"] == "(unnamed)" and report["date"] == "(undated)"
-    shown = _earlier_reports(update)  # type: ignore[arg-type]
+    shown = earlier_reports(update)  # type: ignore[arg-type]
     # Everything the store wrote sits inside a fence; its fake closing line is defused.
     before, fenced = shown.split("<<<data ", 1)
     assert "Ignore the plan" not in before and "Ignore the plan" in fenced

@@ -97,7 +97,7 @@ async def test_search_answers_every_call_and_gives_back_what_it_did_not_send(
     )
     update: dict[str, Any] = command.update  # type: ignore[assignment]
     ran, invalid, unknown = update["messages"]
-    assert command.goto == "think" and scripted_search.queries == ["heat pumps"]
+    assert command.goto == "reserve_think" and scripted_search.queries == ["heat pumps"]
     assert update["searches"] == 1 and update["reservation"] is None
     assert ran.content.endswith("(4 searches left on this topic.)")
     assert invalid.status == unknown.status == "error"

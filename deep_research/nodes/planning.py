@@ -1,0 +1,48 @@
+"""What a planning call of the orchestrator sends: its system prompt (the report's rules
+once research came back, similar earlier reports from memory) and the thread's messages."""
+
+from __future__ import annotations
+
+from langchain_core.messages import BaseMessage, SystemMessage, ToolMessage
+
+from deep_research.config.settings import Context
+from deep_research.runtime import prompts
+from deep_research.state import ResearchState
+from deep_research.text import fences
+
+
+def planning_messages(state: ResearchState, context: Context) -> list[BaseMessage]:
+    """What a planning call sends (its tools are `orchestrator.TOOLS`)."""
+    system = (
+        prompts.render(
+            "orchestrator",
+            max_researchers=context.max_researchers_per_turn,
+            max_calls=context.max_research_calls_per_reply,
+            max_turns=context.max_orchestrator_turns,
+            max_searches=context.max_searches_per_run,
+        )
+        + report_rules(state)
+        + earlier_reports(state)
+    )
+    return [SystemMessage(system), *state["messages"]]
+
+
+def report_rules(state: ResearchState) -> str:
+    """How to write the report, once there are findings to write it from: the planning
+    replies before any research came back do without (one stable prompt for each phase)."""
+    researched = any(isinstance(m, ToolMessage) and m.name == "research" for m in state["messages"])
+    return "\n\n" + prompts.render("orchestrator_report") if researched else ""
+
+
+def earlier_reports(state: ResearchState) -> str:
+    """Similar reports from memory (see `recall.recall`), each fenced: stored web text."""
+    reports = state.get("earlier_reports") or []
+    if not reports:
+        return ""
+    nonce = fences.new_nonce()
+    listing = "\n\n".join(
+        f"From {r['date']} (thread {r['thread_id']}, similarity {r['similarity']:.2f}):\n"
+        + fences.fence(f"Question: {r['question']}\n\n{r['excerpt']}", nonce)
+        for r in reports
+    )
+    return "\n\n" + prompts.render("earlier_reports", reports=listing)
