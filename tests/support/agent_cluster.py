@@ -69,7 +69,7 @@ def instance_env(
         "WORKER_COUNT": "1",
         "N_JOBS_PER_WORKER": str(jobs),
         "CRON_ENABLED": "false",
-        "LOG_LEVEL": "WARNING",
+        "LOG_LEVEL": "INFO",
         "ENV_MODE": "LOCAL",
         **LEASES,
     }
