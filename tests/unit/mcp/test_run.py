@@ -108,3 +108,20 @@ async def test_a_run_without_a_report_is_a_failure_naming_its_thread(
 def test_a_run_error_that_is_not_a_mapping_is_still_one_line() -> None:
     assert run.error_text("plain text") == "Error: plain text"
     assert run.error_text({}) == "Error"
+
+
+def test_the_client_is_langgraph_devs_loopback_unless_an_agent_url_is_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("DEEP_RESEARCH_AGENT_URL", raising=False)
+    monkeypatch.setenv("LANGSMITH_API_KEY", "lsv2_pt_not_for_a_distributed_server")
+    in_process = run.agent_client().http.client
+    assert str(in_process.base_url) == "http://api"  # the SDK's in-process transport
+    monkeypatch.setenv("DEEP_RESEARCH_AGENT_URL", "http://127.0.0.1:2026")
+    monkeypatch.setenv("DEEP_RESEARCH_SERVER_TOKEN", "secret-token-0123456789")
+    remote = run.agent_client().http.client
+    assert str(remote.base_url) == "http://127.0.0.1:2026"
+    assert remote.headers["authorization"] == "Bearer secret-token-0123456789"
+    assert "x-api-key" not in remote.headers  # no LangSmith key goes to the server
+    monkeypatch.delenv("DEEP_RESEARCH_SERVER_TOKEN")
+    assert "authorization" not in run.agent_client().http.client.headers
