@@ -105,6 +105,7 @@ class AgentCluster:
     root: Path
     env: dict[str, str]
     instances: list[Instance] = field(default_factory=list)
+    show_logs: bool = True  # printed at the end: pytest shows them when a test fails
 
     def start(self, extra_env: dict[str, str] | None = None) -> Instance:
         port = free_port()
@@ -129,7 +130,8 @@ class AgentCluster:
     def stop(self) -> None:
         for instance in self.instances:
             stop(instance.proc)
-            print(f"--- {instance.log.name} ---\n{instance.log.read_text(errors='replace')}")
+            if self.show_logs:
+                print(f"--- {instance.log.name} ---\n{instance.log.read_text(errors='replace')}")
 
 
 def wait_until_ready(instance: Instance) -> None:
@@ -169,11 +171,12 @@ def agent_cluster(
     count: int = 2,
     jobs: int = 4,
     extra_env: dict[str, str] | None = None,
+    show_logs: bool = True,
 ) -> Iterator[AgentCluster]:
     """`count` instances over one Postgres and Redis (the first migrates, then the rest)."""
     (home := root / "home").mkdir(exist_ok=True)
     env = instance_env(home, model, tavily, database_url, redis_url, jobs) | (extra_env or {})
-    cluster = AgentCluster(root, env)
+    cluster = AgentCluster(root, env, show_logs=show_logs)
     try:
         for _ in range(count):
             cluster.start()
