@@ -14,6 +14,7 @@ parallel; `world.BenchBrain`, K=3 researchers). It prints:
   empty one, over the threads).
 
 A benchmark, not a test: nothing is asserted. Needs `.venv-server` (docs/distributed.md).
+`--quick` (4 threads, the short lease only) is what tests/e2e/distributed/ runs of it.
 """
 
 from __future__ import annotations
@@ -93,7 +94,9 @@ async def research_all(urls: list[str], threads: int) -> float:
     return time.monotonic() - started
 
 
-def throughput(pg: PostgresCluster, root: Path, instances: int) -> dict[str, Any]:
+def throughput(
+    pg: PostgresCluster, root: Path, instances: int, threads: int = THREADS
+) -> dict[str, Any]:
     dsn = pg.create_database()
     with (
         redis_server() as redis,
@@ -111,15 +114,15 @@ def throughput(pg: PostgresCluster, root: Path, instances: int) -> dict[str, Any
         ) as cluster,
     ):
         empty = database_bytes(dsn)
-        seconds = asyncio.run(research_all([i.url for i in cluster.instances], THREADS))
+        seconds = asyncio.run(research_all([i.url for i in cluster.instances], threads))
         full = database_bytes(dsn)
     pg.drop_database(dsn.rsplit("/", 1)[1])
     return {
         "instances": instances,
-        "threads": THREADS,
+        "threads": threads,
         "seconds": round(seconds, 1),
-        "threads_per_minute": round(THREADS / seconds * 60, 1),
-        "postgres_bytes_per_thread": (full - empty) // THREADS,
+        "threads_per_minute": round(threads / seconds * 60, 1),
+        "postgres_bytes_per_thread": (full - empty) // threads,
         "searches": len(tavily.queries),
     }
 
@@ -183,15 +186,16 @@ def takeover(pg: PostgresCluster, root: Path, leases: dict[str, str]) -> dict[st
     }
 
 
-def measure() -> dict[str, Any]:
+def measure(quick: bool = False) -> dict[str, Any]:
+    threads = 4 if quick else THREADS
     with postgres_cluster() as pg:
         root = Path(tempfile.mkdtemp(prefix="dr-bench-distributed-"))
         runs = []
         for number, instances in enumerate((1, 2)):
             (case := root / f"throughput-{number}").mkdir()
-            runs.append(throughput(pg, case, instances))
+            runs.append(throughput(pg, case, instances, threads))
         kills = []
-        for number, leases in enumerate((DEFAULT_LEASES, LEASES)):
+        for number, leases in enumerate([LEASES] if quick else [DEFAULT_LEASES, LEASES]):
             (case := root / f"takeover-{number}").mkdir()
             kills.append(takeover(pg, case, leases))
     return {"profile": "cloud", "topics": len(TOPICS), "throughput": runs, "takeover": kills}
@@ -220,9 +224,10 @@ def markdown(results: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.distributed")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--quick", action="store_true", help="4 threads, the short lease only")
     args = parser.parse_args()
     os.environ["DEEP_RESEARCH_DOTENV"] = "0"
-    results = measure()
+    results = measure(args.quick)
     print(json.dumps(results, indent=2) if args.json else markdown(results))
 
 
