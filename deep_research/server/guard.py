@@ -36,10 +36,13 @@ class LoopbackOnly:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and server_token() is None:
+        if scope["type"] in ("http", "websocket") and server_token() is None:
             client = scope.get("client")
             if client is None or not is_loopback(str(client[0])):
-                await refuse(send, 403, LOOPBACK_ONLY)
+                if scope["type"] == "websocket":
+                    await send({"type": "websocket.close", "code": 1008})
+                else:
+                    await refuse(send, 403, LOOPBACK_ONLY)
                 return
         await self.app(scope, receive, send)
 

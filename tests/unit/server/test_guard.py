@@ -66,3 +66,21 @@ async def test_mcp_needs_the_bearer_token_once_one_is_set(
         assert status == 401 and TOKEN not in json.dumps(body), headers
     monkeypatch.delenv(TOKEN_ENV)
     assert (await call(BearerRequired, "127.0.0.1", []))[0] == 200
+
+
+async def test_a_websocket_from_elsewhere_is_closed_without_a_token(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    sent: list[dict[str, Any]] = []
+    reached: list[bool] = []
+
+    async def inner(scope: Any, receive: Any, send: Any) -> None:
+        reached.append(True)
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "websocket", "path": "/x", "client": ("192.0.2.7", 1), "headers": []}
+    await LoopbackOnly(inner)(scope, None, send)
+    assert sent == [{"type": "websocket.close", "code": 1008}] and not reached
