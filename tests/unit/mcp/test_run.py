@@ -113,15 +113,20 @@ def test_a_run_error_that_is_not_a_mapping_is_still_one_line() -> None:
 def test_the_client_is_langgraph_devs_loopback_unless_an_agent_url_is_set(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    asked: list[dict[str, Any]] = []
+    monkeypatch.setattr(run, "get_client", lambda **kwargs: asked.append(kwargs))
     monkeypatch.delenv("DEEP_RESEARCH_AGENT_URL", raising=False)
-    monkeypatch.setenv("LANGSMITH_API_KEY", "lsv2_pt_not_for_a_distributed_server")
-    in_process = run.agent_client().http.client
-    assert str(in_process.base_url) == "http://api"  # the SDK's in-process transport
+    run.agent_client()
+    assert asked.pop() == {"timeout": run.TIMEOUT}  # the SDK's in-process loopback
     monkeypatch.setenv("DEEP_RESEARCH_AGENT_URL", "http://127.0.0.1:2026")
     monkeypatch.setenv("DEEP_RESEARCH_SERVER_TOKEN", "secret-token-0123456789")
-    remote = run.agent_client().http.client
-    assert str(remote.base_url) == "http://127.0.0.1:2026"
-    assert remote.headers["authorization"] == "Bearer secret-token-0123456789"
-    assert "x-api-key" not in remote.headers  # no LangSmith key goes to the server
+    run.agent_client()
+    assert asked.pop() == {
+        "url": "http://127.0.0.1:2026",
+        "api_key": None,  # no LANGSMITH_API_KEY from the environment goes to the server
+        "headers": {"Authorization": "Bearer secret-token-0123456789"},
+        "timeout": run.TIMEOUT,
+    }
     monkeypatch.delenv("DEEP_RESEARCH_SERVER_TOKEN")
-    assert "authorization" not in run.agent_client().http.client.headers
+    run.agent_client()
+    assert asked.pop()["headers"] is None
