@@ -2,6 +2,9 @@
 
 The run goes through the server's own queue and checkpointer (so it shows in Studio and
 counts against `--n-jobs-per-worker`), not a second copy of the graph in this handler.
+`langgraph dev` answers the SDK in process; a distributed server (Aegra, whose launcher
+sets `DEEP_RESEARCH_AGENT_URL` to the instance itself) is asked over HTTP, with its token:
+httpx's in-process transport would hold the whole event stream until the run ended.
 """
 
 from __future__ import annotations
@@ -11,7 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph_sdk import get_client
+from langgraph_sdk.client import LangGraphClient
 
+from deep_research.config.agent_server import agent_url, server_token
 from deep_research.errors import DeepResearchError
 from deep_research.mcp.progress import progress_message
 from deep_research.text import secrets
@@ -43,7 +48,7 @@ async def research(
     question: str, context: dict[str, Any], *, clarify: bool, progress: ReportProgress
 ) -> Answer:
     """Run the graph on `question`; the report, or with `clarify` the questions as text."""
-    client = get_client(timeout=TIMEOUT)
+    client = agent_client()
     thread = await client.threads.create(metadata={"source": "mcp"})
     thread_id = thread["thread_id"]
     # With `clarify`, stop before planning: the questions are the whole answer.
@@ -77,6 +82,17 @@ async def research(
         paused = " (it paused for an answer)" if state["interrupts"] else ""
         raise RunFailed(f"The run ended without a report{paused}; thread {thread_id}.")
     return Answer(report, thread_id, values)
+
+
+def agent_client() -> LangGraphClient:
+    """The SDK's client of the server this tool runs in: in process, or at its own URL."""
+    url = agent_url()
+    if url is None:
+        return get_client(timeout=TIMEOUT)  # langgraph dev's in-process loopback
+    token = server_token()
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    # api_key=None: no LANGSMITH_API_KEY from the environment goes to the server.
+    return get_client(url=url, api_key=None, headers=headers, timeout=TIMEOUT)
 
 
 def error_text(data: Any) -> str:

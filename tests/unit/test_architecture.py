@@ -17,6 +17,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "deep_research"
 # Top to bottom, as DESIGN.md's "Layers" draws them. A unit may import its own modules and any
 # unit of a lower layer; units of one layer never import each other.
 LAYERS: list[set[str]] = [
+    {"server"},
     {"cli", "mcp"},
     {"graph"},
     {"nodes", "researcher"},

@@ -35,6 +35,9 @@ OPTIONAL = {
     # or said how to install it.
     "weasyprint": ("export/pdf.py", "export", "weasyprint"),
 }
+# The distributed server's own libraries (deep_research/server/, the `server` extra; Aegra
+# needs Python 3.12+): imported only under server/, never by the package beneath it.
+SERVER_ONLY = {"fastapi": "fastapi", "starlette": "starlette", "uvicorn": "uvicorn"}
 # Libraries whose private parts the code reaches into, and where: each needs an upper bound
 # wherever pyproject.toml names it, so a release that moves them cannot break an install.
 PRIVATE_REACHES = {
@@ -114,7 +117,7 @@ def test_every_third_party_import_is_declared() -> None:
     undeclared = {}
     for module, places in sorted(_imports().items()):
         top = module.partition(".")[0]
-        if top in OPTIONAL:
+        if top in OPTIONAL or top in SERVER_ONLY:
             continue  # checked below
         owner = _distribution(module)
         if owner not in declared:
@@ -135,6 +138,17 @@ def test_optional_imports_stay_on_their_provider_path() -> None:
         assert places == {(file, True)}, f"{module}: imported only inside {file}'s functions"
         assert brought_by in {_name(r) for r in extras[extra]}, f"{module}: not in .[{extra}]"
         assert module not in {_name(r) for r in extras[""]}, f"{module} is optional"
+
+
+def test_server_imports_stay_in_the_server_and_its_extra() -> None:
+    server = {_name(r) for r in _project()["server"]}
+    for module, places in _imports().items():
+        top = module.partition(".")[0]
+        if top in SERVER_ONLY:
+            outside = sorted(file for file, _ in places if not file.startswith("server/"))
+            assert outside == [], f"{module} imported outside server/"
+            assert SERVER_ONLY[top] in server, f"{module}: not in .[server]"
+    assert "aegra-api" in server
 
 
 def test_every_core_dependency_is_imported_or_explained() -> None:

@@ -108,3 +108,25 @@ async def test_a_run_without_a_report_is_a_failure_naming_its_thread(
 def test_a_run_error_that_is_not_a_mapping_is_still_one_line() -> None:
     assert run.error_text("plain text") == "Error: plain text"
     assert run.error_text({}) == "Error"
+
+
+def test_the_client_is_langgraph_devs_loopback_unless_an_agent_url_is_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    asked: list[dict[str, Any]] = []
+    monkeypatch.setattr(run, "get_client", lambda **kwargs: asked.append(kwargs))
+    monkeypatch.delenv("DEEP_RESEARCH_AGENT_URL", raising=False)
+    run.agent_client()
+    assert asked.pop() == {"timeout": run.TIMEOUT}  # the SDK's in-process loopback
+    monkeypatch.setenv("DEEP_RESEARCH_AGENT_URL", "http://127.0.0.1:2026")
+    monkeypatch.setenv("DEEP_RESEARCH_SERVER_TOKEN", "secret-token-0123456789")
+    run.agent_client()
+    assert asked.pop() == {
+        "url": "http://127.0.0.1:2026",
+        "api_key": None,  # no LANGSMITH_API_KEY from the environment goes to the server
+        "headers": {"Authorization": "Bearer secret-token-0123456789"},
+        "timeout": run.TIMEOUT,
+    }
+    monkeypatch.delenv("DEEP_RESEARCH_SERVER_TOKEN")
+    run.agent_client()
+    assert asked.pop()["headers"] is None
