@@ -62,15 +62,18 @@ def attach(directory: Path, idle: float) -> Attached:
         raise MemoryUnavailable(
             f"memory directory {directory} cannot be created: {error}"
         ) from None
-    with keeper.launch_lock(directory, LAUNCH_SECONDS) as taken:
-        if not taken:
-            raise CannotShare(f"another process held {directory / keeper.LAUNCH_NAME} too long")
-        record = read_record(directory)
-        if record is None or not serving(record, directory):
-            if record is not None or (directory / RECORD_NAME).exists():
-                retire(directory, record)
-            record = _start(directory, idle)
-        return Attached(record, _lease(directory))
+    try:
+        with keeper.launch_lock(directory, LAUNCH_SECONDS) as taken:
+            if not taken:
+                raise CannotShare(f"another process held {directory / keeper.LAUNCH_NAME} too long")
+            record = read_record(directory)
+            if record is None or not serving(record, directory):
+                if record is not None or (directory / RECORD_NAME).exists():
+                    retire(directory, record)
+                record = _start(directory, idle)
+            return Attached(record, _lease(directory))
+    except OSError as error:  # a lock file that cannot be opened (a folder in its place)
+        raise CannotShare(f"its lock files cannot be used: {error}") from None
 
 
 def serving(record: ServerRecord, directory: Path) -> bool:
