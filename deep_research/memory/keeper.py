@@ -27,7 +27,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from deep_research.memory.record import HOST, ServerRecord, remove_record, write_record
+from deep_research.memory.record import (
+    HOST,
+    ServerRecord,
+    read_record,
+    remove_record,
+    write_record,
+)
 
 LOCK_NAME = "lock"  # location.LOCK_NAME: the directory's one writer
 LAUNCH_NAME = "server.lock"  # held while a server is looked up, started or stopped
@@ -105,13 +111,15 @@ class Keeper:
             why = self.failure if not self.chroma.is_alive() else "no answer"
             print(f"keeper: Chroma did not serve on {HOST}:{self.port}: {why}", file=sys.stderr)
             return 1
-        write_record(self.directory, ServerRecord(os.getpid(), self.port, str(self.directory)))
+        record = ServerRecord(os.getpid(), self.port, str(self.directory))
+        write_record(self.directory, record)
         print(f"keeper: serving {self.directory} on {HOST}:{self.port}", flush=True)
         idle_since: float | None = None
         while not self.stopping.wait(POLL_SECONDS):
             if not self.chroma.is_alive():
                 print("keeper: Chroma's server ended", file=sys.stderr)
                 break
+            self._keep_record(record)
             if not self._unused():
                 idle_since = None
                 continue
@@ -121,6 +129,15 @@ class Keeper:
         with launch_lock(self.directory, LAUNCH_WAIT_SECONDS):
             self._shut_down()
         return 0
+
+    def _keep_record(self, record: ServerRecord) -> None:
+        """Put the record back if it was removed or overwritten (a forged one, taken out of
+        the way by a process that did not believe it): this keeper still serves."""
+        if read_record(self.directory) != record:
+            try:
+                write_record(self.directory, record)
+            except OSError as error:  # a folder in its place: said, and tried again
+                print(f"keeper: server.json cannot be written: {error}", file=sys.stderr)
 
     def _wait_until_serving(self) -> bool:
         deadline = time.monotonic() + START_SECONDS
@@ -166,7 +183,8 @@ def main(argv: list[str] | None = None) -> int:
         print(child, flush=True)
         return 0
     os.setsid()
-    log = os.open(directory / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    # Appended to until the directory is ours: a keeper refused it keeps the running one's log.
+    log = os.open(directory / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.dup2(log, 1)
@@ -180,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"keeper: {directory / LOCK_NAME} {HELD}", file=sys.stderr, flush=True)
             os._exit(1)
         time.sleep(0.1)  # a keeper that stopped a moment ago is still exiting
+    os.ftruncate(log, 0)
     code = Keeper(directory, args.port, args.idle).run()
     sys.stdout.flush()
     sys.stderr.flush()

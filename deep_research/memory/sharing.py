@@ -177,8 +177,8 @@ def _spawn(directory: Path, port: int, idle: float) -> ServerRecord | str:
     deadline = time.monotonic() + START_SECONDS
     while time.monotonic() < deadline:
         record = read_record(directory)
-        if record is not None and record.pid == pid:
-            return record
+        if record is not None and (record.pid == pid or serving(record, directory)):
+            return record  # ours, or a keeper already serving put its record back
         if not _alive(pid):
             return _log_reason(directory)
         time.sleep(0.05)  # the keeper writes its record once Chroma answers
