@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -158,15 +159,19 @@ def _attach(location: Location, settings: Settings) -> Store | None:
     assert location.path is not None
     try:
         attached = sharing.attach(location.path, read_endpoints().memory_server_idle)
-        client = bounded_client(HOST, attached.record.port, settings)
     except sharing.CannotShare as error:
-        why = str(error)
+        if location not in _said:
+            _said.add(location)
+            log.warning("memory at %s is not shared (%s); opened alone", location.path, error)
+        return None
+    try:
+        client = bounded_client(HOST, attached.record.port, settings)
     except store_errors() + (TypeError,) as error:
-        why = f"its server at {HOST} did not answer: {_reason(error)}"
-    else:
-        _leases[location] = attached.lease
-        return Store(client, location)
-    if location not in _said:
-        _said.add(location)
-        log.warning("memory at %s is not shared (%s); opened alone", location.path, why)
-    return None
+        os.close(attached.lease)  # not used: the keeper may stop when idle
+        # Its keeper holds the directory: opening it embedded would only be refused.
+        raise MemoryUnavailable(
+            f"memory server for {location.path} ({attached.record.describe()}) did not "
+            f"answer: {_reason(error)}"
+        ) from None
+    _leases[location] = attached.lease
+    return Store(client, location)
