@@ -11,6 +11,7 @@ two processes opening the memory at once start one server; then it holds a share
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import time
@@ -36,6 +37,7 @@ LAUNCH_SECONDS = START_SECONDS + 30.0  # waiting for another process that starts
 STOP_SECONDS = 20.0
 LEASE_SECONDS = 5.0
 LOG_TAIL = 2000  # bytes of the keeper's log read for why it did not start
+_ESCAPES = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")  # Chroma colours its log
 
 
 class CannotShare(DeepResearchError):
@@ -200,6 +202,7 @@ def _log_reason(directory: Path) -> str:
 
 
 def _last_line(text: str) -> str:
+    text = _ESCAPES.sub("", text)
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return without_controls(lines[-1])[:300] if lines else ""
 
