@@ -94,7 +94,7 @@ def _epilog() -> str:
         "                              print a run's traffic log as a timeline\n"
         "  deep-research export REPORT.md --to html|pdf|docx [--out PATH]\n"
         "                              a saved report as a file to share, links kept\n"
-        "  deep-research memory list | search QUERY | forget THREAD_ID | clear --yes\n"
+        "  deep-research memory list | search QUERY | forget THREAD_ID | clear --yes | stop\n"
         "                              past research remembered (MEMORY_DIR or CHROMA_HOST)\n"
         "  deep-research library add PATH… | list | remove PATH\n"
         "                              your documents as a source, beside the web\n"

@@ -7,7 +7,7 @@
     deep-research replay THREAD_ID | FILE
     deep-research export REPORT.md --to html|pdf|docx [--out PATH]
     deep-research doctor [--model SPEC] [--search NAME] [--set FIELD=VALUE] [--json]
-    deep-research memory list | search QUERY | forget THREAD_ID | clear --yes
+    deep-research memory list | search QUERY | forget THREAD_ID | clear --yes | stop
     deep-research library add PATH… | library list | library remove PATH
 
 This module sends each command to its module and holds the one error policy: errors are

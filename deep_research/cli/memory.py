@@ -4,8 +4,10 @@
     deep-research memory search QUERY
     deep-research memory forget THREAD_ID
     deep-research memory clear --yes
+    deep-research memory stop
 
-It opens the memory a run would use (MEMORY_DIR, or the Chroma server at CHROMA_HOST).
+It opens the memory a run would use (MEMORY_DIR, or the Chroma server at CHROMA_HOST);
+`stop` stops the server that shares MEMORY_DIR between your processes, if one runs.
 Stored text came from the web and from models: it is printed as plain text, one short
 line per item.
 """
@@ -27,17 +29,17 @@ if TYPE_CHECKING:
 
     from deep_research.memory import Store
 
-USAGE = "usage: deep-research memory list | search QUERY | forget THREAD_ID | clear --yes"
+USAGE = "usage: deep-research memory list | search QUERY | forget THREAD_ID | clear --yes | stop"
 SHOWN = 5
 LINE_CHARS = 70
 
 
 def memory_command(argv: list[str], console: Console) -> int:
     """Run one `memory` subcommand; 1 when the memory cannot be used or holds nothing asked."""
-    if not argv or argv[0] not in ("list", "search", "forget", "clear"):
+    if not argv or argv[0] not in ("list", "search", "forget", "clear", "stop"):
         raise UsageError(USAGE)
     command, rest = argv[0], argv[1:]
-    wanted = {"list": 0, "search": 1, "forget": 1, "clear": 1}[command]
+    wanted = {"list": 0, "search": 1, "forget": 1, "clear": 1, "stop": 0}[command]
     if len(rest) != wanted or (command == "clear" and rest != ["--yes"]):
         hint = " (clear forgets every report and passage: confirm with --yes)"
         raise UsageError(USAGE + (hint if command == "clear" else ""))
@@ -59,6 +61,8 @@ async def _run(command: str, rest: list[str], console: Console) -> int:
             line = f"{report.date}  {report.thread:<36}  {first_line(report.question, LINE_CHARS)}"
             say(plain(line + _earlier(report.earlier)))
         return 0
+    if command == "stop":  # no chromadb either: a signal to the keeper
+        return await asyncio.to_thread(_stop, console)
     # chromadb (seconds to import) and, for search, the model: only for these commands.
     from deep_research.memory import PASSAGES_COLLECTION, REPORTS_COLLECTION, open_store
     from deep_research.memory.research import forget
@@ -77,6 +81,22 @@ async def _run(command: str, rest: list[str], console: Console) -> int:
     for collection in (REPORTS_COLLECTION, PASSAGES_COLLECTION):
         await store.clear(collection)
     say(plain(f"Memory at {store.where} cleared: every report and passage is forgotten."))
+    return 0
+
+
+def _stop(console: Console) -> int:
+    from deep_research.memory import configured
+    from deep_research.memory.sharing import stop
+
+    location = configured()
+    if location.path is None:
+        console.print(plain(f"Memory is on {location.describe()}: it is not ours to stop."))
+        return 1
+    stopped = stop(location.path)
+    if stopped is None:
+        console.print(plain(f"No memory server runs for {location.path}."))
+        return 0
+    console.print(plain(f"Stopped the memory server for {location.path} ({stopped.describe()})."))
     return 0
 
 

@@ -58,6 +58,11 @@ class Endpoints(BaseSettings):
     memory_dir: str = Field(default_factory=default_memory_dir)
     chroma_host: str | None = None
     chroma_port: int = Field(default=8000, ge=1, le=65535)
+    # Without CHROMA_HOST, the processes of one user share MEMORY_DIR through a Chroma server
+    # the first of them starts (`memory.sharing`), which stops MEMORY_SERVER_IDLE seconds
+    # after the last one ends; false: each process opens the directory itself, one at a time.
+    memory_share: bool = True
+    memory_server_idle: float = Field(default=300.0, gt=0, le=7 * 24 * 3600)
 
     @property
     def call_deadline(self) -> float:

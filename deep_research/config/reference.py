@@ -44,10 +44,15 @@ ENDPOINT_NOTES = {
     "link-local addresses stay refused; see [security](security.md))",
     "fetch_allowed_hosts": "hosts page fetching may reach although private, comma-separated",
     "memory_dir": "where the memory and the library are stored, the same for every working "
-    "directory (one process at a time); set it for a project-local memory (a relative path "
-    "is the working directory's)",
+    "directory and shared by your processes (`MEMORY_SHARE`); set it for a project-local "
+    "memory (a relative path is the working directory's)",
     "chroma_host": "a Chroma server to keep them in instead, shared by several processes",
     "chroma_port": "that server's port",
+    "memory_share": "share the memory directory between your processes (a CLI run beside "
+    "`langgraph dev`) through a local Chroma server the first one starts; false: one "
+    "process at a time",
+    "memory_server_idle": "seconds that server keeps running after the last process using "
+    "it ends (`deep-research memory stop` stops it at once)",
 }
 # A default computed from the environment is shown as the formula, not this machine's value.
 ENVIRONMENT_NAMES = {"LLM_MODEL": "$LLM_MODEL"}

@@ -1,10 +1,12 @@
 """The knowledge store: one door in, `open_store()`.
 
 `await open_store()` gives the process's `Store` (Chroma through langchain-chroma, MiniLM
-embeddings shared with the relevance filter) at `MEMORY_DIR`, or on the Chroma server named
-by `CHROMA_HOST` / `CHROMA_PORT`; it raises `MemoryUnavailable` with a readable reason when
-the store is locked by another process, damaged or unreachable, and callers go on without
-memory. `Store.add / put / query / items / delete / clear` take a collection name:
+embeddings shared with the relevance filter) at `MEMORY_DIR`, shared by the user's processes
+through the Chroma server the first of them starts (`sharing`, `keeper`), or on the Chroma
+server named by `CHROMA_HOST` / `CHROMA_PORT`; it raises `MemoryUnavailable` with a readable
+reason when the store is locked by another process, damaged or unreachable, and callers go
+on without memory. `sharing.stop(path)` stops a shared directory's server.
+`Store.add / put / query / items / delete / clear` take a collection name:
 `REPORTS_COLLECTION` and `PASSAGES_COLLECTION` hold past research, `LIBRARY_COLLECTION`
 the user's documents.
 

@@ -1,10 +1,11 @@
 """Where the memory lives, and the one process allowed to write a local store.
 
 A local store (`chromadb.PersistentClient` on `MEMORY_DIR`) is for one process at a time:
-two processes writing one directory raise no error but lose writes silently. So the first
-process holds `MEMORY_DIR/lock` for its whole life, and a second one is refused with a
-message saying how to share (a Chroma server through `CHROMA_HOST` / `CHROMA_PORT`, where
-the server alone writes the files and any number of clients may connect).
+two processes writing one directory raise no error but lose writes silently. So whoever
+writes the directory holds `MEMORY_DIR/lock` for its whole life: the keeper of a shared
+directory (`memory/sharing.py`: a Chroma server every process of the user connects to,
+the default), or one process that opens it embedded (`MEMORY_SHARE=false`, or sharing
+could not start), and another process is refused with a message saying so.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ class Location:
     path: Path | None = None
     host: str | None = None
     port: int = 8000
+    # A directory shared through a local server its first user starts (`memory.sharing`).
+    shared: bool = False
 
     def describe(self) -> str:
         if self.host is not None:
@@ -45,7 +48,8 @@ def configured() -> Location:
     endpoints = read_endpoints()
     if endpoints.chroma_host:
         return Location(host=endpoints.chroma_host, port=endpoints.chroma_port)
-    return Location(path=Path(os.path.abspath(endpoints.memory_dir)))
+    path = Path(os.path.abspath(endpoints.memory_dir))
+    return Location(path=path, shared=endpoints.memory_share)
 
 
 def has_store(location: Location) -> bool:
@@ -75,8 +79,8 @@ def hold_directory(path: Path) -> FileLock:
     except Timeout:
         raise MemoryUnavailable(
             f"memory at {path} is in use by another process (lock {path / LOCK_NAME}); a "
-            "local store takes one process at a time. To share one memory, run a Chroma "
-            "server (chroma run --path DIR) and set CHROMA_HOST and CHROMA_PORT."
+            "store opened without sharing takes one process at a time. Leave MEMORY_SHARE "
+            "on (the default) in every process to share it."
         ) from None
     except OSError as error:
         raise MemoryUnavailable(

@@ -1,4 +1,8 @@
-"""Opening the store once per process: a Chroma server, or a locked local directory.
+"""Opening the store once per process: a Chroma server, a shared directory, or a locked one.
+
+A directory is shared by default (`Location.shared`): the process attaches to the Chroma
+server its keeper runs (`memory/sharing.py`), starting one if none runs. When sharing cannot
+start, the process says why once, on stderr, and opens the directory itself, alone.
 
 A run opens the store several times (recall, each researcher's memory lookup and library
 search, remembering): a server that cannot be reached is remembered, for the thread being
@@ -8,23 +12,36 @@ run, as unreachable, so a run whose memory server hangs pays one bounded attempt
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 import threading
 import time
 from collections import OrderedDict
+from typing import TYPE_CHECKING
 
 import httpx
 from filelock import FileLock
 from langgraph.config import get_config
 
+from deep_research.config.endpoints import read_endpoints
 from deep_research.embedding import loader
 from deep_research.embedding.files import WeightsUnavailable
 from deep_research.memory.location import Location, MemoryUnavailable, configured, hold_directory
+from deep_research.memory.record import HOST
 from deep_research.memory.server import ServerSilent, bounded_client
 from deep_research.memory.store import Store, store_errors
+
+log = logging.getLogger(__name__)
+
+if TYPE_CHECKING:
+    from chromadb.config import Settings
 
 _stores: dict[Location, Store] = {}
 # The directory locks this process holds: kept for the process's life, as its store is.
 _locks: dict[Location, FileLock] = {}
+# The leases on shared directories' servers (`server.users` descriptors), for the same life.
+_leases: dict[Location, int] = {}
+_said: set[Location] = set()  # directories whose sharing failed: the reason is said once
 # Stores found damaged: chromadb keeps a broken client for the path, so opening it again
 # would fail with an unrelated error; the first, readable one is repeated instead.
 _damaged: dict[Location, MemoryUnavailable] = {}
@@ -102,6 +119,10 @@ def _connect(location: Location) -> Store:
             ) from None
         return Store(client, location)
     assert location.path is not None
+    if location.shared:
+        shared = _attach(location, settings)
+        if shared is not None:
+            return shared
     lock = hold_directory(location.path)
     try:
         client = chromadb.PersistentClient(path=str(location.path), settings=settings)
@@ -128,3 +149,29 @@ def _reason(error: BaseException) -> str:
             return f"it did not answer in time ({cause})"
         cause = cause.__cause__ or cause.__context__
     return str(error)
+
+
+def _attach(location: Location, settings: Settings) -> Store | None:
+    """The store through the directory's shared server, or None (said once) to open it
+    embedded; `MemoryUnavailable` when the directory cannot be used either way."""
+    from deep_research.memory import sharing
+
+    assert location.path is not None
+    try:
+        attached = sharing.attach(location.path, read_endpoints().memory_server_idle)
+    except sharing.CannotShare as error:
+        if location not in _said:
+            _said.add(location)
+            log.warning("memory at %s is not shared (%s); opened alone", location.path, error)
+        return None
+    try:
+        client = bounded_client(HOST, attached.record.port, settings)
+    except store_errors() + (TypeError,) as error:
+        os.close(attached.lease)  # not used: the keeper may stop when idle
+        # Its keeper holds the directory: opening it embedded would only be refused.
+        raise MemoryUnavailable(
+            f"memory server for {location.path} ({attached.record.describe()}) did not "
+            f"answer: {_reason(error)}"
+        ) from None
+    _leases[location] = attached.lease
+    return Store(client, location)

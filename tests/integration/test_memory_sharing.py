@@ -47,7 +47,7 @@ async def test_a_second_process_on_one_directory_is_refused_and_told_to_share(
     directory = tmp_path / "memory"
     holder = writer(["hold"], {"MEMORY_DIR": str(directory)})
     try:
-        with pytest.raises(MemoryUnavailable, match="in use by another process.*CHROMA_HOST"):
+        with pytest.raises(MemoryUnavailable, match="in use by another process.*MEMORY_SHARE"):
             await open_store(Location(path=directory))
     finally:
         holder.communicate("")

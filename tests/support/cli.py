@@ -18,6 +18,7 @@ from typing import Any
 
 from tests.support.fakes.openai_server import ScriptedOpenAIServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
+from tests.support.langgraph_dev import SERVER_IDLE
 
 REPO = Path(__file__).resolve().parents[2]
 QUESTION = "How well do heat pumps work in cold climates?"
@@ -44,6 +45,7 @@ def cli_env(llm: ScriptedOpenAIServer, tavily: FakeTavilyServer, home: Path) -> 
         "no_proxy": "127.0.0.1,localhost",
         "DEEP_RESEARCH_DOTENV": "0",  # no `.env` above the temporary directory is read
         "USE_MEMORY": "false",  # the tests of memory turn it on
+        "MEMORY_SERVER_IDLE": SERVER_IDLE,  # a shared memory's server ends soon after the test
     }
 
 
@@ -55,6 +57,7 @@ def library_env(home: Path) -> dict[str, str]:
         "PYTHONPATH": str(REPO),
         "MEMORY_DIR": str(home / "memory"),
         "DEEP_RESEARCH_DOTENV": "0",
+        "MEMORY_SERVER_IDLE": SERVER_IDLE,
     }
 
 

@@ -30,6 +30,9 @@ from tests.support.fakes.openai_server import Brain, ScriptedOpenAIServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
 
 REPO = Path(__file__).resolve().parents[2]
+# Seconds a shared memory's server outlives its last user: long enough for a test's next
+# command to attach, short enough that no server outlives the test by much.
+SERVER_IDLE = "3"
 ASSISTANT = "deep_research"
 STARTUP_DEADLINE = 60.0  # generous: it starts in ~5 s on an idle machine
 
@@ -60,6 +63,7 @@ def server_env(home: Path, model: ScriptedOpenAIServer, tavily: FakeTavilyServer
         "no_proxy": "127.0.0.1,localhost",
         "DEEP_RESEARCH_DOTENV": "0",  # the graph's own `.env` read, too
         "USE_MEMORY": "false",  # the tests of memory turn it on
+        "MEMORY_SERVER_IDLE": SERVER_IDLE,  # a shared memory's server ends soon after the test
     }
 
 

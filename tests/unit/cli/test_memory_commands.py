@@ -136,7 +136,7 @@ def test_the_readme_memory_commands_run_as_written(capsys: pytest.CaptureFixture
 
 
 def test_the_readme_chroma_server_command_is_the_one_the_tests_start() -> None:
-    block = block_after("**Sharing one memory**")
+    block = block_after("**A Chroma server of your own**")
     server = shlex.split(block.splitlines()[0])
     assert server[:2] == ["chroma", "run"]
     assert sorted(server[2::2]) == ["--host", "--path", "--port"]  # chroma_server's flags

@@ -59,7 +59,7 @@ def test_a_held_directory_refuses_a_second_holder_until_released(tmp_path: Path)
     where = tmp_path / "new" / "memory"
     lock = hold_directory(where)
     assert (where / LOCK_NAME).exists()
-    with pytest.raises(MemoryUnavailable, match="in use by another process.*CHROMA_HOST"):
+    with pytest.raises(MemoryUnavailable, match="in use by another process.*MEMORY_SHARE"):
         hold_directory(where)
     lock.release()
     hold_directory(where).release()
@@ -78,7 +78,7 @@ def test_another_process_holding_the_lock_is_refused_with_how_to_share(tmp_path:
         assert other.stdout is not None and other.stdout.readline() == "held\n"
         with pytest.raises(MemoryUnavailable) as refused:
             hold_directory(tmp_path)
-        assert "chroma run --path DIR" in str(refused.value)
+        assert "MEMORY_SHARE" in str(refused.value)
         other.communicate("")
     hold_directory(tmp_path).release()
 

@@ -36,7 +36,7 @@ async def test_the_default_is_the_environments_memory_dir(
 async def test_the_directory_is_held_while_the_store_is_open(tmp_path: Path) -> None:
     where = Location(path=tmp_path / "held")
     await open_store(where)
-    with pytest.raises(MemoryUnavailable, match="in use by another process.*CHROMA_HOST"):
+    with pytest.raises(MemoryUnavailable, match="in use by another process.*MEMORY_SHARE"):
         hold_directory(tmp_path / "held")
 
 

@@ -1,0 +1,158 @@
+"""One memory directory, several processes of one user: the server the first one starts
+(a real Chroma, real MiniLM) is the one every other finds, and it ends when unused."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from deep_research.memory import LIBRARY_COLLECTION, Location, open_store
+from deep_research.memory.record import KEEPER_MODULE, is_keeper, read_record
+from tests.support.cli import cli_command
+from tests.support.memory_writer import note
+
+pytestmark = pytest.mark.slow  # starts processes and Chroma servers
+
+REPO = Path(__file__).resolve().parents[2]
+BROKEN_CHROMA = REPO / "tests" / "support" / "broken_chroma"
+GONE_SECONDS = 60.0  # a keeper stops within its idle time, plus Chroma's shutdown
+
+
+def shared_env(directory: Path, idle: str = "600", pythonpath: str = str(REPO)) -> dict[str, str]:
+    return {
+        **os.environ,
+        "PYTHONPATH": pythonpath,
+        "MEMORY_DIR": str(directory),
+        "MEMORY_SHARE": "true",
+        "MEMORY_SERVER_IDLE": idle,
+    }
+
+
+def writer(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.support.memory_writer", *args],
+        cwd=REPO,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def keepers_of(directory: Path) -> list[int]:
+    """The live keepers serving `directory`, found from every process's command line."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            args = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if KEEPER_MODULE.encode() in args and str(directory).encode() in args:
+            found.append(int(proc.name))
+    return found
+
+
+def wait_until_gone(pid: int) -> None:
+    deadline = time.monotonic() + GONE_SECONDS
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)  # waiting for a process to end, not timing it
+    assert not Path(f"/proc/{pid}").exists(), f"keeper {pid} still runs"
+
+
+def stop(directory: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        cli_command("memory", "stop"),
+        cwd=directory.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+async def test_two_processes_opening_at_once_start_one_server_and_both_writes_land(
+    tmp_path: Path,
+) -> None:
+    directory = tmp_path / "memory"
+    env = shared_env(directory)
+    both = [writer(["write", name, "20"], env) for name in ("one", "two")]
+    try:
+        for proc in both:
+            assert proc.stdout is not None
+            assert proc.stdout.readline().strip() == "ready", proc.stderr
+        record = read_record(directory)
+        assert record is not None and is_keeper(record, directory)
+        assert keepers_of(directory) == [record.pid]
+        for proc in both:
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        for proc in both:
+            out, err = proc.communicate(timeout=120)
+            assert out.strip() == "done" and proc.returncode == 0, err
+            assert "not shared" not in err, err
+    finally:
+        for proc in both:
+            proc.kill()
+    stopped = stop(directory, env)
+    assert stopped.returncode == 0, stopped.stderr
+    assert f"Stopped the memory server for {directory} (pid {record.pid}" in stopped.stdout
+    wait_until_gone(record.pid)
+    assert read_record(directory) is None and not (directory / "server.json").exists()
+    again = stop(directory, env)
+    assert again.returncode == 0 and f"No memory server runs for {directory}." in again.stdout
+    # Every note of both processes is in the directory, read by an embedded client.
+    store = await open_store(Location(path=directory))
+    keys = {hit.key for hit in await store.items(LIBRARY_COLLECTION, texts=False)}
+    assert keys == {f"{name}{i}" for name in ("one", "two") for i in range(20)}
+    (best,) = await store.query(LIBRARY_COLLECTION, note("two", 7), k=1)
+    assert best.key == "two7"
+
+
+def test_the_server_outlives_its_starter_and_stops_when_nobody_uses_it(tmp_path: Path) -> None:
+    directory = tmp_path / "memory"
+    # Idle long enough for the next process to start and attach on a loaded machine.
+    env = shared_env(directory, idle="15")
+    first = writer(["write", "first", "2"], env)
+    out, err = first.communicate("go\n", timeout=120)
+    assert out.split() == ["ready", "done"], err
+    record = read_record(directory)
+    assert record is not None and is_keeper(record, directory)  # its starter has ended
+    later = writer(["write", "later", "2"], env)
+    out, err = later.communicate("go\n", timeout=120)
+    assert out.split() == ["ready", "done"], err
+    assert read_record(directory) == record and keepers_of(directory) == [record.pid]
+    wait_until_gone(record.pid)  # no user left: it stops by itself
+    assert read_record(directory) is None
+
+
+def test_a_chroma_that_cannot_serve_leaves_the_process_its_memory_alone(tmp_path: Path) -> None:
+    directory = tmp_path / "memory"
+    env = shared_env(directory, pythonpath=f"{BROKEN_CHROMA}{os.pathsep}{REPO}")
+    proc = writer(["write", "alone", "3"], env)
+    out, err = proc.communicate("go\n", timeout=180)
+    assert out.split() == ["ready", "done"] and proc.returncode == 0, err
+    # Said once, with the reason, and the writes are in the directory all the same.
+    assert err.count("is not shared") == 1, err
+    assert "Chroma's server cannot run on this install" in err
+    assert read_record(directory) is None and keepers_of(directory) == []
+    listed = subprocess.run(
+        cli_command("library", "list"),
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert all(f"alone{i}" in listed.stdout for i in range(3)), listed.stdout
