@@ -144,7 +144,9 @@ async def saved(reservation: CallReservation | None) -> None:
         return
     configurable = get_config().get("configurable", {})
     saver = configurable.get(CONFIG_KEY_CHECKPOINTER)
-    if configurable.get(DURABILITY_KEY) != "async" or saver is None:
+    # langgraph names the durability in the config only when the caller chose one; its
+    # default, as in a notebook's ainvoke or Aegra's runs, is "async".
+    if configurable.get(DURABILITY_KEY, "async") != "async" or saver is None:
         return
     # The step's own namespace is its graph's plus "|node:task"; the checkpoint is the graph's.
     graph_ns = str(configurable.get("checkpoint_ns", "")).rpartition("|")[0]

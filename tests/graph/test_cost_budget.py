@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -354,9 +354,14 @@ class BackgroundSaver(InMemorySaver):
         return await super().aget_tuple(config)
 
 
+@pytest.mark.parametrize("durability", ["async", None], ids=["async", "langgraph's default"])
 async def test_with_background_checkpoints_no_call_goes_out_before_its_reservation_is_stored(
-    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+    use_script: Callable[..., ScriptedChatModel],
+    scripted_search: ScriptedSearch,
+    durability: Literal["async"] | None,
 ) -> None:
+    """Also with no durability named (a notebook's ainvoke, Aegra's default run): langgraph
+    then writes in the background without saying so in the run's config."""
     saver = BackgroundSaver()
     script = priced_script()
     thread = {"configurable": {"thread_id": "async", "checkpoint_ns": ""}}
@@ -373,7 +378,7 @@ async def test_with_background_checkpoints_no_call_goes_out_before_its_reservati
     use_script(checking)
     graph = builder.compile(checkpointer=saver)
     context = {**PRICED, "max_cost_usd": 1.0}
-    await graph.ainvoke(Q, thread, context=context, durability="async")
+    await graph.ainvoke(Q, thread, context=context, durability=durability)
     state = (await graph.aget_state(thread)).values
     assert state["final_report"] and state["usage"]["calls"] == 9  # the clarifier's too
     assert unsaved == [], "a call was sent before its reservation was stored"
