@@ -41,7 +41,10 @@ def build_app() -> FastAPI:
         async with transport.router.lifespan_context(transport):  # the session manager
             yield
 
-    app = FastAPI(title="deep_research", lifespan=lifespan)
+    # No /docs, /redoc or /openapi.json of the app's own: they would answer without the token.
+    app = FastAPI(
+        title="deep_research", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None
+    )
     [route] = [r for r in transport.routes if isinstance(r, Route) and r.path == MCP_PATH]
     app.router.routes.append(Route(MCP_PATH, endpoint=BearerRequired(route.endpoint)))
     app.add_middleware(LoopbackOnly)

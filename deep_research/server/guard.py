@@ -4,11 +4,18 @@ Without a token the server is this machine's alone, whatever address it was boun
 user who starts it with `aegra serve --host 0.0.0.0` rather than the launcher still gets
 403 from anywhere else). `/mcp` is a plain Starlette route that the server's auth hook
 does not reach, so `BearerRequired` checks the same token in front of it.
+
+A loopback peer is not enough on its own: a web page open in the user's browser connects
+from 127.0.0.1 too, and a rebound DNS name reaches this port under its own Host. So without
+a token a request must also name a loopback Host, and an Origin, when it sends one, must be
+this machine's or LangGraph Studio's (`ALLOWED_ORIGINS`, which `aegra.json`'s CORS repeats).
 """
 
 from __future__ import annotations
 
 import json
+import re
+from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -16,6 +23,37 @@ from deep_research.config.agent_server import TOKEN_ENV, is_loopback, server_tok
 from deep_research.server.auth import UNAUTHORIZED, authorized
 
 LOOPBACK_ONLY = f"this server answers only loopback clients until {TOKEN_ENV} is set"
+FOREIGN_PAGE = (
+    f"this server answers only this machine's pages and LangGraph Studio until {TOKEN_ENV} is set"
+)
+# Browser origins that may call a server without a token: this machine's, and Studio's.
+ALLOWED_ORIGINS = (
+    r"^(https?://(localhost|127\.0\.0\.1|\[::1\])(:[0-9]{1,5})?|https://smith\.langchain\.com)$"
+)
+
+
+def header(scope: Scope, name: bytes) -> str | None:
+    """The request's one value of a header (None when absent; repeated counts as absent)."""
+    values = [v for k, v in scope.get("headers", []) if k.lower() == name]
+    return values[0].decode("latin-1") if len(values) == 1 else None
+
+
+def from_this_machine(scope: Scope) -> bool:
+    """A loopback peer, a loopback Host (or none) and an allowed Origin (or none)."""
+    client = scope.get("client")
+    if client is None or not is_loopback(str(client[0])):
+        return False
+    names = [v for k, v in scope.get("headers", []) if k.lower() == b"host"]
+    if len(names) > 1:
+        return False
+    if names:
+        host = urlsplit("//" + names[0].decode("latin-1")).hostname
+        if host is None or not is_loopback(host):
+            return False
+    origins = [v for k, v in scope.get("headers", []) if k.lower() == b"origin"]
+    if len(origins) > 1:
+        return False
+    return not origins or re.match(ALLOWED_ORIGINS, origins[0].decode("latin-1")) is not None
 
 
 async def refuse(send: Send, status: int, message: str) -> None:
@@ -37,12 +75,13 @@ class LoopbackOnly:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] in ("http", "websocket") and server_token() is None:
-            client = scope.get("client")
-            if client is None or not is_loopback(str(client[0])):
+            if not from_this_machine(scope):
+                client = scope.get("client")
+                peer_ok = client is not None and is_loopback(str(client[0]))
                 if scope["type"] == "websocket":
                     await send({"type": "websocket.close", "code": 1008})
                 else:
-                    await refuse(send, 403, LOOPBACK_ONLY)
+                    await refuse(send, 403, FOREIGN_PAGE if peer_ok else LOOPBACK_ONLY)
                 return
         await self.app(scope, receive, send)
 
@@ -55,9 +94,7 @@ class BearerRequired:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            values = [v for k, v in scope.get("headers", []) if k.lower() == b"authorization"]
-            authorization = values[0].decode("latin-1") if len(values) == 1 else None
-            if not authorized(authorization):
+            if not authorized(header(scope, b"authorization")):
                 await refuse(send, 401, UNAUTHORIZED)
                 return
         await self.app(scope, receive, send)

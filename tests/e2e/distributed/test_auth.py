@@ -38,7 +38,7 @@ MCP_INIT = {
 MCP_HEADERS = {"accept": "application/json, text/event-stream"}
 
 
-async def test_every_route_but_health_needs_the_token_and_the_mcp_tool_works_with_it(
+async def test_every_route_but_the_probes_needs_the_token_and_the_mcp_tool_works_with_it(
     tmp_path: Path, postgres_dsn: str, redis_url: str
 ) -> None:
     env = {"DEEP_RESEARCH_SERVER_TOKEN": TOKEN}
@@ -51,7 +51,22 @@ async def test_every_route_but_health_needs_the_token_and_the_mcp_tool_works_wit
     ):
         [instance] = cluster.instances
         async with httpx.AsyncClient(base_url=instance.url, trust_env=False) as http:
-            assert (await http.get("/health")).status_code == 200  # for load balancers
+            # Aegra's probes and its name/version answer without a token, for load balancers;
+            # nothing else of the app's own does (no FastAPI docs pages on our custom app).
+            for probe in ("/health", "/ready", "/live", "/info", "/"):
+                answered = await http.get(probe)
+                assert answered.status_code == 200, (probe, answered.text)
+            for page in ("/docs", "/redoc", "/openapi.json"):
+                assert (await http.get(page)).status_code in (401, 404), page
+            for method, path in (
+                ("POST", "/assistants/search"),
+                ("GET", "/threads/00000000-0000-0000-0000-000000000000"),
+                ("POST", "/threads"),
+                ("POST", "/runs/wait"),
+                ("GET", "/store/items?key=k&namespace=n"),
+            ):
+                refused = await http.request(method, path, json={})
+                assert refused.status_code == 401, (method, path, refused.text)
             for headers in (
                 {},
                 {"Authorization": "Bearer wrong-token-0123456789"},

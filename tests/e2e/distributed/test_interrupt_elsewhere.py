@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import httpx
 import pytest
 from langgraph_sdk import get_client
 
@@ -51,6 +52,21 @@ async def test_a_clarifying_interrupt_is_answered_through_the_other_instance(
             raise_error=True,
         )
         done = await asking.threads.get_state(thread_id)
+        # Without a token: a page in this machine's browser, or a name rebound to 127.0.0.1,
+        # reaches the port from loopback but is refused; Studio's origin is not.
+        async with httpx.AsyncClient(base_url=cluster.instances[0].url, trust_env=False) as http:
+            for foreign in ({"Origin": "https://evil.example"}, {"Host": "evil.example"}):
+                refused = await http.post("/threads/search", json={}, headers=foreign)
+                assert refused.status_code == 403, (foreign, refused.text)
+            studio = {"Origin": "https://smith.langchain.com"}
+            listed = await http.post("/threads/search", json={}, headers=studio)
+            assert listed.status_code == 200, listed.text
+            assert listed.headers["access-control-allow-origin"] == studio["Origin"]
+            evil = {"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"}
+            assert (
+                "access-control-allow-origin"
+                not in (await http.options("/threads/search", headers=evil)).headers
+            )
     assert done["interrupts"] == [] and done["next"] == []
     report = done["values"]["final_report"]
     cited = set(LINK.findall(report))

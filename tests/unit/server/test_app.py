@@ -19,6 +19,9 @@ def test_the_app_is_fastapi_with_mcp_behind_the_token() -> None:
     [route] = [r for r in app.routes if isinstance(r, Route) and r.path == "/mcp"]
     assert isinstance(route.endpoint, BearerRequired)
     assert any(m.cls is LoopbackOnly for m in app.user_middleware)
+    # Only /mcp of the app's own: FastAPI's /docs, /redoc and /openapi.json would answer
+    # without the token, since Aegra's auth hook guards only its own routes.
+    assert [getattr(r, "path", None) for r in app.routes] == ["/mcp"]
 
 
 @pytest.mark.parametrize("token", [None, "secret-token-0123456789"])

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from deep_research.config.agent_server import TOKEN_ENV
-from deep_research.server.guard import BearerRequired, LoopbackOnly
+from deep_research.server.guard import ALLOWED_ORIGINS, BearerRequired, LoopbackOnly
 
 TOKEN = "secret-token-0123456789"
 
@@ -84,3 +85,48 @@ async def test_a_websocket_from_elsewhere_is_closed_without_a_token(
     scope = {"type": "websocket", "path": "/x", "client": ("192.0.2.7", 1), "headers": []}
     await LoopbackOnly(inner)(scope, None, send)
     assert sent == [{"type": "websocket.close", "code": 1008}] and not reached
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        [(b"origin", b"https://evil.example")],
+        [(b"origin", b"http://127.0.0.1.evil.example:2024")],
+        [(b"origin", b"null")],
+        [(b"host", b"evil.example:2024")],
+        [(b"host", b"127.0.0.1"), (b"host", b"evil.example")],
+        [(b"origin", b"http://localhost:3000"), (b"origin", b"https://evil.example")],
+    ],
+    ids=["foreign page", "look-alike", "opaque origin", "rebound name", "two hosts", "two"],
+)
+async def test_a_page_or_a_rebound_name_on_this_machine_is_refused_without_a_token(
+    headers: list[tuple[bytes, bytes]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A browser connects from loopback: its Origin and Host tell a foreign page apart."""
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    status, body = await call(LoopbackOnly, "127.0.0.1", headers)
+    assert status == 403 and TOKEN_ENV in body["message"]
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        [(b"host", b"127.0.0.1:2024")],
+        [(b"host", b"localhost:2024"), (b"origin", b"http://localhost:3000")],
+        [(b"host", b"[::1]:2024"), (b"origin", b"http://[::1]:2024")],
+        [(b"host", b"127.0.0.1:2024"), (b"origin", b"https://smith.langchain.com")],
+    ],
+    ids=["sdk", "local page", "ipv6", "studio"],
+)
+async def test_this_machines_clients_and_studio_pass_without_a_token(
+    headers: list[tuple[bytes, bytes]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    assert (await call(LoopbackOnly, "127.0.0.1", headers))[0] == 200
+
+
+def test_the_servers_cors_allows_the_origins_the_guard_does() -> None:
+    """aegra.json's CORS (Aegra's default is every origin) repeats ALLOWED_ORIGINS."""
+    config = json.loads((Path(__file__).parents[3] / "aegra.json").read_text())
+    assert config["http"]["cors"]["allow_origin_regex"] == ALLOWED_ORIGINS
+    assert config["http"]["cors"]["allow_credentials"] is False

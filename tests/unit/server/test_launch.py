@@ -16,7 +16,7 @@ TOKEN = "secret-token-0123456789"
 def test_the_projects_config_serves_the_graph_and_checks_the_token() -> None:
     config = check("0.0.0.0", REPO / "aegra.json", TOKEN)
     assert config["graphs"] == {"deep_research": "./deep_research/graph.py:make_graph"}
-    assert config["http"] == {"app": "deep_research.server.app:app"}
+    assert config["http"]["app"] == "deep_research.server.app:app"
     assert config["auth"] == {"path": "deep_research.server.auth:auth"}
     # The same graph langgraph dev serves.
     langgraph = json.loads((REPO / "langgraph.json").read_text())
