@@ -125,7 +125,8 @@ class RunList:
 
     def records(self, thread_id: str) -> list[Any] | None:
         """A thread's records, oldest first; None when the run list has none."""
-        self.setup()
+        if not self._ready:  # once per list: `runs` reads every thread's records
+            self.setup()
         with connect(self.target) as conn:
             rows = conn.execute(
                 f"SELECT record FROM {TABLE} WHERE thread_id = %s ORDER BY id LIMIT %s",
@@ -134,7 +135,8 @@ class RunList:
         return [row[0] for row in rows] or None
 
     def thread_ids(self) -> list[str]:
-        self.setup()
+        if not self._ready:  # once per list: `runs` reads every thread's records
+            self.setup()
         with connect(self.target) as conn:
             rows = conn.execute(
                 f"SELECT thread_id FROM {TABLE} GROUP BY thread_id ORDER BY min(id) LIMIT %s",

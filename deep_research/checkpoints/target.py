@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
@@ -24,7 +24,8 @@ SCHEMES = ("postgresql", "postgres")
 # The CLI's checkpoints, relative to the directory it runs in (`.deep_research/`).
 DEFAULT_SQLITE = Path(".deep_research/checkpoints.sqlite")
 SHOWN_CHARS = 60
-PASSWORD_FIELD = re.compile(r"(?i)(password\s*=\s*)[^\s&]+")
+# `password=` in a key/value DSN or a query: a quoted value (libpq's '...' with \' inside) whole.
+PASSWORD_FIELD = re.compile(r"(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'?|[^\s&]+)")
 
 
 class CheckpointsConfigError(ConfigError):
@@ -36,7 +37,7 @@ class Target:
     """The local SQLite file (`dsn` None) or a PostgreSQL database (`dsn`, with password)."""
 
     sqlite: Path = DEFAULT_SQLITE
-    dsn: str | None = None
+    dsn: str | None = field(default=None, repr=False)  # holds the password: never in a repr
 
     @property
     def shared(self) -> bool:

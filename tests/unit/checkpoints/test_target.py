@@ -49,6 +49,8 @@ def test_a_quoted_password_is_scrubbed_in_both_forms() -> None:
         ("mysql://u:" + PASSWORD + "@h/db", "must be a postgresql://"),
         ("sqlite:///tmp/x.sqlite", "must be a postgresql://"),
         ("host=h dbname=d password=" + PASSWORD, "must be a postgresql://"),
+        ("host=db password='hunter two' dbname=x", "must be a postgresql://"),
+        ("host=db password='it\\'s two' dbname=x", "must be a postgresql://"),
         ("postgresql://u:" + PASSWORD + "@/db", "names no host"),
         ("postgresql://u:" + PASSWORD + "@h:5432", "names no database"),
         ("postgresql://u:" + PASSWORD + "@h:99999/db", "not a valid URL"),
@@ -62,6 +64,12 @@ def test_a_bad_value_is_a_config_error_that_does_not_quote_the_password(
     assert isinstance(caught.value, ConfigError)  # the CLI's exit code 2
     assert VARIABLE in str(caught.value)
     assert PASSWORD not in str(caught.value)
+    assert "two" not in str(caught.value)  # not a word of a quoted password
+
+
+def test_a_targets_repr_holds_no_password() -> None:
+    target = target_from({VARIABLE: f"postgresql://u:{PASSWORD}@h/db"})
+    assert PASSWORD not in repr(target) and PASSWORD not in str(target)
 
 
 def test_a_huge_hostile_value_is_quoted_short_and_without_control_codes() -> None:
