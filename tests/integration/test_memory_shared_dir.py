@@ -235,3 +235,43 @@ def test_a_keeper_in_use_that_does_not_answer_is_said_busy_and_left_running(
         writes_land(user, record, directory)  # it was sent no signal: it still serves
     finally:
         user.kill()
+
+
+def test_a_stalled_keeper_nobody_uses_stops_with_the_launch_lock_free(
+    directory: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import fcntl
+
+    first = writer(["write", "gone", "1"], shared_env(directory))
+    out, err = first.communicate("go\n", timeout=120)
+    assert out.split() == ["ready", "done"], err
+    old = read_record(directory)
+    assert old is not None and is_keeper(old, directory)  # in use by no process now
+    real_heartbeat, real_alive = keeper_module.heartbeat, sharing._alive
+    missed: list[bool] = []
+    lock_free: list[bool] = []  # while the old keeper stops, which takes the launch lock
+
+    def late(port: int, seconds: float = 2.0) -> bool:
+        answered = real_heartbeat(port, seconds)
+        if port == old.port and not missed:
+            missed.append(answered)
+            os.kill(old.pid, signal.SIGCONT)
+        return answered
+
+    def alive(pid: int) -> bool:
+        if pid == old.pid:
+            fd = keeper_module.open_lock(directory / keeper_module.LAUNCH_NAME)
+            try:
+                lock_free.append(keeper_module.try_flock(fd, fcntl.LOCK_EX))
+            finally:
+                os.close(fd)
+        return real_alive(pid)
+
+    monkeypatch.setattr(keeper_module, "heartbeat", late)
+    monkeypatch.setattr(sharing, "_alive", alive)
+    os.kill(old.pid, signal.SIGSTOP)
+    attached = sharing.attach(directory, 600)
+    os.close(attached.lease)
+    assert missed == [False] and not real_alive(old.pid)
+    assert lock_free and all(lock_free), lock_free
+    assert attached.record.pid != old.pid and keepers_of(directory) == [attached.record.pid]
