@@ -10,6 +10,7 @@ two processes opening the memory at once start one server; then it holds a share
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import socket
@@ -34,7 +35,9 @@ from deep_research.text.controls import without_controls
 
 START_SECONDS = 90.0  # the keeper's own start-up wait, and then some
 LAUNCH_SECONDS = START_SECONDS + 30.0  # waiting for another process that starts one
-STOP_SECONDS = 20.0
+STOP_SECONDS = 30.0  # the keeper's wait for the launch lock (10 s), Chroma's shutdown (10 s)
+BUSY_SECONDS = 15.0  # a keeper others use that missed its heartbeat: its second chance
+RETIRE_ROUNDS = 3  # keepers told to stop before one is found or started
 LEASE_SECONDS = 5.0
 LOG_TAIL = 2000  # bytes of the keeper's log read for why it did not start
 _ESCAPES = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")  # Chroma colours its log
@@ -65,17 +68,42 @@ def attach(directory: Path, idle: float) -> Attached:
             f"memory directory {directory} cannot be created: {error}"
         ) from None
     try:
-        with keeper.launch_lock(directory, LAUNCH_SECONDS) as taken:
-            if not taken:
-                raise CannotShare(f"another process held {directory / keeper.LAUNCH_NAME} too long")
-            record = read_record(directory)
-            if record is None or not serving(record, directory):
-                if record is not None or (directory / RECORD_NAME).exists():
-                    retire(directory, record)
-                record = _start(directory, idle)
-            return Attached(record, _lease(directory))
+        for _ in range(RETIRE_ROUNDS):
+            with keeper.launch_lock(directory, LAUNCH_SECONDS) as taken:
+                if not taken:
+                    raise CannotShare(
+                        f"another process held {directory / keeper.LAUNCH_NAME} too long"
+                    )
+                found = _found(directory, idle)
+                if isinstance(found, ServerRecord):
+                    return Attached(found, _lease(directory))
+            # Outside the launch lock: a keeper that was told to stop takes it to stop.
+            _wait_for_end(found)
+        raise CannotShare(f"the keeper of {directory} did not stop when told to")
     except OSError as error:  # a lock file that cannot be opened (a folder in its place)
         raise CannotShare(f"its lock files cannot be used: {error}") from None
+
+
+def _found(directory: Path, idle: float) -> ServerRecord | int:
+    """Under the launch lock: the keeper to use (started if there is none), or the pid of
+    one that was told to stop, to wait for without the lock before looking again."""
+    from deep_research.memory.keeper import heartbeat
+
+    record = read_record(directory)
+    if record is None and not (directory / RECORD_NAME).exists():
+        return _start(directory, idle)
+    if record is not None and serving(record, directory):
+        return record
+    if record is not None and _busy(record, directory):
+        # Slow, not gone: other processes use it, and stopping it would lose their writes.
+        if heartbeat(record.port, BUSY_SECONDS):
+            return record
+        raise MemoryUnavailable(
+            f"memory server for {directory} ({record.describe()}) is busy: other processes "
+            f"use it and it did not answer within {BUSY_SECONDS:.0f} s; try again"
+        )
+    told = retire(directory, record)
+    return _start(directory, idle) if told is None else told
 
 
 def serving(record: ServerRecord, directory: Path) -> bool:
@@ -89,15 +117,34 @@ def serving(record: ServerRecord, directory: Path) -> bool:
     return heartbeat(record.port)
 
 
-def retire(directory: Path, record: ServerRecord | None) -> None:
+def _busy(record: ServerRecord, directory: Path) -> bool:
+    """Whether `record` is a keeper of `directory` on its port that other processes lease."""
+    import fcntl
+
+    from deep_research.memory.keeper import USERS_NAME, open_lock, try_flock
+
+    if not is_keeper(record, directory) or listens(record.pid, record.port) is False:
+        return False
+    fd = open_lock(directory / USERS_NAME)
+    try:
+        return not try_flock(fd, fcntl.LOCK_EX)  # a probe, as the keeper's own
+    finally:
+        os.close(fd)  # releases it
+
+
+def retire(directory: Path, record: ServerRecord | None) -> int | None:
     """Take a record that is no longer believed out of the way: a keeper of ours that
-    stopped answering is stopped; a dead, foreign or forged one is only forgotten."""
+    stopped answering, and that nobody uses, is told to stop (its pid is returned, to be
+    waited for without the launch lock, which it takes to stop); a dead, foreign or forged
+    record is only forgotten (None)."""
     if record is not None and is_keeper(record, directory):
-        _terminate(record.pid)
+        _signal(record.pid)
+        return record.pid
     try:
         remove_record(directory)
     except OSError as error:
         raise CannotShare(f"a stale {directory / RECORD_NAME} cannot be removed: {error}") from None
+    return None
 
 
 def stop(directory: Path) -> ServerRecord | None:
@@ -111,13 +158,25 @@ def stop(directory: Path) -> ServerRecord | None:
 
 
 def _terminate(pid: int) -> None:
+    _signal(pid)
+    _wait_for_end(pid)
+
+
+def _signal(pid: int) -> None:
     import signal
 
-    os.kill(pid, signal.SIGTERM)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+
+
+def _wait_for_end(pid: int) -> None:
+    import signal
+
     deadline = time.monotonic() + STOP_SECONDS
     while _alive(pid):
         if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
             break
         time.sleep(0.05)  # the keeper stops Chroma cleanly, then exits
 

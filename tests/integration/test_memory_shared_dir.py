@@ -4,15 +4,24 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from deep_research.memory import LIBRARY_COLLECTION, Location, open_store
-from deep_research.memory.record import KEEPER_MODULE, is_keeper, read_record
+from deep_research.memory import (
+    LIBRARY_COLLECTION,
+    Location,
+    MemoryUnavailable,
+    open_store,
+    sharing,
+)
+from deep_research.memory import keeper as keeper_module
+from deep_research.memory.record import KEEPER_MODULE, ServerRecord, is_keeper, read_record
 from tests.support.cli import cli_command
 from tests.support.memory_writer import note
 
@@ -60,6 +69,18 @@ def keepers_of(directory: Path) -> list[int]:
     return found
 
 
+@pytest.fixture
+def directory(tmp_path: Path) -> Iterator[Path]:
+    """The memory directory; every keeper it still has when the test ends is stopped."""
+    where = tmp_path / "memory"
+    try:
+        yield where
+    finally:
+        for pid in keepers_of(where):
+            os.kill(pid, signal.SIGCONT)  # a test that failed with it stopped
+            sharing._terminate(pid)
+
+
 def wait_until_gone(pid: int) -> None:
     deadline = time.monotonic() + GONE_SECONDS
     while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
@@ -80,9 +101,8 @@ def stop(directory: Path, env: dict[str, str]) -> subprocess.CompletedProcess[st
 
 
 async def test_two_processes_opening_at_once_start_one_server_and_both_writes_land(
-    tmp_path: Path,
+    directory: Path,
 ) -> None:
-    directory = tmp_path / "memory"
     env = shared_env(directory)
     both = [writer(["write", name, "20"], env) for name in ("one", "two")]
     try:
@@ -118,8 +138,7 @@ async def test_two_processes_opening_at_once_start_one_server_and_both_writes_la
     assert best.key == "two7"
 
 
-def test_the_server_outlives_its_starter_and_stops_when_nobody_uses_it(tmp_path: Path) -> None:
-    directory = tmp_path / "memory"
+def test_the_server_outlives_its_starter_and_stops_when_nobody_uses_it(directory: Path) -> None:
     # Idle long enough for the next process to start and attach on a loaded machine.
     env = shared_env(directory, idle="15")
     first = writer(["write", "first", "2"], env)
@@ -135,8 +154,9 @@ def test_the_server_outlives_its_starter_and_stops_when_nobody_uses_it(tmp_path:
     assert read_record(directory) is None
 
 
-def test_a_chroma_that_cannot_serve_leaves_the_process_its_memory_alone(tmp_path: Path) -> None:
-    directory = tmp_path / "memory"
+def test_a_chroma_that_cannot_serve_leaves_the_process_its_memory_alone(
+    tmp_path: Path, directory: Path
+) -> None:
     env = shared_env(directory, pythonpath=f"{BROKEN_CHROMA}{os.pathsep}{REPO}")
     proc = writer(["write", "alone", "3"], env)
     out, err = proc.communicate("go\n", timeout=180)
@@ -156,3 +176,102 @@ def test_a_chroma_that_cannot_serve_leaves_the_process_its_memory_alone(tmp_path
     )
     assert listed.returncode == 0, listed.stderr
     assert all(f"alone{i}" in listed.stdout for i in range(3)), listed.stdout
+
+
+def started_user(directory: Path) -> tuple[subprocess.Popen[str], ServerRecord]:
+    """A process attached to a keeper it started, holding its lease, its writes pending."""
+    user = writer(["write", "user", "5"], shared_env(directory))
+    assert user.stdout is not None
+    assert user.stdout.readline().strip() == "ready", user.stderr
+    record = read_record(directory)
+    assert record is not None and is_keeper(record, directory)
+    return user, record
+
+
+def writes_land(user: subprocess.Popen[str], record: ServerRecord, directory: Path) -> None:
+    out, err = user.communicate("go\n", timeout=120)
+    assert out.split() == ["done"] and user.returncode == 0, err
+    assert read_record(directory) == record and keepers_of(directory) == [record.pid]
+
+
+def test_a_keeper_in_use_that_answers_late_is_used_not_stopped(
+    directory: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    user, record = started_user(directory)
+    try:
+        real = keeper_module.heartbeat
+        missed: list[bool] = []
+
+        def late(port: int, seconds: float = 2.0) -> bool:
+            answered = real(port, seconds)
+            if not missed:  # the first, while the keeper is stopped: it misses it
+                missed.append(answered)
+                os.kill(record.pid, signal.SIGCONT)  # stalled, as on a loaded machine
+            return answered
+
+        monkeypatch.setattr(keeper_module, "heartbeat", late)
+        os.kill(record.pid, signal.SIGSTOP)
+        attached = sharing.attach(directory, 600)
+        os.close(attached.lease)
+        assert missed == [False]
+        assert attached.record == record
+        writes_land(user, record, directory)
+    finally:
+        user.kill()
+
+
+def test_a_keeper_in_use_that_does_not_answer_is_said_busy_and_left_running(
+    directory: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    user, record = started_user(directory)
+    try:
+        monkeypatch.setattr(sharing, "BUSY_SECONDS", 1.0)
+        os.kill(record.pid, signal.SIGSTOP)
+        try:
+            with pytest.raises(MemoryUnavailable, match="is busy: other processes use it"):
+                sharing.attach(directory, 600)
+        finally:
+            os.kill(record.pid, signal.SIGCONT)
+        writes_land(user, record, directory)  # it was sent no signal: it still serves
+    finally:
+        user.kill()
+
+
+def test_a_stalled_keeper_nobody_uses_stops_with_the_launch_lock_free(
+    directory: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import fcntl
+
+    first = writer(["write", "gone", "1"], shared_env(directory))
+    out, err = first.communicate("go\n", timeout=120)
+    assert out.split() == ["ready", "done"], err
+    old = read_record(directory)
+    assert old is not None and is_keeper(old, directory)  # in use by no process now
+    real_heartbeat, real_alive = keeper_module.heartbeat, sharing._alive
+    missed: list[bool] = []
+    lock_free: list[bool] = []  # while the old keeper stops, which takes the launch lock
+
+    def late(port: int, seconds: float = 2.0) -> bool:
+        answered = real_heartbeat(port, seconds)
+        if port == old.port and not missed:
+            missed.append(answered)
+            os.kill(old.pid, signal.SIGCONT)
+        return answered
+
+    def alive(pid: int) -> bool:
+        if pid == old.pid:
+            fd = keeper_module.open_lock(directory / keeper_module.LAUNCH_NAME)
+            try:
+                lock_free.append(keeper_module.try_flock(fd, fcntl.LOCK_EX))
+            finally:
+                os.close(fd)
+        return real_alive(pid)
+
+    monkeypatch.setattr(keeper_module, "heartbeat", late)
+    monkeypatch.setattr(sharing, "_alive", alive)
+    os.kill(old.pid, signal.SIGSTOP)
+    attached = sharing.attach(directory, 600)
+    os.close(attached.lease)
+    assert missed == [False] and not real_alive(old.pid)
+    assert lock_free and all(lock_free), lock_free
+    assert attached.record.pid != old.pid and keepers_of(directory) == [attached.record.pid]
