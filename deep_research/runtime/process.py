@@ -107,6 +107,11 @@ def provider_slots(name: str, size: int) -> asyncio.Semaphore:
 #   second client on one directory would corrupt it).
 # - `memory.open._damaged`: a store found damaged gives its first, readable error again,
 #   since chromadb keeps a broken client for the path.
+# - `memory.open._leases`: this process's lease (an open `server.users` descriptor) on each
+#   shared memory server it attached to, held for its life as `_locks` are; the kernel
+#   drops it when the process ends, so a lost one can only let an idle server stop sooner.
+# - `memory.open._said`: directories whose sharing failed, so the reason is said once;
+#   losing it says it once more.
 # - `memory.open._unreachable`: a Chroma server that did not answer, by thread, for an hour
 #   at most: losing it costs one more bounded attempt, never a result.
 # - `search.cache._runs`: the per-thread search and page cache (`MAX_RUNS` kept); a hit
