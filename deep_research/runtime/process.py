@@ -107,7 +107,7 @@ def provider_slots(name: str, size: int) -> asyncio.Semaphore:
 #   second client on one directory would corrupt it).
 # - `memory.open._damaged`: a store found damaged gives its first, readable error again,
 #   since chromadb keeps a broken client for the path.
-# - `memory.open._leases`: this process's lease (an open `server.users` descriptor) on each
+# - `memory.open._leases`: this process's lease (an open descriptor on the lease file) on each
 #   shared memory server it attached to, held for its life as `_locks` are; the kernel
 #   drops it when the process ends, so a lost one can only let an idle server stop sooner.
 # - `memory.open._said`: directories whose sharing failed, so the reason is said once;
