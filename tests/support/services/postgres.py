@@ -25,7 +25,7 @@ import pytest
 from psycopg import sql
 
 from tests.support.langgraph_dev import free_port
-from tests.support.services import binaries
+from tests.support.services import binaries, processes
 
 STARTUP_DEADLINE = 60.0
 STOP_DEADLINE = 30.0
@@ -116,14 +116,7 @@ def _start(
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
     """Fast shutdown (SIGINT) by PID; SIGKILL to its process group if it will not go."""
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=STOP_DEADLINE)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    processes.stop(proc, signal.SIGINT, STOP_DEADLINE)
 
 
 def _wait_until_ready(cluster: PostgresCluster, proc: subprocess.Popen[bytes]) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import signal
 import socket
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.langgraph_dev import free_port
-from tests.support.services import binaries
+from tests.support.services import binaries, processes
 
 STARTUP_DEADLINE = 30.0
 STOP_DEADLINE = 15.0
@@ -72,14 +71,7 @@ def ping(host: str, port: int, timeout: float = 2.0) -> bool:
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
     """SIGTERM by PID (with no persistence it exits at once); SIGKILL if it will not go."""
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=STOP_DEADLINE)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    processes.stop(proc, signal.SIGTERM, STOP_DEADLINE)
 
 
 def _wait_until_ready(server: RedisServer, proc: subprocess.Popen[bytes]) -> None:
