@@ -33,9 +33,13 @@ ALLOWED_ORIGINS = (
 
 
 def header(scope: Scope, name: bytes) -> str | None:
-    """The request's one value of a header (None when absent; repeated counts as absent)."""
+    """The request's one value of a header: None when absent or repeated."""
     values = [v for k, v in scope.get("headers", []) if k.lower() == name]
     return values[0].decode("latin-1") if len(values) == 1 else None
+
+
+def repeated(scope: Scope, name: bytes) -> bool:
+    return sum(1 for k, _ in scope.get("headers", []) if k.lower() == name) > 1
 
 
 def from_this_machine(scope: Scope) -> bool:
@@ -43,17 +47,17 @@ def from_this_machine(scope: Scope) -> bool:
     client = scope.get("client")
     if client is None or not is_loopback(str(client[0])):
         return False
-    names = [v for k, v in scope.get("headers", []) if k.lower() == b"host"]
-    if len(names) > 1:
+    if repeated(scope, b"host") or repeated(scope, b"origin"):
         return False
-    if names:
-        host = urlsplit("//" + names[0].decode("latin-1")).hostname
-        if host is None or not is_loopback(host):
+    host, origin = header(scope, b"host"), header(scope, b"origin")
+    if host is not None:
+        try:
+            name = urlsplit("//" + host).hostname
+        except ValueError:  # "[::1", say: no host a browser would send
             return False
-    origins = [v for k, v in scope.get("headers", []) if k.lower() == b"origin"]
-    if len(origins) > 1:
-        return False
-    return not origins or re.match(ALLOWED_ORIGINS, origins[0].decode("latin-1")) is not None
+        if name is None or not is_loopback(name):
+            return False
+    return origin is None or re.match(ALLOWED_ORIGINS, origin) is not None
 
 
 async def refuse(send: Send, status: int, message: str) -> None:

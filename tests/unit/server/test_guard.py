@@ -94,10 +94,19 @@ async def test_a_websocket_from_elsewhere_is_closed_without_a_token(
         [(b"origin", b"http://127.0.0.1.evil.example:2024")],
         [(b"origin", b"null")],
         [(b"host", b"evil.example:2024")],
+        [(b"host", b"[::1")],
         [(b"host", b"127.0.0.1"), (b"host", b"evil.example")],
         [(b"origin", b"http://localhost:3000"), (b"origin", b"https://evil.example")],
     ],
-    ids=["foreign page", "look-alike", "opaque origin", "rebound name", "two hosts", "two"],
+    ids=[
+        "foreign page",
+        "look-alike",
+        "opaque origin",
+        "rebound name",
+        "broken host",
+        "two hosts",
+        "two",
+    ],
 )
 async def test_a_page_or_a_rebound_name_on_this_machine_is_refused_without_a_token(
     headers: list[tuple[bytes, bytes]], monkeypatch: pytest.MonkeyPatch
