@@ -82,12 +82,22 @@ def target_from(environ: Mapping[str, str] | None = None, sqlite: Path = DEFAULT
             f"{VARIABLE} must be a postgresql://user:password@host:port/database URL (unset: "
             f"the local SQLite file), got {_shown(value)!r}"
         )
+    # A URL's host part ends at the first / ? or #: a password with one of them unencoded
+    # would be read as the port or the database, and then shown as one.
+    rest = value.partition("://")[2]
+    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    if "@" in rest[len(authority) :]:
+        raise CheckpointsConfigError(
+            f"{VARIABLE} has an @ after its host: percent-encode the password's / ? # @ "
+            f"(%2F %3F %23 %40): {_shown(value)!r}"
+        )
     try:
         parts = urlsplit(value)
         parts.port  # noqa: B018 (a bad port raises here)
-    except ValueError as error:
+    except ValueError:  # its text may quote a piece of the password: not shown
         raise CheckpointsConfigError(
-            f"{VARIABLE} is not a valid URL ({error}): {_shown(value)!r}"
+            f"{VARIABLE} is not a valid URL (a port is a number from 1 to 65535, a host "
+            f"in [ ] an IPv6 address): {_shown(value)!r}"
         ) from None
     if not parts.hostname:
         raise CheckpointsConfigError(f"{VARIABLE} names no host: {_shown(value)!r}")

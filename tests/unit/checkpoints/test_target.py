@@ -67,6 +67,19 @@ def test_a_bad_value_is_a_config_error_that_does_not_quote_the_password(
     assert "two" not in str(caught.value)  # not a word of a quoted password
 
 
+@pytest.mark.parametrize(
+    "password", ["pa/ss-Zq9xWk", "123/45-Zq9xWk", "pa?ss-Zq9xWk", "pa#ss-Zq9xWk"]
+)
+def test_a_password_with_an_unencoded_separator_is_refused_without_a_piece_of_it(
+    password: str,
+) -> None:
+    """urlsplit would read its start as the port or all of it as the database's name."""
+    with pytest.raises(CheckpointsConfigError, match="percent-encode") as caught:
+        target_from({VARIABLE: f"postgresql://u:{password}@h:5432/db"})
+    pieces = {password[i : i + 3] for i in range(len(password) - 2)}
+    assert [piece for piece in pieces if piece in str(caught.value)] == []
+
+
 def test_a_targets_repr_holds_no_password() -> None:
     target = target_from({VARIABLE: f"postgresql://u:{PASSWORD}@h/db"})
     assert PASSWORD not in repr(target) and PASSWORD not in str(target)
