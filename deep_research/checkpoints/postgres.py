@@ -129,10 +129,10 @@ class RunList:
             self.setup()
         with connect(self.target) as conn:
             rows = conn.execute(
-                f"SELECT record FROM {TABLE} WHERE thread_id = %s ORDER BY id LIMIT %s",
+                f"SELECT record::text FROM {TABLE} WHERE thread_id = %s ORDER BY id LIMIT %s",
                 (thread_id, MAX_RECORDS),
             ).fetchall()
-        return [row[0] for row in rows] or None
+        return [_decoded(row[0]) for row in rows] or None
 
     def thread_ids(self) -> list[str]:
         if not self._ready:  # once per list: `runs` reads every thread's records
@@ -143,3 +143,12 @@ class RunList:
                 (MAX_THREADS,),
             ).fetchall()
         return [str(row[0]) for row in rows]
+
+
+def _decoded(text: str) -> Any:
+    """A row's record, or None (counted as skipped) when Python cannot read it back: jsonb
+    keeps numbers of any length, and json.loads refuses a 5,000-digit one."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None

@@ -158,6 +158,10 @@ class TrafficRecords:
         return f"skipped {self.skipped} unreadable {lines} in {self.path}"
 
 
+# A record's time: seconds since 1970, before the year 2242 (datetime takes it).
+MAX_TIME = 2**33
+
+
 def read_log(path: Path) -> TrafficRecords:
     """Every well-formed record of a traffic log; bad bytes and bad lines are not fatal."""
     # A kill can cut a line inside a multi-byte character: that line fails to parse below.
@@ -168,7 +172,7 @@ def read_log(path: Path) -> TrafficRecords:
             continue
         try:
             values.append(json.loads(line))
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # JSONDecodeError, a 5,000-digit int, deep nesting
             values.append(None)
     return _records(values, path)
 
@@ -185,6 +189,8 @@ def _well_formed(record: Any) -> bool:
     if not isinstance(record, dict) or not isinstance(record.get("kind"), str):
         return False
     if not isinstance(record.get("t"), int | float) or isinstance(record["t"], bool):
+        return False
+    if not 0 <= record["t"] < MAX_TIME:  # a date `runs` can print (inf and nan fail too)
         return False
     if record["kind"] != "run":
         return True

@@ -93,3 +93,24 @@ def test_out_and_export_are_read_from_the_latest_session_that_gave_them(tmp_path
     record = load_run(home, "t1")
     assert (record.out, record.export) == ("b/", "html")
     assert record.skipped == f"skipped 1 unreadable line in {log}"
+
+
+def test_a_line_with_a_huge_number_or_a_time_no_date_can_show_is_skipped_and_runs_lists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """json.loads raises a plain ValueError for a 5,000-digit integer; datetime refuses 1e20."""
+    runs = tmp_path / ".deep_research" / "runs"
+    runs.mkdir(parents=True)
+    start = {"t": 1.0, "kind": "run", "action": "start", "question": "q"}
+    lines = [
+        '{"t": ' + "9" * 5_000 + ', "kind": "run", "action": "start", "question": "q"}',
+        json.dumps({**start, "t": 1e20}),
+        json.dumps({**start, "t": -1e15}),
+        '{"t": Infinity, "kind": "run", "action": "start", "question": "q"}',
+        json.dumps(start),
+    ]
+    (runs / "good1.jsonl").write_text("\n".join(lines) + "\n")
+    assert read_log(runs / "good1.jsonl").skipped == 4
+    monkeypatch.chdir(tmp_path)
+    assert main(["runs"]) == 0
+    assert "good1" in capsys.readouterr().out

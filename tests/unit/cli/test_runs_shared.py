@@ -21,7 +21,7 @@ def _insert(dsn: str, rows: list[tuple[str, object]]) -> None:
         for thread_id, record in rows:
             conn.execute(
                 "INSERT INTO deep_research_runs (thread_id, record) VALUES (%s, %s::jsonb)",
-                (thread_id, json.dumps(record)),
+                (thread_id, record if isinstance(record, str) else json.dumps(record)),
             )
 
 
@@ -41,6 +41,8 @@ def test_runs_come_from_the_database_not_the_directory(
             ("t1", [1, 2]),
             ("t1", {"t": "soon", "kind": "run"}),
             ("t1", {"t": 4.0, "kind": "run", "action": "end", "report": ["/etc/passwd"]}),
+            ("t1", '{"t": ' + "9" * 5_000 + ', "kind": "run"}'),  # jsonb keeps any length
+            ("t1", {**start, "t": 1e20}),  # no date runs could print
             ("../../etc", start),  # not a thread id this CLI could have written
             ("nostart", {"t": 5.0, "kind": "progress", "event": "search"}),
         ],
@@ -49,7 +51,7 @@ def test_runs_come_from_the_database_not_the_directory(
     [run] = list_runs(home)
     assert (run.thread_id, run.question, run.searches) == ("t1", "shared q", 1)
     assert run.report is None and run.logs == ["?:/a/x.jsonl"]
-    assert run.skipped is not None and run.skipped.startswith("skipped 3 unreadable lines in ")
+    assert run.skipped is not None and run.skipped.startswith("skipped 5 unreadable lines in ")
     assert "PostgreSQL postgres@127.0.0.1" in run.skipped
     assert load_run(home, "t1").question == "shared q"
     with pytest.raises(UnknownRunError, match="no run 'other' in PostgreSQL postgres@"):
