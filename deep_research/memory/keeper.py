@@ -29,6 +29,7 @@ from pathlib import Path
 
 from deep_research.memory.record import (
     HOST,
+    NOFOLLOW,
     ServerRecord,
     read_record,
     remove_record,
@@ -48,7 +49,7 @@ HELD = "is held by another process"  # the log's words when the directory has an
 
 
 def open_lock(path: Path) -> int:
-    return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    return os.open(path, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o600)
 
 
 def try_flock(fd: int, operation: int) -> bool:
@@ -184,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     os.setsid()
     # Appended to until the directory is ours: a keeper refused it keeps the running one's log.
-    log = os.open(directory / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    log = os.open(directory / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND | NOFOLLOW, 0o600)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.dup2(log, 1)

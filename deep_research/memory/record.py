@@ -19,6 +19,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+# The memory directory's own files: a link planted in their place is not followed.
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
 RECORD_NAME = "server.json"
 MAX_BYTES = 4096
 KEEPER_MODULE = "deep_research.memory.keeper"
@@ -40,7 +43,7 @@ class ServerRecord:
 
 def read_record(directory: Path) -> ServerRecord | None:
     """The record in `directory`, or None when there is none or it is not a keeper's."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    flags = os.O_RDONLY | NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
     try:
         fd = os.open(directory / RECORD_NAME, flags)
     except OSError:  # missing, a symlink, unreadable
@@ -79,7 +82,8 @@ def parse_record(raw: bytes) -> ServerRecord | None:
 def write_record(directory: Path, record: ServerRecord) -> None:
     """Write the record whole or not at all: readers never see half a file."""
     temporary = directory / f".{RECORD_NAME}.{record.pid}"
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    temporary.unlink(missing_ok=True)  # a keeper killed mid-write left it, or a link was put
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o600)
     with os.fdopen(fd, "w") as out:
         json.dump({"pid": record.pid, "port": record.port, "path": record.path}, out)
     os.replace(temporary, directory / RECORD_NAME)
