@@ -1,5 +1,7 @@
-"""The deep-research graph: clarify → orchestrate ⇄ (plan review | todos | research) → finalize;
-each model step after a reserve step of its own (`reserve_clarify`, `reserve_orchestrate`)."""
+"""The deep-research graph: clarify → orchestrate ⇄ (plan review | todos | research) → finalize.
+
+Every model call and search inside a step is a durable call (runtime/durable.py), counted
+against the search cap and the cost budget where it is made: nothing here counts."""
 
 from __future__ import annotations
 
@@ -17,7 +19,6 @@ from deep_research.nodes.plan_review import review_plan, route_orchestrate, rout
 from deep_research.nodes.question import new_question
 from deep_research.nodes.recall import recall
 from deep_research.nodes.remember import remember
-from deep_research.nodes.reserve_calls import reserve_clarify, reserve_orchestrate
 from deep_research.researcher.task import research_task
 from deep_research.state import InputState, OutputState, ResearchState
 
@@ -29,10 +30,8 @@ builder = StateGraph(
 )
 builder.add_node(new_question)
 builder.add_node(recall)
-builder.add_node(reserve_clarify)
 builder.add_node(clarify)
 builder.add_node(ask_user)
-builder.add_node(reserve_orchestrate)
 builder.add_node(orchestrate)
 builder.add_node(review_plan)
 builder.add_node(answer_tools)
@@ -41,23 +40,19 @@ builder.add_node(finalize)
 builder.add_node(remember)
 builder.add_edge(START, "new_question")
 builder.add_edge("new_question", "recall")
-# Each model step has a reserve step before it: its worst case is counted (and, with
-# durability "sync", checkpointed) before it sends a request (llm/reservations.py).
-builder.add_edge("recall", "reserve_clarify")
-builder.add_edge("reserve_clarify", "clarify")
+builder.add_edge("recall", "clarify")
 builder.add_conditional_edges("clarify", route_clarify)
-builder.add_edge("ask_user", "reserve_clarify")
-builder.add_edge("reserve_orchestrate", "orchestrate")
+builder.add_edge("ask_user", "clarify")
 builder.add_conditional_edges(
     "orchestrate",
     route_orchestrate,
-    ["research", "answer_tools", "finalize", "review_plan", "reserve_orchestrate"],
+    ["research", "answer_tools", "finalize", "review_plan", "orchestrate"],
 )
 builder.add_conditional_edges(
-    "review_plan", route_review, ["research", "answer_tools", "finalize", "reserve_orchestrate"]
+    "review_plan", route_review, ["research", "answer_tools", "finalize", "orchestrate"]
 )
-builder.add_edge("research", "reserve_orchestrate")
-builder.add_edge("answer_tools", "reserve_orchestrate")
+builder.add_edge("research", "orchestrate")
+builder.add_edge("answer_tools", "orchestrate")
 builder.add_edge("finalize", "remember")
 builder.add_edge("remember", END)
 graph = builder.compile(name="deep_research")

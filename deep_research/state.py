@@ -66,22 +66,6 @@ class CitationCheck(TypedDict):
 ReportStatus = Literal["complete", "unverified", "no_sources"]
 
 
-class Reservation(TypedDict):
-    """Searches counted in state for one search step before it runs (search/budget.py)."""
-
-    id: str
-    process: str  # `process.PROCESS_ID` of the process that reserved them
-    granted: int
-
-
-class CallReservation(TypedDict):
-    """µUSD counted in state for one model step before it sends anything (llm/reservations.py)."""
-
-    id: str
-    process: str  # `process.PROCESS_ID` of the process that reserved them
-    micros: int
-
-
 class RoleUsage(TypedDict):
     """Model calls of one role: tokens as the provider reported them, or estimated."""
 
@@ -180,11 +164,8 @@ class ResearchState(InputState):
     # task gives back what it did not use (llm/spending.py).
     cost_counted: Annotated[int, operator.add]
     cost_quotas: dict[str, int]  # research call id -> its µUSD share (only with a budget)
-    # The next clarifier or orchestrator step's worst case, counted in `cost_counted` by its
-    # reserve step until the step settles it (llm/reservations.py); None: none pending.
-    call_reservation: CallReservation | None
     budget_note: str  # why the report was written early (the budget ran out), or ""
-    pending_questions: list[str]
+    pending_questions: list[str] | None  # None: the clarifier was stopped mid-call, asks again
     clarification_rounds: int
     orchestrator_turns: int
     plan_reviewed: bool  # the question's plan was reviewed (or needs no more review)
@@ -226,15 +207,13 @@ class ResearcherState(TypedDict):
     tool_call_id: str
     dispatch_id: str
     quota: int
-    # Searches this task has reserved or sent: a total, checkpointed before each search step
-    # (durability "sync"), so searches sent before a crash still count on resume.
+    # Searches this task has sent (or counted as sent: in flight at a stop), a total
+    # checkpointed after each search step (durability "sync"): the next step may send what
+    # is left of `quota`, and a step that runs again after a stop sends nothing new.
     searches: int
-    reservation: NotRequired[Reservation | None]  # the next search step's, until it ends
     cost_quota: NotRequired[int]
-    # µUSD this task's model calls cost, checkpointed after each, with the next turn's
-    # reservation counted from its reserve step until the turn settles it.
+    # µUSD this task's model calls cost (a call in flight at a stop at its worst case).
     cost: NotRequired[int]
-    call_reservation: NotRequired[CallReservation | None]
     usage: Annotated[Usage, add_usage]
     sources: Annotated[list[Source], merge_sources]
     turns: int

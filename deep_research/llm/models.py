@@ -21,6 +21,7 @@ from langchain_core.exceptions import ContextOverflowError
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel
+from typing_extensions import TypedDict
 
 from deep_research.config.endpoints import read_endpoints
 from deep_research.config.settings import Context
@@ -31,7 +32,8 @@ from deep_research.llm.chat_models import Role, public_url
 from deep_research.llm.errors import is_context_overflow
 from deep_research.llm.prices import Price, price_of
 from deep_research.llm.spending import Ledger
-from deep_research.runtime import progress, prompts, tracing
+from deep_research.runtime import durable, progress, prompts, tracing
+from deep_research.state import NO_USAGE, Usage
 from deep_research.text import limits, secrets
 
 log = logging.getLogger(__name__)
@@ -61,6 +63,27 @@ class EmptyReplyError(ReadableError, RuntimeError):
     """The model returned nothing usable twice in a row, the second time after a nudge."""
 
 
+class CallLost(ReadableError, RuntimeError):
+    """A step that ran before and was stopped had no saved answer for this call: it may have
+    been sent and billed, so it was counted at its worst case (`micros`) and not sent again.
+    The step runs again, fresh, and asks anew within what is left."""
+
+    def __init__(self, micros: int) -> None:
+        super().__init__(f"a model call in flight at a stop, counted at {micros} µUSD")
+        self.micros = micros
+
+
+class Answer(TypedDict):
+    """One `ask` as its durable task stores it."""
+
+    reply: AIMessage | None  # None: refused by the budget, empty twice, or lost
+    usage: Usage
+    spent: int  # µUSD its requests cost
+    lost: int  # µUSD counted for a call that may have been sent before a stop
+    refused: str  # the budget's refusal, when it stopped the call
+    empty: str  # the empty-reply error, when the model gave nothing twice
+
+
 @dataclass(frozen=True)
 class RoleModel:
     """A role's chat model plus where it sends requests (for error messages; never a key)."""
@@ -83,10 +106,77 @@ class RoleModel:
     ) -> AIMessage:
         """The model's reply, settled for small models (see `toolcalls`), never empty.
 
-        An empty reply gets one nudge; a second one raises `EmptyReplyError`. With a
-        `ledger`, every request is admitted by it first and recorded in it after.
+        Inside a graph step the call is a durable task (runtime/durable.py): answered before
+        a stop, it is not sent again on resume. With a `ledger`, every request is admitted
+        by it first and what the call used is added to it after. On a step that runs again
+        after a stop (`ledger.fresh` false) under a budget, a call with no saved answer is
+        not sent: it may have been billed, so it is counted at its worst case and
+        `CallLost` tells the step to run again, fresh.
         """
-        held = dataclasses.replace(self, ledger=ledger) if ledger is not None else self
+        ledger = ledger if ledger is not None else Ledger(None)
+        may_send = ledger.fresh or ledger.limit is None
+        key = durable.digest(self.role, self.spec, *(m.text for m in messages), *_names(tools))
+        limit, counted = ledger.limit, ledger.counted
+        answer = await durable.call(
+            f"ask_{self.role}", key, lambda: self._answer(messages, tools, limit, counted, may_send)
+        )
+        ledger.absorb(answer["usage"], answer["spent"] + answer["lost"])
+        if answer["lost"] or answer["reply"] is None:
+            if answer["refused"]:
+                raise spending.BudgetExceeded(answer["refused"])
+            if answer["empty"]:
+                raise EmptyReplyError(answer["empty"])
+            raise CallLost(answer["lost"])
+        return answer["reply"]
+
+    async def _answer(
+        self,
+        messages: Sequence[BaseMessage],
+        tools: Sequence[type[BaseModel]],
+        limit: int | None,
+        counted: int,
+        may_send: bool,
+    ) -> Answer:
+        """One `ask`, as the task stores it: the reply and what it used, or why there is none."""
+        if not may_send:
+            # What the stopped call could have cost: never more than its ledger let it spend.
+            lost = self.worst_case(messages, tools)
+            if limit is not None:
+                lost = max(0, min(lost, limit - counted))
+            return Answer(reply=None, usage=NO_USAGE, spent=0, lost=lost, refused="", empty="")
+        ledger = Ledger(limit, counted)
+        reply, refused, empty = None, "", ""
+        try:
+            reply = await self._ask_now(messages, tools, ledger)
+        except spending.BudgetExceeded as stop:
+            refused = str(stop)
+        except EmptyReplyError as error:
+            empty = str(error)
+        return Answer(
+            reply=reply,
+            usage=ledger.usage,
+            spent=ledger.spent,
+            lost=0,
+            refused=refused,
+            empty=empty,
+        )
+
+    def worst_case(self, messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]]) -> int:
+        """µUSD one `ask` may cost at most: a request bounded by its bytes, the whole reply at
+        the completion limit, and the nudge an empty reply gets (the same prompt plus the
+        nudge). Shortened retries are shorter; a request refused as too long is not billed."""
+        price = self.price or price_of(self.spec)
+        prompt = spending.prompt_bound(messages, tools)
+        nudge = len(prompts.render("empty_reply").encode()) + spending.PER_MESSAGE_TOKENS
+        completion = self.max_tokens or 0
+        first = price.micros(prompt, completion) or 0
+        return first + (price.micros(prompt + nudge, completion) or 0)
+
+    async def _ask_now(
+        self, messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]], ledger: Ledger
+    ) -> AIMessage:
+        """The reply, asked now: an empty one gets one nudge, a second raises `EmptyReplyError`."""
+        held = dataclasses.replace(self, ledger=ledger)
         raw, sent = await held._fitted(messages, tools)
         reply = toolcalls.settle(raw, tools)
         if not toolcalls.is_empty(reply):
@@ -208,6 +298,10 @@ def _without_secrets(message: BaseMessage) -> BaseMessage:
     if content == message.content:
         return message
     return message.model_copy(update={"content": content})
+
+
+def _names(tools: Sequence[type[BaseModel]]) -> list[str]:
+    return [str(tool.model_json_schema().get("title", tool.__name__)) for tool in tools]
 
 
 def _chars(messages: Sequence[BaseMessage]) -> int:

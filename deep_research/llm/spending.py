@@ -78,6 +78,9 @@ class Ledger:
     counted: int = 0
     usage: Usage = field(default_factory=lambda: NO_USAGE)
     spent: int = 0  # µUSD this ledger's calls cost (what the node adds to state)
+    # False on a step that runs again after a stop: under a budget its calls with no saved
+    # answer are counted at their worst case, not sent (llm/models.py, runtime/process.py).
+    fresh: bool = True
 
     def admit(self, price: Price, prompt_tokens: int, max_tokens: int | None) -> None:
         """Raise unless the call's worst case fits what is left; nothing is counted yet."""
@@ -120,6 +123,13 @@ class Ledger:
         )
         self.usage = add_usage(self.usage, Usage(**used, by_role={role: used}))
         return used
+
+    def absorb(self, usage: Usage, micros: int) -> None:
+        """Add what one call used and the µUSD it is counted at (its cost, or its worst case
+        when it may have been sent before a stop)."""
+        self.usage = add_usage(self.usage, usage)
+        self.spent += micros
+        self.counted += micros
 
     def update(self) -> dict[str, object]:
         """What a node adds to state: its calls' usage and the µUSD they cost."""

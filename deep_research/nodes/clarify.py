@@ -19,8 +19,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 from deep_research.config.settings import Context, context_of
 from deep_research.errors import DeepResearchError
-from deep_research.llm import models, reservations, spending, toolcalls
-from deep_research.runtime import prompts
+from deep_research.llm import models, spending, toolcalls
+from deep_research.runtime import durable, process, prompts
 from deep_research.state import ResearchState
 from deep_research.text import limits
 
@@ -84,20 +84,27 @@ def clarifier_messages(state: ResearchState) -> list[BaseMessage]:
 
 
 async def clarify(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Ask the model whether the request needs clarifying questions, within what
-    `reserve_clarify` counted for it (nodes/reserve_calls.py)."""
+    """Ask the model whether the request needs clarifying questions.
+
+    A step that runs again after a stop, whose call has no saved answer, counts that call at
+    its worst case and runs again (`models.CallLost`; `pending_questions` None routes back)."""
     context = context_of(runtime)
-    reservation = state.get("call_reservation")
-    step = reservations.open_step(
-        spending.micros_of(context.max_cost_usd), state.get("cost_counted", 0), reservation
+    here = durable.top_scope()
+    ledger = spending.Ledger(
+        spending.micros_of(context.max_cost_usd),
+        state.get("cost_counted", 0),
+        fresh=process.take_over(here, ""),
     )
-    if step is None:  # this step ran before and died: its reservation stays counted
-        return {"call_reservation": reservations.declined(reservation)}
-    await reservations.saved(reservation)  # stored before the call goes out
     if not wants_questions(state, context):
-        return {"pending_questions": [], **step.settled()}
-    decision = await _decide(context, clarifier_messages(state), step.ledger)
-    spent = step.settled()
+        process.hand_over(here, "")
+        return {"pending_questions": []}
+    try:
+        decision = await _decide(context, clarifier_messages(state), ledger)
+    except models.CallLost:
+        process.hand_over(here, "")  # the next start is fresh
+        return {"pending_questions": None, **_spent(ledger)}
+    process.hand_over(here, "")  # the step's end: the next one starts fresh
+    spent = _spent(ledger)
     if decision is None:
         return {"pending_questions": [], **spent}
     questions = [
@@ -135,12 +142,15 @@ async def _decide(
         return None
 
 
-def route_clarify(
-    state: ResearchState,
-) -> Literal["reserve_clarify", "ask_user", "reserve_orchestrate"]:
-    if reservations.pending(state.get("call_reservation")):  # it did not run: reserve again
-        return "reserve_clarify"
-    return "ask_user" if state.get("pending_questions") else "reserve_orchestrate"
+def _spent(ledger: spending.Ledger) -> dict[str, Any]:
+    return {"usage": ledger.usage, "cost_counted": ledger.spent}
+
+
+def route_clarify(state: ResearchState) -> Literal["clarify", "ask_user", "orchestrate"]:
+    if "pending_questions" in state and state["pending_questions"] is None:
+        # Stopped mid-call, its call counted at its worst case: it asks again, fresh.
+        return "clarify"
+    return "ask_user" if state.get("pending_questions") else "orchestrate"
 
 
 def read_answer(value: object) -> str | None:
@@ -163,7 +173,7 @@ def shown(value: object) -> str:
 
 def ask_user(state: ResearchState) -> dict[str, Any]:
     """Pause the run until the user answers; a malformed answer is asked for again."""
-    questions = state.get("pending_questions", [])
+    questions = state.get("pending_questions") or []
     round_number = state.get("clarification_rounds", 0) + 1
     payload: dict[str, Any] = {"questions": questions, "round": round_number}
     answer = None
@@ -180,6 +190,7 @@ def ask_user(state: ResearchState) -> dict[str, Any]:
     if answer is not None:
         answer = limits.cut(answer, limits.USER_TEXT_CHARS)
     asked = "\n".join(f"{i}. {q}" for i, q in enumerate(questions, start=1))
+    process.hand_over(durable.top_scope(), "")  # the answer's clarify starts fresh
     return {
         "messages": [
             AIMessage(f"Before I start, a few questions:\n{asked}", name="clarifier"),

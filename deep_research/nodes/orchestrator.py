@@ -16,10 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from deep_research import search
 from deep_research.config.settings import Context, context_of
-from deep_research.llm import models, reservations, spending
+from deep_research.llm import models, spending
 from deep_research.llm.toolcalls import invalid_arguments
 from deep_research.nodes import churn, planning, remember, report_writer
-from deep_research.runtime import progress, prompts
+from deep_research.runtime import durable, process, progress, prompts
 from deep_research.state import ChurnGuard, ResearchState, ResearchTask, Todo
 from deep_research.text import fences, limits
 
@@ -61,41 +61,50 @@ def writes_report(state: ResearchState, context: Context) -> bool:
 async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Plan, delegate research, or write the report; at the turn cap, write it without tools.
 
-    With `max_cost_usd`, the turn spends within what `reserve_orchestrate` counted for it
-    (nodes/reserve_calls.py). A planning call that would pass the budget is not sent: the
-    turn notes why and goes back to reserve the report, written from what the run has."""
+    With `max_cost_usd`, a planning call that would pass the budget is not sent: the turn
+    notes why and runs again to write the report from what the run has. A turn that runs
+    again after a stop, whose call has no saved answer, counts that call at its worst case
+    and runs again (`models.CallLost`)."""
     context = context_of(runtime)
     budget = spending.micros_of(context.max_cost_usd)
-    reservation = state.get("call_reservation")
-    step = reservations.open_step(budget, state.get("cost_counted", 0), reservation)
-    if step is None:  # this step ran before and died: its reservation stays counted
-        return {"call_reservation": reservations.declined(reservation)}
-    await reservations.saved(reservation)  # stored before the call goes out
-    ledger = step.ledger
+    here = durable.top_scope()
+    counted = state.get("cost_counted", 0)
+    ledger = spending.Ledger(budget, counted, fresh=process.take_over(here, ""))
     model = models.role_model(context, "orchestrator")
     remember.prepare(state, context)  # research came back: memory's work, off the path
     turns = state.get("orchestrator_turns", 0) + 1
-    if writes_report(state, context):
-        progress.emit("orchestrator_turn", turn=turns, cap=context.max_orchestrator_turns)
-        reply = await report_writer.write_report(model, lambda c: _findings(state, c), ledger)
-        return {"messages": [reply], "orchestrator_turns": turns, **step.settled()}
+    reserve = report_writer.report_reserve(model) if budget is not None else 0
+    update: dict[str, Any] = {}
+    if state.get("budget_note") and _affordable(state, context, model, ledger, reserve):
+        update["budget_note"] = ""  # a bigger budget on resume: planning goes on
+        state = {**state, "budget_note": ""}
     progress.emit("orchestrator_turn", turn=turns, cap=context.max_orchestrator_turns)
+    if writes_report(state, context):
+        # Not even the report fitting what is left stops the run (`BudgetExceeded`).
+        try:
+            reply = await report_writer.write_report(model, lambda c: _findings(state, c), ledger)
+        except models.CallLost:
+            process.hand_over(here, "")  # the turn's next start is fresh
+            return {**update, **_spent(ledger)}
+        process.hand_over(here, "")
+        return {**update, "messages": [reply], "orchestrator_turns": turns, **_spent(ledger)}
+    # Planning may not use what the report needs: it is held to what is left after it.
+    planning_ledger = spending.Ledger(
+        None if budget is None else budget - reserve, counted, fresh=ledger.fresh
+    )
     try:
-        reply = await model.ask(planning.planning_messages(state, context), TOOLS, ledger)
+        reply = await model.ask(planning.planning_messages(state, context), TOOLS, planning_ledger)
+    except models.CallLost:
+        process.hand_over(here, "")  # the turn's next start is fresh
+        return {**update, **_spent(planning_ledger)}
     except spending.BudgetExceeded as stop:
         note = f"The run stopped at its cost budget: {stop} This report is written from the "
         note += "research done until then."
         progress.emit("budget_reached", note=note)
-        # The report gets a reservation of its own: what this turn reserved goes back, and
-        # the route goes to `reserve_orchestrate` again.
-        return {
-            "budget_note": note,
-            **step.settled(),
-            "call_reservation": reservations.UNUSABLE,
-        }
-    # Research shares keep back what the report could cost, so a run that spends its
-    # budget can still write it (`reserve_orchestrate` keeps it back from planning too).
-    reserve = report_writer.report_reserve(model) if budget is not None else 0
+        process.hand_over(here, "")  # the report is written next, from a fresh start
+        return {"budget_note": note, **_spent(planning_ledger)}
+    ledger = planning_ledger
+    process.hand_over(here, "")
     guard = churn.after_reply(state.get("churn"), reply.tool_calls, context)
     guard = _limit_research(guard, reply, context.max_research_calls_per_reply)
     # What is left (cap minus what state counts) is split into one quota per research
@@ -114,17 +123,37 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     # A reply held for plan review sends nothing until it is approved: `review_plan`
     # counts its quotas then, so a new question asked instead still has them.
     held = context.review_plan and not state.get("plan_reviewed")
-    settled = step.settled()
+    spent = _spent(ledger)
     return {
+        **update,
         "messages": [reply],
         "orchestrator_turns": turns,
         "churn": guard,
         "quotas": shares,
         "searches_used": 0 if held else sum(shares.values()),
         "cost_quotas": cost_shares,
-        **settled,
-        "cost_counted": settled["cost_counted"] + (0 if held else sum(cost_shares.values())),
+        "usage": spent["usage"],
+        "cost_counted": spent["cost_counted"] + (0 if held else sum(cost_shares.values())),
     }
+
+
+def _spent(ledger: spending.Ledger) -> dict[str, Any]:
+    return {"usage": ledger.usage, "cost_counted": ledger.spent}
+
+
+def _affordable(
+    state: ResearchState,
+    context: Context,
+    model: models.RoleModel,
+    ledger: spending.Ledger,
+    reserve: int,
+) -> bool:
+    """Whether a planning call fits the budget now, beside the report's reserve: a run the
+    budget stopped, resumed with a bigger one, plans again."""
+    if ledger.limit is None:
+        return True
+    worst = model.worst_case(planning.planning_messages(state, context), TOOLS)
+    return ledger.counted + worst + reserve <= ledger.limit
 
 
 def _findings(state: ResearchState, chars: int = limits.FINDINGS_CHARS) -> str:

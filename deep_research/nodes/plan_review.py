@@ -25,11 +25,10 @@ from pydantic import ValidationError
 
 from deep_research.config.settings import Context, context_of
 from deep_research.errors import DeepResearchError
-from deep_research.llm import reservations
 from deep_research.nodes import churn
 from deep_research.nodes.clarify import MAX_BAD_ANSWERS, shown
 from deep_research.nodes.orchestrator import WriteTodos, dispatch_reply, runnable_research
-from deep_research.runtime import progress, prompts
+from deep_research.runtime import durable, process, progress, prompts
 from deep_research.state import ResearchState, Todo
 from deep_research.text import limits
 
@@ -87,9 +86,9 @@ def _due(state: ResearchState, context: Context) -> bool:
 
 def route_orchestrate(state: ResearchState, runtime: Runtime[Context]) -> list[Send | str] | str:
     """`dispatch_reply`, except that a plan waiting for review goes to `review_plan`, and
-    a turn that did not run (its reservation was used by a step that died) is reserved again."""
-    if reservations.pending(state.get("call_reservation")):
-        return "reserve_orchestrate"
+    a turn that left no reply (stopped mid-call, or stopped by the budget) runs again."""
+    if not isinstance(state["messages"][-1], AIMessage):
+        return "orchestrate"
     if _due(state, context_of(runtime)):
         return "review_plan"
     return dispatch_reply(state)
@@ -99,7 +98,7 @@ def route_review(state: ResearchState) -> list[Send | str] | str:
     """An approved reply is dispatched as it stands; a changed plan goes back to planning."""
     if isinstance(state["messages"][-1], AIMessage):
         return dispatch_reply(state)
-    return "reserve_orchestrate"
+    return "orchestrate"
 
 
 def read_review(value: object, max_items: int = limits.MAX_PLAN_ITEMS) -> Review:
@@ -145,6 +144,7 @@ def review_plan(state: ResearchState, runtime: Runtime[Context]) -> dict[str, An
         except BadReview as problem:
             # Raising here would leave the bad value stored and the thread stuck.
             payload = {**payload, "error": f"{problem} {REVIEW_SHAPES}"}
+    process.hand_over(durable.top_scope(), "")  # answered: the next model step starts fresh
     # `orchestrate` left the held reply's quotas uncounted: they count once it runs.
     approved = {
         "plan_reviewed": True,

@@ -17,6 +17,7 @@ from deep_research import embedding
 from deep_research.config.settings import Context, context_of
 from deep_research.errors import DeepResearchError
 from deep_research.nodes import churn
+from deep_research.runtime import durable, process
 from deep_research.state import ResearchState
 from deep_research.text import limits
 
@@ -85,6 +86,7 @@ def new_question(state: ResearchState, runtime: Runtime[Context]) -> dict[str, A
         changes.append(HumanMessage(text, id=question.id))
     if changes:
         update["messages"] = changes
+    process.hand_over(durable.top_scope(), "")  # the question's first model step starts fresh
     return update
 
 

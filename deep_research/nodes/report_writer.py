@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from deep_research.llm import models, reservations, spending
+from deep_research.llm import models, spending
 from deep_research.llm.prices import price_of
 from deep_research.runtime import prompts
 from deep_research.text import limits
@@ -47,8 +47,3 @@ def report_reserve(model: models.RoleModel) -> int:
     at the completion limit."""
     worst = (model.price or price_of(model.spec)).micros(_prompt_tokens(), model.max_tokens or 0)
     return worst or 0
-
-
-def report_worst(model: models.RoleModel) -> int:
-    """µUSD the step writing the report may spend: the request and an empty reply's nudge."""
-    return reservations.worst_of(model, _prompt_tokens())

@@ -1,11 +1,13 @@
-"""The research subgraph: the researcher reserves its turn's cost and thinks, reserves
-searches, searches, and reports.
+"""The research subgraph: the researcher thinks, searches, and reports.
 
-The task that runs it for one `research` call is `researcher/task.py`."""
+Each model call and search in it is a durable call (runtime/durable.py): a researcher
+stopped mid-way and resumed sends again only what was in flight. What its calls may spend
+is counted where they are made: the model client (llm/models.py) and the search step
+(search/budget.py). The task that runs it for one `research` call is `researcher/task.py`."""
 
 from __future__ import annotations
 
-import asyncio
+import uuid
 from typing import Any, Literal
 
 from langchain_core.messages import (
@@ -15,18 +17,16 @@ from langchain_core.messages import (
     ToolCall,
     ToolMessage,
 )
-from langgraph.config import get_config
 from langgraph.graph import START, StateGraph
 from langgraph.runtime import Runtime
-from langgraph.types import Command
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from deep_research import search as search_service
 from deep_research.config.settings import Context, context_of
-from deep_research.llm import models, reservations, spending
+from deep_research.llm import models, spending
 from deep_research.llm.prices import MICROS
 from deep_research.llm.toolcalls import invalid_arguments
-from deep_research.runtime import prompts
+from deep_research.runtime import durable, process, prompts
 from deep_research.state import NO_USAGE, ResearcherState, RoleUsage, Source, Usage
 
 MAX_QUERIES_PER_CALL = 4
@@ -59,44 +59,44 @@ def _cost_quota(state: ResearcherState, context: Context) -> int | None:
     return state.get("cost_quota") if context.max_cost_usd is not None else None
 
 
-def reserve_think(state: ResearcherState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Count the next turn's worst case in the task's `cost`, before the turn sends it."""
-    context = context_of(runtime)
-    limit, counted = _cost_quota(state, context), state.get("cost", 0)
-    if limit is None:
-        return {"call_reservation": None}
-    messages, tools = _turn(state, context)
-    worst = reservations.worst_case(models.role_model(context, "researcher"), messages, tools)
-    reservation = reservations.reserve(limit, counted, worst)
-    assert reservation is not None
-    return {"call_reservation": reservation, "cost": counted + reservation["micros"]}
+def scope(state: ResearcherState) -> tuple[str, str]:
+    """Where this researcher's steps hand over to each other (runtime/process.py)."""
+    return durable.thread_id(state["dispatch_id"]), state["tool_call_id"]
+
+
+def last_id(state: ResearcherState) -> str:
+    return state["messages"][-1].id or ""
 
 
 async def think(state: ResearcherState, runtime: Runtime[Context]) -> dict[str, Any]:
     """The researcher's turn: search more, or write the cited report.
 
-    With a cost budget, each call is held to what `reserve_think` counted for it, within
-    the task's share (`cost_quota`); a call that does not fit is not sent and the
-    researcher ends with what it found (`_out_of_budget`)."""
+    With a cost budget, the call is held to the task's share (`cost_quota`); a call that does
+    not fit is not sent and the researcher ends with what it found (`_out_of_budget`). A turn
+    that runs again after a stop, whose call has no saved answer, counts that call at its
+    worst case and runs again (`models.CallLost`)."""
     context = context_of(runtime)
-    reservation = state.get("call_reservation")
+    here = scope(state)
+    fresh = process.take_over(here, last_id(state))
     counted = state.get("cost", 0)
-    step = reservations.open_step(_cost_quota(state, context), counted, reservation)
-    if step is None:  # this turn ran before and died: its reservation stays counted
-        return {"call_reservation": reservations.declined(reservation)}
-    await reservations.saved(reservation)  # stored before the call goes out
+    ledger = spending.Ledger(_cost_quota(state, context), counted, fresh=fresh)
     model = models.role_model(context, "researcher")
     messages, tools = _turn(state, context)
     try:
-        reply = await model.ask(messages, tools, step.ledger)
+        reply = await model.ask(messages, tools, ledger)
+    except models.CallLost:
+        process.hand_over(here, last_id(state))  # the turn's next start is fresh
+        return {"usage": ledger.usage, "cost": counted + ledger.spent}
     except spending.BudgetExceeded:
         reply = _out_of_budget(state.get("sources", []))
+    # Its own id: the search step after it starts fresh only on this reply.
+    reply = reply.model_copy(update={"id": f"think-{uuid.uuid4().hex}"})
+    process.hand_over(here, reply.id or "")
     return {
         "messages": [reply],
         "turns": state.get("turns", 0) + 1,
-        "usage": step.ledger.usage,
-        "cost": step.cost_after(counted),
-        "call_reservation": None,
+        "usage": ledger.usage,
+        "cost": counted + ledger.spent,
     }
 
 
@@ -135,20 +135,11 @@ def _as_plain_text(messages: list[Any]) -> list[Any]:
     return plain
 
 
-def route_researcher(state: ResearcherState) -> Literal["reserve_think", "reserve", "__end__"]:
-    if reservations.pending(state.get("call_reservation")):  # it did not run: reserve again
-        return "reserve_think"
+def route_researcher(state: ResearcherState) -> Literal["think", "search", "__end__"]:
     last = state["messages"][-1]
-    return "reserve" if isinstance(last, AIMessage) and last.tool_calls else "__end__"
-
-
-def reserve(state: ResearcherState) -> dict[str, Any]:
-    """Count the searches the next step may send, in state, before it sends any."""
-    last = state["messages"][-1]
-    assert isinstance(last, AIMessage)
-    wanted = sum(len(_queries(call)) for call in last.tool_calls)
-    reservation = search_service.reserve(wanted, state["quota"], state["searches"])
-    return {"reservation": reservation, "searches": state["searches"] + reservation["granted"]}
+    if not isinstance(last, AIMessage):  # the turn was stopped mid-call: it runs again
+        return "think"
+    return "search" if last.tool_calls else "__end__"
 
 
 def _queries(call: ToolCall) -> list[str]:
@@ -161,39 +152,34 @@ def _queries(call: ToolCall) -> list[str]:
         return []
 
 
-async def search(state: ResearcherState, runtime: Runtime[Context]) -> Command[Any]:
-    """Run the researcher's queries in parallel: cached, within its reservation, pages read."""
-    reservation = state.get("reservation")
-    if not search_service.may_send(reservation):
-        # This step already ran under this reservation and did not finish (a crash, Ctrl-C):
-        # its searches may have been sent, so they stay counted; reserve again to retry.
-        return Command(goto="reserve")
-    assert reservation is not None
+async def search(state: ResearcherState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Run the researcher's queries in parallel: cached, within its share, pages read.
+
+    The step may send what is left of the task's share, counted in state before it started;
+    started again after a stop, it reuses the searches answered before and sends nothing new
+    (search/budget.py)."""
     context = context_of(runtime)
     last = state["messages"][-1]
     assert isinstance(last, AIMessage)
+    here = scope(state)
+    wanted = sum(len(_queries(call)) for call in last.tool_calls)
     grant = search_service.Grant(
-        reservation["granted"],
+        max(0, min(wanted, state["quota"] - state["searches"])),
         quota=state["quota"],
-        counted_before=state["searches"] - reservation["granted"],
+        counted_before=state["searches"],
         cap=context.max_searches_per_run,
+        fresh=process.take_over(here, last.id or ""),
     )
     # The cache spans the whole run (thread): every researcher, every orchestrator turn.
-    thread_id = get_config().get("configurable", {}).get("thread_id")
     share = context.max_chars_per_turn // max(1, len(last.tool_calls))
     shown = _shown(state["messages"], "pages_shown"), _shown(state["messages"], "listed")
     async with search_service.session(
-        context,
-        run_key=str(thread_id or state["dispatch_id"]),
-        owner=state["tool_call_id"],
-        topic=state["topic"],
-        grant=grant,
+        context, run_key=here[0], owner=state["tool_call_id"], topic=state["topic"], grant=grant
     ) as searching:
-        answers = await asyncio.gather(
-            *(_answer_call(call, searching, share, shown) for call in last.tool_calls)
-        )
+        # One call after another: each call's durable searches start in a fixed order.
+        answers = [await _answer_call(call, searching, share, shown) for call in last.tool_calls]
     messages = [message for message, _ in answers]
-    searches = state["searches"] - grant.unused  # what was not sent goes back
+    searches = state["searches"] + grant.used
     ran = [i for i, message in enumerate(messages) if message.status != "error"]
     if ran:  # the budget is told where results are, not in an error's one-line example
         left = max(0, state["quota"] - searches)
@@ -201,14 +187,14 @@ async def search(state: ResearcherState, runtime: Runtime[Context]) -> Command[A
         messages[ran[-1]] = last_ran.model_copy(
             update={"content": f"{last_ran.content}\n\n({left} searches left on this topic.)"}
         )
-    update = {
+    messages = [m.model_copy(update={"id": f"search-{uuid.uuid4().hex}"}) for m in messages]
+    process.hand_over(here, messages[-1].id or "")  # the next turn starts fresh on these
+    return {
         "messages": messages,
         "sources": [source for _, sources in answers for source in sources],
         "searches": searches,
-        "reservation": None,
         "usage": search_usage(grant),
     }
-    return Command(goto="reserve_think", update=update)
 
 
 def search_usage(grant: search_service.Grant) -> Usage:
@@ -216,9 +202,9 @@ def search_usage(grant: search_service.Grant) -> Usage:
     `calls` and tokens stay the model's, its `usd` is everything. Not held to the cost
     budget: `max_searches_per_run` bounds searches before any is sent."""
     used = RoleUsage(
-        calls=grant.sent, tokens_in=0, tokens_out=0, usd=grant.cost / MICROS, estimated=0
+        calls=grant.used, tokens_in=0, tokens_out=0, usd=grant.cost / MICROS, estimated=0
     )
-    if not grant.sent:
+    if not grant.used:
         return NO_USAGE
     return Usage(**{**NO_USAGE, "usd": used["usd"], "by_role": {"search": used}})
 
@@ -260,12 +246,9 @@ async def _answer_call(
 
 
 researcher_builder = StateGraph(ResearcherState, context_schema=Context)
-researcher_builder.add_node(reserve_think)
 researcher_builder.add_node(think)
-researcher_builder.add_node(reserve)
-researcher_builder.add_node(search, destinations=("reserve_think", "reserve"))
-researcher_builder.add_edge(START, "reserve_think")
-researcher_builder.add_edge("reserve_think", "think")
+researcher_builder.add_node(search)
+researcher_builder.add_edge(START, "think")
 researcher_builder.add_conditional_edges("think", route_researcher)
-researcher_builder.add_edge("reserve", "search")
+researcher_builder.add_edge("search", "think")
 researcher_graph = researcher_builder.compile(name="researcher")

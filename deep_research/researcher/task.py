@@ -3,6 +3,7 @@ its failures, checks its report's citations and hands the orchestrator a bounded
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from langchain_core.messages import HumanMessage, ToolMessage
@@ -13,9 +14,8 @@ from langgraph.runtime import Runtime
 
 from deep_research.citations import check_report
 from deep_research.config.settings import Context, context_of
-from deep_research.errors import ReadableError
 from deep_research.llm import models
-from deep_research.researcher.graph import researcher_graph
+from deep_research.researcher.graph import researcher_graph, scope
 from deep_research.runtime import process, progress, tracing
 from deep_research.state import NO_USAGE, ResearcherState, ResearchTask, Source
 from deep_research.text import fences, secrets
@@ -23,34 +23,25 @@ from deep_research.text.limits import REPORT_CHARS, cut
 from deep_research.text.urls import page_key
 
 
-class OldCheckpointError(ReadableError, RuntimeError):
-    """A research task checkpointed by an older version, whose search budget worked otherwise."""
-
-
 async def research_task(task: ResearchTask, runtime: Runtime[Context]) -> dict[str, Any]:
     """One `research` tool call, run as its own graph task; a failure stays its own."""
     context = context_of(runtime)
-    if "quota" not in task:
-        raise OldCheckpointError(
-            "This run was checkpointed by an older deep_research whose search budget worked "
-            "differently; it cannot be resumed. Start the question again."
-        )
     async with process.turn_slots(task["dispatch_id"], context.max_researchers_per_turn):
         progress.emit("research_started", id=task["tool_call_id"], topic=task["topic"])
         try:
+            topic = HumanMessage(task["topic"], id=f"topic-{uuid.uuid4().hex}")
             start = ResearcherState(
-                messages=[HumanMessage(task["topic"])],
+                messages=[topic],
                 sources=[],
                 turns=0,
                 searches=0,
-                reservation=None,
                 cost=0,
-                call_reservation=None,
                 usage=NO_USAGE,
                 **task,
             )
-            # "sync": each reservation is on disk before the step that sends its searches
-            # or its model call.
+            # A first run starts fresh on this message; a resumed subgraph keeps its own.
+            process.hand_over(scope(start), topic.id or "")
+            # "sync": each step's counts are on disk before the next step sends anything.
             result = await researcher_graph.ainvoke(
                 start,
                 tracing.research_config(task["topic"], context),

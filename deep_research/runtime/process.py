@@ -12,31 +12,32 @@ container, a lock or thread, a `global` statement, a cached function) named nowh
 from __future__ import annotations
 
 import asyncio
-import uuid
 import weakref
 from collections import OrderedDict
 
-# Stamped on each search reservation (see `search/budget.py`) and each model call's
-# (`llm/reservations.py`). A reservation stamped by another process was made by one that
-# died (or stopped) before its step ended, so its searches or its call may have been sent
-# (and billed): they stay counted and are never sent again unreserved.
-PROCESS_ID = uuid.uuid4().hex
-
-# Reservations whose search or model step started in this process. A step that runs again
-# for the same reservation here (a cancelled run, resumed in the same notebook) would
-# otherwise send what the state already counts. Ids are random; the oldest go first.
-_started: OrderedDict[str, None] = OrderedDict()
-MAX_STARTED = 10_000
+# The steps that send paid calls (a model turn, a search step), by run and scope, each with
+# the token the step before it handed over: the id of the last message it left. A sending
+# step starts "fresh" only on a token a step of this process handed it, once. Any other
+# start is a re-run after a stop (a crash, SIGKILL, Ctrl-C, a dead server instance): its
+# calls that have no saved answer may have been sent, and billed, before the stop, so they
+# are counted at their worst case before anything is sent again (runtime/durable.py keeps
+# the answered ones). A lost entry (a new process) only makes a step count one call more.
+_handed: OrderedDict[tuple[str, str], str] = OrderedDict()
+MAX_HANDED = 10_000
 
 
-def start_reservation(reservation_id: str) -> bool:
-    """Mark a reservation's search step as started; False when it had already started."""
-    if reservation_id in _started:
-        return False
-    _started[reservation_id] = None
-    while len(_started) > MAX_STARTED:
-        _started.popitem(last=False)
-    return True
+def hand_over(scope: tuple[str, str], token: str) -> None:
+    """Tell the next sending step of `scope` (thread, researcher) that it starts fresh on
+    `token` (the id of the last message this step leaves in state)."""
+    _handed[scope] = token
+    _handed.move_to_end(scope)
+    while len(_handed) > MAX_HANDED:
+        _handed.popitem(last=False)
+
+
+def take_over(scope: tuple[str, str], token: str) -> bool:
+    """Whether a sending step of `scope` starts fresh on `token`; True at most once."""
+    return _handed.pop(scope, None) == token
 
 
 # How many researchers of one orchestrator turn run at once (`max_researchers_per_turn`).

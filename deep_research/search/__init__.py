@@ -5,11 +5,12 @@ context manager around one search step; its `answer(queries, max_chars)` runs th
 in parallel (per-run cache, the step's grant of searches, the fallback chain, MiniLM
 relevance, the top pages fetched through the address guard and extracted) and returns an
 `Answer`: the text the model reads, every web string inside data fences; the `Source`s
-retrieved; a trace of what happened on the way. The search budget (quotas, reservations,
-grants) is in `budget`, re-exported here.
+retrieved; a trace of what happened on the way. Each search request and page fetch is a
+durable call (runtime/durable.py): answered before a stop, it is not sent again on resume.
+The search cap's shares and grants are in `budget`, re-exported here.
 """
 
-from deep_research.search.budget import Grant, may_send, quotas, reserve
+from deep_research.search.budget import Grant, quotas
 from deep_research.search.step import Answer, SearchSession, session
 
-__all__ = ["Answer", "Grant", "SearchSession", "may_send", "quotas", "reserve", "session"]
+__all__ = ["Answer", "Grant", "SearchSession", "quotas", "session"]

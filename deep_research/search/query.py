@@ -1,14 +1,18 @@
-"""One query end to end: cached search within the budget, relevance filter, top pages read."""
+"""One query end to end: cached search within the budget, relevance filter, top pages read.
+
+The search request and each page fetch are durable calls (runtime/durable.py): what was
+answered before a stop is read back on resume, not sent again."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
 
 from deep_research.errors import DeepResearchError
 from deep_research.llm import prices
-from deep_research.runtime import progress, tracing
+from deep_research.runtime import durable, progress, tracing
 from deep_research.search import relevance
 from deep_research.search.budget import Grant
 from deep_research.search.cache import RunCache, Searched, query_key, url_key
@@ -51,6 +55,15 @@ class QueryOutcome:
 
 
 @dataclass(frozen=True)
+class Pending:
+    """A query of a batch once started: what memory gave, or its search under way."""
+
+    query: str
+    remembered: list[Finding] | None = None
+    searched: Awaitable[dict[str, Any]] | None = None
+
+
+@dataclass(frozen=True)
 class Searcher:
     """Runs one researcher's queries: the cache is the run's, the grant the search step's."""
 
@@ -69,18 +82,49 @@ class Searcher:
     credit_usd: float = 0.0  # what one Tavily credit costs (`tavily_credit_usd`)
 
     async def run(self, query: str) -> QueryOutcome:
-        outcome, (extra, dropped, notes) = await asyncio.gather(
-            self._run(query), self._library(query)
+        """One query end to end (a batch goes through `start`, `outcome` and `read`)."""
+        outcome, to_read = await self.outcome(await self.start(query))
+        return self.with_pages(outcome, await self.read(to_read))
+
+    async def start(self, query: str) -> Pending:
+        """Memory's answer, or the query's search started as a durable call.
+
+        A batch starts its queries one after another (memory is local and quick), so their
+        durable calls start in the batch's order whatever the searches' timing."""
+        if self.recall is not None and (remembered := await self.recall(query)):
+            return Pending(query, remembered=remembered)
+        key = query_key(query, self.max_results)
+        searched = durable.call("search", durable.digest(key), lambda: self._stored(key, query))
+        return Pending(query, searched=searched)
+
+    async def outcome(self, pending: Pending) -> tuple[QueryOutcome, list[str]]:
+        """What the query found (the library's passages beside it), and the pages to read."""
+        (outcome, to_read), (extra, dropped, notes) = await asyncio.gather(
+            self._outcome(pending), self._library(pending.query)
         )
         if not extra and not dropped and not notes:
-            return outcome
+            return outcome, to_read
         findings = sorted([*outcome.findings, *extra], key=lambda f: -f.relevance)
-        return replace(
+        merged = replace(
             outcome,
             findings=findings,
             dropped=outcome.dropped + dropped,
             notes=[*outcome.notes, *notes],
         )
+        return merged, to_read
+
+    async def read(self, urls: Sequence[str]) -> dict[str, Page]:
+        """The pages at `urls`, each fetched once for the run as a durable call, started in
+        the order given."""
+        unique = list(dict.fromkeys(urls))
+        fetches = [durable.call("fetch", durable.digest(url), self._page(url)) for url in unique]
+        pages = await asyncio.gather(*fetches)
+        return {url: Page(**page) for url, page in zip(unique, pages, strict=True)}
+
+    @staticmethod
+    def with_pages(outcome: QueryOutcome, pages: dict[str, Page]) -> QueryOutcome:
+        findings = [replace(f, page=pages.get(f.result.url, f.page)) for f in outcome.findings]
+        return replace(outcome, findings=findings)
 
     async def _library(self, query: str) -> tuple[list[Finding], int, list[str]]:
         """The library's relevant passages for `query` (cached for the run like a search)."""
@@ -102,29 +146,48 @@ class Searcher:
         scores = await self._scores(query, results)
         return Searched(results, self.library.name, relevance=scores)
 
-    async def _run(self, query: str) -> QueryOutcome:
-        if self.recall is not None and (remembered := await self.recall(query)):
-            urls = [f.result.url for f in remembered]
+    async def _outcome(self, pending: Pending) -> tuple[QueryOutcome, list[str]]:
+        query = pending.query
+        if pending.remembered is not None:
+            urls = [f.result.url for f in pending.remembered]
             progress.emit("search_remembered", id=self.owner, query=query, urls=urls)
             note = "Answered from memory (pages cited by earlier reports): no search used."
-            return QueryOutcome(query, remembered, notes=[note])
-        key = query_key(query, self.max_results)
-        try:
-            searched, started = await self._searched(key, query)
-        except CapReached:
+            return QueryOutcome(query, pending.remembered, notes=[note]), []
+        assert pending.searched is not None
+        stored = await pending.searched
+        if stored["kind"] == "refused":
             progress.emit("search_refused", id=self.owner, query=query, cap=self.grant.cap)
             return QueryOutcome(
                 query,
                 error="Search cap reached (this topic's share of the run's "
                 f"{self.grant.cap} searches is used): this query was not run. Write your "
                 "report from the results you have.",
+            ), []
+        if stored["kind"] == "lost":
+            self.grant.lose()
+            self.grant.cost += prices.search_micros(
+                self.chain.providers[0].name, "basic", self.credit_usd
             )
-        except SearchError as error:
-            progress.emit("search_failed", id=self.owner, query=query, error=str(error))
-            return QueryOutcome(query, error=f"Search failed: {error}")
+            progress.emit("search_lost", id=self.owner, query=query)
+            return QueryOutcome(
+                query,
+                error="This search was under way when the run was stopped, and its answer "
+                "was not saved: it is counted as sent. Search again if you still need it.",
+            ), []
+        if stored["kind"] == "error":
+            progress.emit("search_failed", id=self.owner, query=query, error=stored["error"])
+            return QueryOutcome(query, error=f"Search failed: {stored['error']}"), []
+        searched = Searched(
+            [SearchResult(**result) for result in stored["results"]],
+            stored["provider"],
+            relevance=stored["relevance"],
+            notes=stored["notes"],
+        )
         notes = list(searched.notes)
         # The one who sent it pays for it (basic depth: this code never asks for advanced);
         # a joined or cached search is free.
+        started = bool(stored["started"])
+        self.grant.answered(started)
         cost = prices.search_micros(searched.provider, "basic", self.credit_usd) * started
         self.grant.cost += cost
         if not started:
@@ -134,17 +197,36 @@ class Searcher:
         )
         kept = [(result, score) for result, score in ranked if score >= self.threshold]
         readable = [result.url for result, _ in kept if result.url.lower().startswith(WEB_SCHEMES)]
-        to_read = readable[: self.fetch_top_n]
-        pages = await asyncio.gather(*(self._page(url) for url in to_read))
-        read = dict(zip(to_read, pages, strict=True))
-        findings = [Finding(result, score, read.get(result.url)) for result, score in kept]
+        findings = [Finding(result, score) for result, score in kept]
         dropped = len(ranked) - len(kept)
         urls = [result.url for result, _ in kept]
         usd = cost / prices.MICROS
         progress.emit(
             "search_done", id=self.owner, query=query, urls=urls, dropped=dropped, usd=usd
         )
-        return QueryOutcome(query, findings, dropped, notes)
+        return QueryOutcome(query, findings, dropped, notes), readable[: self.fetch_top_n]
+
+    async def _stored(self, key: str, query: str) -> dict[str, Any]:
+        """The query's search as its durable call stores it: plain data, or why there is none.
+
+        It runs only when no answer was saved: on a step that runs again after a stop, the
+        search may have gone out before the stop, so it is not sent again (`lost`)."""
+        if not self.grant.fresh:
+            return {"kind": "lost"}
+        try:
+            searched, started = await self._searched(key, query)
+        except CapReached:
+            return {"kind": "refused"}
+        except SearchError as error:
+            return {"kind": "error", "error": str(error)}
+        return {
+            "kind": "answered",
+            "results": [asdict(result) for result in searched.results],
+            "provider": searched.provider,
+            "relevance": list(searched.relevance),
+            "notes": list(searched.notes),
+            "started": started,
+        }
 
     async def _searched(self, key: str, query: str) -> tuple[Searched, bool]:
         """The query's results, shared with researchers asking it at the same time."""
@@ -166,7 +248,7 @@ class Searcher:
             "search",
             id=self.owner,
             query=query,
-            sent=grant.counted_before + grant.sent,
+            sent=grant.counted_before + grant.taken,
             quota=grant.quota,
             cap=grant.cap,
         )
@@ -182,10 +264,17 @@ class Searcher:
             return [1.0] * len(results)  # kept, in the provider's order (a stable sort)
         return await relevance.score_results(query, results)
 
-    async def _page(self, url: str) -> Page:
-        page, fetched = await self.cache.pages.get(url_key(url), lambda: self.fetcher.fetch(url))
-        if fetched:  # cache hits are not fetches
-            progress.emit(
-                "fetch", id=self.owner, url=url, chars=len(page.text), skipped=page.skipped
+    def _page(self, url: str) -> Callable[[], Awaitable[dict[str, Any]]]:
+        """The fetch of `url` as its durable call stores it (the run's cache first)."""
+
+        async def fetched() -> dict[str, Any]:
+            page, fetched = await self.cache.pages.get(
+                url_key(url), lambda: self.fetcher.fetch(url)
             )
-        return page
+            if fetched:  # cache hits are not fetches
+                progress.emit(
+                    "fetch", id=self.owner, url=url, chars=len(page.text), skipped=page.skipped
+                )
+            return asdict(page)
+
+        return fetched

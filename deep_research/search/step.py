@@ -64,8 +64,14 @@ class SearchSession:
         listed_before: Collection[str] = (),
     ) -> Answer:
         """Run `queries` in parallel; the text stays within `max_chars`, and pages whose text
-        the researcher was given before (`shown_before`) are named, not repeated."""
-        outcomes = list(await asyncio.gather(*(self.searcher.run(q) for q in queries)))
+        the researcher was given before (`shown_before`) are named, not repeated.
+
+        The searches start in the order of `queries`, then the pages to read in the order
+        of their queries: durable calls are told apart by that order (runtime/durable.py)."""
+        started = [await self.searcher.start(query) for query in queries]
+        found = await asyncio.gather(*(self.searcher.outcome(pending) for pending in started))
+        pages = await self.searcher.read([url for _, to_read in found for url in to_read])
+        outcomes = [self.searcher.with_pages(outcome, pages) for outcome, _ in found]
         text = render.results_message(
             outcomes,
             nonce=fences.new_nonce(),

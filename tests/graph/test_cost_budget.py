@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -195,7 +195,7 @@ async def test_a_run_that_crashed_mid_research_and_resumed_stays_within_the_budg
     with pytest.raises(Crash):
         await graph.ainvoke(Q, config, context=context)
     if new_process:
-        monkeypatch.setattr(process, "PROCESS_ID", "another-process")
+        monkeypatch.setattr(process, "_handed", type(process._handed)())
     await graph.ainvoke(None, config, context=context)
     state = (await graph.aget_state(config)).values
     assert crashed and state["usage"]["calls"] <= len(model.calls)
@@ -319,7 +319,7 @@ async def test_a_call_in_flight_when_the_run_stops_is_counted_and_the_resume_sta
     with pytest.raises(asyncio.CancelledError):
         await running
     if new_process:
-        monkeypatch.setattr(process, "PROCESS_ID", "another-process")
+        monkeypatch.setattr(process, "_handed", type(process._handed)())
     await graph.ainvoke(None, run_config, context=context, durability="sync")
     state = (await graph.aget_state(run_config)).values
     sent = len(model.calls)  # every request the provider got, the stopped one included
@@ -331,54 +331,3 @@ async def test_a_call_in_flight_when_the_run_stops_is_counted_and_the_resume_sta
     assert state["cost_counted"] <= budget * 1_000_000
     assert state["usage"]["usd"] + 0.0018 <= budget
     assert state["final_report"] and "## Cost budget" in state["final_report"]
-
-
-class BackgroundSaver(InMemorySaver):
-    """Writes a top-level checkpoint that holds a pending call reservation only once the
-    thread is read or a model call is made: what a checkpointer writing in the background
-    (durability "async", the Agent Server's default) may do while the next step runs."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.asked = asyncio.Event()
-
-    async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
-        pending = checkpoint["channel_values"].get("call_reservation")
-        if pending and not config["configurable"].get("checkpoint_ns"):
-            self.asked.clear()  # only a read or a call after this write began lets it through
-            await self.asked.wait()
-        return await super().aput(config, checkpoint, metadata, new_versions)
-
-    async def aget_tuple(self, config: Any) -> Any:
-        self.asked.set()
-        return await super().aget_tuple(config)
-
-
-@pytest.mark.parametrize("durability", ["async", None], ids=["async", "langgraph's default"])
-async def test_with_background_checkpoints_no_call_goes_out_before_its_reservation_is_stored(
-    use_script: Callable[..., ScriptedChatModel],
-    scripted_search: ScriptedSearch,
-    durability: Literal["async"] | None,
-) -> None:
-    """Also with no durability named (a notebook's ainvoke, Aegra's default run): langgraph
-    then writes in the background without saying so in the run's config."""
-    saver = BackgroundSaver()
-    script = priced_script()
-    thread = {"configurable": {"thread_id": "async", "checkpoint_ns": ""}}
-    unsaved: list[str] = []
-
-    def checking(messages: list[BaseMessage], tools: set[str]) -> AIMessage:
-        if "web_search" not in tools:  # a top-level call: its reservation must be stored
-            stored = saver.get_tuple(thread)
-            if not stored or not stored.checkpoint["channel_values"].get("call_reservation"):
-                unsaved.append(str(messages[0].content)[:40])
-        saver.asked.set()  # a call came: let the held write through
-        return script(messages, tools)
-
-    use_script(checking)
-    graph = builder.compile(checkpointer=saver)
-    context = {**PRICED, "max_cost_usd": 1.0}
-    await graph.ainvoke(Q, thread, context=context, durability=durability)
-    state = (await graph.aget_state(thread)).values
-    assert state["final_report"] and state["usage"]["calls"] == 9  # the clarifier's too
-    assert unsaved == [], "a call was sent before its reservation was stored"

@@ -13,10 +13,8 @@ from deep_research.graph import builder, graph, make_graph
 NODES = {
     "new_question",
     "recall",
-    "reserve_clarify",
     "clarify",
     "ask_user",
-    "reserve_orchestrate",
     "orchestrate",
     "review_plan",
     "answer_tools",
@@ -35,12 +33,10 @@ def test_each_input_runs_question_recall_clarify_then_ends_after_remember() -> N
     for edge in [
         ("__start__", "new_question"),
         ("new_question", "recall"),
-        ("recall", "reserve_clarify"),
-        ("reserve_clarify", "clarify"),
-        ("ask_user", "reserve_clarify"),
-        ("reserve_orchestrate", "orchestrate"),
-        ("research", "reserve_orchestrate"),
-        ("answer_tools", "reserve_orchestrate"),
+        ("recall", "clarify"),
+        ("ask_user", "clarify"),
+        ("research", "orchestrate"),
+        ("answer_tools", "orchestrate"),
         ("finalize", "remember"),
         ("remember", "__end__"),
     ]:
@@ -52,17 +48,25 @@ def test_the_routers_can_reach_only_their_named_nodes() -> None:
     exits: dict[str, set[str]] = {}
     for edge in drawn.edges:
         exits.setdefault(edge.source, set()).add(edge.target)
-    # A model step that did not run (its reservation was used by a step that died) goes
-    # back to its reserve step.
+    # A model step stopped mid-call (or, for the orchestrator, by the budget) runs again.
     assert exits["orchestrate"] == {
         "research",
         "answer_tools",
         "finalize",
         "review_plan",
-        "reserve_orchestrate",
+        "orchestrate",
     }
-    assert exits["review_plan"] == {"research", "answer_tools", "finalize", "reserve_orchestrate"}
-    assert exits["clarify"] == {"ask_user", "reserve_orchestrate", "reserve_clarify"}
+    assert exits["review_plan"] == {"research", "answer_tools", "finalize", "orchestrate"}
+    assert exits["clarify"] == {"ask_user", "orchestrate", "clarify"}
+
+
+def test_the_graph_shows_the_design_and_nothing_else() -> None:
+    """new_question → recall → clarify ⇄ ask_user → orchestrate ⇄ (todos | plan review |
+    research × N) → finalize → remember; the researcher thinks ⇄ searches."""
+    from deep_research.researcher.graph import researcher_graph
+
+    assert set(graph.get_graph().nodes) == NODES | {"__start__", "__end__"}
+    assert set(researcher_graph.get_graph().nodes) == {"__start__", "think", "search", "__end__"}
 
 
 def server_runtime(context: Any) -> Any:

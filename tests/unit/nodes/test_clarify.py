@@ -48,7 +48,6 @@ async def test_an_unreadable_reply_is_asked_again_with_its_problem(use_script: U
         replying("no json here", '{"need_clarification": true, "questions": ["Q?"]}')
     )
     update = await clarify(state(), Runtime(context=Context()))
-    assert update.pop("call_reservation") is None
     assert update.pop("usage")["calls"] == 2 and update.pop("cost_counted") == 0  # local: free
     assert update == {"pending_questions": ["Q?"]}
     retry: list[BaseMessage] = model.calls[1][0]
@@ -58,7 +57,6 @@ async def test_an_unreadable_reply_is_asked_again_with_its_problem(use_script: U
 async def test_two_unreadable_replies_proceed_without_questions(use_script: UseScript) -> None:
     model = use_script(replying("nothing", "still nothing"))
     update = await clarify(state(), Runtime(context=Context()))
-    assert update.pop("call_reservation") is None
     assert update.pop("usage")["calls"] == 2 and update.pop("cost_counted") == 0
     assert update == {"pending_questions": []}
     assert len(model.calls) == 2
@@ -70,14 +68,15 @@ async def test_switched_off_or_out_of_rounds_asks_no_model(use_script: UseScript
     assert (await clarify(state(), off))["pending_questions"] == []
     spent = state(clarification_rounds=Context().max_clarification_rounds)
     update = await clarify(spent, Runtime(context=Context()))
-    assert update["pending_questions"] == [] and update["usage"]["calls"] == 0
+    assert update == {"pending_questions": []}
     assert model.calls == []
 
 
 def test_route_asks_the_user_only_with_questions_pending() -> None:
     assert route_clarify(state(pending_questions=["Q?"])) == "ask_user"
-    assert route_clarify(state(pending_questions=[])) == "reserve_orchestrate"
-    assert route_clarify(state()) == "reserve_orchestrate"
+    assert route_clarify(state(pending_questions=[])) == "orchestrate"
+    assert route_clarify(state()) == "orchestrate"
+    assert route_clarify(state(pending_questions=None)) == "clarify", "stopped mid-call"
 
 
 def test_a_rejected_value_is_shown_bounded_whatever_it_is() -> None:

@@ -77,4 +77,4 @@ def test_after_review_an_approved_reply_runs_and_a_changed_plan_replans() -> Non
     assert isinstance(routed, list)
     [sent] = routed
     assert isinstance(sent, Send) and sent.arg["quota"] == 4
-    assert route_review(state(HumanMessage("Change the plan."))) == "reserve_orchestrate"
+    assert route_review(state(HumanMessage("Change the plan."))) == "orchestrate"

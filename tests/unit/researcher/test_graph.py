@@ -1,4 +1,4 @@
-"""The research subgraph's nodes called directly: think, route, reserve and search."""
+"""The research subgraph's nodes called directly: think, route and search."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from langgraph.runtime import Runtime
 
 from deep_research.config.settings import Context
 from deep_research.researcher import graph as researcher
-from deep_research.researcher.graph import MAX_QUERIES_PER_CALL, reserve, route_researcher, think
-from deep_research.search import budget
+from deep_research.researcher.graph import route_researcher, think
+from deep_research.runtime import process
 from tests.support.scripted_model import ScriptedChatModel
 from tests.support.search import ScriptedSearch
 
@@ -55,50 +55,41 @@ async def test_the_researcher_is_told_what_it_searches(provider: str, use_script
         assert system.startswith("You are a web researcher.")
 
 
-def test_a_reply_with_calls_reserves_and_one_without_ends() -> None:
+def test_a_reply_with_calls_searches_one_without_ends_and_none_thinks_again() -> None:
     assert (
         route_researcher(state(AIMessage("", tool_calls=[web_search("s", queries=["q"])])))
-        == "reserve"
+        == "search"
     )
     assert route_researcher(state(AIMessage("The report."))) == "__end__"
+    assert route_researcher(state()) == "think", "a turn stopped mid-call runs again"
 
 
-def test_reserve_counts_valid_queries_within_the_quota_before_any_is_sent() -> None:
-    calls = [
-        web_search("a", queries=[f"q{i}" for i in range(MAX_QUERIES_PER_CALL + 3)]),
-        web_search("b", queries="not a list"),
-        ToolCall(name="other", args={}, id="c"),
-    ]
-    update = reserve(state(AIMessage("", tool_calls=calls), quota=10, searches=2))
-    assert update["reservation"]["granted"] == MAX_QUERIES_PER_CALL
-    assert update["searches"] == 2 + MAX_QUERIES_PER_CALL
-    assert reserve(state(AIMessage("", tool_calls=calls), quota=3, searches=2))["searches"] == 3
-
-
-async def test_a_step_without_its_own_reservation_goes_back_to_reserve() -> None:
-    stale = {"id": "x", "process": "another process", "granted": 2}
-    for reservation in (None, stale):
-        command = await researcher.search(state(reservation=reservation), RUNTIME)
-        assert command.goto == "reserve" and command.update is None
-
-
-async def test_search_answers_every_call_and_gives_back_what_it_did_not_send(
-    monkeypatch: pytest.MonkeyPatch, scripted_search: ScriptedSearch
+async def test_search_answers_every_call_and_counts_what_it_sent(
+    scripted_search: ScriptedSearch,
 ) -> None:
-    monkeypatch.setattr(researcher, "get_config", lambda: {"configurable": {"thread_id": "t"}})
     calls = [
         web_search("a", queries=["heat pumps"]),
         web_search("b", queries=[]),
         ToolCall(name="fetch", args={}, id="c"),
     ]
-    granted = budget.reserve(3, quota=5, counted=0)
-    command = await researcher.search(
-        state(AIMessage("", tool_calls=calls), reservation=granted, searches=3), RUNTIME
-    )
-    update: dict[str, Any] = command.update  # type: ignore[assignment]
+    reply = AIMessage("", tool_calls=calls, id="r1")
+    process.hand_over(("d", "c"), "r1")  # the turn that made it ran in this process
+    update = await researcher.search(state(reply, searches=1), RUNTIME)
     ran, invalid, unknown = update["messages"]
-    assert command.goto == "reserve_think" and scripted_search.queries == ["heat pumps"]
-    assert update["searches"] == 1 and update["reservation"] is None
-    assert ran.content.endswith("(4 searches left on this topic.)")
+    assert scripted_search.queries == ["heat pumps"]
+    assert update["searches"] == 2
+    assert ran.content.endswith("(3 searches left on this topic.)")
     assert invalid.status == unknown.status == "error"
     assert "web_search(" in invalid.content and "Unknown tool 'fetch'" in unknown.content
+
+
+async def test_a_search_step_started_again_sends_nothing_and_counts_what_may_have_gone(
+    scripted_search: ScriptedSearch,
+) -> None:
+    """No hand-over: the step ran before a stop. Outside a graph nothing is saved, so both
+    queries may have been sent: counted, not sent, and the researcher told to ask again."""
+    reply = AIMessage("", tool_calls=[web_search("a", queries=["q1", "q2", "q3"])], id="r2")
+    update = await researcher.search(state(reply, quota=4, searches=2), RUNTIME)
+    assert scripted_search.queries == []
+    assert update["searches"] == 4, "counted up to what the share left, never past it"
+    assert "was under way when the run was stopped" in update["messages"][0].content

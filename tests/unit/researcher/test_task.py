@@ -81,12 +81,6 @@ async def test_an_unreachable_model_stops_the_run(
         await research.research_task(TASK, RUNTIME)
 
 
-async def test_a_task_from_an_older_checkpoint_is_refused() -> None:
-    old: Any = {key: value for key, value in TASK.items() if key != "quota"}
-    with pytest.raises(research.OldCheckpointError, match="Start the question again"):
-        await research.research_task(old, RUNTIME)
-
-
 def test_the_result_is_fenced_bounded_and_counts_pages_not_cited() -> None:
     text = research.result_text("r" * 3 * REPORT_CHARS, SOURCES, cited=1)
     assert text.startswith(research.RESULT_HEADER) and len(text) <= REPORT_CHARS
