@@ -9,7 +9,8 @@ value, `RuntimeError` for a failed run, `LookupError` for something not found), 
 - the model: `ModelEndpointError`, `ModelDeadlineError`, `ContextTooLongError`,
   `EmptyReplyError`, `CallLost` (llm.models: a call in flight at a stop, counted);
 - a run: `EmptyQuestionError` (nodes.question), `UnverifiedReportError` (citations.check),
-  `SearchError` (search.types), `MemoryUnavailable` (memory.location), `Unreadable` (library.readers);
+  `SearchError` (search.types), `MemoryUnavailable` (memory.location),
+  `Unreadable` (library.readers);
 - the CLI: `UsageError` (cli.args, for every command), `ResumeError` (cli.session),
   `BadThreadIdError` and `UnknownRunError` (cli.runs); the MCP tool: `RunFailed` (mcp.run).
 
