@@ -27,10 +27,6 @@ from langgraph.func import task
 T = TypeVar("T")
 
 
-async def _run(send: Callable[[], Awaitable[T]]) -> T:
-    return await send()
-
-
 def digest(*parts: str) -> str:
     """A short name-safe digest of what a call asks (its query, URL or prompt)."""
     hashed = hashlib.blake2b(digest_size=8)
@@ -57,7 +53,13 @@ def call(kind: str, key: str, send: Callable[[], Awaitable[T]]) -> Awaitable[T]:
     several calls at once starts them in the order it calls this."""
     if not in_step():
         return send()
-    run: Any = _run
+
+    # A function of its own each time: `task(name=...)` renames the function it is given,
+    # and langgraph keeps one runnable per module-level function, so a shared one would run
+    # every call under the first call's name, and a new process would name them otherwise.
+    async def run(send: Callable[[], Awaitable[T]]) -> T:
+        return await send()
+
     durable: Any = task(name=f"{kind}_{key}")(run)
     return durable(send)  # type: ignore[no-any-return]
 

@@ -177,12 +177,11 @@ class Searcher:
         if stored["kind"] == "error":
             progress.emit("search_failed", id=self.owner, query=query, error=stored["error"])
             return QueryOutcome(query, error=f"Search failed: {stored['error']}"), []
-        searched = Searched(
-            [SearchResult(**result) for result in stored["results"]],
-            stored["provider"],
-            relevance=stored["relevance"],
-            notes=stored["notes"],
-        )
+        results = [SearchResult(**result) for result in stored["results"]]
+        # Scored here, not in the durable call: the call is saved as soon as the provider
+        # answers, and scoring (local, repeatable) is done again on a resume.
+        relevance = await self._scores(query, results)
+        searched = Searched(results, stored["provider"], relevance, stored["notes"])
         notes = list(searched.notes)
         # The one who sent it pays for it (basic depth: this code never asks for advanced);
         # a joined or cached search is free.
@@ -223,7 +222,6 @@ class Searcher:
             "kind": "answered",
             "results": [asdict(result) for result in searched.results],
             "provider": searched.provider,
-            "relevance": list(searched.relevance),
             "notes": list(searched.notes),
             "started": started,
         }
@@ -253,11 +251,9 @@ class Searcher:
             cap=grant.cap,
         )
         first = self.chain.providers[0].name
-        found = await tracing.named_search(
+        return await tracing.named_search(
             query, first, lambda: self.chain.search(query, self.max_results)
         )
-        scores = await self._scores(query, found.results)
-        return replace(found, relevance=scores)
 
     async def _scores(self, query: str, results: Sequence[SearchResult]) -> list[float]:
         if not self.scored:
