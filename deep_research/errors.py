@@ -31,3 +31,18 @@ class ReadableError(DeepResearchError):
     """An error whose message alone tells a user what failed and what to do (an endpoint that
     is down, a run that cannot be resumed, a store in use): the CLI prints just the message.
     Any other error it prints with its class name, and after a run with how to resume it."""
+
+
+# The first version whose records (checkpoints, run logs, memory entries) this one reads.
+RECORDS_SINCE = "0.1.0"
+
+
+class OldDataError(ReadableError):
+    """Data written by a build before `RECORDS_SINCE`, which this version refuses to read
+    rather than carry a second code path for it."""
+
+    def __init__(self, what: str, instead: str) -> None:
+        super().__init__(
+            f"{what} was written before deep_research {RECORDS_SINCE} and cannot be read "
+            f"by this version: {instead}"
+        )

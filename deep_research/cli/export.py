@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deep_research.cli.args import HOME, Parser, UsageError
+from deep_research.cli.counts import totals
 from deep_research.cli.plain import plain
 from deep_research.cli.runs import Home, list_runs
-from deep_research.cli.summary import totals
 
 if TYPE_CHECKING:
     from rich.console import Console

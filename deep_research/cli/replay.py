@@ -6,7 +6,8 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from deep_research.cli.summary import totals
+from deep_research.cli.counts import totals
+from deep_research.cli.summary import totals_lines
 from deep_research.cli.view import Tracker
 from deep_research.text.wording import one_line, plural
 
@@ -82,4 +83,4 @@ def timeline(records: list[dict[str, Any]]) -> Iterator[str]:
             yield f"+{float(record['t']) - start:8.2f}s  {text}"
     yield ""
     yield "Totals"
-    yield from (f"  {line}" for line in totals(records).lines())
+    yield from (f"  {line}" for line in totals_lines(totals(records)))

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 import uuid
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from deep_research.cli.args import (
     HOME,
@@ -14,10 +15,17 @@ from deep_research.cli.args import (
     research_parser,
     settings_from,
 )
+from deep_research.cli.counts import totals
 from deep_research.cli.export import export_beside, export_formats
 from deep_research.cli.plain import plain
 from deep_research.cli.runs import RunRecord, load_run, warn_skipped
-from deep_research.cli.summary import citation_line, cost_line, report_status, totals
+from deep_research.cli.summary import (
+    citation_line,
+    cost_line,
+    report_status,
+    sources_lines,
+    totals_lines,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -141,7 +149,7 @@ def print_summary(console: Console, outcome: Outcome, context: Context) -> int:
 
     values = outcome.values
     records = HOME.runs().records(outcome.thread_id)  # every session's, wherever it ran
-    status = report_status(values)
+    status = report_status(values, outcome.thread_id)
     if outcome.already_done:
         saved = f" Its report: {outcome.report}" if outcome.report else ""
         console.print(
@@ -152,15 +160,19 @@ def print_summary(console: Console, outcome: Outcome, context: Context) -> int:
     else:
         console.print(Text.assemble("\n", ("Report saved:", "bold"), " ", plain(outcome.report)))
     if status != "complete":
-        console.print(Text.assemble(("Not a finished report", "bold yellow"), unsourced(status)))
+        advice = unsourced(status, values, context)
+        console.print(Text.assemble(("Not a finished report", "bold yellow"), plain(advice)))
     minutes, seconds = divmod(int(outcome.seconds), 60)
     # One count of searches: those sent (the log's, as the live view counted them), of the
     # cap; the budget in state differs only by a stopped step's reservation, named if so.
     counted = values.get("searches_used", 0)
-    searches = totals(records).lines(cap=context.max_searches_per_run, counted=counted)
+    run_totals = totals(records)
+    searches = totals_lines(run_totals, cap=context.max_searches_per_run, counted=counted)
     lines = [f"wall time     {minutes}:{seconds:02d} (this session)", *searches]
-    lines.append(cost_line(values, context.max_cost_usd))
-    lines.append(f"sources       {len(values.get('sources', []))}")
+    lines.append(cost_line(run_totals, context.max_cost_usd, values.get("cost_counted", 0)))
+    if values.get("budget_note"):
+        lines.append(f"budget        reached: {budget_words(context)} stopped the research early")
+    lines += sources_lines(values)
     lines.append(citation_line(values))
     lines.append(f"traffic log   {HOME.log_path(outcome.thread_id)}")
     lines.append(f"status        {status}")
@@ -169,11 +181,24 @@ def print_summary(console: Console, outcome: Outcome, context: Context) -> int:
     return 0 if status == "complete" else UNSOURCED_EXIT
 
 
-def unsourced(status: str) -> str:
-    """What a report that is not "complete" lacks, and what to try."""
+def budget_words(context: Context) -> str:
+    """The cost budget that applied, as the user set it."""
+    return f"the cost budget (--max-cost {context.max_cost_usd:g}: ${context.max_cost_usd:,.4f})"
+
+
+def unsourced(status: str, values: Mapping[str, Any], context: Context) -> str:
+    """What a report that is not "complete" lacks, and what to try: the cost budget when it
+    stopped the research (`budget_note`), or else a search that found nothing usable."""
     from deep_research.runtime.progress_lines import UNSOURCED
 
     lack = UNSOURCED.get(status, f"its status is {status!r}")
+    if values.get("budget_note") and context.max_cost_usd is not None:
+        # The thread is finished: a resume would run nothing, so the advice is a new run.
+        return (
+            f": {lack}. {budget_words(context).capitalize()} stopped the research before it "
+            "found a page to cite, not the search. Run the question again with a bigger "
+            f'budget: deep-research --max-cost {2 * context.max_cost_usd:g} "QUESTION".'
+        )
     return (
         f": {lack}. Nothing in it is backed by a page the research read; try another "
         "search provider (--search), a wider question or more searches (--max-searches)."

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from deep_research.checkpoints.target import Target, target_from
-from deep_research.cli.summary import totals
+from deep_research.cli.counts import totals
 from deep_research.errors import DeepResearchError, ReadableError
 from deep_research.text.controls import without_controls
 
@@ -127,8 +127,9 @@ class RunRecord:
     report: str | None = None
     error: str | None = None
     skipped: str | None = None  # "skipped N unreadable lines in PATH", when any were
-    searches: int = 0  # sent, in every session: one `search` event each, as the summary counts
+    searches: int = 0  # sent, in every session (as `cli/counts.py` counts, like the rest)
     cost: float | None = 0.0  # USD its logged model calls and searches cost; None: unknown
+    sources: int | None = None  # the saved report's Sources list; None: no report saved
     # Where the report was asked to go (`--out`) and as what (`--export`): a resumed run
     # writes there too unless told otherwise. The latest session's that gave one wins.
     out: str | None = None
@@ -212,9 +213,9 @@ def run_record(log: TrafficRecords, thread_id: str) -> RunRecord:
         raise UnknownRunError(f"run {thread_id!r} has no start record in its traffic log")
     first = starts[0]
     record = RunRecord(thread_id, first.get("question") or "", first["t"], skipped=log.warning())
-    record.cost = totals(records).usd  # as the live view and `replay` count it
+    counted = totals(records)
+    record.searches, record.cost, record.sources = counted.searches, counted.usd, counted.sources
     for entry in records:
-        record.searches += entry.get("kind") == "progress" and entry.get("event") == "search"
         if entry.get("kind") != "run":
             continue
         if entry.get("action") in ("start", "resume"):

@@ -15,7 +15,17 @@ from deep_research.text.wording import first_line
 if TYPE_CHECKING:
     from rich.console import Console
 
-RUNS_HEADER = ("thread", "started", "status", "searches", "cost", "question", "report or error")
+RUNS_HEADER = (
+    "thread",
+    "started",
+    "status",
+    "searches",
+    "sources",
+    "cost",
+    "question",
+    "report or error",
+)
+Row = tuple[str, str, str, str, str, str, str, str]
 QUESTION_CHARS = 48
 DETAIL_CHARS = 80
 
@@ -31,19 +41,19 @@ async def _statuses(thread_ids: list[str]) -> list[str]:
             status: str = await status_of(graph, thread_id)
             if status == "done":
                 state = await graph.aget_state({"configurable": {"thread_id": thread_id}})
-                status = done_status(state.values)
+                status = done_status(state.values, thread_id)
             statuses.append(status)
     return statuses
 
 
-def runs_table(rows: list[tuple[str, str, str, str, str, str, str]]) -> list[str]:
+def runs_table(rows: list[Row]) -> list[str]:
     """`runs` output: a header, then one line per run (thread, started, status, searches
-    sent, cost, question, report or error), each cell cut to one line so a long error
-    cannot spill."""
+    sent, sources its report lists, cost, question, report or error), each cell cut to one
+    line so a long error cannot spill."""
     lines = []
-    for thread, when, status, searches, cost, question, detail in [RUNS_HEADER, *rows]:
+    for thread, when, status, searches, sources, cost, question, detail in [RUNS_HEADER, *rows]:
         question = first_line(question, QUESTION_CHARS)
-        line = f"{thread:<8}  {when:<16}  {status:<22}  {searches:>8}  {cost:>9}  "
+        line = f"{thread:<8}  {when:<16}  {status:<22}  {searches:>8}  {sources:>7}  {cost:>9}  "
         line += f"{question:<{QUESTION_CHARS}}"
         lines.append(f"{line}  {first_line(detail, DETAIL_CHARS)}".rstrip())
     return lines
@@ -67,6 +77,7 @@ def show_runs(argv: list[str], console: Console) -> int:
             datetime.fromtimestamp(run.started).strftime("%Y-%m-%d %H:%M"),
             status,
             str(run.searches),
+            "-" if run.sources is None else str(run.sources),
             "unknown" if run.cost is None else f"${run.cost:,.4f}",
             run.question,
             (run.report if status.startswith("done") else run.error) or "",

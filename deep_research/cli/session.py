@@ -23,9 +23,10 @@ from rich.text import Text
 
 from deep_research.cli import plan
 from deep_research.cli.args import ReportTarget
+from deep_research.cli.counts import totals
 from deep_research.cli.plain import plain
 from deep_research.cli.runs import Home, RunSource, durable_graph, status_of
-from deep_research.cli.summary import report_status, totals
+from deep_research.cli.summary import report_status
 from deep_research.cli.traffic import TrafficHandler, TrafficLog
 from deep_research.cli.view import ProgressView, Tracker
 from deep_research.config.settings import ROLES, Context
@@ -125,7 +126,7 @@ async def run_research(
                         saved = await asyncio.to_thread(
                             save_report, target.folder, question, report, target.name
                         )
-                        log.write("run", **finished(saved, state.values, context, runs))
+                        log.write("run", **finished(saved, state.values, context, runs, thread_id))
                     else:
                         log.write("run", action="end", status="already done")
                     seconds = time.monotonic() - started
@@ -135,7 +136,7 @@ async def run_research(
                     path = await asyncio.to_thread(
                         save_report, target.folder, question, report, target.name
                     )
-                    log.write("run", **finished(path, state.values, context, runs))
+                    log.write("run", **finished(path, state.values, context, runs, thread_id))
                     return Outcome(thread_id, state.values, time.monotonic() - started, path)
                 if status == "not started":
                     raise ResumeError(f"thread {thread_id!r} has no checkpoint to resume from")
@@ -150,29 +151,36 @@ async def run_research(
             tracker = Tracker(
                 thread_id,
                 phase="resuming" if resume else "starting",
-                searches_used=earlier.searches,
+                totals=earlier,
                 search_cap=context.max_searches_per_run,
-                cost=earlier.usd,
-                model_cost=earlier.model_usd,
                 max_cost_usd=context.max_cost_usd,
             )
+            if resume:  # the pages that research finished in earlier sessions retrieved
+                tracker.settle(state.values)
             while True:
                 view = ProgressView(tracker, console, home)
                 view.start()
                 try:
                     # subgraphs=True: searches are reported from inside research subgraphs.
                     # "sync": a model call's reservation is on disk before the call is sent.
-                    async for _namespace, event in graph.astream(
+                    # "updates": what the top graph's state takes (its pages, the report's
+                    # citation check), so the panel counts them as the summary does.
+                    async for namespace, mode, chunk in graph.astream(
                         payload,
                         config,
                         context=context,
-                        stream_mode="custom",
+                        stream_mode=["custom", "updates"],
                         subgraphs=True,
                         durability="sync",
                     ):
-                        assert isinstance(event, dict)
-                        log.write("progress", **event)
-                        view.show(event)
+                        if mode == "custom":
+                            assert isinstance(chunk, dict)
+                            log.write("progress", **chunk)
+                            view.show(chunk)
+                        elif not namespace and isinstance(chunk, dict):
+                            for update in chunk.values():
+                                if isinstance(update, dict):
+                                    tracker.settle(update)
                 finally:
                     view.stop()
                 state = await graph.aget_state(config)
@@ -182,7 +190,7 @@ async def run_research(
         # The report is model output: a key it echoed (from a page, say) is scrubbed too.
         report = Redactor()(state.values["final_report"])
         path = await asyncio.to_thread(save_report, target.folder, question, report, target.name)
-        log.write("run", **finished(path, state.values, context, runs))
+        log.write("run", **finished(path, state.values, context, runs, thread_id))
         return Outcome(thread_id, state.values, time.monotonic() - started, path)
     except Exception as error:
         log.write("run", action="end", status="failed", error=f"{type(error).__name__}: {error}")
@@ -192,7 +200,11 @@ async def run_research(
 
 
 def finished(
-    path: Path, values: dict[str, Any], context: Context, runs: RunSource | None = None
+    path: Path,
+    values: dict[str, Any],
+    context: Context,
+    runs: RunSource | None = None,
+    thread_id: str = "",
 ) -> dict[str, Any]:
     """The end record of a run that saved its report: with what an export's footer says
     (the models and the citation check), since the report file holds only the Markdown,
@@ -203,7 +215,7 @@ def finished(
     check = values.get("citation_check")
     where = path.absolute() if runs is not None and runs.shared is not None else path
     end = {"action": "end", "status": "done", "report": str(where), "models": models}
-    end["report_status"] = report_status(values)
+    end["report_status"] = report_status(values, thread_id)
     return end | ({"citation_check": check} if check else {})
 
 

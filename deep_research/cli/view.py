@@ -1,11 +1,13 @@
 """What a person sees while a run works: a live `rich` panel in a terminal, plain lines
 otherwise. Both are fed the graph's progress events (see `deep_research.runtime.progress`),
-worded by `runtime/progress_lines.py`; the tracker keeps the run's counts for the panel.
+worded by `runtime/progress_lines.py`; the tracker keeps the run's counts for the panel,
+counted as the summary and `runs` count them (`cli/counts.py`).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -14,9 +16,9 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from deep_research.cli.counts import Totals, cited_sources, page_keys
 from deep_research.cli.plain import plain
 from deep_research.cli.runs import Home, earlier_threads_hint
-from deep_research.cli.summary import add_usd
 from deep_research.runtime.progress_lines import progress_line
 from deep_research.text.wording import plural
 
@@ -41,42 +43,36 @@ class Tracker:
     phase: str = "starting"
     todos: list[dict[str, str]] = field(default_factory=list)
     researchers: dict[str, Researcher] = field(default_factory=dict)
-    searches_used: int = 0  # `search` events: one per search sent, earlier sessions included
+    # Every session's counts (a resumed run's view goes on from the traffic log's).
+    totals: Totals = field(default_factory=Totals)
     search_cap: int | None = None
-    sources: set[str] = field(default_factory=set)
-    cost: float | None = 0.0  # USD so far, earlier sessions included; None: a price unknown
-    model_cost: float | None = 0.0  # the model calls' part, which `max_cost_usd` holds
+    pages: set[str] = field(default_factory=set)  # `page_key`s of the state's `sources`
+    sources: int | None = None  # the report's Sources list, once the report is checked
     max_cost_usd: float | None = None
 
     def handle(self, event: dict[str, Any]) -> str | None:
         """Apply one event; return a one-line description of it (None: not worth a line)."""
         name = event.get("event")
         who = self.researchers.get(str(event.get("id")))
+        self.totals.add({**event, "kind": "progress"})
         if name == "todos":
             self.todos = list(event.get("todos") or [])
         elif name == "research_started":
             self.researchers[str(event["id"])] = Researcher(str(event["topic"]))
         elif name in ("search", "search_refused"):
             self.search_cap = event.get("cap", self.search_cap)
-            if name == "search":
-                self.searches_used += 1  # each event is one search sent
-                if who:
-                    who.searches += 1
-        elif name in ("search_done", "search_remembered"):
-            self.sources.update(event.get("urls") or [])
-        if name in ("model_call", "search_done"):
-            self.cost = add_usd(self.cost, event.get("usd", 0.0))
-        if name == "model_call":
-            self.model_cost = add_usd(self.model_cost, event.get("usd", 0.0))
+            if name == "search" and who:
+                who.searches += 1
         elif name in ("research_done", "research_failed"):
             if not who:
                 return None  # a researcher this view never saw start
             who.status = "done" if name == "research_done" else "failed"
-            sources = plural(int(event.get("sources", 0)), "source")
-            who.detail = sources if who.status == "done" else event["error"]
+            # Its own distinct pages: the subgraph's `sources`, merged by `page_key`.
+            pages = plural(int(event.get("sources", 0)), "page")
+            who.detail = pages if who.status == "done" else event["error"]
         line = progress_line(
             event,
-            searches=self.searches_used,
+            searches=self.totals.searches,
             topic=who.topic if who else None,
         )
         if name in ("orchestrator_turn", "report_written") and line:
@@ -86,25 +82,40 @@ class Tracker:
             self.phase = "researching"
         return line
 
+    def settle(self, update: Mapping[str, Any]) -> None:
+        """Apply what the graph's state takes from a node of the top graph (or the state
+        itself, on resume): the pages researchers retrieved, the report's citation check."""
+        self.pages |= page_keys(update.get("sources") or [])
+        if (cited := cited_sources(update.get("citation_check"))) is not None:
+            self.sources = cited
+
     def cost_text(self) -> str:
         """`cost $0.0123`, and with a budget what the model calls have left of it."""
-        text = "cost unknown" if self.cost is None else f"cost ${self.cost:,.4f}"
-        if self.max_cost_usd is not None and self.model_cost is not None:
-            text += f" (${max(0.0, self.max_cost_usd - self.model_cost):,.4f} left)"
+        cost, model_cost = self.totals.usd, self.totals.model_usd
+        text = "cost unknown" if cost is None else f"cost ${cost:,.4f}"
+        if self.max_cost_usd is not None and model_cost is not None:
+            text += f" (${max(0.0, self.max_cost_usd - model_cost):,.4f} left)"
         return text
+
+    def counts_text(self) -> str:
+        """`searches 3/10 · 1 reused · pages 7 · sources 3`, as the summary counts them."""
+        cap = f"/{self.search_cap}" if self.search_cap is not None else ""
+        parts = [f"searches {self.totals.searches}{cap}"]
+        parts += [f"{self.totals.reused} reused"] if self.totals.reused else []
+        parts.append(f"pages {len(self.pages)}")
+        parts += [f"sources {self.sources}"] if self.sources is not None else []
+        return " · ".join(parts)
 
     def elapsed(self) -> str:
         seconds = int(time.monotonic() - self.started)
         return f"{seconds // 60}:{seconds % 60:02d}"
 
     def __rich__(self) -> RenderableType:
-        cap = f"/{self.search_cap}" if self.search_cap is not None else ""
         # Every cell is `Text`: a `str` cell would be parsed as markup by the console.
         header = Text.assemble(
             ("deep-research ", "bold"),
             plain(f"thread {self.thread_id} · {self.phase} · "),
-            f"searches {self.searches_used}{cap} · sources {len(self.sources)} · ",
-            f"{self.cost_text()} · ",
+            f"{self.counts_text()} · {self.cost_text()} · ",
             (self.elapsed(), "cyan"),
         )
         parts: list[RenderableType] = [header]

@@ -110,7 +110,13 @@ def with_outcome(result: str | list[Any], values: Mapping[str, Any]) -> str | li
         return result
     from deep_research.runtime.progress_lines import UNSOURCED
 
-    warning = f"Not a finished report: {UNSOURCED.get(str(status), str(status))}.\n\n"
+    warning = f"Not a finished report: {UNSOURCED.get(str(status), str(status))}."
+    if values.get("budget_note"):  # the budget stopped the research, not the search
+        warning += (
+            " The server's cost budget (max_cost_usd, MAX_COST_USD in its environment) "
+            "stopped the research before it found a page to cite."
+        )
+    warning += "\n\n"
     if isinstance(result, str):
         return warning + result
     first, *rest = result

@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
+from deep_research.errors import OldDataError
 from deep_research.memory import catalogue
 from deep_research.memory.catalogue import Record, Scalar
-from deep_research.memory.location import Location, configured, has_store
+from deep_research.memory.location import Location, MemoryUnavailable, configured, has_store
 
 REPORTS_COLLECTION = "research-reports"
 MAX_THREADS_READ = 50  # threads read from one entry's list (a shared store is outside input)
@@ -66,14 +67,22 @@ def timestamp_of(meta: Mapping[str, Scalar]) -> float:
     return float(value) if math.isfinite(value) else 0.0
 
 
+class OldMemoryError(OldDataError, MemoryUnavailable):
+    """A memory entry without its `threads` list; runs go on without the memory."""
+
+
 def threads_of(meta: Mapping[str, Scalar]) -> list[str]:
-    """The threads that stored an entry, newest first: its `threads` list (a JSON list of
-    strings) after its `thread`; an entry stored before the list existed has `thread` alone,
-    and a list another client wrote in another shape is ignored."""
+    """The threads that stored an entry, newest first: its `thread`, then its `threads`
+    list (a JSON list of strings); a list another client wrote in another shape is ignored."""
+    if "threads" not in meta:
+        raise OldMemoryError(
+            f"the memory entry of thread {str(meta.get('thread'))[:64]!r}",
+            "`deep-research memory clear --yes` forgets it, with everything remembered",
+        )
     thread = meta.get("thread")
     threads = [thread] if isinstance(thread, str) and thread else []
     try:
-        listed = json.loads(str(meta.get("threads") or "[]"))
+        listed = json.loads(str(meta["threads"]))
     except json.JSONDecodeError:
         listed = []
     if isinstance(listed, list):

@@ -96,8 +96,7 @@ async def remember(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
     # A page recalled from memory keeps its first retrieval date, one read again in this
     # run is this run's (the registry decides, as for the Sources list).
     sources = check_report(report, state.get("sources", [])).cited
-    # A thread finished before `status` existed is judged as `finalize` judges: by its cites.
-    status = state.get("status") or ("complete" if sources else "no_sources")
+    status = state["status"]  # `finalize` sets it with the report
     if status != "complete":
         progress.emit("memory_skipped", status=status)
         return {}

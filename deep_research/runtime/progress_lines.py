@@ -55,8 +55,9 @@ def progress_line(
     if name == "search_failed":
         return f"search failed: {event.get('error')}"
     if name == "research_done":
-        sources = plural(int(event.get("sources", 0)), "source")
-        return f"research done: {words(_topic(event, topic))} ({sources})"
+        # `sources` is the distinct pages the researcher retrieved, not what a report cites.
+        pages = plural(int(event.get("sources", 0)), "page")
+        return f"research done: {words(_topic(event, topic))} ({pages})"
     if name == "research_failed":
         return f"research failed: {words(_topic(event, topic))} ({words(event['error'])})"
     if name == "memory":

@@ -17,7 +17,7 @@ from tests.support.brain import ResearchBrain, _texts
 from tests.support.cli import (
     CLI_TIMEOUT,
     QUESTION,
-    cli_env,
+    priced_env,
     run_cli,
     start_in_terminal,
 )
@@ -28,17 +28,6 @@ pytestmark = pytest.mark.slow  # starts subprocesses and servers
 
 TOPICS = ["heat pump efficiency in cold climates", "heat pump installation costs"]
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-
-
-def priced_env(llm: ScriptedOpenAIServer, tavily: FakeTavilyServer, home: Path) -> dict[str, str]:
-    """Every role on `openai:gpt-4o-mini` ($0.15/M in, $0.60/M out), answered locally."""
-    return {
-        **cli_env(llm, tavily, home),
-        "OPENAI_BASE_URL": llm.base_url,
-        "OPENAI_API_KEY": "sk-test-0123456789abcdef",
-        **{f"{role}_MODEL": "openai:gpt-4o-mini" for role in ("CLARIFIER", "ORCHESTRATOR")},
-        "RESEARCHER_MODEL": "openai:gpt-4o-mini",
-    }
 
 
 class EndlessBrain(ResearchBrain):

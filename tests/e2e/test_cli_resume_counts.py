@@ -143,4 +143,4 @@ def test_view_summary_runs_and_search_api_agree_across_ctrl_c_and_resume(
     out = io.StringIO()
     assert show_runs([], Console(file=out, width=300)) == 0
     [row] = [line for line in out.getvalue().splitlines() if line.startswith(log.stem)]
-    assert re.search(rf"done\s+{sent}\s+\$0\.0\d{{3}}\s+How well", row), row
+    assert re.search(rf"done\s+{sent}\s+\d+\s+\$0\.0\d{{3}}\s+How well", row), row

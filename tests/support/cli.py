@@ -49,6 +49,19 @@ def cli_env(llm: ScriptedOpenAIServer, tavily: FakeTavilyServer, home: Path) -> 
     }
 
 
+def priced_env(llm: ScriptedOpenAIServer, tavily: FakeTavilyServer, home: Path) -> dict[str, str]:
+    """Every role on `openai:gpt-4o-mini` ($0.15/M in, $0.60/M out), answered locally."""
+    return {
+        **cli_env(llm, tavily, home),
+        "OPENAI_BASE_URL": llm.base_url,
+        "OPENAI_API_KEY": "sk-test-0123456789abcdef",
+        **{f"{role}_MODEL": "openai:gpt-4o-mini" for role in ROLES},
+    }
+
+
+ROLES = ("CLARIFIER", "ORCHESTRATOR", "RESEARCHER")
+
+
 def library_env(home: Path) -> dict[str, str]:
     """What `deep-research library …` needs: no model, no search, a memory in `home`."""
     return {
@@ -66,14 +79,14 @@ def cli_command(*args: str) -> list[str]:
 
 
 def start_in_terminal(
-    cwd: Path, env: dict[str, str], *args: str
+    cwd: Path, env: dict[str, str], *args: str, columns: int = 120
 ) -> tuple[subprocess.Popen[bytes], int]:
     """The CLI in a pseudo-terminal (stdin, stdout and stderr); returns it and the pty's end."""
     leader, follower = pty.openpty()
     proc = subprocess.Popen(
         cli_command(*args),
         cwd=cwd,
-        env={**env, "TERM": "xterm", "COLUMNS": "120"},
+        env={**env, "TERM": "xterm", "COLUMNS": str(columns)},
         stdin=follower,
         stdout=follower,
         stderr=follower,

@@ -30,7 +30,7 @@ def saved_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for _ in range(3):
         log.write("progress", event="search", query="q")
     context = load_context({"orchestrator_model": "local:big", "researcher_model": "local:small"})
-    values = {"citation_check": INFO["citation_check"]}
+    values = {"citation_check": INFO["citation_check"], "status": "complete"}
     log.write("run", **finished(report, values, context))
     log.close()
     return report

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from deep_research.cli.counts import totals
 from deep_research.cli.main import main
-from deep_research.cli.summary import totals
+from deep_research.cli.summary import totals_lines
 from deep_research.cli.view import Tracker
 from deep_research.memory import PASSAGES_COLLECTION, REPORTS_COLLECTION, open_store
 from deep_research.memory.research import CitedPage, remember
@@ -109,17 +110,16 @@ def test_the_run_tells_the_user_what_memory_found_and_the_summary_names_it() -> 
         {"kind": "progress", "event": "search_remembered", "query": "q", "urls": []},
         {"kind": "progress", "event": "memory_saved", "where": "/m", "pages": 2},
     ]
-    assert (
-        "memory        at /m, 1 query answered from it, report remembered"
-        in totals(records).lines()
+    assert "memory        at /m, 1 query answered from it, report remembered" in totals_lines(
+        totals(records)
     )
     down = {"kind": "progress", "event": "memory", "status": "unavailable", "reason": "in use"}
-    assert "memory        unavailable: in use" in totals([down]).lines()
-    assert not any(line.startswith("memory") for line in totals([]).lines())
+    assert "memory        unavailable: in use" in totals_lines(totals([down]))
+    assert not any(line.startswith("memory") for line in totals_lines(totals([])))
     skipped = [records[0], {"kind": "progress", "event": "memory_skipped", "status": "no_sources"}]
     assert (
         "memory        at /m, report not remembered (status no_sources: not research)"
-        in totals(skipped).lines()
+        in totals_lines(totals(skipped))
     )
 
 

@@ -18,6 +18,7 @@ from deep_research.cli.session import Outcome, _answer
 from deep_research.cli.traffic import TrafficLog
 from deep_research.cli.view import ProgressView, Tracker
 from deep_research.config.settings import load_context
+from deep_research.state import CitationCheck
 from tests.support.hostile import CSI, MARKUP, OSC8, RAW_LINK, todo_list
 
 
@@ -67,7 +68,9 @@ def test_summary_shows_a_report_path_with_markup_literally(
     console = terminal_console()
     console.file = io.StringIO()
     report = Path("reports/[/usr/bin]/[link=https://evil.example]x[/link].md")
-    print_summary(console, Outcome("t1", {}, 1.0, report), load_context({}))
+    check = dict.fromkeys(CitationCheck.__annotations__, 0)
+    values = {"status": "complete", "citation_check": check}
+    print_summary(console, Outcome("t1", values, 1.0, report), load_context({}))
     assert f"Report saved: {report}" in console.file.getvalue()
 
 

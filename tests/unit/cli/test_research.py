@@ -17,8 +17,24 @@ from deep_research.cli import research, session
 from deep_research.cli.args import HOME, ReportTarget, UsageError
 from deep_research.cli.runs import UnknownRunError
 from deep_research.cli.session import Outcome
+from deep_research.cli.summary import OldThreadError
 from deep_research.config.settings import load_context
 from deep_research.state import CitationCheck
+
+
+def check(**counts: int) -> dict[str, Any]:
+    """A citation check that kept nothing, with `counts` set."""
+    names = [name for name in CitationCheck.__annotations__ if name != "removed_urls"]
+    return {**dict.fromkeys(names, 0), "removed_urls": [], **counts}
+
+
+def page(path: str) -> dict[str, str]:
+    return {"url": f"https://example.org/{path}", "title": path, "content": "", "found_by": "t"}
+
+
+def final(status: str = "complete", **values: Any) -> dict[str, Any]:
+    """A finished run's state, as `finalize` leaves it."""
+    return {"status": status, "citation_check": check(), "sources": [], **values}
 
 
 @pytest.fixture
@@ -34,7 +50,7 @@ def sessions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, 
         path.parent.mkdir(parents=True, exist_ok=True)
         search = {"t": 1.0, "kind": "progress", "event": "search", "query": "q"}
         path.write_text(f"{json.dumps(search)}\n" * 2)
-        values = {"searches_used": 2, "sources": ["a", "b", "c"], "status": "complete"}
+        values = final(searches_used=2, sources=[page("a"), page("b"), page("a/#x")])
         return Outcome(kwargs["thread_id"], values, 75.0, Path("reports/r.md"))
 
     monkeypatch.setattr(session, "run_research", run_research)
@@ -80,7 +96,7 @@ def test_a_new_run_without_a_terminal_skips_the_questions(sessions: list[dict[st
     assert "Report saved: reports/r.md" in text and "wall time     1:15" in text
     assert (
         f"searches      2 of {call['context'].max_searches_per_run} sent\n" in text
-        and "sources       3" in text
+        and "pages         2 retrieved" in text
     )
 
 
@@ -149,13 +165,27 @@ def test_the_summary_counts_from_the_outcome_and_the_log(
     HOME.log_path("t1").write_text("")
     out = io.StringIO()
     context = load_context({"max_searches_per_run": 9})
-    done = Outcome("t1", {}, 61.0, Path("reports/r.md"), already_done=True)
+    values = final(sources=[page("a"), page("b/"), page("b?utm_source=x")])
+    values["citation_check"]["sources_listed"] = 1
+    done = Outcome("t1", values, 61.0, Path("reports/r.md"), already_done=True)
     research.print_summary(Console(file=out, width=200), done, context)
     text = out.getvalue()
     assert "Thread t1 was already done; nothing left to run. Its report: reports/r.md" in text
     assert "wall time     1:01 (this session)" in text and "searches      0 of 9 sent\n" in text
-    assert "sources       0" in text and f"traffic log   {HOME.log_path('t1')}" in text
-    assert "citations     not checked" in text
+    assert "pages         2 retrieved\n" in text, "one page per `page_key`"
+    assert "sources       1 cited (the report's Sources list)\n" in text
+    assert f"traffic log   {HOME.log_path('t1')}" in text
+
+
+def test_a_thread_finished_before_status_existed_is_refused_with_the_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    values = final()
+    del values["status"]
+    outcome = Outcome("t1", values, 5.0, Path("reports/r.md"), already_done=True)
+    with pytest.raises(OldThreadError, match=r"thread t1 was written before deep_research 0\.1\.0"):
+        research.print_summary(Console(file=io.StringIO()), outcome, load_context({}))
 
 
 def test_export_writes_after_the_run_and_a_bad_format_stops_before(
@@ -170,20 +200,11 @@ def test_export_writes_after_the_run_and_a_bad_format_stops_before(
     assert len(sessions) == 1  # the second never started
 
 
-def check(**counts: int) -> dict[str, Any]:
-    """A citation check that kept nothing, with `counts` set."""
-    names = [name for name in CitationCheck.__annotations__ if name != "removed_urls"]
-    return {**dict.fromkeys(names, 0), "removed_urls": [], **counts}
-
-
 @pytest.mark.parametrize(
     ("values", "status", "says"),
     [
-        ({"status": "no_sources"}, "no_sources", "it cites no source"),
-        ({"status": "unverified"}, "unverified", "every citation in it was removed"),
-        # A thread finished before `status` existed is judged by its citation check.
-        ({"citation_check": check(fabricated_removed=4)}, "unverified", "every citation"),
-        ({"citation_check": check(fabricated_removed=0)}, "no_sources", "it cites no source"),
+        (final("no_sources"), "no_sources", "it cites no source"),
+        (final("unverified"), "unverified", "every citation in it was removed"),
     ],
 )
 def test_a_report_without_a_retrieved_source_is_saved_but_not_a_success(
@@ -199,6 +220,29 @@ def test_a_report_without_a_retrieved_source_is_saved_but_not_a_success(
     assert code == research.UNSOURCED_EXIT == 3
     assert "Report saved: reports/r.md" in text and f"status        {status}" in text
     assert f"Not a finished report: {says}" in text
+    assert "another search provider (--search)" in text, "nothing else stopped the research"
+
+
+def test_a_report_the_cost_budget_left_unsourced_blames_the_budget_not_the_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    HOME.log_path("t1").parent.mkdir(parents=True)
+    HOME.log_path("t1").write_text("")
+    out = io.StringIO()
+    values = final("no_sources", budget_note="The run stopped at its cost budget: spent.")
+    outcome = Outcome("t1", values, 5.0, Path("reports/r.md"))
+    context = load_context({"max_cost_usd": 0.05})
+    code = research.print_summary(Console(file=out, width=400), outcome, context)
+    text = out.getvalue()
+    assert code == research.UNSOURCED_EXIT
+    assert (
+        "Not a finished report: it cites no source. The cost budget (--max-cost 0.05: "
+        "$0.0500) stopped the research before it found a page to cite, not the search. "
+        'Run the question again with a bigger budget: deep-research --max-cost 0.1 "QUESTION".'
+    ) in text, text
+    assert "--search" not in text and "--max-searches" not in text
+    assert "budget        reached: the cost budget (--max-cost 0.05: $0.0500) stopped" in text
 
 
 def test_a_report_citing_a_retrieved_page_is_a_success(
@@ -208,7 +252,7 @@ def test_a_report_citing_a_retrieved_page_is_a_success(
     HOME.log_path("t1").parent.mkdir(parents=True)
     HOME.log_path("t1").write_text("")
     out = io.StringIO()
-    outcome = Outcome("t1", {"status": "complete"}, 5.0, Path("reports/r.md"))
+    outcome = Outcome("t1", final(), 5.0, Path("reports/r.md"))
     assert research.print_summary(Console(file=out, width=300), outcome, load_context({})) == 0
     assert "Not a finished report" not in out.getvalue()
     assert "status        complete" in out.getvalue()
@@ -222,7 +266,7 @@ def test_searches_counted_beyond_those_sent_are_named(
     search = {"t": 1.0, "kind": "progress", "event": "search", "query": "q"}
     HOME.log_path("t1").write_text(f"{json.dumps(search)}\n" * 10)
     out = io.StringIO()
-    values = {"status": "complete", "searches_used": 12}
+    values = final(searches_used=12)
     outcome = Outcome("t1", values, 5.0, Path("reports/r.md"))
     research.print_summary(Console(file=out, width=300), outcome, load_context({}))
     assert (

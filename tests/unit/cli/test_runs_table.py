@@ -19,12 +19,14 @@ from deep_research.cli.runs_table import (
 
 
 def test_header_then_one_aligned_line_per_run() -> None:
-    rows = [("abc12345", "2026-01-02 03:04", "done", "12", "$0.0123", "why?", "reports/why.md")]
+    rows = [
+        ("abc12345", "2026-01-02 03:04", "done", "12", "7", "$0.0123", "why?", "reports/why.md")
+    ]
     header, line = runs_table(rows)
     for cell in RUNS_HEADER:
         assert cell in header
     for column, cell in zip(RUNS_HEADER, rows[0], strict=True):
-        if column in ("searches", "cost"):  # numbers, right-aligned under their headers
+        if column in ("searches", "sources", "cost"):  # numbers, right-aligned under their headers
             end = header.index(column) + len(column)
             assert line[:end].endswith(f" {cell}"), line
             continue
@@ -34,7 +36,7 @@ def test_header_then_one_aligned_line_per_run() -> None:
 def test_long_or_multi_line_cells_are_cut_to_one_line() -> None:
     question = "q" * (QUESTION_CHARS * 2)
     detail = "first line " * 20 + "\nTraceback"
-    [_, line] = runs_table([("abc12345", "when", "failed", "0", "$0.0000", question, detail)])
+    [_, line] = runs_table([("abc12345", "when", "failed", "0", "-", "$0.0000", question, detail)])
     assert "\n" not in line and "Traceback" not in line
     assert "q" * (QUESTION_CHARS + 1) not in line
     header = runs_table([])[0]
@@ -42,7 +44,7 @@ def test_long_or_multi_line_cells_are_cut_to_one_line() -> None:
 
 
 def test_an_empty_detail_leaves_no_trailing_space() -> None:
-    [_, line] = runs_table([("abc12345", "when", "running", "3", "unknown", "why?", "")])
+    [_, line] = runs_table([("abc12345", "when", "running", "3", "-", "unknown", "why?", "")])
     assert line == line.rstrip() and line.endswith("why?")
 
 
@@ -67,6 +69,7 @@ def test_the_example_in_the_docs_is_this_table() -> None:
             "2025-06-01 10:12",
             "stopped mid-run",
             "4",
+            "-",
             "$0.0412",
             "Are heat pumps worth it in Norway?",
             "ModelEndpointError: Cannot reach the model server at http://localhost:8080/v1 "
@@ -77,6 +80,7 @@ def test_the_example_in_the_docs_is_this_table() -> None:
             "2025-06-01 10:40",
             "done",
             "12",
+            "9",
             "$0.1875",
             "How well do heat pumps work in cold climates?",
             "reports/2025-06-01-how-well-do-heat-pumps-work-in-cold.md",

@@ -4,21 +4,19 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
-from deep_research.cli.summary import totals
+from deep_research.cli.counts import totals
+from deep_research.cli.summary import totals_lines
 
 
 def test_summary_and_progress_lines_say_one_source_and_one_call() -> None:
-    from deep_research.cli.summary import totals
     from deep_research.cli.view import Tracker
 
     tracker = Tracker("t1")
     tracker.handle({"event": "research_started", "id": "r1", "topic": "heat pumps"})
     line = tracker.handle({"event": "research_done", "id": "r1", "sources": 1})
-    assert line == "research done: heat pumps (1 source)"
+    assert line == "research done: heat pumps (1 page)"
     records = [{"kind": "model_reply", "role": "researcher", "tokens_in": 1, "tokens_out": 9}]
-    [researcher, *_] = totals(records).lines()
+    [researcher, *_] = totals_lines(totals(records))
     assert re.fullmatch(r"researcher\s+1 call\s+1 token in\s+9 out", researcher), researcher
 
 
@@ -44,36 +42,23 @@ def test_summary_mentions_removed_images_and_html_only_when_there_were_any() -> 
 def test_the_cost_line_names_each_role_unknown_prices_and_the_budget_left() -> None:
     from deep_research.cli.summary import cost_line
 
-    role = {"calls": 1, "tokens_in": 1, "tokens_out": 1, "estimated": 0}
-    values = {
-        "usage": {
-            **role,
-            "usd": 0.0144,
-            "estimated": 2,
-            "by_role": {
-                "orchestrator": {**role, "usd": 0.0036},
-                "researcher": {**role, "usd": None},
-            },
-        },
-        "cost_counted": 14_400,
-    }
-    line = cost_line(values, 0.04)
-    assert line.startswith("cost          $0.0144 (orchestrator $0.0036, researcher unknown)")
+    def event(name: str, **fields: object) -> dict[str, object]:
+        return {"kind": "progress", "event": name, **fields}
+
+    logged = [
+        event("model_call", role="orchestrator", usd=0.0036, estimated=1),
+        event("model_call", role="researcher", usd=0.0012, estimated=1),
+        event("search_done", id="r1", query="q", usd=0.008),
+        event("search_done", id="r2", query="q", usd=0.0),  # reused: free
+    ]
+    line = cost_line(totals(logged), 0.04, counted_micros=14_400)
+    assert line.startswith(
+        "cost          $0.0128 (orchestrator $0.0036, researcher $0.0012, search $0.0080)"
+    )
     assert (
         "2 calls' tokens estimated" in line
         and "budget $0.0400 for model calls, $0.0256 left" in line
     )
-    assert cost_line({}, None) == "cost          $0.0000"
-
-
-def test_the_logged_cost_adds_calls_and_searches_and_an_unknown_price_stays_unknown() -> None:
-    calls = [
-        {"kind": "progress", "event": "model_call", "usd": 0.0018},
-        {"kind": "progress", "event": "search_done", "usd": 0.008},
-        {"kind": "progress", "event": "search_done"},  # an older log: no `usd`, free
-        {"kind": "progress", "event": "model_call", "usd": "bad"},  # a hand edit counts 0
-    ]
-    assert totals(calls).usd == pytest.approx(0.0098)
-    assert totals(calls).model_usd == pytest.approx(0.0018)
-    unknown = [*calls, {"kind": "progress", "event": "model_call", "usd": None}]
-    assert totals(unknown).usd is None
+    unknown = cost_line(totals([*logged, event("model_call", role="researcher", usd=None)]), None)
+    assert unknown.startswith("cost          unknown (orchestrator $0.0036, researcher unknown")
+    assert cost_line(totals([]), None) == "cost          $0.0000"

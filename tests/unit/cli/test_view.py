@@ -9,25 +9,47 @@ from rich.console import Console
 from rich.text import Text
 
 from deep_research.cli import view
+from deep_research.cli.counts import Totals, totals
 from deep_research.cli.view import ProgressView, Tracker
 
 
+def earlier(searches: int) -> Totals:
+    """What a resumed run's traffic log counted in earlier sessions."""
+    return totals([{"kind": "progress", "event": "search", "t": 1.0}] * searches)
+
+
 def test_searches_are_counted_for_the_run_and_each_researcher() -> None:
-    tracker = Tracker("t1", searches_used=4)  # a resumed run starts from its checkpoints
+    tracker = Tracker("t1", totals=earlier(4))  # a resumed run goes on from its log
     tracker.handle({"event": "research_started", "id": 1, "topic": "heat"})
     line = tracker.handle({"event": "search", "id": 1, "cap": 9, "query": "cop"})
     tracker.handle({"event": "search", "id": 2, "cap": 9, "query": "unseen researcher"})
     assert line == "search 5/9: cop"
-    assert tracker.searches_used == 6 and tracker.researchers["1"].searches == 1
+    assert tracker.totals.searches == 6 and tracker.researchers["1"].searches == 1
     tracker.handle({"event": "search_refused", "cap": 10, "query": "q"})
-    assert tracker.searches_used == 6 and tracker.search_cap == 10, "a refusal is not a search"
+    assert tracker.totals.searches == 6 and tracker.search_cap == 10, "a refusal is not a search"
 
 
-def test_sources_are_the_union_of_the_urls_found_and_remembered() -> None:
+def test_a_query_answered_without_a_search_sent_for_it_is_reused() -> None:
+    tracker = Tracker("t1", search_cap=9)
+    tracker.handle({"event": "search", "id": 1, "query": "cop", "cap": 9})
+    tracker.handle({"event": "search_done", "id": 1, "query": "cop", "urls": []})
+    assert tracker.totals.reused == 0, "its own search's results"
+    tracker.handle({"event": "search_done", "id": 2, "query": "cop", "urls": []})  # joined
+    tracker.handle({"event": "search_done", "id": 1, "query": "cop", "urls": []})  # cached
+    assert (tracker.totals.searches, tracker.totals.reused) == (1, 2)
+    assert "searches 1/9 · 2 reused · pages 0 ·" in header_of(tracker)
+
+
+def test_pages_are_the_states_sources_by_page_key_and_sources_the_reports_list() -> None:
     tracker = Tracker("t1")
-    tracker.handle({"event": "search_done", "urls": ["https://a/", "https://b/"]})
-    tracker.handle({"event": "search_remembered", "query": "q", "urls": ["https://a/"]})
-    assert tracker.sources == {"https://a/", "https://b/"}
+    page = {"title": "", "content": "", "found_by": "t"}
+    tracker.settle({"sources": [{**page, "url": "https://a.example/x/"}]})
+    tracker.settle({"sources": [{**page, "url": "https://A.example/x?utm_source=y#z"}]})
+    tracker.settle({"messages": []})
+    assert len(tracker.pages) == 1 and tracker.sources is None
+    assert "pages 1 · cost" in header_of(tracker), "no sources before a report is checked"
+    tracker.settle({"citation_check": {"sources_listed": 1}})
+    assert "pages 1 · sources 1 · cost" in header_of(tracker)
 
 
 def test_a_researcher_ends_done_with_its_sources_or_failed_with_its_error() -> None:
@@ -37,7 +59,7 @@ def test_a_researcher_ends_done_with_its_sources_or_failed_with_its_error() -> N
     tracker.handle({"event": "research_done", "id": 1, "sources": 2})
     tracker.handle({"event": "research_failed", "id": 2, "error": "model died"})
     done, failed = tracker.researchers["1"], tracker.researchers["2"]
-    assert (done.status, done.detail) == ("done", "2 sources")
+    assert (done.status, done.detail) == ("done", "2 pages")
     assert (failed.status, failed.detail) == ("failed", "model died")
     assert tracker.handle({"event": "research_done", "id": 3}) is None, "never seen start"
 
@@ -55,7 +77,7 @@ def test_the_phase_follows_the_orchestrator_and_the_report() -> None:
 
 def test_a_resumed_run_leaves_its_first_phase_when_research_goes_on() -> None:
     # A resume may go on inside research tasks: no orchestrator turn is announced first.
-    tracker = Tracker("t1", phase="resuming", searches_used=2, search_cap=6)
+    tracker = Tracker("t1", phase="resuming", totals=earlier(2), search_cap=6)
     assert "searches 2/6" in Text.assemble(tracker.__rich__().renderables[0]).plain
     tracker.handle({"event": "research_started", "id": 1, "topic": "heat"})
     assert tracker.phase == "researching"
@@ -79,7 +101,7 @@ def test_the_panel_shows_counts_todos_and_researchers() -> None:
     out = io.StringIO()
     Console(file=out, width=120).print(tracker)
     text = out.getvalue()
-    assert "thread t1" in text and "searches 1/7" in text and "sources 0" in text
+    assert "thread t1" in text and "searches 1/7" in text and "pages 0" in text
     assert "[x] plan item" in text and "heat" in text and "running" in text
 
 
@@ -110,16 +132,17 @@ def header_of(tracker: Tracker) -> str:
 
 
 def test_the_panel_adds_up_call_and_search_costs_and_shows_the_budget_left() -> None:
-    tracker = Tracker("t1", cost=0.01, model_cost=0.01, max_cost_usd=0.05)  # earlier sessions'
+    spent = totals([{"kind": "progress", "event": "model_call", "usd": 0.01}])  # earlier
+    tracker = Tracker("t1", totals=spent, max_cost_usd=0.05)
     assert "cost $0.0100 ($0.0400 left)" in header_of(tracker)
     assert tracker.handle({"event": "model_call", "role": "researcher", "usd": 0.0025}) is None
     tracker.handle({"event": "search_done", "urls": [], "usd": 0.008})
-    assert tracker.cost == pytest.approx(0.0205)
+    assert tracker.totals.usd == pytest.approx(0.0205)
     # The budget holds model calls (searches are held by the search cap).
     assert "cost $0.0205 ($0.0375 left)" in header_of(tracker)
     tracker.handle({"event": "model_call", "role": "orchestrator", "usd": None})
-    assert tracker.cost is None and "cost unknown" in header_of(tracker), "never 0"
-    assert "left" not in header_of(Tracker("t2", cost=0.5)), "no budget, nothing left to show"
+    assert tracker.totals.usd is None and "cost unknown" in header_of(tracker), "never 0"
+    assert "left" not in header_of(Tracker("t2", totals=spent)), "no budget, nothing left to show"
 
 
 def test_the_budget_reached_line_is_printed_as_the_orchestrator_worded_it() -> None:

@@ -159,3 +159,17 @@ async def test_a_report_citing_nothing_is_said_first_and_a_failed_file_keeps_the
     assert result.startswith("Not a finished report: it cites no source.\n\nI could not find")
     assert "(The pdf file could not be made: the report is over 1,000,000 characters)" in result
     assert tool.with_outcome("# R", {"status": "complete"}) == "# R"
+
+
+def test_an_unsourced_report_the_budget_stopped_names_the_budget_not_the_search() -> None:
+    values = {"status": "no_sources", "budget_note": "The run stopped at its cost budget."}
+    from deep_research.mcp import tool
+
+    text = tool.with_outcome("# R", values)
+    assert isinstance(text, str)
+    assert text.startswith(
+        "Not a finished report: it cites no source. The server's cost budget (max_cost_usd, "
+        "MAX_COST_USD in its environment) stopped the research before it found a page to cite."
+        "\n\n# R"
+    )
+    assert "search" not in text.split("\n\n")[0].replace("research", "")

@@ -7,17 +7,24 @@ from pathlib import Path
 
 import pytest
 
-from deep_research.memory import LIBRARY_COLLECTION, Location, Piece, catalogue, open_store
+from deep_research.memory import (
+    LIBRARY_COLLECTION,
+    Location,
+    MemoryUnavailable,
+    Piece,
+    catalogue,
+    open_store,
+)
 from deep_research.memory.listing import list_chunks, remembered_reports, report_threads
 from deep_research.memory.research import remember
 
 
 def test_report_threads_one_row_per_thread_and_question_newest_first() -> None:
     records: list[dict[str, str | int | float | bool]] = [
-        {"thread": "old", "question": "Q1", "date": "2026-01-01", "ts": 1.0},
-        {"thread": "new", "question": "Q2", "date": "2026-02-01", "ts": 2.0},
-        {"thread": "new", "question": "Q2", "date": "2026-02-01", "ts": 2.0},
-        {"thread": "odd", "question": "Q3", "date": "", "ts": "not a time"},
+        {"thread": "old", "question": "Q1", "date": "2026-01-01", "ts": 1.0, "threads": "[]"},
+        {"thread": "new", "question": "Q2", "date": "2026-02-01", "ts": 2.0, "threads": "[]"},
+        {"thread": "new", "question": "Q2", "date": "2026-02-01", "ts": 2.0, "threads": "[]"},
+        {"thread": "odd", "question": "Q3", "date": "", "ts": "not a time", "threads": "[]"},
         # A rerun's entry names the threads whose copies it replaced; a list in another
         # shape (another client, a damaged store) is ignored, never fatal.
         {"thread": "r3", "question": "Q4", "ts": 3.0, "threads": '["r3", "r2", 7, "r1"]'},
@@ -30,6 +37,14 @@ def test_report_threads_one_row_per_thread_and_question_newest_first() -> None:
         ("x", "", "Q5", ()),
         ("odd", "", "Q3", ()),
     ]
+
+
+def test_an_entry_stored_before_the_threads_list_is_refused_with_the_version() -> None:
+    old = {"thread": "t0", "question": "Q", "ts": 1.0}
+    with pytest.raises(
+        MemoryUnavailable, match=r"thread 't0' was written before deep_research 0\.1\.0"
+    ):
+        report_threads([old])
 
 
 async def test_a_directory_with_no_store_lists_nothing_and_makes_nothing(tmp_path: Path) -> None:

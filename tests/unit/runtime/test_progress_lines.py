@@ -22,7 +22,7 @@ def test_model_words_go_through_words_and_counts_do_not() -> None:
         == "researching: HEAT"
     )
     done = progress_line({"event": "research_done", "topic": "heat", "sources": 1}, words=shouted)
-    assert done == "research done: HEAT (1 source)"
+    assert done == "research done: HEAT (1 page)"
     failed = progress_line(
         {"event": "research_failed", "topic": "heat", "error": "boom"}, words=shouted
     )
@@ -36,7 +36,7 @@ def test_a_search_is_counted_in_its_share_or_in_the_runs_count() -> None:
 
 def test_a_known_topic_stands_for_the_events_own() -> None:
     event = {"event": "research_done", "id": "r", "sources": 2}  # the topic came with the start
-    assert progress_line(event, topic="heat pumps") == "research done: heat pumps (2 sources)"
+    assert progress_line(event, topic="heat pumps") == "research done: heat pumps (2 pages)"
     with pytest.raises(KeyError):
         progress_line(event)
 
