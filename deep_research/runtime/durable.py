@@ -57,7 +57,7 @@ def call(kind: str, key: str, send: Callable[[], Awaitable[T]]) -> Awaitable[T]:
     # A function of its own each time: `task(name=...)` renames the function it is given,
     # and langgraph keeps one runnable per module-level function, so a shared one would run
     # every call under the first call's name, and a new process would name them otherwise.
-    async def run(send: Callable[[], Awaitable[T]]) -> T:
+    async def run(send: Callable[[], Awaitable[Any]]) -> Any:
         return await send()
 
     durable: Any = task(name=f"{kind}_{key}")(run)
