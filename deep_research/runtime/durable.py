@@ -60,7 +60,8 @@ def call(kind: str, key: str, send: Callable[[], Awaitable[T]]) -> Awaitable[T]:
     async def run(send: Callable[[], Awaitable[Any]]) -> Any:
         return await send()
 
-    durable: Any = task(name=f"{kind}_{key}")(run)
+    named: Any = task(name=f"{kind}_{key}")
+    durable: Any = named(run)
     return durable(send)  # type: ignore[no-any-return]
 
 
