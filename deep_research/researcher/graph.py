@@ -156,19 +156,19 @@ async def search(state: ResearcherState, runtime: Runtime[Context]) -> dict[str,
     """Run the researcher's queries in parallel: cached, within its share, pages read.
 
     The step may send what is left of the task's share, counted in state before it started;
-    started again after a stop, it reuses the searches answered before and sends nothing new
-    (search/budget.py)."""
+    started again after a stop, it reuses the searches answered before and sends only what
+    cannot have gone out (search/budget.py)."""
     context = context_of(runtime)
     last = state["messages"][-1]
     assert isinstance(last, AIMessage)
-    here = scope(state)
+    here, token = scope(state), last.id or ""
     wanted = sum(len(_queries(call)) for call in last.tool_calls)
     grant = search_service.Grant(
         max(0, min(wanted, state["quota"] - state["searches"])),
         quota=state["quota"],
         counted_before=state["searches"],
         cap=context.max_searches_per_run,
-        fresh=process.take_over(here, last.id or ""),
+        went_out=process.sent_by_step(here, token, process.take_over(here, token)),
     )
     # The cache spans the whole run (thread): every researcher, every orchestrator turn.
     share = context.max_chars_per_turn // max(1, len(last.tool_calls))

@@ -40,6 +40,28 @@ def take_over(scope: tuple[str, str], token: str) -> bool:
     return _handed.pop(scope, None) == token
 
 
+# What the search steps that started in this process let go out, by scope and the token
+# they started on: a step that runs again here (a sibling's outage cancelled it, or a
+# notebook resumed it) knows exactly which of its searches may have been billed, and sends
+# the others. A step that ran in another process has no entry: all its unanswered
+# searches may have gone out. Keys are the searches' cache keys; the oldest steps go first.
+_sent: OrderedDict[tuple[tuple[str, str], str], set[str]] = OrderedDict()
+
+
+def sent_by_step(scope: tuple[str, str], token: str, fresh: bool) -> set[str] | None:
+    """The set a search step adds each search to before it is sent: a new one for a fresh
+    start; for a start again, the one its earlier start here filled, or None (elsewhere)."""
+    key = (scope, token)
+    if fresh:
+        _sent[key] = set()
+    elif key not in _sent:
+        return None
+    _sent.move_to_end(key)
+    while len(_sent) > MAX_HANDED:
+        _sent.popitem(last=False)
+    return _sent[key]
+
+
 # How many researchers of one orchestrator turn run at once (`max_researchers_per_turn`).
 # Keyed by the turn's dispatch id; an entry goes when its last researcher lets go. Losing
 # one (a new process after a crash) only changes how many run together, never a count.

@@ -8,15 +8,17 @@ handed out; each task gives back what it did not use when it ends, so a task tha
 reports (dropped by a new question after a stopped run) keeps its share counted.
 
 Inside a task, a search step may send what is left of its share (`Grant`), counted in the
-task's checkpointed state before the step starts. A step that runs again after a stop sends
-nothing new: its searches that have a saved answer are reused (runtime/durable.py), and the
-others may have been sent before the stop, so they are counted as sent (`lost`) and the
-researcher is told to ask again, from a fresh step.
+task's checkpointed state before the step starts. A step that runs again after a stop
+reuses its searches that have a saved answer (runtime/durable.py). The others may have been
+sent before the stop: when the earlier start was in this process, it noted each search
+before sending it, so exactly those are counted as sent (`lost`) and the rest go out now;
+after a start in another process, all of them are counted and none is sent, and the
+researcher is told to search again.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 def quotas(remaining: int, tasks: int) -> list[int]:
@@ -37,17 +39,30 @@ class Grant:
     quota: int  # the research task's
     counted_before: int  # the task's searches before this step
     cap: int  # the run's
-    fresh: bool = True  # False: the step runs again after a stop, and sends nothing new
-    taken: int = 0  # searches this start of the step let go out
+    # Keys of the searches the step let go out, by this start and any earlier one in this
+    # process (runtime/process.py); None: it ran before in another process, which may have
+    # sent any of them, so it sends nothing new.
+    went_out: set[str] | None = field(default_factory=set)
+    taken: int = 0  # searches the step let go out, in this start and earlier ones
     sent: int = 0  # searches sent for this step, by this start or an earlier one
     lost: int = 0  # searches in flight at a stop: counted as sent, never answered
     cost: int = 0  # µUSD the searches this step started cost (Tavily's credits; llm/prices.py)
 
-    def take(self) -> bool:
-        """Let one search go out; False once the step's share is spent."""
-        if self.taken >= self.granted:
+    def __post_init__(self) -> None:
+        self.taken = len(self.went_out or ())
+        self.earlier = None if self.went_out is None else frozenset(self.went_out)
+
+    def may_have_gone(self, key: str) -> bool:
+        """Whether a search with no saved answer may have been sent by an earlier start."""
+        return self.earlier is None or key in self.earlier
+
+    def take(self, key: str) -> bool:
+        """Let the search `key` go out, noted before it is sent; False once the step's
+        share is spent."""
+        if self.taken >= self.granted or self.went_out is None:
             return False
         self.taken += 1
+        self.went_out.add(key)
         return True
 
     def answered(self, started: bool) -> None:

@@ -208,9 +208,9 @@ class Searcher:
     async def _stored(self, key: str, query: str) -> dict[str, Any]:
         """The query's search as its durable call stores it: plain data, or why there is none.
 
-        It runs only when no answer was saved: on a step that runs again after a stop, the
-        search may have gone out before the stop, so it is not sent again (`lost`)."""
-        if not self.grant.fresh:
+        It runs only when no answer was saved: on a step that runs again after a stop, a
+        search that may have gone out before the stop is not sent again (`lost`)."""
+        if self.grant.may_have_gone(key):
             return {"kind": "lost"}
         try:
             searched, started = await self._searched(key, query)
@@ -239,7 +239,7 @@ class Searcher:
 
     async def _search(self, query: str) -> Searched:
         # Only a query that reaches a provider spends budget: cache hits never get here.
-        if not self.grant.take():
+        if not self.grant.take(query_key(query, self.max_results)):
             raise CapReached(query, self.owner)
         grant = self.grant
         progress.emit(

@@ -20,9 +20,18 @@ def test_quotas_are_even_earlier_tasks_first_and_never_negative(remaining: int, 
 def test_a_grant_lets_out_one_search_at_a_time(granted: int) -> None:
     grant = Grant(granted, quota=5, counted_before=1, cap=8)
     assert grant.unused == granted
-    taken = [grant.take() for _ in range(granted + 2)]
+    taken = [grant.take(f"q{i}") for i in range(granted + 2)]
     assert taken == [True] * granted + [False, False]
-    assert grant.taken == granted
+    assert grant.taken == granted and grant.went_out == {f"q{i}" for i in range(granted)}
+
+
+def test_a_step_started_again_sends_only_what_its_earlier_start_here_did_not() -> None:
+    here = Grant(3, quota=3, counted_before=0, cap=3, went_out={"sent before"})
+    assert here.taken == 1, "what went out before counts against the share"
+    assert here.may_have_gone("sent before") and not here.may_have_gone("never sent")
+    assert here.take("never sent") and here.take("another") and not here.take("one more")
+    elsewhere = Grant(3, quota=3, counted_before=0, cap=3, went_out=None)
+    assert elsewhere.may_have_gone("anything") and not elsewhere.take("anything")
 
 
 def test_a_grant_counts_answers_sent_and_lost_never_more_than_granted() -> None:
