@@ -29,8 +29,9 @@ ENDPOINT_NOTES = {
     "llm_api_key": "the key that server wants, if any",
     "llm_timeout": "seconds allowed for each read from a model server (the first mlx "
     "request loads the weights)",
-    "llm_max_tokens": "completion tokens asked for on `local:` "
-    "(mlx_lm.server's own default is 512)",
+    "llm_max_tokens": "the longest reply a model may write: sent on `local:` (mlx_lm.server's "
+    "own default is 512), and under a budget on every provider, where a role whose job needs "
+    "less is sent less ([Cost](cost.md#each-roles-completion-limit))",
     "llm_max_retries": "retries of a failed model call (the client's own, or around the call)",
     "llm_call_deadline": "seconds one whole model call may take, retries included, so a "
     "server that trickles its reply cannot hold a run; unset: `LLM_TIMEOUT` × "

@@ -2,7 +2,8 @@
 or any other `init_chat_model` provider (built in `llm.init_chat`).
 
 What a caller gets here is a LangChain `BaseChatModel` and nothing around it; `llm.models`
-wraps one per role in the call policy (deadline, retries, readable errors, salvage).
+wraps one per role in the call policy (deadline, retries, readable errors, salvage). The
+completion limit each role's calls are sent with is chosen here too (`completion_tokens`).
 """
 
 from __future__ import annotations
@@ -20,10 +21,29 @@ from deep_research.config.settings import Context
 from deep_research.llm import init_chat
 from deep_research.llm.init_chat import CONNECT_TIMEOUT, LOCAL_TEMPERATURE
 from deep_research.llm.lenient_chat import LenientChatOpenAI
+from deep_research.llm.prices import Price
 from deep_research.runtime.http import model_clients
 
 # "judge" is the evals' grader (evals/judges), built from a spec of its own, not `Context`.
 Role = Literal["clarifier", "orchestrator", "researcher", "judge"]
+
+# The longest reply each role's job needs, in tokens. A priced call is counted against the
+# budget at its whole completion limit, so the model's longest reply (LLM_MAX_TOKENS: 8,192
+# tokens, $0.066 at gpt-4.1's $8 a million) made a research share too small for one call;
+# a reply sized to the role's job is what a share has to hold. None: LLM_MAX_TOKENS.
+COMPLETION_LIMITS: dict[Role, int | None] = {
+    # One JSON decision: at most 3 questions of 500 characters and a sentence saying what
+    # will be researched (text/limits.py), about 2,000 characters or 600 tokens, plus JSON.
+    "clarifier": 1_024,
+    # A search call, or the topic's cited report, which the orchestrator reads cut to
+    # 12,000 characters (REPORT_CHARS): links, text fragments and quoted passages run at
+    # about 3 characters a token, so ~4,000 tokens; a longer reply would be paid and cut.
+    "researcher": 4_096,
+    # Its reply without tool calls is the final report (so is the report writer's, which
+    # uses this role's model): a planning turn must be able to write a whole report.
+    "orchestrator": None,
+    "judge": None,  # the evals' grader, built from its own spec; never held to a budget
+}
 
 # Local servers accept any key, but the OpenAI client refuses to start without one.
 PLACEHOLDER_API_KEY = "not-needed"
@@ -102,6 +122,21 @@ def spec_model(
         f"{role}_model={spec!r}: unknown provider {provider!r}; "
         f"supported: {', '.join(MODEL_PROVIDERS)}"
     )
+
+
+def completion_tokens(role: Role, price: Price, own: int | None, configured: int) -> int:
+    """The completion limit `role`'s calls are sent with under a budget and counted at.
+
+    `own` is the client's own limit (Anthropic's `max_tokens`), `configured` LLM_MAX_TOKENS;
+    the lowest of them and the role's `COMPLETION_LIMITS` wins. A free model (`local:`,
+    `ollama:`) keeps LLM_MAX_TOKENS for every role, as `spec_model` sends it: its calls cost
+    nothing to bound, and a thinking model can spend thousands of tokens in `<think>`
+    before its tool call (mlx_lm.server drops a call cut off by the limit).
+    """
+    if price.free:
+        return own or configured
+    limits = [configured, own, COMPLETION_LIMITS[role]]
+    return min(limit for limit in limits if limit is not None)
 
 
 def public_url(url: str) -> str:

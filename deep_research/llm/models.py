@@ -95,7 +95,9 @@ class RoleModel:
     deadline: float  # seconds one `_call` may take, the client's retries included
     retries: int = 0  # done around the call, for clients that do not retry themselves
     price: Price | None = None  # None: priced from `spec` (llm/prices.py)
-    max_tokens: int | None = None  # the completion limit a budgeted call is sent with
+    # The completion limit a budgeted call is sent with and counted at (the role's, see
+    # `chat_models.completion_tokens`); without a budget the client's own applies.
+    max_tokens: int | None = None
     ledger: Ledger | None = None  # set per `ask`: the budget its requests are held to
 
     async def ask(
@@ -330,6 +332,10 @@ def role_model(context: Context, role: Role) -> RoleModel:
     endpoint = public_url(init_chat.base_url(model, spec.partition(":")[0]))
     endpoints = read_endpoints()
     retries = 0 if init_chat.retries_natively(model) else endpoints.llm_max_retries
+    price = price_of(spec)
+    limit = chat_models.completion_tokens(
+        role, price, completion_limit(model), endpoints.llm_max_tokens
+    )
     return RoleModel(
         model=model,
         endpoint=endpoint,
@@ -337,8 +343,8 @@ def role_model(context: Context, role: Role) -> RoleModel:
         spec=spec,
         deadline=endpoints.call_deadline,
         retries=retries,
-        price=price_of(spec),
-        max_tokens=completion_limit(model) or endpoints.llm_max_tokens,
+        price=price,
+        max_tokens=limit,
     )
 
 

@@ -36,6 +36,9 @@ class UnknownPriceError(ReadableError, RuntimeError):
     """`max_cost_usd` is set, but a role's model has no known price: it cannot be held."""
 
 
+# The smallest amount `usd` shows ($0.0001): what a message asks for is rounded up to it.
+SHOWN_MICROS = 100
+
 MAX_REPORTED_TOKENS = 100_000_000  # more than any context window: a count above is not one
 
 
@@ -101,11 +104,16 @@ class Ledger:
                 f"{price.spec} has no completion limit, so a call's cost has no upper bound "
                 "under max_cost_usd."
             )
-        if self.counted + worst > self.limit:
+        left = self.limit - self.counted
+        if worst > left:
+            # What is missing, rounded up to what `usd` shows, so the raise named is never a
+            # hair too small; "at least", as a research task gets only its share of a raise.
+            short = math.ceil((worst - left) / SHOWN_MICROS) * SHOWN_MICROS
             raise BudgetExceeded(
-                f"The cost budget ({usd(self.limit)}, max_cost_usd or --max-cost) is spent: "
-                f"{usd(self.counted)} counted, "
-                f"and the next {price.spec} call could cost up to {usd(worst)}."
+                f"The next call to {price.spec} could cost up to {usd(worst)} (its prompt "
+                f"and a reply of up to {max_tokens:,} tokens), and {usd(max(0, left))} of the "
+                f"budget is left for it: raise --max-cost (max_cost_usd) by at least "
+                f"{usd(short)} to go on."
             )
 
     def record(self, role: str, price: Price, tokens: tuple[int, int, bool]) -> RoleUsage:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+from decimal import Decimal
+
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from deep_research.llm.prices import price_of
+from deep_research.llm.prices import MICROS, price_of
 from deep_research.llm.spending import (
     BudgetExceeded,
     Ledger,
@@ -34,13 +37,29 @@ def test_provider_usage_is_taken_as_reported_and_an_estimate_is_marked() -> None
 def test_a_call_whose_worst_case_does_not_fit_is_refused_and_nothing_counted() -> None:
     ledger = Ledger(limit=10_000, counted=5_000)
     ledger.admit(MINI, 1_000, 1_000)  # 150 + 600 µUSD fits
-    with pytest.raises(BudgetExceeded, match="is spent"):
+    with pytest.raises(BudgetExceeded, match=r"up to \$0\.0064 .* \$0\.0050 of the budget"):
         ledger.admit(MINI, 10_000, 8_192)  # 1,500 + 4,916 > 5,000 left
     assert ledger.counted == 5_000 and ledger.spent == 0
     ledger.record("researcher", MINI, (10_000, 500, False))
     assert ledger.counted == 6_800 and ledger.spent == 1_800
     assert ledger.usage["by_role"]["researcher"]["usd"] == pytest.approx(0.0018)
     assert ledger.update() == {"usage": ledger.usage, "cost_counted": 1_800}
+
+
+def test_a_refusal_names_a_raise_of_max_cost_that_lets_the_call_through() -> None:
+    ledger = Ledger(limit=10_000, counted=5_000)
+    with pytest.raises(BudgetExceeded) as refused:
+        ledger.admit(MINI, 10_000, 8_192)  # 6,416 µUSD at worst, 5,000 left: 1,416 short
+    # docs/cost.md quotes it.
+    assert str(refused.value) == (
+        "The next call to openai:gpt-4o-mini could cost up to $0.0064 (its prompt and a reply "
+        "of up to 8,192 tokens), and $0.0050 of the budget is left for it: raise --max-cost "
+        "(max_cost_usd) by at least $0.0015 to go on."
+    ), "one line, the 1,416 µUSD missing rounded up, never down"
+    raise_by = re.search(r"by at least \$(\S+) to go on", str(refused.value))
+    assert raise_by is not None
+    raised = Ledger(limit=10_000 + int(Decimal(raise_by[1]) * MICROS), counted=5_000)
+    raised.admit(MINI, 10_000, 8_192)
 
 
 def test_an_unknown_price_under_a_budget_is_an_error_and_without_one_is_counted_unknown() -> None:

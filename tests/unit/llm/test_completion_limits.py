@@ -1,0 +1,59 @@
+"""Each role's completion limit fits its job: what a budget counts a call at, and sends."""
+
+from __future__ import annotations
+
+import pytest
+
+from deep_research.config.settings import Context
+from deep_research.llm.models import role_model
+
+GPT_41 = {f"{role}_model": "openai:gpt-4.1" for role in ("clarifier", "orchestrator", "researcher")}
+# genai-prices' table lists Claude Sonnet 4.5; langchain-anthropic asks it for 64,000 tokens.
+SONNET = {"researcher_model": "anthropic:claude-sonnet-4-5"}
+
+
+@pytest.fixture(autouse=True)
+def keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.delenv("LLM_MAX_TOKENS", raising=False)
+
+
+def limits(context: Context) -> dict[str, int | None]:
+    roles = ("clarifier", "researcher", "orchestrator")
+    return {role: role_model(context, role).max_tokens for role in roles}
+
+
+def test_a_priced_role_is_counted_at_its_job_and_the_orchestrator_at_the_report() -> None:
+    # The orchestrator's reply without tool calls is the final report: it keeps it all.
+    assert limits(Context(**GPT_41)) == {
+        "clarifier": 1024,
+        "researcher": 4096,
+        "orchestrator": 8192,
+    }
+
+
+def test_a_lower_llm_max_tokens_wins_over_every_role(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LLM_MAX_TOKENS", "2000")
+    assert limits(Context(**GPT_41)) == {
+        "clarifier": 1024,
+        "researcher": 2000,
+        "orchestrator": 2000,
+    }
+    monkeypatch.setenv("LLM_MAX_TOKENS", "16000")  # higher: the report may be longer, no more
+    assert limits(Context(**GPT_41)) == {
+        "clarifier": 1024,
+        "researcher": 4096,
+        "orchestrator": 16000,
+    }
+
+
+def test_a_client_limit_above_the_role_is_cut_to_it() -> None:
+    model = role_model(Context(**SONNET), "researcher")
+    assert model.max_tokens == 4096, "not the 64,000 langchain-anthropic asks for by default"
+
+
+def test_a_free_model_keeps_llm_max_tokens_for_every_role() -> None:
+    # Nothing to bound on a local server, and a thinking model can spend thousands of tokens
+    # before its tool call: the researcher is never cut at the job's 4,096 (or mlx's 512).
+    assert limits(Context()) == {"clarifier": 8192, "researcher": 8192, "orchestrator": 8192}
