@@ -36,14 +36,16 @@ async def write_report(
         ) from None
 
 
-def _prompt_tokens() -> int:
-    """The report request's prompt bound with its full findings (as ASCII; wider text gets
-    its findings cut to fit what is left)."""
-    return len(prompts.render("report_writer").encode()) + limits.FINDINGS_CHARS + 64
+# The findings the report's reserve pays for: a quarter of the most it can get. Keeping back
+# the full 60,000 characters (counted at a token a byte, all a bound can assume) left a
+# $0.30 budget on gpt-4.1 too little to research; `write_report` halves the findings until
+# the call fits what is left, so with a quarter kept back a report is still written.
+RESERVED_FINDINGS_CHARS = limits.FINDINGS_CHARS // 4
 
 
 def report_reserve(model: models.RoleModel) -> int:
-    """µUSD kept back at dispatch for the report: its prompt and full findings, its reply
-    at the completion limit."""
-    worst = (model.price or price_of(model.spec)).micros(_prompt_tokens(), model.max_tokens or 0)
+    """µUSD kept back at dispatch for the report: its prompt with a quarter of the findings,
+    its reply at the completion limit."""
+    prompt = len(prompts.render("report_writer").encode()) + RESERVED_FINDINGS_CHARS + 64
+    worst = (model.price or price_of(model.spec)).micros(prompt, model.max_tokens or 0)
     return worst or 0

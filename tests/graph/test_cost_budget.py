@@ -327,7 +327,29 @@ async def test_a_call_in_flight_when_the_run_stops_is_counted_and_the_resume_sta
     assert state["usage"]["calls"] <= sent - 1
     # The stopped call is counted (at its reservation, at least what it could have cost),
     # so what the provider may have billed never passes the budget.
-    assert state["cost_counted"] >= 1_800 * sent, (state["cost_counted"], sent)
+    # (The stopped call counts at its worst case: for the clarifier, at its 1,024-token
+    # limit, ~1,795 µUSD, a hair under the 1,800 the scripted replies claim, which no real
+    # provider could bill for a ~2,900-byte request.)
+    assert state["cost_counted"] >= 1_800 * (sent - 1) + 1_750, (state["cost_counted"], sent)
     assert state["cost_counted"] <= budget * 1_000_000
     assert state["usage"]["usd"] + 0.0018 <= budget
     assert state["final_report"] and "## Cost budget" in state["final_report"]
+
+
+async def test_a_modest_budget_on_a_priced_model_researches(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    """$0.30 on gpt-4.1 (every role): each call is reserved at its role's completion limit
+    and the report keeps back what a report with a quarter of the findings costs, so the
+    researchers search, read and report instead of ending at once with nothing."""
+    use_script(priced_script())
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "modest"}}
+    gpt41 = {
+        f"{role}_model": "openai:gpt-4.1" for role in ("clarifier", "orchestrator", "researcher")
+    }
+    await graph.ainvoke(Q, config, context={**NO_CLARIFY, **gpt41, "max_cost_usd": 0.3})
+    state = (await graph.aget_state(config)).values
+    assert len(scripted_search.queries) == 3, "each of the three researchers searched"
+    assert {s["found_by"] for s in state["sources"]} == set(THREE)
+    assert state["status"] == "complete" and state["cost_counted"] <= 300_000
