@@ -45,12 +45,26 @@ def plan_requests(llm: ScriptedOpenAIServer) -> list[dict[str, Any]]:
     return [b for b in orchestrator if not any("Findings on" in t for t in _texts(b, "tool"))]
 
 
-def wait_for(leader: int, marker: bytes, screen: bytearray) -> None:
-    """Read until `marker` appears in output not yet seen, keeping everything in `screen`."""
-    part = bytearray()
-    read_until(leader, marker, part)
-    screen.extend(part)
-    assert marker in part, ANSI.sub("", screen.decode(errors="replace"))
+class Terminal:
+    """The CLI's terminal as the test reads it: all it showed, and how far the test has looked."""
+
+    def __init__(self, leader: int) -> None:
+        self.leader = leader
+        self.screen = bytearray()
+        self.looked = 0  # the end of the last marker waited for
+
+    def wait_for(self, marker: bytes) -> None:
+        """Read until `marker` appears after the last one. What one read brought after that
+        one counts: on a busy machine a heading and the prompt below it come in one read."""
+        rest = self.screen[self.looked :]
+        read_until(self.leader, marker, rest)
+        self.screen[self.looked :] = rest
+        found = rest.find(marker)
+        assert found >= 0, self.text()
+        self.looked += found + len(marker)
+
+    def text(self) -> str:
+        return ANSI.sub("", self.screen.decode(errors="replace"))
 
 
 def converse(
@@ -58,19 +72,19 @@ def converse(
 ) -> str:
     """Run the CLI in a terminal, answering each marker with its input; the whole screen."""
     proc, leader = start_in_terminal(tmp_path, env, *args)
-    screen = bytearray()
+    terminal = Terminal(leader)
     try:
         for marker, answer in steps:
-            wait_for(leader, marker, screen)
+            terminal.wait_for(marker)
             os.write(leader, answer)
-        wait_for(leader, b"traffic log", screen)
-        assert proc.wait(timeout=CLI_TIMEOUT) == 0, screen.decode(errors="replace")
+        terminal.wait_for(b"traffic log")
+        assert proc.wait(timeout=CLI_TIMEOUT) == 0, terminal.text()
     finally:
         os.close(leader)
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    return ANSI.sub("", screen.decode(errors="replace"))
+    return terminal.text()
 
 
 def test_y_runs_the_plan_that_was_shown(tmp_path: Path) -> None:
@@ -156,9 +170,8 @@ def test_killed_at_the_plan_prompt_resumes_without_planning_again(tmp_path: Path
     with ScriptedOpenAIServer(brain) as llm, FakeTavilyServer() as tavily:
         env = cli_env(llm, tavily, tmp_path)
         proc, leader = start_in_terminal(tmp_path, env, *FLAGS, "--max-searches", "4", QUESTION)
-        screen = bytearray()
         try:
-            wait_for(leader, b"> ", screen)
+            Terminal(leader).wait_for(b"> ")
         finally:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
@@ -179,7 +192,7 @@ def test_a_piped_resume_of_a_paused_plan_runs_it_and_says_so(tmp_path: Path) -> 
         env = cli_env(llm, tavily, tmp_path)
         proc, leader = start_in_terminal(tmp_path, env, *FLAGS, QUESTION)
         try:
-            wait_for(leader, b"> ", bytearray())
+            Terminal(leader).wait_for(b"> ")
         finally:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -240,16 +241,16 @@ def test_a_keeper_in_use_that_does_not_answer_is_said_busy_and_left_running(
 def test_a_stalled_keeper_nobody_uses_stops_with_the_launch_lock_free(
     directory: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import fcntl
-
     first = writer(["write", "gone", "1"], shared_env(directory))
     out, err = first.communicate("go\n", timeout=120)
     assert out.split() == ["ready", "done"], err
     old = read_record(directory)
     assert old is not None and is_keeper(old, directory)  # in use by no process now
     real_heartbeat, real_alive = keeper_module.heartbeat, sharing._alive
+    real_launch_lock = keeper_module.launch_lock
     missed: list[bool] = []
-    lock_free: list[bool] = []  # while the old keeper stops, which takes the launch lock
+    holding = [False]  # whether this process, attaching, holds the launch lock
+    held: list[bool] = []  # `holding` at each check of whether the old keeper still runs
 
     def late(port: int, seconds: float = 2.0) -> bool:
         answered = real_heartbeat(port, seconds)
@@ -258,20 +259,28 @@ def test_a_stalled_keeper_nobody_uses_stops_with_the_launch_lock_free(
             os.kill(old.pid, signal.SIGCONT)
         return answered
 
+    # Watched where it is taken, not probed: the old keeper holds the same lock while it
+    # stops, as it should, and a probe could not tell its hold from ours.
+    @contextlib.contextmanager
+    def launch_lock(where: Path, seconds: float) -> Iterator[bool]:
+        with real_launch_lock(where, seconds) as taken:
+            holding[0] = taken
+            try:
+                yield taken
+            finally:
+                holding[0] = False
+
     def alive(pid: int) -> bool:
         if pid == old.pid:
-            fd = keeper_module.open_lock(directory / keeper_module.LAUNCH_NAME)
-            try:
-                lock_free.append(keeper_module.try_flock(fd, fcntl.LOCK_EX))
-            finally:
-                os.close(fd)
+            held.append(holding[0])
         return real_alive(pid)
 
     monkeypatch.setattr(keeper_module, "heartbeat", late)
+    monkeypatch.setattr(keeper_module, "launch_lock", launch_lock)
     monkeypatch.setattr(sharing, "_alive", alive)
     os.kill(old.pid, signal.SIGSTOP)
     attached = sharing.attach(directory, 600)
     os.close(attached.lease)
     assert missed == [False] and not real_alive(old.pid)
-    assert lock_free and all(lock_free), lock_free
+    assert held and not any(held), held  # waited for, without the lock it takes to stop
     assert attached.record.pid != old.pid and keepers_of(directory) == [attached.record.pid]
