@@ -172,7 +172,9 @@ async def test_a_search_step_that_died_is_never_sent_again_unreserved(
     )
     sent = scripted_search.queries
     assert len(sent) <= 3, sent
-    assert state["searches_used"] == len(sent), "state counts every search sent"
+    # Every search sent is counted; a search a stopped step may have sent (in another
+    # process: unknown) is counted too, so the count can pass what was sent, never the cap.
+    assert len(sent) <= state["searches_used"] <= 3, (sent, state["searches_used"])
     assert state["final_report"]
     assert len(sent) > len(sent_before) or len(sent_before) == 3
 
