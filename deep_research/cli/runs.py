@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from deep_research.checkpoints.target import Target, target_from
 from deep_research.cli.counts import totals
-from deep_research.errors import DeepResearchError, ReadableError
+from deep_research.errors import DeepResearchError, OldDataError, ReadableError
 from deep_research.text.controls import without_controls
 
 if TYPE_CHECKING:
@@ -290,11 +290,20 @@ async def durable_graph(home: Home) -> AsyncIterator[CompiledStateGraph[Any, Any
 
 
 async def status_of(graph: CompiledStateGraph[Any, Any, Any, Any], thread_id: str) -> Status:
-    state = await graph.aget_state({"configurable": {"thread_id": thread_id}})
+    config: Any = {"configurable": {"thread_id": thread_id}}
+    state = await graph.aget_state(config)
     if state.interrupts:
         return "waiting for an answer"
-    if state.next:
-        return "stopped mid-run"
-    if state.values.get("final_report"):
+    if state.values.get("final_report") and not state.next:
         return "done"
-    return "not started"
+    # A thread stopped in a step this version no longer has (the reserve steps) shows no
+    # next step at all: langgraph reads the checkpoint through today's graph.
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    saver = graph.checkpointer
+    saved = await saver.aget_tuple(config) if isinstance(saver, BaseCheckpointSaver) else None
+    channels = saved.checkpoint["channel_versions"] if saved else {}
+    if stale := sorted({c[10:] for c in channels if c.startswith("branch:to:")} - set(graph.nodes)):
+        said = f"it stopped at {', '.join(stale)}, a step this version no longer has"
+        raise OldDataError(f"Thread {thread_id!r}", f"{said}; ask the question again.")
+    return "stopped mid-run" if state.next else "not started"

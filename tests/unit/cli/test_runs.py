@@ -1,0 +1,32 @@
+"""cli/runs.py: a run's status read from its checkpoint."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from deep_research.cli.runs import status_of
+
+
+async def test_a_thread_stopped_in_a_step_this_version_lacks_is_refused_in_one_line() -> None:
+    """A checkpoint from before the durable calls, stopped at a reserve step: refused with
+    the version named, never resumed into an obscure langgraph error."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import START, StateGraph
+
+    from deep_research.errors import OldDataError
+    from deep_research.graph import builder
+    from deep_research.state import ResearchState
+
+    saver = InMemorySaver()
+    old = StateGraph(ResearchState)
+    old.add_node("new_question", lambda state: {})
+    old.add_node("reserve_orchestrate", lambda state: {})
+    old.add_edge(START, "new_question")
+    old.add_edge("new_question", "reserve_orchestrate")
+    config: Any = {"configurable": {"thread_id": "old"}}
+    stopped = old.compile(checkpointer=saver, interrupt_before=["reserve_orchestrate"])
+    await stopped.ainvoke({"messages": [("user", "q")]}, config)
+    with pytest.raises(OldDataError, match=r"reserve_orchestrate.*0\.1\.0|0\.1\.0.*reserve"):
+        await status_of(builder.compile(checkpointer=saver), "old")
