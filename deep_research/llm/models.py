@@ -62,6 +62,9 @@ class ContextTooLongError(ModelEndpointError):
 class EmptyReplyError(ReadableError, RuntimeError):
     """The model returned nothing usable twice in a row, the second time after a nudge."""
 
+    usage: Usage = NO_USAGE  # what the two requests used: still counted
+    spent: int = 0
+
 
 class CallLost(ReadableError, RuntimeError):
     """A step that ran before and was stopped had no saved answer for this call: it may have
@@ -76,12 +79,10 @@ class CallLost(ReadableError, RuntimeError):
 class Answer(TypedDict):
     """One `ask` as its durable task stores it."""
 
-    reply: AIMessage | None  # None: refused by the budget, empty twice, or lost
+    reply: AIMessage | None  # None: lost, it may have been sent before a stop
     usage: Usage
     spent: int  # µUSD its requests cost
     lost: int  # µUSD counted for a call that may have been sent before a stop
-    refused: str  # the budget's refusal, when it stopped the call
-    empty: str  # the empty-reply error, when the model gave nothing twice
 
 
 @dataclass(frozen=True)
@@ -119,15 +120,19 @@ class RoleModel:
         may_send = ledger.fresh or ledger.limit is None
         key = durable.digest(self.role, self.spec, *(m.text for m in messages), *_names(tools))
         limit, counted = ledger.limit, ledger.counted
-        answer = await durable.call(
-            f"ask_{self.role}", key, lambda: self._answer(messages, tools, limit, counted, may_send)
-        )
+        try:
+            answer = await durable.call(
+                f"ask_{self.role}",
+                key,
+                lambda: self._answer(messages, tools, limit, counted, may_send),
+            )
+        except (spending.BudgetExceeded, EmptyReplyError) as stopped:
+            # Raised inside the task, so it is not kept: a resume (with a bigger budget, a
+            # fixed server) asks again. What was spent before it is in the error.
+            ledger.absorb(stopped.usage, stopped.spent)
+            raise
         ledger.absorb(answer["usage"], answer["spent"] + answer["lost"])
-        if answer["lost"] or answer["reply"] is None:
-            if answer["refused"]:
-                raise spending.BudgetExceeded(answer["refused"])
-            if answer["empty"]:
-                raise EmptyReplyError(answer["empty"])
+        if answer["reply"] is None:
             raise CallLost(answer["lost"])
         return answer["reply"]
 
@@ -139,29 +144,21 @@ class RoleModel:
         counted: int,
         may_send: bool,
     ) -> Answer:
-        """One `ask`, as the task stores it: the reply and what it used, or why there is none."""
+        """One `ask`, as the task stores it: the reply and what it used, or the worst case of a
+        call that may have been sent before a stop."""
         if not may_send:
             # What the stopped call could have cost: never more than its ledger let it spend.
             lost = self.worst_case(messages, tools)
             if limit is not None:
                 lost = max(0, min(lost, limit - counted))
-            return Answer(reply=None, usage=NO_USAGE, spent=0, lost=lost, refused="", empty="")
+            return Answer(reply=None, usage=NO_USAGE, spent=0, lost=lost)
         ledger = Ledger(limit, counted)
-        reply, refused, empty = None, "", ""
         try:
             reply = await self._ask_now(messages, tools, ledger)
-        except spending.BudgetExceeded as stop:
-            refused = str(stop)
-        except EmptyReplyError as error:
-            empty = str(error)
-        return Answer(
-            reply=reply,
-            usage=ledger.usage,
-            spent=ledger.spent,
-            lost=0,
-            refused=refused,
-            empty=empty,
-        )
+        except (spending.BudgetExceeded, EmptyReplyError) as stopped:
+            stopped.usage, stopped.spent = ledger.usage, ledger.spent
+            raise
+        return Answer(reply=reply, usage=ledger.usage, spent=ledger.spent, lost=0)
 
     def worst_case(self, messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]]) -> int:
         """µUSD one `ask` may cost at most: a request bounded by its bytes, the whole reply at

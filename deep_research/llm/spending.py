@@ -31,6 +31,10 @@ CHARS_PER_TOKEN = 4
 class BudgetExceeded(ReadableError, RuntimeError):
     """A model call's worst case would take the run past `max_cost_usd`; it was not sent."""
 
+    # What the call's earlier requests (before a refused nudge) used: still counted.
+    usage: Usage = NO_USAGE
+    spent: int = 0
+
 
 class UnknownPriceError(ReadableError, RuntimeError):
     """`max_cost_usd` is set, but a role's model has no known price: it cannot be held."""

@@ -86,6 +86,9 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
         except models.CallLost:
             process.hand_over(here, "")  # the turn's next start is fresh
             return {**update, **_spent(ledger)}
+        except spending.BudgetExceeded:
+            process.hand_over(here, "")  # refused before sending: nothing is in flight
+            raise
         process.hand_over(here, "")
         return {**update, "messages": [reply], "orchestrator_turns": turns, **_spent(ledger)}
     # Planning may not use what the report needs: it is held to what is left after it.

@@ -353,3 +353,25 @@ async def test_a_modest_budget_on_a_priced_model_researches(
     assert len(scripted_search.queries) == 3, "each of the three researchers searched"
     assert {s["found_by"] for s in state["sources"]} == set(THREE)
     assert state["status"] == "complete" and state["cost_counted"] <= 300_000
+
+
+async def test_a_run_the_budget_stopped_goes_on_when_resumed_with_a_bigger_one(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    """$0.01 on gpt-4.1 cannot pay for planning nor the report: the run stops with the
+    budget's error. Resumed with $0.30, it plans, researches and writes a cited report
+    whose note is not the old budget's."""
+    use_script(priced_script())
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "raised"}}
+    gpt41 = {
+        f"{role}_model": "openai:gpt-4.1" for role in ("clarifier", "orchestrator", "researcher")
+    }
+    with pytest.raises(BudgetExceeded, match="Not even the report fits"):
+        await graph.ainvoke(Q, config, context={**NO_CLARIFY, **gpt41, "max_cost_usd": 0.01})
+    assert scripted_search.queries == []
+    await graph.ainvoke(None, config, context={**NO_CLARIFY, **gpt41, "max_cost_usd": 0.3})
+    state = (await graph.aget_state(config)).values
+    assert scripted_search.queries, "the resumed run researched"
+    assert state["status"] == "complete"
+    assert "$0.0100" not in state["final_report"] and not state.get("budget_note")
