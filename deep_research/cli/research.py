@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from deep_research.cli.args import (
     HOME,
+    ReportTarget,
     UsageError,
     readable,
     report_target,
@@ -32,6 +35,7 @@ if TYPE_CHECKING:
 
     from deep_research.cli.session import Outcome
     from deep_research.config.settings import Context
+    from deep_research.export import Format
 
 
 # The report was saved, but it cites no page the research retrieved (`state.ReportStatus`
@@ -44,70 +48,120 @@ def ask(argv: list[str], console: Console) -> int:
 
     Ctrl-C ends the process (exit 130) once the run is saved."""
     args = research_parser().parse_args(argv)
-    settings = settings_from(args)
-    if args.resume is not None and args.question:
-        raise UsageError("give a question or --resume THREAD_ID, not both")
-    out, export = args.out, args.export
-    if args.resume is not None:
-        record = load_run(HOME, args.resume)  # a bad DEEP_RESEARCH_CHECKPOINTS stops here
-        warn_skipped(record)
-        for line in logs_elsewhere(record):
-            console.print(plain(line))
-        thread_id, question = record.thread_id, record.question
-        settings = {**record.settings, **settings}
-        if record.report is None:  # not saved yet: where and as what the user asked, still
-            out, export = out or record.out, export or record.export
-    elif args.question and args.question.strip():
-        thread_id, question = uuid.uuid4().hex[:8], readable(args.question).strip()
-        HOME.runs().check()  # a bad DEEP_RESEARCH_CHECKPOINTS stops here, before the run
-    else:
-        raise UsageError('give a question, e.g. deep-research "Are heat pumps worth it?"')
-    # Imported only for a run: the graph, `Context` (pydantic), openai and LangChain.
-    from langchain_core.tracers.langchain import wait_for_all_tracers
-
-    from deep_research.cli.interrupt import exit_now, run_until_interrupted
-    from deep_research.cli.session import run_research
+    thread = _thread(args, console)
+    # Imported only for a run: `Context` (pydantic); the graph, openai and LangChain in `_run`.
     from deep_research.config.settings import load_context
 
-    context = load_context(settings)  # a bad value stops here, before anything is written
-    try:
-        target = report_target(out)  # so does an --out that names an existing file
-    except UsageError as error:
-        if out == args.out:
-            raise
-        started_with = "the --out this thread was started with; give --out PATH"
-        raise UsageError(f"{error} ({started_with})") from None
+    context = load_context(thread.settings)  # a bad value stops here, before anything is written
+    target = _report_target(thread.out, args.out)  # so does an --out naming an existing file
     # A format that is unknown or not installed stops here too, not after the run.
-    formats = export_formats(export) if export else []
+    formats = export_formats(thread.export) if thread.export else []
     interactive = sys.stdin.isatty()
-    if not interactive and context.allow_clarification:
-        console.print("stdin is not a terminal: skipping clarifying questions (--no-clarify).")
-        settings["allow_clarification"] = False
-        context = load_context(settings)
-    if not interactive and context.review_plan:
-        console.print("stdin is not a terminal: skipping the plan review (review_plan off).")
-        settings["review_plan"] = False
-        context = load_context(settings)
+    if not interactive:
+        context = _unattended(console, context, thread.settings)
     if needs_relevance_model(context):
         # Before the first model call: a missing or damaged model stops the run here
         # (WeightsUnavailable says what to do), and a first run downloads it with a bar.
         from deep_research.embedding.loader import weights
 
         weights(say=lambda line: print(line, file=sys.stderr, flush=True), download=True)
+    outcome = _run(console, thread, context, target, interactive)
+    code = print_summary(console, outcome, context)
+    return _export(console, outcome, formats, code)
+
+
+@dataclass(frozen=True)
+class _Thread:
+    """The thread to run, new or stopped, with its settings and where its report goes."""
+
+    thread_id: str
+    question: str
+    settings: dict[str, Any]  # flags over, on `--resume`, the ones the thread started with
+    out: str | None
+    export: str | None
+    resume: bool
+
+
+def _thread(args: argparse.Namespace, console: Console) -> _Thread:
+    """A new thread for the question, or the stopped one `--resume` names."""
+    settings = settings_from(args)
+    if args.resume is not None and args.question:
+        raise UsageError("give a question or --resume THREAD_ID, not both")
+    if args.resume is not None:
+        return _resumed(args, settings, console)
+    if not (args.question and args.question.strip()):
+        raise UsageError('give a question, e.g. deep-research "Are heat pumps worth it?"')
+    question = readable(args.question).strip()
+    HOME.runs().check()  # a bad DEEP_RESEARCH_CHECKPOINTS stops here, before the run
+    return _Thread(uuid.uuid4().hex[:8], question, settings, args.out, args.export, False)
+
+
+def _resumed(args: argparse.Namespace, settings: dict[str, Any], console: Console) -> _Thread:
+    """The stopped thread `--resume` names, with its settings under the flags given now."""
+    record = load_run(HOME, args.resume)  # a bad DEEP_RESEARCH_CHECKPOINTS stops here
+    warn_skipped(record)
+    for line in logs_elsewhere(record):
+        console.print(plain(line))
+    out, export = args.out, args.export
+    if record.report is None:  # not saved yet: where and as what the user asked, still
+        out, export = out or record.out, export or record.export
+    settings = {**record.settings, **settings}
+    return _Thread(record.thread_id, record.question, settings, out, export, True)
+
+
+def _report_target(out: str | None, given: str | None) -> ReportTarget:
+    """Where the report goes (`out`); one the user did not give now (`given`) is the one the
+    resumed thread was started with, and an error about it says so."""
+    try:
+        return report_target(out)
+    except UsageError as error:
+        if out == given:
+            raise
+        started_with = "the --out this thread was started with; give --out PATH"
+        raise UsageError(f"{error} ({started_with})") from None
+
+
+def _unattended(console: Console, context: Context, settings: dict[str, Any]) -> Context:
+    """The context when stdin is not a terminal: nobody answers the clarifying questions or
+    reviews the plan, so both are off (in `settings` too, which the session logs)."""
+    from deep_research.config.settings import load_context
+
+    if context.allow_clarification:
+        console.print("stdin is not a terminal: skipping clarifying questions (--no-clarify).")
+        settings["allow_clarification"] = False
+        context = load_context(settings)
+    if context.review_plan:
+        console.print("stdin is not a terminal: skipping the plan review (review_plan off).")
+        settings["review_plan"] = False
+        context = load_context(settings)
+    return context
+
+
+def _run(
+    console: Console, thread: _Thread, context: Context, target: ReportTarget, interactive: bool
+) -> Outcome:
+    """The research session, until its report is saved; Ctrl-C ends the process."""
+    # Imported only for a run: the graph, openai and LangChain.
+    from langchain_core.tracers.langchain import wait_for_all_tracers
+
+    from deep_research.cli.interrupt import exit_now, run_until_interrupted
+    from deep_research.cli.session import run_research
+
+    thread_id = thread.thread_id
     console.print(f"Thread {thread_id} · resume with: deep-research --resume {thread_id}")
     try:
-        outcome = run_until_interrupted(
+        return run_until_interrupted(
             run_research(
                 HOME,
                 target,
                 console,
                 context,
                 thread_id=thread_id,
-                question=question,
-                settings=settings,
-                resume=args.resume is not None,
+                question=thread.question,
+                settings=thread.settings,
+                resume=thread.resume,
                 interactive=interactive,
-                asked={"out": out, "export": export},
+                asked={"out": thread.out, "export": thread.export},
             ),
             on_stop=lambda: print("stopping…", file=sys.stderr, flush=True),
         )
@@ -120,12 +174,18 @@ def ask(argv: list[str], console: Console) -> int:
         # LangSmith sends runs from a background thread; without this, the last ones
         # (the run's end, the report) may be lost when the process exits.
         wait_for_all_tracers()
-    code = print_summary(console, outcome, context)
-    if formats and outcome.already_done and not (outcome.report and outcome.report.is_file()):
+
+
+def _export(console: Console, outcome: Outcome, formats: list[Format], code: int) -> int:
+    """Export the saved report as `--export` asked; the exit code is the summary's `code`,
+    or 1 for an export that could not be made."""
+    if not formats:
+        return code
+    if outcome.already_done and not (outcome.report and outcome.report.is_file()):
         # A thread done in an earlier session: its report was moved or deleted since.
         console.print(plain(f"Export skipped: the report {outcome.report} is no longer there."))
         return code or 1
-    if formats and outcome.report is not None:  # this session's, or an earlier one's
+    if outcome.report is not None:  # this session's, or an earlier one's
         from deep_research.errors import DeepResearchError
 
         try:

@@ -11,7 +11,7 @@ from rich.console import Console
 from deep_research.cli import export as cli_export
 from deep_research.cli.args import HOME, UsageError
 from deep_research.cli.main import main
-from deep_research.cli.session import finished
+from deep_research.cli.report_file import finished
 from deep_research.cli.traffic import TrafficLog
 from deep_research.config.settings import load_context
 from deep_research.export import ExportUnavailableError
