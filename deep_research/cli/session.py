@@ -27,7 +27,8 @@ from deep_research.cli.traffic import TrafficHandler, TrafficLog
 from deep_research.cli.view import ProgressView, Tracker
 from deep_research.config.settings import Context
 from deep_research.errors import ReadableError
-from deep_research.runtime import tracing
+from deep_research.llm.spending import BudgetExceeded
+from deep_research.runtime import process, tracing
 from deep_research.text.secrets import Redactor
 
 if TYPE_CHECKING:
@@ -81,6 +82,11 @@ async def run_research(
                     return await _done_before(run, earlier.values, wanted)
                 if status == "not started":
                     raise ResumeError(f"thread {thread_id!r} has no checkpoint to resume from")
+                if _ended_at_the_budget(await asyncio.to_thread(runs.records, thread_id)):
+                    # Refused before it sent anything: nothing was in flight, so the step
+                    # the budget stopped starts fresh (runtime/process.py), its call not
+                    # counted again at its worst case.
+                    process.hand_over((thread_id, ""), "")
                 # None continues from the last checkpoint; a waiting question is asked first.
                 payload = await run.answer(earlier) if earlier.interrupts else None
             tracker = await _tracker(run, earlier)
@@ -91,6 +97,15 @@ async def run_research(
         raise
     finally:
         log.close()
+
+
+def _ended_at_the_budget(records: list[dict[str, Any]]) -> bool:
+    """Whether the session before this one ended with the budget's refusal (`BudgetExceeded`
+    is raised before a call is sent), rather than killed or failed mid-call."""
+    sessions = [r for r in records if r.get("kind") == "run"][:-1]  # this one's start is last
+    last = sessions[-1] if sessions else {}
+    error = str(last.get("error", ""))
+    return last.get("action") == "end" and error.startswith(f"{BudgetExceeded.__name__}:")
 
 
 @dataclass(frozen=True)

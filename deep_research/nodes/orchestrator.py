@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from deep_research import search
 from deep_research.config.settings import Context, context_of
 from deep_research.llm import models, spending
+from deep_research.llm.prices import price_of
 from deep_research.llm.toolcalls import invalid_arguments
 from deep_research.nodes import churn, planning, remember, report_writer
 from deep_research.runtime import durable, process, progress, prompts
@@ -152,10 +153,12 @@ def _affordable(
     reserve: int,
 ) -> bool:
     """Whether a planning call fits the budget now, beside the report's reserve: a run the
-    budget stopped, resumed with a bigger one, plans again."""
+    budget stopped, resumed with a bigger one, plans again. (The request's own admission,
+    as `spending.Ledger.admit` makes it.)"""
     if ledger.limit is None:
         return True
-    worst = model.worst_case(planning.planning_messages(state, context), TOOLS)
+    prompt = spending.prompt_bound(planning.planning_messages(state, context), TOOLS)
+    worst = (model.price or price_of(model.spec)).micros(prompt, model.max_tokens or 0) or 0
     return ledger.counted + worst + reserve <= ledger.limit
 
 

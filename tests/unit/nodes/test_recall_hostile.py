@@ -92,7 +92,13 @@ async def test_stored_reports_with_a_malformed_timestamp_are_still_recalled_and_
     the run at recall, nor `memory list`: the report is simply the oldest."""
     monkeypatch.setenv("USE_MEMORY", "true")
     store = await open_store()
-    meta = {"thread": "odd", "question": QUESTION, "date": "2026-11-30", "ts": "yesterday"}
+    meta = {
+        "thread": "odd",
+        "threads": "[]",
+        "question": QUESTION,
+        "date": "2026-11-30",
+        "ts": "yesterday",
+    }
     await store.put(REPORTS_COLLECTION, "k", [Piece(QUESTION, meta)])
     update = await recall({"messages": [HumanMessage(QUESTION)]}, None)  # type: ignore[arg-type]
     assert [r["thread_id"] for r in update["earlier_reports"]] == ["odd"]

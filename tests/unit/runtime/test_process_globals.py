@@ -197,5 +197,5 @@ def h():
 
 def test_the_package_has_process_globals_and_process_py_holds_some() -> None:
     found = package_globals()
-    assert {"_started", "_turn_slots", "_provider_slots"} <= found[HOME]
+    assert {"_handed", "_sent", "_turn_slots", "_provider_slots"} <= found[HOME]
     assert {"_model", "_model_lock"} <= found["embedding.loader"]
