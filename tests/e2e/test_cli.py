@@ -176,6 +176,7 @@ def test_runs_lists_the_finished_run(
         "started",
         "status",
         "searches",
+        "sources",
         "cost",
         "question",
         "report",
