@@ -16,6 +16,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from deep_research.graph import builder
+from deep_research.llm.models import ModelEndpointError
 from deep_research.runtime import process
 from deep_research.search import cache
 from deep_research.search.fetch import Page, PageFetcher
@@ -80,3 +81,86 @@ async def test_searches_answered_before_a_stop_are_reused_and_cited(
     asked = [tuple(str(m.content) for m in messages) for messages, _ in model.calls]
     assert len(asked) - len(set(asked)) <= (0 if config else 1), "answered calls were sent again"
     assert len(model.calls) > calls_before
+
+
+# --- The matrix: each stage × the product's checkpointers × parallel and serial -----------
+
+
+def stop_in(stage: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Stop the run the first time a request of `stage` reaches the model: the orchestrator's
+    first call, alpha's report turn (after its search was answered), or the final report.
+    The stop is the model server going away (`ModelEndpointError`, which stops the run from
+    inside a researcher too); the resume is then made as a new process would make it."""
+    stopped: list[str] = []
+    answer = ScriptedChatModel._agenerate
+
+    async def stopping(self: ScriptedChatModel, messages: list[Any], *a: Any, **kw: Any) -> Any:
+        tools = set(kw.get("tool_names", []))
+        results = [m for m in messages if type(m).__name__ == "ToolMessage"]
+        topic = str(messages[1].content) if len(messages) > 1 else ""
+        here = {
+            "orchestrator": "research" in tools and not results,
+            "researcher": "web_search" in tools and topic == "alpha" and bool(results),
+            "report": "research" in tools and bool(results),
+        }[stage]
+        if here and not stopped:
+            stopped.append(stage)
+            self.calls.append((list(messages), tools))  # it reached the provider
+            raise ModelEndpointError("Cannot reach the model server (scripted stop)")
+        return await answer(self, messages, *a, **kw)
+
+    monkeypatch.setattr(ScriptedChatModel, "_agenerate", stopping)
+    return stopped
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stage", ["orchestrator", "researcher", "report"])
+@pytest.mark.parametrize("saver", ["sqlite", "postgres"])
+@pytest.mark.parametrize("config", [{}, {"max_concurrency": 1}], ids=["parallel", "serial"])
+async def test_a_run_stopped_at_each_stage_resumes_in_a_new_process_to_a_cited_report(
+    use_script: Callable[..., ScriptedChatModel],
+    scripted_search: ScriptedSearch,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+    tmp_path: Any,
+    stage: str,
+    saver: str,
+    config: dict[str, Any],
+) -> None:
+    from deep_research.checkpoints import VARIABLE, open_checkpointer
+
+    if saver == "postgres":
+        monkeypatch.setenv(VARIABLE, request.getfixturevalue("postgres_dsn"))
+    else:
+        monkeypatch.delenv(VARIABLE, raising=False)
+    model = use_script(
+        script_for(orchestrator_fanning_out("alpha", "beta"), lambda m: researcher(m, 2))
+    )
+    stopped = stop_in(stage, monkeypatch)
+    run_config = {"configurable": {"thread_id": f"matrix-{stage}"}, **config}
+    context = {**NO_CLARIFY, "max_searches_per_run": 6}
+    database = tmp_path / "checkpoints.sqlite"
+    async with open_checkpointer(sqlite=database) as checkpointer:
+        graph = builder.compile(checkpointer=checkpointer)
+        with pytest.raises(ModelEndpointError):
+            await graph.ainvoke(Q, run_config, context=context, durability="sync")
+    assert stopped == [stage]
+    answered = list(model.calls)
+    # A new process: no hand-overs, no caches; a new connection to the same checkpoints.
+    monkeypatch.setattr(process, "_handed", type(process._handed)())
+    monkeypatch.setattr(process, "_sent", type(process._sent)())
+    monkeypatch.setattr(cache, "_runs", type(cache._runs)())
+    async with open_checkpointer(sqlite=database) as checkpointer:
+        graph = builder.compile(checkpointer=checkpointer)
+        await graph.ainvoke(None, run_config, context=context, durability="sync")
+        state = (await graph.aget_state(run_config)).values
+    sent = scripted_search.queries
+    assert len(sent) == len(set(sent)), f"a query was sent twice: {sent}"
+    assert state["searches_used"] <= 6 and len(sent) <= state["searches_used"]
+    assert state["status"] == "complete", state["final_report"][:300]
+    assert any("alpha" in s["url"] for s in state["sources"])
+    # Only what the stop cut off is asked again: the stopped call, and at most a sibling
+    # researcher's call the scripted model answered in the instant the step died.
+    asked = [tuple(str(m.content) for m in messages) for messages, _ in model.calls]
+    repeated = len(asked) - len(set(asked))
+    assert repeated <= (1 if config else 2), (repeated, len(answered))
