@@ -43,6 +43,11 @@ async def test_model_outage_stops_the_run_and_resume_finishes_the_research(
     def research(messages: list[BaseMessage]) -> AIMessage:
         if "beta" in str(messages[1].content) and down["beta"]:
             raise connection_error()
+        results = tool_results(messages)
+        if results and "was under way when the run was stopped" in str(results[-1].content):
+            # alpha's searches went out as the outage stopped the run, unanswered: they are
+            # counted, not sent again unasked, and the researcher is told to search again.
+            return researcher(messages[:2])
         return researcher(messages)
 
     use_script(script_for(orchestrator_fanning_out("alpha topic", "beta topic"), research))
