@@ -304,10 +304,11 @@ def test_a_cli_run_stopped_mid_search_and_resumed_keeps_the_cap_and_counts_every
         [log] = (tmp_path / ".deep_research" / "runs").glob("*.jsonl")
         resumed = run_cli(tmp_path, env, "--resume", log.stem)
         sent = tavily.queries
-    # The stop lost every result (each search step was stopped mid-search) and the cap is
-    # used up, so the report cites nothing: it is saved, and the run exits 3, not 0.
-    assert resumed.returncode == 3, resumed.stderr
-    assert "status        no_sources" in resumed.stdout, resumed.stdout
+    # The answers that were saved before the stop are reused (runtime/durable.py); a stop a
+    # moment after the API answered may beat their writes, and then they count as sent and
+    # the report may cite nothing (exit 3). Either way: never a search more than the cap.
+    # (tests/e2e/test_cli_durable.py waits for the writes and checks the reuse itself.)
+    assert resumed.returncode in (0, 3), resumed.stdout + resumed.stderr
     assert len(sent) == 4, "the held search was not sent again after the resume"
     # Every search reached the API before the stop: none is counted beyond those sent.
     assert f"searches      {len(sent)} of 4 sent" in resumed.stdout, resumed.stdout
