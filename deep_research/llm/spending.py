@@ -14,6 +14,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import BaseModel
@@ -143,7 +144,7 @@ class Ledger:
         self.spent += micros
         self.counted += micros
 
-    def update(self) -> dict[str, object]:
+    def update(self) -> dict[str, Any]:
         """What a node adds to state: its calls' usage and the µUSD they cost."""
         return {"usage": self.usage, "cost_counted": self.spent}
 

@@ -102,9 +102,9 @@ async def clarify(state: ResearchState, runtime: Runtime[Context]) -> dict[str, 
         decision = await _decide(context, clarifier_messages(state), ledger)
     except models.CallLost:
         process.hand_over(here, "")  # the next start is fresh
-        return {"pending_questions": None, **_spent(ledger)}
+        return {"pending_questions": None, **ledger.update()}
     process.hand_over(here, "")  # the step's end: the next one starts fresh
-    spent = _spent(ledger)
+    spent = ledger.update()
     if decision is None:
         return {"pending_questions": [], **spent}
     questions = [
@@ -140,10 +140,6 @@ async def _decide(
         # Questions are optional: a budget that cannot pay for them leaves them out.
         log.warning("clarifier gave no usable decision (%s); proceeding without questions", error)
         return None
-
-
-def _spent(ledger: spending.Ledger) -> dict[str, Any]:
-    return {"usage": ledger.usage, "cost_counted": ledger.spent}
 
 
 def route_clarify(state: ResearchState) -> Literal["clarify", "ask_user", "orchestrate"]:

@@ -86,12 +86,12 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
             reply = await report_writer.write_report(model, lambda c: _findings(state, c), ledger)
         except models.CallLost:
             process.hand_over(here, "")  # the turn's next start is fresh
-            return {**update, **_spent(ledger)}
+            return {**update, **ledger.update()}
         except spending.BudgetExceeded:
             process.hand_over(here, "")  # refused before sending: nothing is in flight
             raise
         process.hand_over(here, "")
-        return {**update, "messages": [reply], "orchestrator_turns": turns, **_spent(ledger)}
+        return {**update, "messages": [reply], "orchestrator_turns": turns, **ledger.update()}
     # Planning may not use what the report needs: it is held to what is left after it.
     planning_ledger = spending.Ledger(
         None if budget is None else budget - reserve, counted, fresh=ledger.fresh
@@ -100,13 +100,13 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
         reply = await model.ask(planning.planning_messages(state, context), TOOLS, planning_ledger)
     except models.CallLost:
         process.hand_over(here, "")  # the turn's next start is fresh
-        return {**update, **_spent(planning_ledger)}
+        return {**update, **planning_ledger.update()}
     except spending.BudgetExceeded as stop:
         note = f"The run stopped at its cost budget: {stop} This report is written from the "
         note += "research done until then."
         progress.emit("budget_reached", note=note)
         process.hand_over(here, "")  # the report is written next, from a fresh start
-        return {"budget_note": note, **_spent(planning_ledger)}
+        return {"budget_note": note, **planning_ledger.update()}
     ledger = planning_ledger
     process.hand_over(here, "")
     guard = churn.after_reply(state.get("churn"), reply.tool_calls, context)
@@ -127,7 +127,7 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     # A reply held for plan review sends nothing until it is approved: `review_plan`
     # counts its quotas then, so a new question asked instead still has them.
     held = context.review_plan and not state.get("plan_reviewed")
-    spent = _spent(ledger)
+    spent = ledger.update()
     return {
         **update,
         "messages": [reply],
@@ -139,10 +139,6 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
         "usage": spent["usage"],
         "cost_counted": spent["cost_counted"] + (0 if held else sum(cost_shares.values())),
     }
-
-
-def _spent(ledger: spending.Ledger) -> dict[str, Any]:
-    return {"usage": ledger.usage, "cost_counted": ledger.spent}
 
 
 def _affordable(
@@ -158,8 +154,14 @@ def _affordable(
     if ledger.limit is None:
         return True
     prompt = spending.prompt_bound(planning.planning_messages(state, context), TOOLS)
-    worst = (model.price or price_of(model.spec)).micros(prompt, model.max_tokens or 0) or 0
-    return ledger.counted + worst + reserve <= ledger.limit
+    price = model.price or price_of(model.spec)
+    try:
+        spending.Ledger(ledger.limit - reserve, ledger.counted).admit(
+            price, prompt, model.max_tokens
+        )
+    except spending.BudgetExceeded:
+        return False
+    return True
 
 
 def _findings(state: ResearchState, chars: int = limits.FINDINGS_CHARS) -> str:
