@@ -84,6 +84,9 @@ async def test_searches_answered_before_a_stop_are_reused_and_cited(
 
 
 # --- The matrix: each stage × the product's checkpointers × parallel and serial -----------
+# A stop at a page read lands inside a step whose searches were answered: only the durable
+# calls keep them (these cases fail with runtime/durable.py bypassed). The other stages land
+# between or at model calls, and check the resume across checkpointers and concurrency.
 
 
 def stop_in(stage: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -114,7 +117,7 @@ def stop_in(stage: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("stage", ["orchestrator", "researcher", "report"])
+@pytest.mark.parametrize("stage", ["orchestrator", "researcher", "fetch", "report"])
 @pytest.mark.parametrize("saver", ["sqlite", "postgres"])
 @pytest.mark.parametrize("config", [{}, {"max_concurrency": 1}], ids=["parallel", "serial"])
 async def test_a_run_stopped_at_each_stage_resumes_in_a_new_process_to_a_cited_report(
@@ -136,9 +139,17 @@ async def test_a_run_stopped_at_each_stage_resumes_in_a_new_process_to_a_cited_r
     model = use_script(
         script_for(orchestrator_fanning_out("alpha", "beta"), lambda m: researcher(m, 2))
     )
-    stopped = stop_in(stage, monkeypatch)
+    stopped = stop_in(stage, monkeypatch) if stage != "fetch" else []
+
+    async def fetch(self: PageFetcher, url: str) -> Page:
+        if stage == "fetch" and "alpha" in url and not stopped:
+            stopped.append(stage)  # alpha's searches were answered; a page read stops it
+            raise ModelEndpointError("Cannot reach the model server (scripted stop)")
+        return Page(url, text=f"The page at {url} says something worth citing.")
+
+    monkeypatch.setattr(PageFetcher, "fetch", fetch)
     run_config = {"configurable": {"thread_id": f"matrix-{stage}"}, **config}
-    context = {**NO_CLARIFY, "max_searches_per_run": 6}
+    context = {**NO_CLARIFY, "max_searches_per_run": 6, "fetch_top_n": 1}
     database = tmp_path / "checkpoints.sqlite"
     async with open_checkpointer(sqlite=database) as checkpointer:
         graph = builder.compile(checkpointer=checkpointer)
