@@ -34,10 +34,10 @@ async def open_checkpointer(
     if target is None:
         target = target_from() if sqlite is None else target_from(sqlite=Path(sqlite))
     if target.dsn is None:
-        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+        from deep_research.checkpoints.sqlite import open_sqlite
 
         target.sqlite.parent.mkdir(parents=True, exist_ok=True)
-        async with AsyncSqliteSaver.from_conn_string(str(target.sqlite)) as saver:
+        async with open_sqlite(target.sqlite) as saver:
             yield saver
         return
     import psycopg
