@@ -89,6 +89,8 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
             return {**update, **ledger.update()}
         except spending.BudgetExceeded:
             process.hand_over(here, "")  # refused before sending: nothing is in flight
+            if ledger.spent:  # an earlier request of this turn was billed: count it first
+                return {**update, **ledger.update()}
             raise
         process.hand_over(here, "")
         return {**update, "messages": [reply], "orchestrator_turns": turns, **ledger.update()}
