@@ -34,7 +34,7 @@ from deep_research.llm.prices import Price, price_of
 from deep_research.llm.spending import Ledger
 from deep_research.runtime import durable, progress, prompts, tracing
 from deep_research.state import NO_USAGE, Usage
-from deep_research.text import limits, secrets
+from deep_research.text import fences, limits, secrets
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +118,9 @@ class RoleModel:
         """
         ledger = ledger if ledger is not None else Ledger(None)
         may_send = ledger.fresh or ledger.limit is None
-        key = durable.digest(self.role, self.spec, *(m.text for m in messages), *_names(tools))
+        # The same request on a re-run, its prompt fenced again with new nonces, is the same call.
+        texts = (fences.without_nonces(m.text) for m in messages)
+        key = durable.digest(self.role, self.spec, *texts, *_names(tools))
         limit, counted = ledger.limit, ledger.counted
         try:
             answer = await durable.call(

@@ -44,6 +44,15 @@ def fence(text: str, nonce: str) -> str:
 FENCE_CHARS = len(fence("", new_nonce()))
 
 
+_MARKS = re.compile(r"<<<(end )?data [0-9a-f]+>>>")
+
+
+def without_nonces(text: str) -> str:
+    """`text` with each fence's nonce left out: what it says, whichever nonces it was fenced
+    with (a durable call's identity: runtime/durable.py). Web text cannot forge a fence line."""
+    return _MARKS.sub(lambda mark: f"<<<{mark.group(1) or ''}data>>>", text)
+
+
 def unfence(text: str) -> str:
     """`text` with each of its fences replaced by what it holds, to be fenced again whole.
 

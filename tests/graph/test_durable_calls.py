@@ -203,3 +203,36 @@ async def test_a_research_task_failing_mid_search_keeps_what_its_step_may_have_s
     assert any(q.startswith("alpha") for q in sent), "alpha's searches went out"
     assert state["searches_used"] >= len(sent), (state["searches_used"], sent)
     assert state["searches_used"] <= 6
+
+
+async def test_a_report_answered_before_a_stop_is_not_asked_again_though_refenced(
+    use_script: Callable[..., ScriptedChatModel],
+    scripted_search: ScriptedSearch,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The report's prompt fences the findings with a new random nonce each time it is
+    built: the re-run's request is the same call all the same, and its saved answer is used."""
+    from deep_research.nodes import report_writer
+
+    model = use_script(script_for(orchestrator_fanning_out("alpha"), lambda m: researcher(m, 1)))
+    write = report_writer.write_report
+    stopped: list[bool] = []
+
+    async def answered_then_stopped(*args: Any) -> Any:
+        reply = await write(*args)
+        if not stopped:
+            stopped.append(True)
+            raise Crash()  # the answer is saved; the step dies before it returns
+        return reply
+
+    monkeypatch.setattr(report_writer, "write_report", answered_then_stopped)
+    graph = builder.compile(checkpointer=InMemorySaver())
+    run_config = {"configurable": {"thread_id": "refenced"}}
+    context = {**NO_CLARIFY, "max_orchestrator_turns": 2, "fetch_top_n": 1}
+    with pytest.raises(Crash):
+        await graph.ainvoke(Q, run_config, context=context, durability="sync")
+    asked = len(model.calls)
+    await graph.ainvoke(None, run_config, context=context, durability="sync")
+    state = (await graph.aget_state(run_config)).values
+    assert state["final_report"]
+    assert len(model.calls) == asked, "the report's answer was saved: not asked again"

@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from deep_research.text import fences
 from deep_research.text.fences import (
     FENCE_CHARS,
     OPENER,
@@ -63,3 +64,10 @@ def test_unfence_opens_every_fence_and_only_matching_pairs() -> None:
     assert unfence(crossed) == crossed, "a closer with another nonce closes nothing"
     assert unfence(fence("", one)) == ""
     assert FENCE_CHARS == len(fence("", one))
+
+
+def test_without_nonces_a_text_reads_the_same_whichever_nonces_fenced_it() -> None:
+    one = fences.fence("the page says x", fences.new_nonce())
+    two = fences.fence("the page says x", fences.new_nonce())
+    assert one != two and fences.without_nonces(one) == fences.without_nonces(two)
+    assert fences.without_nonces(fences.fence("y", "abc")) != fences.without_nonces(one)
