@@ -19,7 +19,7 @@ from deep_research.config.settings import Context, context_of
 from deep_research.llm import models, spending
 from deep_research.llm.prices import price_of
 from deep_research.llm.toolcalls import invalid_arguments
-from deep_research.nodes import churn, dispatch, planning, remember, report_writer
+from deep_research.nodes import churn, dispatch, planning, report_writer
 from deep_research.nodes.planning import EXAMPLES, TOOLS, Research, WriteTodos
 from deep_research.runtime import durable, process, progress, prompts
 from deep_research.state import ChurnGuard, ResearchState, Todo
@@ -46,7 +46,6 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     counted = state.get("cost_counted", 0)
     ledger = spending.Ledger(budget, counted, fresh=process.take_over(here, ""))
     model = models.role_model(context, "orchestrator")
-    remember.prepare(state, context)  # research came back: memory's work, off the path
     turns = state.get("orchestrator_turns", 0) + 1
     reserve = report_writer.report_reserve(model) if budget is not None else 0
     update: dict[str, Any] = {}
