@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from deep_research.text.urls import page_key
 
 if TYPE_CHECKING:  # the state module imports LangGraph: `--help` must not wait for it
+    from deep_research.runtime.progress import ProgressEvent
     from deep_research.state import Source
 
 
@@ -93,12 +94,12 @@ class Totals:
             self._progress(record)
 
     def _progress(self, event: Mapping[str, Any]) -> None:
-        name = event.get("event")
+        name: ProgressEvent | None = event.get("event")
         asked = (str(event.get("id")), str(event.get("query")))
         if name == "search":
             self.searches += 1
             self._waiting[asked] += 1
-        elif name in ("search_done", "search_failed") and self._waiting[asked] > 0:
+        elif (name == "search_done" or name == "search_failed") and self._waiting[asked] > 0:
             self._waiting[asked] -= 1  # the end of a search this researcher sent
         elif name == "search_done":
             self.reused += 1  # cached, or joined while another researcher's was sent
@@ -107,7 +108,7 @@ class Totals:
         self.fetches += name == "fetch"
         self.researchers_failed += name == "research_failed"
         self.remembered += name == "search_remembered"
-        if name in ("model_call", "search_done"):
+        if name == "model_call" or name == "search_done":
             role = str(event.get("role", "model")) if name == "model_call" else "search"
             self.usd = add_usd(self.usd, event.get("usd", 0.0))
             self.usd_by_role[role] = add_usd(self.usd_by_role.get(role, 0.0), event.get("usd", 0.0))

@@ -4,15 +4,17 @@ list), one line each, with its status."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from deep_research.cli.args import HOME, UsageError
 from deep_research.cli.plain import plain
-from deep_research.cli.runs import list_runs, warn_skipped
+from deep_research.cli.runs import durable_graph, list_runs, status_of, warn_skipped
 from deep_research.cli.summary import done_status
+from deep_research.errors import OldDataError
 from deep_research.text.wording import first_line
 
 if TYPE_CHECKING:
+    from langgraph.graph.state import CompiledStateGraph
     from rich.console import Console
 
 RUNS_HEADER = (
@@ -30,19 +32,30 @@ QUESTION_CHARS = 48
 DETAIL_CHARS = 80
 
 
-async def _statuses(thread_ids: list[str]) -> list[str]:
-    """Each thread's status from its checkpoints; a finished one with its report's status
-    (`done, no sources`), as the run's summary judged it."""
-    from deep_research.cli.runs import durable_graph, status_of  # the graph: ~2 s to import
+OLD_STATUS = "older version"  # a thread this version cannot resume (`--resume` says why)
 
-    statuses = []
+
+async def _statuses(thread_ids: list[str]) -> list[str]:
     async with durable_graph(HOME) as graph:
-        for thread_id in thread_ids:
+        return await statuses_in(graph, thread_ids)
+
+
+async def statuses_in(
+    graph: CompiledStateGraph[Any, Any, Any, Any], thread_ids: list[str]
+) -> list[str]:
+    """Each thread's status from its checkpoints; a finished one with its report's status
+    (`done, no sources`), as the run's summary judged it; one stopped in a step this
+    version lacks, `older version`: the list still shows every other run."""
+    statuses = []
+    for thread_id in thread_ids:
+        try:
             status: str = await status_of(graph, thread_id)
-            if status == "done":
-                state = await graph.aget_state({"configurable": {"thread_id": thread_id}})
-                status = done_status(state.values, thread_id)
-            statuses.append(status)
+        except OldDataError:
+            status = OLD_STATUS
+        if status == "done":
+            state = await graph.aget_state({"configurable": {"thread_id": thread_id}})
+            status = done_status(state.values, thread_id)
+        statuses.append(status)
     return statuses
 
 

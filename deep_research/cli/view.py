@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
@@ -21,6 +21,9 @@ from deep_research.cli.plain import plain
 from deep_research.cli.runs import Home, earlier_threads_hint
 from deep_research.runtime.progress_lines import progress_line
 from deep_research.text.wording import plural
+
+if TYPE_CHECKING:  # only the type: `progress.py` imports LangGraph
+    from deep_research.runtime.progress import ProgressEvent
 
 ResearcherStatus = Literal["running", "done", "failed"]
 TODO_MARKS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
@@ -52,18 +55,18 @@ class Tracker:
 
     def handle(self, event: dict[str, Any]) -> str | None:
         """Apply one event; return a one-line description of it (None: not worth a line)."""
-        name = event.get("event")
+        name: ProgressEvent | None = event.get("event")
         who = self.researchers.get(str(event.get("id")))
         self.totals.add({**event, "kind": "progress"})
         if name == "todos":
             self.todos = list(event.get("todos") or [])
         elif name == "research_started":
             self.researchers[str(event["id"])] = Researcher(str(event["topic"]))
-        elif name in ("search", "search_refused"):
+        elif name == "search" or name == "search_refused":
             self.search_cap = event.get("cap", self.search_cap)
             if name == "search" and who:
                 who.searches += 1
-        elif name in ("research_done", "research_failed"):
+        elif name == "research_done" or name == "research_failed":
             if not who:
                 return None  # a researcher this view never saw start
             who.status = "done" if name == "research_done" else "failed"
@@ -75,11 +78,12 @@ class Tracker:
             searches=self.totals.searches,
             topic=who.topic if who else None,
         )
-        if name in ("orchestrator_turn", "report_written") and line:
+        if (name == "orchestrator_turn" or name == "report_written") and line:
             self.phase = "report written" if name == "report_written" else line
-        elif name in ("research_started", "search") and self.phase in ("starting", "resuming"):
+        elif name == "research_started" or name == "search":
             # A resumed run may go on inside research tasks, with no orchestrator turn yet.
-            self.phase = "researching"
+            if self.phase in ("starting", "resuming"):
+                self.phase = "researching"
         return line
 
     def settle(self, update: Mapping[str, Any]) -> None:
@@ -159,13 +163,14 @@ class ProgressView:
 
     def show(self, event: dict[str, Any]) -> None:
         line = self.tracker.handle(event)
+        name: ProgressEvent | None = event.get("event")
         # What memory says about this run is for the user, live panel or not.
-        if line and event.get("event") == "memory":
+        if line and name == "memory":
             self.console.print(plain(line))
             earlier = [e for e in event.get("earlier") or [] if isinstance(e, dict)]
             threads = [str(e.get("thread_id", "")) for e in earlier]
             for hint in earlier_threads_hint(self.home, threads) if self.home else []:
                 self.console.print(plain(hint))
         # The review's outcome is a decision the user made: it stays on screen, above the panel.
-        elif line and (not self.live or event.get("event") == "plan_review"):
+        elif line and (not self.live or name == "plan_review"):
             self.console.print(plain(f"[{self.tracker.elapsed()}] {line}"))

@@ -4,15 +4,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deep_research.runtime.progress_lines import progress_line
 from deep_research.text.controls import without_controls
 from deep_research.text.wording import one_line
 
+if TYPE_CHECKING:
+    from deep_research.runtime.progress import ProgressEvent
+
 SHOWN_CHARS = 100  # of a topic or query: a progress line, not a document
 # The rest (todos, single fetches, cache hits) would be noise in a client's progress bar.
-SHOWN_EVENTS = frozenset(
+SHOWN_EVENTS: frozenset[ProgressEvent] = frozenset(
     {
         "orchestrator_turn",
         "research_started",

@@ -16,10 +16,11 @@ from typing import Literal
 from langchain_core.messages import ToolCall
 
 from deep_research.config.settings import Context
+from deep_research.nodes.tool_names import WRITE_TODOS
 from deep_research.state import ChurnGuard
 
 Refusal = Literal["locked", "repeated"]
-TODO_TOOL = "write_todos"
+TODO_TOOL = WRITE_TODOS  # dispatch.py's name for it, until it imports WRITE_TODOS
 
 
 def fresh() -> ChurnGuard:
@@ -39,11 +40,11 @@ def after_reply(
     refused: dict[str, Refusal] = {}
     todo_calls = before["todo_calls"]
     for call in calls:
-        if call["name"] == TODO_TOOL:
+        if call["name"] == WRITE_TODOS:
             todo_calls += 1
             if before["todos_locked"] or todo_calls > context.max_todo_updates:
                 refused[call.get("id") or ""] = "locked"
-    only_todos = bool(calls) and all(call["name"] == TODO_TOOL for call in calls)
+    only_todos = bool(calls) and all(call["name"] == WRITE_TODOS for call in calls)
     todo_only_turns = before["todo_only_turns"] + 1 if only_todos else 0
     # Counted once per reply: two identical calls in one reply are not a loop.
     streaks = {sig: before["streaks"].get(sig, 0) + 1 for sig in {signature(c) for c in calls}}

@@ -54,17 +54,7 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
         state = {**state, "budget_note": ""}
     progress.emit("orchestrator_turn", turn=turns, cap=context.max_orchestrator_turns)
     if writes_report(state, context):
-        # Not even the report fitting what is left stops the run (`BudgetExceeded`).
-        try:
-            reply = await report_writer.write_report(model, lambda c: _findings(state, c), ledger)
-        except models.CallLost:
-            process.hand_over(here, "")  # the turn's next start is fresh
-            return {**update, **ledger.update()}
-        except spending.BudgetExceeded:
-            process.hand_over(here, "")  # refused before sending: nothing is in flight
-            raise
-        process.hand_over(here, "")
-        return {**update, "messages": [reply], "orchestrator_turns": turns, **ledger.update()}
+        return {**update, **await _report_turn(state, model, ledger, turns)}
     # Planning may not use what the report needs: it is held to what is left after it.
     planning_ledger = spending.Ledger(
         None if budget is None else budget - reserve, counted, fresh=ledger.fresh
@@ -145,6 +135,26 @@ def _affordable(
     except spending.BudgetExceeded:
         return False
     return True
+
+
+async def _report_turn(
+    state: ResearchState, model: models.RoleModel, ledger: spending.Ledger, turns: int
+) -> dict[str, Any]:
+    """The turn that writes the report. Not even the report fitting what is left stops the
+    run (`BudgetExceeded`), once what the turn was billed before the refusal is counted."""
+    here = durable.top_scope()
+    try:
+        reply = await report_writer.write_report(model, lambda c: _findings(state, c), ledger)
+    except models.CallLost:
+        process.hand_over(here, "")  # the turn's next start is fresh
+        return ledger.update()
+    except spending.BudgetExceeded:
+        process.hand_over(here, "")  # refused before sending: nothing is in flight
+        if ledger.spent:  # an earlier request of this turn was billed: count it first
+            return ledger.update()
+        raise
+    process.hand_over(here, "")
+    return {"messages": [reply], "orchestrator_turns": turns, **ledger.update()}
 
 
 def _findings(state: ResearchState, chars: int = limits.FINDINGS_CHARS) -> str:

@@ -8,7 +8,7 @@ is counted where they are made: the model client (llm/models.py) and the search 
 from __future__ import annotations
 
 import uuid
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from langchain_core.messages import (
     AIMessage,
@@ -30,16 +30,17 @@ from deep_research.runtime import durable, process, prompts
 from deep_research.state import NO_USAGE, ResearcherState, RoleUsage, Source, Usage
 
 MAX_QUERIES_PER_CALL = 4
+WEB_SEARCH: Final = "web_search"  # the researcher's one tool
 
 
 class WebSearch(BaseModel):
     """Search the web; each query is one search."""
 
-    model_config = ConfigDict(title="web_search")
+    model_config = ConfigDict(title=WEB_SEARCH)
     queries: list[str] = Field(min_length=1, description=f"1-{MAX_QUERIES_PER_CALL} queries")
 
 
-WEB_SEARCH_EXAMPLE = 'web_search({"queries": ["EU battery recycling capacity 2025"]})'
+WEB_SEARCH_EXAMPLE = WEB_SEARCH + '({"queries": ["EU battery recycling capacity 2025"]})'
 
 
 def _turn(state: ResearcherState, context: Context) -> tuple[list[Any], list[type[BaseModel]]]:
@@ -144,7 +145,7 @@ def route_researcher(state: ResearcherState) -> Literal["think", "search", "__en
 
 def _queries(call: ToolCall) -> list[str]:
     """The queries a `web_search` call will run (none for a malformed or unknown call)."""
-    if call["name"] != "web_search":
+    if call["name"] != WEB_SEARCH:
         return []
     try:
         return WebSearch.model_validate(call["args"]).queries[:MAX_QUERIES_PER_CALL]
@@ -228,9 +229,10 @@ async def _answer_call(
 ) -> tuple[ToolMessage, list[Source]]:
     """One tool call's message and the sources its queries retrieved."""
     call_id = call.get("id") or ""
-    if call["name"] != "web_search":
+    if call["name"] != WEB_SEARCH:
         name = call["name"]
-        text = f"Unknown tool {name!r}: the only tool is web_search. Example: {WEB_SEARCH_EXAMPLE}"
+        text = f"Unknown tool {name!r}: the only tool is {WEB_SEARCH}. "
+        text += f"Example: {WEB_SEARCH_EXAMPLE}"
         return ToolMessage(text, tool_call_id=call_id, status="error"), []
     try:
         queries = WebSearch.model_validate(call["args"]).queries

@@ -127,18 +127,24 @@ def _checkpointed() -> bool:
 
 
 async def _counted_after_failure(task: ResearchTask) -> dict[str, Any]:
-    """The failed subgraph's checkpointed searches (reserved ones included), cost and usage,
-    with the unused part of each quota given back.
+    """The failed subgraph's checkpointed searches, cost and usage, with what it cannot have
+    used of each quota given back.
 
-    Without a checkpointer nothing survives the failure, so the whole quotas are counted:
-    more than was used, perhaps, but never less.
+    The step that failed may have sent calls its state does not count yet (a step's counts
+    are written when it returns): a search step may have sent up to the rest of the search
+    quota, and any step may have paid a model, so that much stays counted. Without a
+    checkpointer nothing survives the failure, so the whole quotas are counted: more than
+    was used, perhaps, but never less.
     """
     quota, cost_quota = task["quota"], task.get("cost_quota", 0)
     if not _checkpointed():
         return {"searches_used": 0, "cost_counted": 0}
-    values = (await researcher_graph.aget_state(get_config())).values
+    snapshot = await researcher_graph.aget_state(get_config())
+    values, failed_in = snapshot.values, set(snapshot.next)
+    searches = quota if "search" in failed_in else int(values.get("searches", 0))
+    cost = cost_quota if failed_in else int(values.get("cost", 0))
     return {
-        "searches_used": int(values.get("searches", 0)) - quota,
-        "cost_counted": int(values.get("cost", 0)) - cost_quota,
+        "searches_used": searches - quota,
+        "cost_counted": cost - cost_quota,
         "usage": values.get("usage", NO_USAGE),
     }

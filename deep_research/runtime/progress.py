@@ -18,6 +18,8 @@ Python, `stream_subgraphs=True` in the SDK).
 | `search_refused` | `id`, `query`, `cap` (the cap was reached) |
 | `search_done` | `id`, `query`, `urls` (kept results), `dropped`, `usd` (what it cost) |
 | `search_failed` | `id`, `query`, `error` |
+| `search_lost` | `id`, `query` (under way when the run stopped, no answer saved: counted as sent) |
+| `search_remembered` | `id`, `query`, `urls` (answered from memory: no search sent) |
 | `fetch` | `id`, `url`, `chars` (text kept), `skipped` (why not read, or empty) |
 | `model_call` | `role`, `model`, `tokens_in`, `tokens_out`, `usd` (null: unknown), `estimated` |
 | `budget_reached` | `note` (why the report is written now, from what the run has) |
@@ -29,14 +31,38 @@ Python, `stream_subgraphs=True` in the SDK).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from langgraph.config import get_stream_writer
 
 from deep_research.text import secrets
 
+# Every event a node sends, each in the table above. A node that sends a name not here, or a
+# consumer that matches one, fails `mypy`; the tests check each name is sent and in the table.
+ProgressEvent = Literal[
+    "orchestrator_turn",
+    "todos",
+    "plan_review",
+    "research_started",
+    "research_done",
+    "research_failed",
+    "search",
+    "search_refused",
+    "search_done",
+    "search_failed",
+    "search_lost",
+    "search_remembered",
+    "fetch",
+    "model_call",
+    "budget_reached",
+    "report_written",
+    "memory",
+    "memory_saved",
+    "memory_skipped",
+]
 
-def emit(event: str, **fields: Any) -> None:
+
+def emit(event: ProgressEvent, **fields: Any) -> None:
     """Send one progress event; a no-op when called outside a graph run (plain unit calls)."""
     try:
         writer = get_stream_writer()

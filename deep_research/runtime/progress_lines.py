@@ -11,9 +11,12 @@ shown as unreadable; the MCP tool then shows nothing for it).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from deep_research.text.wording import plural
+
+if TYPE_CHECKING:  # only the type: `progress.py` imports LangGraph
+    from deep_research.runtime.progress import ProgressEvent
 
 # What a report that is not "complete" lacks (`state.ReportStatus`), in the user's words.
 UNSOURCED = {
@@ -36,7 +39,7 @@ def progress_line(
     caller keeps one; without it a search is counted within its researcher's share.
     `topic` is the researcher's topic as its start event gave it, when the caller knows.
     """
-    name = event.get("event")
+    name: ProgressEvent | None = event.get("event")
     if name == "orchestrator_turn":
         return f"orchestrator turn {event['turn']} of {event['cap']}"
     if name == "todos":

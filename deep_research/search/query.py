@@ -59,8 +59,7 @@ class Pending:
     """A query of a batch once started: what memory gave, or its search under way."""
 
     query: str
-    remembered: list[Finding] | None = None
-    searched: Awaitable[dict[str, Any]] | None = None
+    searched: Awaitable[dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -87,12 +86,11 @@ class Searcher:
         return self.with_pages(outcome, await self.read(to_read))
 
     async def start(self, query: str) -> Pending:
-        """Memory's answer, or the query's search started as a durable call.
+        """The query started as a durable call: memory answers it, or the search does.
 
-        A batch starts its queries one after another (memory is local and quick), so their
-        durable calls start in the batch's order whatever the searches' timing."""
-        if self.recall is not None and (remembered := await self.recall(query)):
-            return Pending(query, remembered=remembered)
+        Every query is one durable call, started in the batch's order whatever the
+        searches' timing, so a step run again finds each saved answer at its place: whether
+        memory answered is part of the answer, not decided again (memory may have changed)."""
         key = query_key(query, self.max_results)
         searched = durable.call("search", durable.digest(key), lambda: self._stored(key, query))
         return Pending(query, searched=searched)
@@ -148,13 +146,17 @@ class Searcher:
 
     async def _outcome(self, pending: Pending) -> tuple[QueryOutcome, list[str]]:
         query = pending.query
-        if pending.remembered is not None:
-            urls = [f.result.url for f in pending.remembered]
+        stored = await pending.searched
+        if stored["kind"] == "remembered":
+            # Read again from memory (local, quick): the call saves only that memory answered.
+            remembered = await self.recall(query) if self.recall is not None else []
+            urls = [f.result.url for f in remembered]
             progress.emit("search_remembered", id=self.owner, query=query, urls=urls)
             note = "Answered from memory (pages cited by earlier reports): no search used."
-            return QueryOutcome(query, pending.remembered, notes=[note]), []
-        assert pending.searched is not None
-        stored = await pending.searched
+            if not remembered:
+                note = "Answered from memory before the run was stopped, and those passages "
+                note += "are gone now: no search used. Search again if you still need it."
+            return QueryOutcome(query, remembered, notes=[note]), []
         if stored["kind"] == "refused":
             progress.emit("search_refused", id=self.owner, query=query, cap=self.grant.cap)
             return QueryOutcome(
@@ -212,6 +214,8 @@ class Searcher:
         search that may have gone out before the stop is not sent again (`lost`)."""
         if self.grant.may_have_gone(key):
             return {"kind": "lost"}
+        if self.recall is not None and await self.recall(query):
+            return {"kind": "remembered"}
         try:
             searched, started = await self._searched(key, query)
         except CapReached:

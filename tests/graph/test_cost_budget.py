@@ -375,3 +375,29 @@ async def test_a_run_the_budget_stopped_goes_on_when_resumed_with_a_bigger_one(
     assert scripted_search.queries, "the resumed run researched"
     assert state["status"] == "complete"
     assert "$0.0100" not in state["final_report"] and not state.get("budget_note")
+
+
+async def test_a_report_the_budget_stops_after_a_billed_request_counts_that_request(
+    use_script: Callable[..., ScriptedChatModel],
+    scripted_search: ScriptedSearch,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The report's first request came back empty (billed) and its nudge did not fit: the
+    turn counts what was billed before the run stops, so a resume starts from it."""
+    from deep_research.llm.spending import Ledger
+    from deep_research.nodes import report_writer
+    from deep_research.state import NO_USAGE
+
+    counted_at_start: list[int] = []
+
+    async def billed_then_refused(model: Any, findings: Any, ledger: Ledger) -> AIMessage:
+        counted_at_start.append(ledger.counted)
+        if len(counted_at_start) == 1:
+            ledger.absorb(NO_USAGE, 5_000)  # the empty reply, billed
+        raise BudgetExceeded("the nudge does not fit")
+
+    monkeypatch.setattr(report_writer, "write_report", billed_then_refused)
+    with pytest.raises(BudgetExceeded):
+        await run(use_script, 1.0, context={"max_orchestrator_turns": 1})
+    assert len(counted_at_start) == 2, "the turn ran again with the billed request counted"
+    assert counted_at_start[1] == counted_at_start[0] + 5_000

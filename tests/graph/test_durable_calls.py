@@ -175,3 +175,31 @@ async def test_a_run_stopped_at_each_stage_resumes_in_a_new_process_to_a_cited_r
     asked = [tuple(str(m.content) for m in messages) for messages, _ in model.calls]
     repeated = len(asked) - len(set(asked))
     assert repeated <= (1 if config else 2), (repeated, len(answered))
+
+
+async def test_a_research_task_failing_mid_search_keeps_what_its_step_may_have_sent(
+    use_script: Callable[..., ScriptedChatModel],
+    scripted_search: ScriptedSearch,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A step's counts are written when it returns. alpha's search step sends its searches,
+    then fails (contained: the run goes on without alpha); giving back its whole quota would
+    let later turns send more searches than the cap."""
+    use_script(script_for(orchestrator_fanning_out("alpha", "beta"), lambda m: researcher(m, 2)))
+
+    async def fetch(self: PageFetcher, url: str) -> Page:
+        if "alpha" in url:
+            raise RuntimeError("a page reader bug")  # after alpha's searches were answered
+        return Page(url, text=f"The page at {url} says something worth citing.")
+
+    monkeypatch.setattr(PageFetcher, "fetch", fetch)
+    graph = builder.compile(checkpointer=InMemorySaver())
+    run_config = {"configurable": {"thread_id": "failing"}}
+    context = {**NO_CLARIFY, "max_searches_per_run": 6, "fetch_top_n": 1}
+    await graph.ainvoke(Q, run_config, context=context, durability="sync")
+    state = (await graph.aget_state(run_config)).values
+    assert [f["topic"] for f in state["failures"]] == ["alpha"]
+    sent = scripted_search.queries
+    assert any(q.startswith("alpha") for q in sent), "alpha's searches went out"
+    assert state["searches_used"] >= len(sent), (state["searches_used"], sent)
+    assert state["searches_used"] <= 6

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+from typing import get_args
 
 from deep_research.cli.counts import totals
-from deep_research.cli.summary import totals_lines
+from deep_research.cli.summary import STATUS_WORDS, totals_lines
+from deep_research.state import ReportStatus
 
 
 def test_summary_and_progress_lines_say_one_source_and_one_call() -> None:
@@ -62,3 +64,7 @@ def test_the_cost_line_names_each_role_unknown_prices_and_the_budget_left() -> N
     unknown = cost_line(totals([*logged, event("model_call", role="researcher", usd=None)]), None)
     assert unknown.startswith("cost          unknown (orchestrator $0.0036, researcher unknown")
     assert cost_line(totals([]), None) == "cost          $0.0000"
+
+
+def test_runs_names_every_status_but_complete() -> None:
+    assert set(STATUS_WORDS) == set(get_args(ReportStatus)) - {"complete"}

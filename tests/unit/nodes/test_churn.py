@@ -7,7 +7,8 @@ from typing import Any
 from langchain_core.messages import ToolCall
 
 from deep_research.config.settings import Context
-from deep_research.nodes.churn import TODO_TOOL, after_reply, fresh, signature
+from deep_research.nodes.churn import after_reply, fresh, signature
+from deep_research.nodes.tool_names import WRITE_TODOS
 from deep_research.state import ChurnGuard
 
 CONTEXT = Context(max_todo_updates=3, max_todo_only_turns=2, max_repeated_calls=3)
@@ -19,7 +20,7 @@ def _call(name: str, **args: Any) -> ToolCall:
 
 
 def _todo() -> ToolCall:
-    return _call(TODO_TOOL, todos=["a"])
+    return _call(WRITE_TODOS, todos=["a"])
 
 
 def _replies(*replies: list[ToolCall], context: Context = CONTEXT) -> list[ChurnGuard]:
@@ -59,7 +60,7 @@ def test_a_reply_that_acts_resets_the_todo_only_count() -> None:
 
 def test_todo_calls_past_the_total_are_refused_in_the_same_reply() -> None:
     context = Context(max_todo_updates=2, max_todo_only_turns=10, max_repeated_calls=10)
-    calls = [_call(TODO_TOOL, todos=[str(n)]) for n in range(3)]
+    calls = [_call(WRITE_TODOS, todos=[str(n)]) for n in range(3)]
     [guard] = _replies([*calls, _call("research", topic="a")], context=context)
     assert guard["refused"] == {calls[2]["id"]: "locked"} and guard["todos_locked"]
 

@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
-from deep_research.runtime.progress_lines import memory_notice, progress_line
+from deep_research.runtime.progress_lines import UNSOURCED, memory_notice, progress_line
+from deep_research.state import ReportStatus
 
 SEARCH = {"event": "search", "id": "r", "query": "cop", "sent": 2, "quota": 3, "cap": 9}
 
@@ -100,3 +101,7 @@ def test_a_report_without_a_retrieved_source_says_so_when_written() -> None:
     assert str(line("unverified")).endswith(
         "every citation in it was removed (none led to a page the research retrieved)"
     )
+
+
+def test_every_status_but_complete_is_worded() -> None:
+    assert set(UNSOURCED) == set(get_args(ReportStatus)) - {"complete"}

@@ -152,3 +152,50 @@ async def test_a_tavily_search_sent_costs_one_credit_and_a_repeat_or_free_one_no
     free, _ = searcher(Provider(RESULTS), credit_usd=0.008)
     await free.run("heat pumps")
     assert free.grant.sent == 1 and free.grant.cost == 0
+
+
+class Crash(BaseException):
+    """Stands in for the process dying mid-step."""
+
+
+async def test_whether_memory_answered_is_saved_so_a_step_run_again_finds_each_answer() -> None:
+    """Answers are found by their call's place in the step. q1 was answered from memory,
+    q2 by a search; the step stopped, and by the resume q1's passages had aged out of
+    memory. q2's saved answer is still found: it is not sent again."""
+    from typing import Any, TypedDict
+
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import START, StateGraph
+
+    class State(TypedDict):
+        found: list[int]
+
+    remembered = [Finding(RESULTS[1], 0.9, Page(RESULTS[1].url, text="stored"), "2026-01-01")]
+    memory = {"q1": remembered}
+    stop = {"now": True}
+    provider = Provider(RESULTS)
+
+    async def recall(query: str) -> list[Finding]:
+        return memory.get(query, [])
+
+    async def step(state: State) -> dict[str, Any]:
+        made, _ = searcher(provider, recall=recall)
+        started = [await made.start(query) for query in ("q1", "q2")]
+        outcomes = [(await made.outcome(pending))[0] for pending in started]
+        if stop["now"]:
+            raise Crash()
+        return {"found": [len(outcome.findings) for outcome in outcomes]}
+
+    builder = StateGraph(State)
+    builder.add_node(step)
+    builder.add_edge(START, "step")
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "t"}}
+    with pytest.raises(Crash):
+        await graph.ainvoke({"found": []}, config)
+    assert provider.queries == ["q2"]
+    memory.clear()  # q1's passages aged out, or the store is down
+    stop["now"] = False
+    out = await graph.ainvoke(None, config)
+    assert provider.queries == ["q2"], "q2's answer was saved: it is not sent again"
+    assert out["found"][1] > 0
