@@ -20,7 +20,7 @@ from deep_research.nodes.tool_names import WRITE_TODOS
 from deep_research.state import ChurnGuard
 
 Refusal = Literal["locked", "repeated"]
-TODO_TOOL = WRITE_TODOS  # plan_review.py's name for it, until it imports WRITE_TODOS
+TODO_TOOL = WRITE_TODOS  # dispatch.py's name for it, until it imports WRITE_TODOS
 
 
 def fresh() -> ChurnGuard:

@@ -1,9 +1,9 @@
-"""The orchestrator: plans with todos, fans research out as parallel tasks, writes the report."""
+"""The orchestrator: plans with todos, fans research out as parallel tasks, writes the report;
+and its router, `route_orchestrate`."""
 
 from __future__ import annotations
 
-import uuid
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.messages import (
     AIMessage,
@@ -12,44 +12,18 @@ from langchain_core.messages import (
 )
 from langgraph.runtime import Runtime
 from langgraph.types import Send
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from deep_research import search
 from deep_research.config.settings import Context, context_of
 from deep_research.llm import models, spending
 from deep_research.llm.prices import price_of
 from deep_research.llm.toolcalls import invalid_arguments
-from deep_research.nodes import churn, planning, remember, report_writer
+from deep_research.nodes import churn, dispatch, planning, report_writer
+from deep_research.nodes.planning import EXAMPLES, TOOLS, Research, WriteTodos
 from deep_research.runtime import durable, process, progress, prompts
-from deep_research.state import ChurnGuard, ResearchState, ResearchTask, Todo
+from deep_research.state import ChurnGuard, ResearchState, Todo
 from deep_research.text import fences, limits
-
-
-class Research(BaseModel):
-    """One focused topic for a researcher."""
-
-    model_config = ConfigDict(title="research", str_strip_whitespace=True)
-    topic: str = Field(min_length=3, description="One sentence")
-
-
-class TodoItem(BaseModel):
-    # No descriptions: the names and the enum say it, and the schema goes with every call.
-    content: str = Field(min_length=1)
-    status: Literal["pending", "in_progress", "completed"] = "pending"
-
-
-class WriteTodos(BaseModel):
-    """Record the plan; replaces the previous list."""
-
-    model_config = ConfigDict(title="write_todos")
-    todos: list[TodoItem] = Field(description="The whole plan")
-
-
-EXAMPLES = {
-    "research": 'research({"topic": "Cost of recycled vs mined lithium in 2025"})',
-    "write_todos": 'write_todos({"todos": [{"content": "Research costs", "status": "pending"}]})',
-}
-TOOLS: list[type[BaseModel]] = [WriteTodos, Research]
 
 
 def writes_report(state: ResearchState, context: Context) -> bool:
@@ -72,7 +46,6 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     counted = state.get("cost_counted", 0)
     ledger = spending.Ledger(budget, counted, fresh=process.take_over(here, ""))
     model = models.role_model(context, "orchestrator")
-    remember.prepare(state, context)  # research came back: memory's work, off the path
     turns = state.get("orchestrator_turns", 0) + 1
     reserve = report_writer.report_reserve(model) if budget is not None else 0
     update: dict[str, Any] = {}
@@ -107,7 +80,7 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     # stopped run) must not free searches it may have sent. Each task gives back what
     # it did not use when it ends. The cost budget is split the same way, after keeping
     # back what the report could cost, so a run that spends its budget can still write it.
-    runnable = _valid_research(reply, guard["refused"])
+    runnable = dispatch.valid_research(reply, guard["refused"])
     left = context.max_searches_per_run - state.get("searches_used", 0)
     shares = dict(zip(runnable, search.quotas(left, len(runnable)), strict=True))
     cost_shares: dict[str, int] = {}
@@ -129,6 +102,16 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
         "usage": spent["usage"],
         "cost_counted": spent["cost_counted"] + (0 if held else sum(cost_shares.values())),
     }
+
+
+def route_orchestrate(state: ResearchState, runtime: Runtime[Context]) -> list[Send | str] | str:
+    """`dispatch.dispatch_reply`, except that a plan waiting for review goes to `review_plan`,
+    and a turn that left no reply (stopped mid-call, or stopped by the budget) runs again."""
+    if not isinstance(state["messages"][-1], AIMessage):
+        return "orchestrate"
+    if dispatch.plan_due(state, context_of(runtime)):
+        return "review_plan"
+    return dispatch.dispatch_reply(state)
 
 
 def _affordable(
@@ -198,71 +181,23 @@ def _findings(state: ResearchState, chars: int = limits.FINDINGS_CHARS) -> str:
     )
 
 
-def dispatch_reply(state: ResearchState) -> list[Send | str] | Literal["finalize"]:
-    """Where the orchestrator's reply goes: each valid research call becomes its own task,
-    with the quota `orchestrate` gave it; other tool calls go to `answer_tools`, and a reply
-    without tool calls to `finalize`. (The edge out of `orchestrate` is
-    `plan_review.route_orchestrate`, which may first send the plan for review.)"""
-    last = state["messages"][-1]
-    if not isinstance(last, AIMessage) or not last.tool_calls:
-        return "finalize"
-    dispatch_id = str(uuid.uuid4())
-    runnable = runnable_research(state, last)
-    shares = state.get("quotas") or {}
-    cost_shares = state.get("cost_quotas") or {}
-    targets: list[Send | str] = []
-    for call in last.tool_calls:
-        topic = runnable.get(call.get("id") or "")
-        if topic is not None:
-            task = ResearchTask(
-                topic=topic,
-                tool_call_id=call.get("id") or "",
-                dispatch_id=dispatch_id,
-                quota=shares.get(call.get("id") or "", 0),
-            )
-            if (cost_quota := cost_shares.get(call.get("id") or "")) is not None:
-                task["cost_quota"] = cost_quota
-            targets.append(Send("research", task))
-        elif "answer_tools" not in targets:
-            targets.append("answer_tools")
-    return targets
-
-
-def runnable_research(state: ResearchState, reply: AIMessage) -> dict[str, str]:
-    """Call id -> topic for the research calls that will really run this turn."""
-    return _valid_research(reply, state.get("churn", churn.fresh())["refused"])
-
-
 def _limit_research(guard: ChurnGuard, reply: AIMessage, limit: int) -> ChurnGuard:
     """The guard with every runnable research call after the first `limit` refused.
 
     Decided when the reply arrives and kept in state, like the churn verdicts: a resume
     with another limit cannot then run a call that `answer_tools` already refused.
     """
-    extra = list(_valid_research(reply, guard["refused"]))[limit:]
+    extra = list(dispatch.valid_research(reply, guard["refused"]))[limit:]
     if not extra:
         return guard
     return {**guard, "refused": {**guard["refused"], **dict.fromkeys(extra, "over_limit")}}
-
-
-def _valid_research(reply: AIMessage, refused: dict[str, str]) -> dict[str, str]:
-    runnable = {}
-    for call in reply.tool_calls:
-        call_id = call.get("id") or ""
-        if call["name"] != "research" or call_id in refused:
-            continue
-        try:
-            runnable[call_id] = Research.model_validate(call["args"]).topic
-        except ValidationError:
-            continue
-    return runnable
 
 
 def answer_tools(state: ResearchState) -> dict[str, Any]:
     """Answer every call that is not a valid research call: todos, mistakes, unknown tools."""
     last = state["messages"][-1]
     assert isinstance(last, AIMessage)
-    ran = len(runnable_research(state, last))
+    ran = len(dispatch.runnable_research(state, last))
     guard = state.get("churn", churn.fresh())
     messages: list[ToolMessage] = []
     update: dict[str, Any] = {}

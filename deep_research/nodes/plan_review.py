@@ -21,13 +21,11 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Send, interrupt
-from pydantic import ValidationError
 
 from deep_research.config.settings import Context, context_of
 from deep_research.errors import DeepResearchError
-from deep_research.nodes import churn
+from deep_research.nodes import churn, dispatch
 from deep_research.nodes.clarify import MAX_BAD_ANSWERS, shown
-from deep_research.nodes.orchestrator import WriteTodos, dispatch_reply, runnable_research
 from deep_research.runtime import durable, process, progress, prompts
 from deep_research.state import ResearchState, Todo
 from deep_research.text import limits
@@ -52,52 +50,10 @@ class BadReview(DeepResearchError, ValueError):
     """A resume value that is none of the accepted shapes; the message says why."""
 
 
-def plan_of(state: ResearchState, reply: AIMessage) -> list[Todo]:
-    """The plan in an orchestrator reply, as shown: its runnable research topics, else its
-    todos (the last valid call's), each item cut to `PLAN_ITEM_CHARS`."""
-    topics = runnable_research(state, reply)
-    if topics:
-        return [Todo(content=_shown_item(topic), status="pending") for topic in topics.values()]
-    refused = state.get("churn", churn.fresh())["refused"]
-    plan: list[Todo] = []
-    for call in reply.tool_calls:
-        if call["name"] != churn.TODO_TOOL or (call.get("id") or "") in refused:
-            continue
-        try:
-            todos = WriteTodos.model_validate(call["args"]).todos
-        except ValidationError:
-            continue
-        # Several valid calls in one reply are applied in order: the last one stands.
-        plan = [Todo(content=_shown_item(t.content), status=t.status) for t in todos] or plan
-    return plan
-
-
-def _shown_item(text: str) -> str:
-    # Model output: the user reads each item, so a 10 MB todo is shown cut, not whole.
-    return limits.cut(text, limits.PLAN_ITEM_CHARS)
-
-
-def _due(state: ResearchState, context: Context) -> bool:
-    if not context.review_plan or state.get("plan_reviewed"):
-        return False
-    last = state["messages"][-1]
-    return isinstance(last, AIMessage) and bool(last.tool_calls) and bool(plan_of(state, last))
-
-
-def route_orchestrate(state: ResearchState, runtime: Runtime[Context]) -> list[Send | str] | str:
-    """`dispatch_reply`, except that a plan waiting for review goes to `review_plan`, and
-    a turn that left no reply (stopped mid-call, or stopped by the budget) runs again."""
-    if not isinstance(state["messages"][-1], AIMessage):
-        return "orchestrate"
-    if _due(state, context_of(runtime)):
-        return "review_plan"
-    return dispatch_reply(state)
-
-
 def route_review(state: ResearchState) -> list[Send | str] | str:
     """An approved reply is dispatched as it stands; a changed plan goes back to planning."""
     if isinstance(state["messages"][-1], AIMessage):
-        return dispatch_reply(state)
+        return dispatch.dispatch_reply(state)
     return "orchestrate"
 
 
@@ -133,7 +89,7 @@ def review_plan(state: ResearchState, runtime: Runtime[Context]) -> dict[str, An
     reply = state["messages"][-1]
     assert isinstance(reply, AIMessage)
     round_number, cap = state.get("plan_review_rounds", 0) + 1, context.max_plan_reviews
-    payload: dict[str, Any] = {"plan": plan_of(state, reply), "round": round_number}
+    payload: dict[str, Any] = {"plan": dispatch.plan_of(state, reply), "round": round_number}
     review = None
     longest = max(limits.MAX_PLAN_ITEMS, len(payload["plan"]))
     for _ in range(MAX_BAD_ANSWERS):

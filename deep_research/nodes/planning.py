@@ -1,9 +1,12 @@
-"""What a planning call of the orchestrator sends: its system prompt (the report's rules
-once research came back, similar earlier reports from memory) and the thread's messages."""
+"""What a planning call of the orchestrator sends: its tools, its system prompt (the report's
+rules once research came back, similar earlier reports from memory) and the thread's messages."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from langchain_core.messages import BaseMessage, SystemMessage, ToolMessage
+from pydantic import BaseModel, ConfigDict, Field
 
 from deep_research.config.settings import Context
 from deep_research.runtime import prompts
@@ -11,8 +14,35 @@ from deep_research.state import ResearchState
 from deep_research.text import fences
 
 
+class Research(BaseModel):
+    """One focused topic for a researcher."""
+
+    model_config = ConfigDict(title="research", str_strip_whitespace=True)
+    topic: str = Field(min_length=3, description="One sentence")
+
+
+class TodoItem(BaseModel):
+    # No descriptions: the names and the enum say it, and the schema goes with every call.
+    content: str = Field(min_length=1)
+    status: Literal["pending", "in_progress", "completed"] = "pending"
+
+
+class WriteTodos(BaseModel):
+    """Record the plan; replaces the previous list."""
+
+    model_config = ConfigDict(title="write_todos")
+    todos: list[TodoItem] = Field(description="The whole plan")
+
+
+EXAMPLES = {
+    "research": 'research({"topic": "Cost of recycled vs mined lithium in 2025"})',
+    "write_todos": 'write_todos({"todos": [{"content": "Research costs", "status": "pending"}]})',
+}
+TOOLS: list[type[BaseModel]] = [WriteTodos, Research]
+
+
 def planning_messages(state: ResearchState, context: Context) -> list[BaseMessage]:
-    """What a planning call sends (its tools are `orchestrator.TOOLS`)."""
+    """What a planning call sends, beside its `TOOLS`."""
     system = (
         prompts.render(
             "orchestrator",

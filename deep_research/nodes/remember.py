@@ -5,82 +5,24 @@ remembered. One that cites nothing would be recalled as research ("You researche
 similar question") with nothing in it, and would replace the earlier, sourced report on
 its question; it is left out, and a `memory_skipped` event says why.
 
-`prepare` does the slow part early: when research comes back, a daemon thread opens the
-store and embeds the cited pages while the model writes the report, so `remember` embeds
-only the report. A store that cannot be used is a progress event and the run goes on.
-chromadb is imported only inside these functions: `use_memory=false` never touches it.
+The slow part is done early by `memory.prepare`: each research task that comes back starts
+a daemon thread that opens the store and embeds the pages its report cites while the run
+goes on, so `remember` embeds only the report. A store that cannot be used is a progress
+event and the run goes on. chromadb is imported only inside this function:
+`use_memory=false` never touches it.
 """
 
 from __future__ import annotations
 
-import contextvars
-import threading
 from typing import Any
 
-from langchain_core.messages import ToolMessage
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from deep_research.citations import check_report
 from deep_research.config.settings import Context, context_of
 from deep_research.runtime import progress
-from deep_research.state import ResearchState, Source
-
-PREPARED_PER_PASS = 8  # page chunks `prepare` hands the model's thread at once
-
-
-def prepare(state: ResearchState, context: Context) -> None:
-    """Research came back and the orchestrator's model is about to write: do `remember`'s
-    slow parts now, on a daemon thread, while the run waits for that model.
-
-    The store's modules are imported and the store opened, and the pages the researchers'
-    reports cite are cut into chunks and embedded into the model's cache, so that
-    `remember` embeds only the report. Nothing here is state: a page the final report
-    does not cite is never stored, and a process that dies first loses a cache, not memory.
-    """
-    if not context.use_memory:
-        return
-    reports = []
-    for message in reversed(state.get("messages") or []):
-        if not (isinstance(message, ToolMessage) and message.name == "research"):
-            break
-        reports.append(message.text)
-    if reports:
-        sources = list(state.get("sources", []))
-        # In this run's context: the store knows the thread it opens for, and does not try
-        # again a server this thread's run already found unreachable.
-        threading.Thread(
-            target=_prepare_quietly,
-            args=(reports, sources, contextvars.copy_context()),
-            name="memory-prepare",
-            daemon=True,
-        ).start()
-
-
-def _prepare_quietly(
-    reports: list[str], sources: list[Source], context: contextvars.Context
-) -> None:
-    try:
-        context.run(_prepare, reports, sources)
-    except Exception:  # noqa: BLE001, S110  # warmed or not, `remember` does the work and reports
-        pass
-
-
-def _prepare(reports: list[str], sources: list[Source]) -> None:
-    from deep_research.embedding import embedder
-    from deep_research.memory.open import open_store_blocking
-    from deep_research.memory.research import CitedPage, page_chunks
-
-    open_store_blocking()  # MemoryUnavailable: `remember` meets it again and names it
-    cited = {s.url: s for report in reports for s in check_report(report, sources).cited}
-    model = embedder()
-    for source in cited.values():
-        page = CitedPage(source.url, source.title, source.texts, source.retrieved_on)
-        pieces = page_chunks(page)
-        # In small background requests: a search scoring its results meanwhile (the
-        # orchestrator may delegate more research) waits for one of them at most.
-        for start in range(0, len(pieces), PREPARED_PER_PASS):
-            model.submit(pieces[start : start + PREPARED_PER_PASS], background=True).result()
+from deep_research.state import ResearchState
 
 
 async def remember(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:

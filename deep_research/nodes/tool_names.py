@@ -1,4 +1,4 @@
-"""The orchestrator's tool names, one definition each: its tool schemas (`orchestrator.py`)
+"""The orchestrator's tool names, one definition each: its tool schemas (`planning.py`)
 take their titles from here, and every comparison with a call's name uses these constants."""
 
 from __future__ import annotations

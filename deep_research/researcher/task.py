@@ -1,5 +1,6 @@
 """One `research` tool call as its own graph task: runs the research subgraph, contains
-its failures, checks its report's citations and hands the orchestrator a bounded result."""
+its failures, checks its report's citations, starts memory's preparation of the pages it
+cites (`memory.prepare`) and hands the orchestrator a bounded result."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 
+from deep_research import memory
 from deep_research.citations import check_report
 from deep_research.config.settings import Context, context_of
 from deep_research.llm import models
@@ -84,15 +86,16 @@ async def research_task(task: ResearchTask, runtime: Runtime[Context]) -> dict[s
         sources=len(sources),
         searches=searches,
     )
+    reply = ToolMessage(
+        result_text(checked.body, sources, cited=len(checked.cited)),
+        tool_call_id=task["tool_call_id"],
+        name="research",
+        artifact={"citation_check": checked.check},
+    )
+    # Research came back: memory's slow work starts now, off the path, while the run goes on.
+    memory.prepare([reply.text], sources, context)
     return {
-        "messages": [
-            ToolMessage(
-                result_text(checked.body, sources, cited=len(checked.cited)),
-                tool_call_id=task["tool_call_id"],
-                name="research",
-                artifact={"citation_check": checked.check},
-            )
-        ],
+        "messages": [reply],
         "sources": sources,
         "searches_used": searches - task["quota"],  # the unused part goes back
         "usage": result.get("usage", NO_USAGE),

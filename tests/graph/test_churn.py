@@ -11,7 +11,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from deep_research.graph import builder
 from deep_research.llm.toolcalls import salvage
-from deep_research.nodes.orchestrator import Research, WriteTodos
+from deep_research.nodes.planning import Research, WriteTodos
 from deep_research.researcher.graph import WebSearch
 from tests.support.graph_scripts import NO_CLARIFY, call, run, script_for, tool_results
 from tests.support.scripted_model import ScriptedChatModel

@@ -1,4 +1,4 @@
-"""`remember.prepare`: when research comes back, memory's slow parts start on a thread
+"""`memory.prepare`: when a research task comes back, memory's slow parts start on a thread
 of their own, so `remember` embeds only the report; never with memory off, and silently
 when the store cannot be used (`remember` says so)."""
 
@@ -14,17 +14,23 @@ from typing import Any
 
 import pytest
 from filelock import FileLock
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from deep_research import embedding
 from deep_research.citations import check_report
 from deep_research.graph import builder
-from deep_research.memory import PASSAGES_COLLECTION, Location, chunks, open_store, research
+from deep_research.memory import (
+    PASSAGES_COLLECTION,
+    Location,
+    chunks,
+    open_store,
+    preparing,
+    research,
+)
 from deep_research.memory.location import LOCK_NAME
 from deep_research.memory.reading import reading_text
-from deep_research.nodes import remember
-from deep_research.state import ResearchState
+from deep_research.state import Source
 from tests.support.fakes.page_server import PageServer
 from tests.support.graph_scripts import orchestrator_fanning_out, script_for
 from tests.support.scripted_model import ScriptedChatModel
@@ -90,7 +96,7 @@ def watch_target(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[BaseE
     keeps quiet about)."""
     ran: list[str] = []
     raised: list[BaseException] = []
-    real = remember._prepare
+    real = preparing._prepare
 
     def watched(*args: Any) -> None:
         ran.append(threading.current_thread().name)
@@ -100,7 +106,7 @@ def watch_target(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[BaseE
             raised.append(error)
             raise
 
-    monkeypatch.setattr(remember, "_prepare", watched)
+    monkeypatch.setattr(preparing, "_prepare", watched)
     return ran, raised
 
 
@@ -154,7 +160,7 @@ async def test_remember_embeds_only_the_report_the_pages_were_embedded_while_it_
         assert index < start and computed[index][0] == "minilm", text[:60]
     # Small background requests: a search scoring meanwhile is never stuck behind a page.
     assert prepared and all(
-        background and 0 < size <= remember.PREPARED_PER_PASS for background, size in prepared
+        background and 0 < size <= preparing.PREPARED_PER_PASS for background, size in prepared
     ), prepared
     by_remember = {text for _, text in computed[start:]}
     report_texts = set(chunks.split(reading_text(values["final_report"])))
@@ -167,26 +173,53 @@ async def test_remember_embeds_only_the_report_the_pages_were_embedded_while_it_
 
 
 @pytest.mark.usefixtures("world")
+async def test_each_research_task_prepares_its_report_before_the_report_is_written(
+    monkeypatch: pytest.MonkeyPatch, use_script: Callable[..., ScriptedChatModel]
+) -> None:
+    order: list[str] = []
+    orchestrator = orchestrator_fanning_out("heat pumps in the cold", "heat pump prices")
+
+    def writing(messages: list[BaseMessage]) -> AIMessage:
+        reply = orchestrator(messages)
+        order.extend([] if reply.tool_calls else ["report"])
+        return reply
+
+    use_script(script_for(writing))
+    prepared: list[str] = []
+
+    def watched_prepare(given: list[str], sources: list[Source], context: Any) -> None:
+        assert context.use_memory and sources
+        prepared.extend(given)
+        order.append("prepare")  # recorded only: the store is another test's
+
+    monkeypatch.setattr(preparing, "prepare", watched_prepare)
+
+    values, _ = await run(MEMORY_ON)
+
+    results = [m for m in values["messages"] if isinstance(m, ToolMessage) and m.name == "research"]
+    assert sorted(prepared) == sorted(m.text for m in results) and len(results) == 2
+    assert order == ["prepare", "prepare", "report"]
+
+
+@pytest.mark.usefixtures("world")
 async def test_with_memory_off_nothing_is_prepared_and_no_store_is_made(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     memory = tmp_path / "memory"
     monkeypatch.setenv("MEMORY_DIR", str(memory))
-    after_research: list[bool] = []
-    real_prepare = remember.prepare
+    reports: list[str] = []
+    real_prepare = preparing.prepare
 
-    def watched_prepare(state: ResearchState, context: Any) -> None:
-        messages = state.get("messages") or []
-        last = messages[-1] if messages else None
-        after_research.append(isinstance(last, ToolMessage) and last.name == "research")
-        real_prepare(state, context)
+    def watched_prepare(given: list[str], sources: list[Source], context: Any) -> None:
+        reports.extend(given)
+        real_prepare(given, sources, context)
 
-    monkeypatch.setattr(remember, "prepare", watched_prepare)
+    monkeypatch.setattr(preparing, "prepare", watched_prepare)
     ran, _ = watch_target(monkeypatch)
 
     values, events = await run({**MEMORY_ON, "use_memory": False})
 
-    assert values["final_report"] and any(after_research), "research came back"
+    assert values["final_report"] and reports, "research came back with a report"
     assert ran == []
     assert not memory.exists()
     assert not [e for e in events if e["event"].startswith("memory")]

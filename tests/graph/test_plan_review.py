@@ -15,7 +15,8 @@ from langgraph.types import Command
 
 from deep_research.graph import builder
 from deep_research.nodes.clarify import MAX_BAD_ANSWERS
-from deep_research.nodes.plan_review import BadReview, plan_of, read_review
+from deep_research.nodes.dispatch import plan_of
+from deep_research.nodes.plan_review import BadReview, read_review
 from deep_research.text import limits
 from tests.support.graph_scripts import LINK, call, script_for, tool_results
 from tests.support.scripted_model import ScriptedChatModel

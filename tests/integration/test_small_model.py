@@ -11,7 +11,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from deep_research.graph import builder
-from deep_research.nodes.orchestrator import TOOLS
+from deep_research.nodes.planning import TOOLS
 from deep_research.researcher.graph import WebSearch
 from tests.support.brain import role_of
 from tests.support.fakes.tavily_server import FakeTavilyServer, topic_corpus

@@ -1,4 +1,4 @@
-"""Plan review's own functions, called directly: what the plan is, and where each route goes."""
+"""Plan review's routes, called directly: into the review and out of it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from langgraph.types import Send
 
 from deep_research.config.settings import Context
 from deep_research.nodes import churn
-from deep_research.nodes.plan_review import plan_of, route_orchestrate, route_review
+from deep_research.nodes.orchestrator import route_orchestrate
+from deep_research.nodes.plan_review import route_review
 
 REVIEWING = Runtime(context=Context(review_plan=True))
 
@@ -29,31 +30,6 @@ def reply(*calls: ToolCall) -> AIMessage:
 
 def state(last: Any, **fields: Any) -> Any:
     return {"messages": [HumanMessage("Q?"), last], "churn": churn.fresh(), **fields}
-
-
-def test_the_plan_is_the_research_topics_when_the_reply_researches() -> None:
-    paused = reply(
-        call("write_todos", "t", todos=todos("ignored")),
-        call("research", "r", topic="Heat pump costs"),
-    )
-    plan = plan_of(state(paused), paused)
-    assert plan == [{"content": "Heat pump costs", "status": "pending"}]
-
-
-def test_else_the_last_valid_todo_call_that_was_not_refused() -> None:
-    paused = reply(
-        call("write_todos", "a", todos=todos("first")),
-        call("write_todos", "b", todos=todos("second")),
-        call("write_todos", "c", todos="not a list"),
-        call("write_todos", "d", todos=todos("refused")),
-    )
-    guard = {**churn.fresh(), "refused": {"d": "locked"}}
-    assert [t["content"] for t in plan_of(state(paused, churn=guard), paused)] == ["second"]
-
-
-def test_a_reply_with_no_plan_has_an_empty_one() -> None:
-    paused = reply(call("write_todos", "a", todos="bad"), call("unknown", "b"))
-    assert plan_of(state(paused), paused) == []
 
 
 def test_a_plan_goes_to_review_only_when_on_and_not_yet_reviewed() -> None:

@@ -1,13 +1,11 @@
-"""`remember` and `prepare` called directly, with the store and its writer replaced."""
+"""`remember` called directly, with the store and its writer replaced."""
 
 from __future__ import annotations
 
-import threading
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.runtime import Runtime
 
 from deep_research import memory
@@ -98,22 +96,3 @@ async def test_an_unusable_store_is_an_event_and_the_run_goes_on(
     assert events == [
         {"event": "memory", "status": "unavailable", "reason": "in use by another process"}
     ]
-
-
-def test_prepare_starts_only_for_research_just_come_back(monkeypatch: pytest.MonkeyPatch) -> None:
-    started: list[list[str]] = []
-
-    class Thread:
-        def __init__(self, *, target: Any, args: tuple[list[str], Any], **kw: Any) -> None:
-            self.reports = args[0]
-
-        def start(self) -> None:
-            started.append(self.reports)
-
-    monkeypatch.setattr(threading, "Thread", Thread)
-    back = [AIMessage("old"), ToolMessage("r1", tool_call_id="1", name="research")]
-    back.append(ToolMessage("r2", tool_call_id="2", name="research"))
-    node.prepare({"messages": back}, Context(use_memory=True))  # type: ignore[typeddict-item]
-    node.prepare({"messages": [*back, AIMessage("later")]}, Context(use_memory=True))  # type: ignore[typeddict-item]
-    node.prepare({"messages": back}, Context(use_memory=False))  # type: ignore[typeddict-item]
-    assert started == [["r2", "r1"]]

@@ -6,7 +6,7 @@ from typing import get_args
 
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from deep_research.nodes import orchestrator, tool_names
+from deep_research.nodes import planning, tool_names
 from deep_research.nodes.tool_names import ToolName
 
 
@@ -15,5 +15,5 @@ def test_the_constants_are_the_tool_names() -> None:
 
 
 def test_the_orchestrators_tools_and_examples_are_named_by_the_vocabulary() -> None:
-    names = [convert_to_openai_tool(tool)["function"]["name"] for tool in orchestrator.TOOLS]
-    assert sorted(names) == sorted(get_args(ToolName)) == sorted(orchestrator.EXAMPLES)
+    names = [convert_to_openai_tool(tool)["function"]["name"] for tool in planning.TOOLS]
+    assert sorted(names) == sorted(get_args(ToolName)) == sorted(planning.EXAMPLES)

@@ -16,7 +16,7 @@ from deep_research.llm.toolcalls import (
     settle,
     strip_think,
 )
-from deep_research.nodes.orchestrator import Research, WriteTodos
+from deep_research.nodes.planning import Research, WriteTodos
 from deep_research.researcher.graph import WebSearch
 from tests.support.small_brain import SEED_TRANSCRIPT
 

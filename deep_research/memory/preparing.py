@@ -1,0 +1,62 @@
+"""`prepare`: memory's slow work done early, while the run waits for a model.
+
+A research task that comes back with a report starts, on a daemon thread, what `remember`
+would otherwise do after publishing: the store's modules are imported and the store opened,
+and the pages the report cites are cut into chunks and embedded into the model's cache, so
+that `remember` embeds only the final report. Nothing here is state: a page the final report
+does not cite is never stored, and a process that dies first loses a cache, not memory. A
+store that cannot be used is left to `remember`, which meets it again and names it.
+chromadb is imported only inside `_prepare`: `use_memory=false` never touches it.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+
+from deep_research.citations import check_report
+from deep_research.config.settings import Context
+from deep_research.state import Source
+
+PREPARED_PER_PASS = 8  # page chunks `prepare` hands the model's thread at once
+
+
+def prepare(reports: list[str], sources: list[Source], context: Context) -> None:
+    """Embed the pages `reports` cite (among `sources`) on a "memory-prepare" daemon thread;
+    nothing with `use_memory` off or no report."""
+    if not context.use_memory or not reports:
+        return
+    # In this run's context: the store knows the thread it opens for, and does not try
+    # again a server this thread's run already found unreachable.
+    threading.Thread(
+        target=_prepare_quietly,
+        args=(list(reports), list(sources), contextvars.copy_context()),
+        name="memory-prepare",
+        daemon=True,
+    ).start()
+
+
+def _prepare_quietly(
+    reports: list[str], sources: list[Source], context: contextvars.Context
+) -> None:
+    try:
+        context.run(_prepare, reports, sources)
+    except Exception:  # noqa: BLE001, S110  # warmed or not, `remember` does the work and reports
+        pass
+
+
+def _prepare(reports: list[str], sources: list[Source]) -> None:
+    from deep_research.embedding import embedder
+    from deep_research.memory.open import open_store_blocking
+    from deep_research.memory.research import CitedPage, page_chunks
+
+    open_store_blocking()  # MemoryUnavailable: `remember` meets it again and names it
+    cited = {s.url: s for report in reports for s in check_report(report, sources).cited}
+    model = embedder()
+    for source in cited.values():
+        page = CitedPage(source.url, source.title, source.texts, source.retrieved_on)
+        pieces = page_chunks(page)
+        # In small background requests: a search scoring its results meanwhile (the
+        # orchestrator may delegate more research) waits for one of them at most.
+        for start in range(0, len(pieces), PREPARED_PER_PASS):
+            model.submit(pieces[start : start + PREPARED_PER_PASS], background=True).result()

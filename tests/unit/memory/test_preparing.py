@@ -1,0 +1,43 @@
+"""`prepare` called directly: it starts one thread for the reports it is given, none with
+memory off or nothing to prepare."""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+from typing import Any
+
+import pytest
+
+from deep_research.config.settings import Context
+from deep_research.memory import preparing
+from deep_research.state import Source
+
+SOURCES = [Source(url="https://a.example", title="A", content="text", found_by="q")]
+
+
+def test_prepare_starts_one_named_daemon_thread_only_with_memory_on_and_reports(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    started: list[tuple[list[str], list[Source], str, bool]] = []
+
+    class Thread:
+        def __init__(self, *, target: Any, args: tuple[Any, ...], name: str, daemon: bool) -> None:
+            self.seen = (args[0], args[1], name, daemon)
+
+        def start(self) -> None:
+            started.append(self.seen)
+
+    monkeypatch.setattr(threading, "Thread", Thread)
+    preparing.prepare(["r1"], SOURCES, Context(use_memory=True))
+    preparing.prepare([], SOURCES, Context(use_memory=True))
+    preparing.prepare(["r2"], SOURCES, Context(use_memory=False))
+    assert started == [(["r1"], SOURCES, "memory-prepare", True)]
+
+
+def test_a_failure_while_preparing_stays_on_its_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(reports: list[str], sources: list[Source]) -> None:
+        raise RuntimeError("store damaged")
+
+    monkeypatch.setattr(preparing, "_prepare", broken)
+    preparing._prepare_quietly(["r"], SOURCES, contextvars.copy_context())  # does not raise

@@ -1,0 +1,51 @@
+"""What plan an orchestrator reply holds for review, called directly."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage, ToolCall
+
+from deep_research.nodes import churn
+from deep_research.nodes.dispatch import plan_of
+
+
+def call(name: str, call_id: str, **args: Any) -> ToolCall:
+    return ToolCall(name=name, args=args, id=call_id)
+
+
+def todos(*items: str) -> list[dict[str, str]]:
+    return [{"content": item, "status": "pending"} for item in items]
+
+
+def reply(*calls: ToolCall) -> AIMessage:
+    return AIMessage("", tool_calls=list(calls))
+
+
+def state(last: Any, **fields: Any) -> Any:
+    return {"messages": [HumanMessage("Q?"), last], "churn": churn.fresh(), **fields}
+
+
+def test_the_plan_is_the_research_topics_when_the_reply_researches() -> None:
+    paused = reply(
+        call("write_todos", "t", todos=todos("ignored")),
+        call("research", "r", topic="Heat pump costs"),
+    )
+    plan = plan_of(state(paused), paused)
+    assert plan == [{"content": "Heat pump costs", "status": "pending"}]
+
+
+def test_else_the_last_valid_todo_call_that_was_not_refused() -> None:
+    paused = reply(
+        call("write_todos", "a", todos=todos("first")),
+        call("write_todos", "b", todos=todos("second")),
+        call("write_todos", "c", todos="not a list"),
+        call("write_todos", "d", todos=todos("refused")),
+    )
+    guard = {**churn.fresh(), "refused": {"d": "locked"}}
+    assert [t["content"] for t in plan_of(state(paused, churn=guard), paused)] == ["second"]
+
+
+def test_a_reply_with_no_plan_has_an_empty_one() -> None:
+    paused = reply(call("write_todos", "a", todos="bad"), call("unknown", "b"))
+    assert plan_of(state(paused), paused) == []
