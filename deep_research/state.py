@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, Literal, NotRequired
+from typing import Annotated, Any, Final, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
@@ -64,6 +64,11 @@ class CitationCheck(TypedDict):
 # retrieved, so every citation was removed; "no_sources" cites nothing (a "could not find"
 # text, say). Only "complete" is a success: the CLI exits 3 for the others.
 ReportStatus = Literal["complete", "unverified", "no_sources"]
+# The orchestrator's tool names, one constant each: its schemas (nodes/planning.py) take
+# their titles from here, and every comparison with a call's or result's name uses them.
+ToolName = Literal["research", "write_todos"]
+RESEARCH: Final = "research"
+WRITE_TODOS: Final = "write_todos"
 
 
 class RoleUsage(TypedDict):

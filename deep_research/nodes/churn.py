@@ -16,11 +16,9 @@ from typing import Literal
 from langchain_core.messages import ToolCall
 
 from deep_research.config.settings import Context
-from deep_research.nodes.tool_names import WRITE_TODOS
-from deep_research.state import ChurnGuard
+from deep_research.state import WRITE_TODOS, ChurnGuard
 
 Refusal = Literal["locked", "repeated"]
-TODO_TOOL = WRITE_TODOS  # dispatch.py's name for it, until it imports WRITE_TODOS
 
 
 def fresh() -> ChurnGuard:

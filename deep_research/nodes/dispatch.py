@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from deep_research.config.settings import Context
 from deep_research.nodes import churn
 from deep_research.nodes.planning import Research, WriteTodos
-from deep_research.state import ResearchState, ResearchTask, Todo
+from deep_research.state import RESEARCH, WRITE_TODOS, ResearchState, ResearchTask, Todo
 from deep_research.text import limits
 
 
@@ -57,7 +57,7 @@ def valid_research(reply: AIMessage, refused: dict[str, str]) -> dict[str, str]:
     runnable = {}
     for call in reply.tool_calls:
         call_id = call.get("id") or ""
-        if call["name"] != "research" or call_id in refused:
+        if call["name"] != RESEARCH or call_id in refused:
             continue
         try:
             runnable[call_id] = Research.model_validate(call["args"]).topic
@@ -75,7 +75,7 @@ def plan_of(state: ResearchState, reply: AIMessage) -> list[Todo]:
     refused = state.get("churn", churn.fresh())["refused"]
     plan: list[Todo] = []
     for call in reply.tool_calls:
-        if call["name"] != churn.TODO_TOOL or (call.get("id") or "") in refused:
+        if call["name"] != WRITE_TODOS or (call.get("id") or "") in refused:
             continue
         try:
             todos = WriteTodos.model_validate(call["args"]).todos

@@ -22,7 +22,7 @@ from deep_research.llm.toolcalls import invalid_arguments
 from deep_research.nodes import churn, dispatch, planning, report_writer
 from deep_research.nodes.planning import EXAMPLES, TOOLS, Research, WriteTodos
 from deep_research.runtime import durable, process, progress, prompts
-from deep_research.state import ChurnGuard, ResearchState, Todo
+from deep_research.state import RESEARCH, WRITE_TODOS, ChurnGuard, ResearchState, Todo
 from deep_research.text import fences, limits
 
 
@@ -169,7 +169,7 @@ def _findings(state: ResearchState, chars: int = limits.FINDINGS_CHARS) -> str:
     for message in state["messages"]:
         if isinstance(message, HumanMessage):
             parts.append(("User: ", str(message.text), False))
-        elif isinstance(message, ToolMessage) and message.name != "write_todos":
+        elif isinstance(message, ToolMessage) and message.name != WRITE_TODOS:
             parts.append(("Research result:\n", fences.unfence(message.text), True))
     fixed = sum(len(label) + fences.FENCE_CHARS * fenced for label, _, fenced in parts)
     budget = chars - fixed - 2 * max(0, len(parts) - 1)
@@ -207,12 +207,12 @@ def answer_tools(state: ResearchState) -> dict[str, Any]:
         refusal = guard["refused"].get(call_id)
         if refusal is not None:
             messages.append(_refused(call_id, name, refusal, ran))
-        elif name == "research":
+        elif name == RESEARCH:
             try:
                 Research.model_validate(call["args"])
             except ValidationError as error:
                 messages.append(_error(call_id, name, invalid_arguments(call["args"], error)))
-        elif name == "write_todos" and ran:
+        elif name == WRITE_TODOS and ran:
             # The documented rule for a mixed reply: research runs, the plan stays unchanged.
             messages.append(
                 _error(
@@ -222,7 +222,7 @@ def answer_tools(state: ResearchState) -> dict[str, Any]:
                     "the same reply as research. The research calls were run.",
                 )
             )
-        elif name == "write_todos":
+        elif name == WRITE_TODOS:
             try:
                 todos = WriteTodos.model_validate(call["args"]).todos
             except ValidationError as error:
@@ -246,20 +246,20 @@ def _refused(call_id: str, name: str, refusal: str, ran: int) -> ToolMessage:
     """A call the churn guard or the per-reply limit stopped: nothing ran, no state changed."""
     if refusal == "over_limit":  # refused only when the first `ran` calls filled the limit
         text = prompts.render("research_limit", limit=ran)
-        example = EXAMPLES["research"]
+        example = EXAMPLES[RESEARCH]
     elif refusal == "locked":
         text = f"Plan locked: this update was not saved. {prompts.render('plan_locked')}"
-        example = EXAMPLES["research"]
+        example = EXAMPLES[RESEARCH]
     else:
         text = prompts.render("repeated_call")
-        example = EXAMPLES.get(name, EXAMPLES["research"])
+        example = EXAMPLES.get(name, EXAMPLES[RESEARCH])
     return ToolMessage(
         f"{text} Example: {example}", tool_call_id=call_id, name=name, status="error"
     )
 
 
 def _error(call_id: str, name: str, text: str) -> ToolMessage:
-    example = EXAMPLES.get(name, EXAMPLES["research"])
+    example = EXAMPLES.get(name, EXAMPLES[RESEARCH])
     return ToolMessage(
         f"{text} Example: {example}", tool_call_id=call_id, name=name, status="error"
     )

@@ -10,14 +10,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from deep_research.config.settings import Context
 from deep_research.runtime import prompts
-from deep_research.state import ResearchState
+from deep_research.state import RESEARCH, WRITE_TODOS, ResearchState
 from deep_research.text import fences
 
 
 class Research(BaseModel):
     """One focused topic for a researcher."""
 
-    model_config = ConfigDict(title="research", str_strip_whitespace=True)
+    model_config = ConfigDict(title=RESEARCH, str_strip_whitespace=True)
     topic: str = Field(min_length=3, description="One sentence")
 
 
@@ -30,13 +30,13 @@ class TodoItem(BaseModel):
 class WriteTodos(BaseModel):
     """Record the plan; replaces the previous list."""
 
-    model_config = ConfigDict(title="write_todos")
+    model_config = ConfigDict(title=WRITE_TODOS)
     todos: list[TodoItem] = Field(description="The whole plan")
 
 
 EXAMPLES = {
-    "research": 'research({"topic": "Cost of recycled vs mined lithium in 2025"})',
-    "write_todos": 'write_todos({"todos": [{"content": "Research costs", "status": "pending"}]})',
+    RESEARCH: 'research({"topic": "Cost of recycled vs mined lithium in 2025"})',
+    WRITE_TODOS: 'write_todos({"todos": [{"content": "Research costs", "status": "pending"}]})',
 }
 TOOLS: list[type[BaseModel]] = [WriteTodos, Research]
 
@@ -60,7 +60,7 @@ def planning_messages(state: ResearchState, context: Context) -> list[BaseMessag
 def report_rules(state: ResearchState) -> str:
     """How to write the report, once there are findings to write it from: the planning
     replies before any research came back do without (one stable prompt for each phase)."""
-    researched = any(isinstance(m, ToolMessage) and m.name == "research" for m in state["messages"])
+    researched = any(isinstance(m, ToolMessage) and m.name == RESEARCH for m in state["messages"])
     return "\n\n" + prompts.render("orchestrator_report") if researched else ""
 
 

@@ -19,7 +19,7 @@ from deep_research.config.settings import Context, context_of
 from deep_research.llm import models
 from deep_research.researcher.graph import researcher_graph, scope
 from deep_research.runtime import process, progress, tracing
-from deep_research.state import NO_USAGE, ResearcherState, ResearchTask, Source
+from deep_research.state import NO_USAGE, RESEARCH, ResearcherState, ResearchTask, Source
 from deep_research.text import fences, secrets
 from deep_research.text.limits import REPORT_CHARS, cut
 from deep_research.text.urls import page_key
@@ -68,7 +68,7 @@ async def research_task(task: ResearchTask, runtime: Runtime[Context]) -> dict[s
                         "say so in the report, or try a narrower topic. The error:\n"
                         + fences.fence(message, fences.new_nonce()),
                         tool_call_id=task["tool_call_id"],
-                        name="research",
+                        name=RESEARCH,
                         status="error",
                     )
                 ],
@@ -89,7 +89,7 @@ async def research_task(task: ResearchTask, runtime: Runtime[Context]) -> dict[s
     reply = ToolMessage(
         result_text(checked.body, sources, cited=len(checked.cited)),
         tool_call_id=task["tool_call_id"],
-        name="research",
+        name=RESEARCH,
         artifact={"citation_check": checked.check},
     )
     # Research came back: memory's slow work starts now, off the path, while the run goes on.

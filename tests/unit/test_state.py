@@ -44,3 +44,16 @@ def test_a_url_urlsplit_refuses_is_a_source_of_its_own_not_a_crash() -> None:
     # A search result may carry an unclosed IPv6 bracket; the reducer must not raise on it.
     merged = merge_sources([page("https://[::1/x", "a")], [page("https://[::1]/x", "b")])
     assert [s["url"] for s in merged] == ["https://[::1/x", "https://[::1]/x"]
+
+
+def test_the_tool_name_constants_are_the_vocabulary_and_name_the_orchestrators_tools() -> None:
+    from typing import get_args
+
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    from deep_research.nodes import planning
+    from deep_research.state import RESEARCH, WRITE_TODOS, ToolName
+
+    assert {RESEARCH, WRITE_TODOS} == set(get_args(ToolName))
+    names = [convert_to_openai_tool(tool)["function"]["name"] for tool in planning.TOOLS]
+    assert sorted(names) == sorted(get_args(ToolName)) == sorted(planning.EXAMPLES)

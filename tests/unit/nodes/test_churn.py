@@ -8,8 +8,7 @@ from langchain_core.messages import ToolCall
 
 from deep_research.config.settings import Context
 from deep_research.nodes.churn import after_reply, fresh, signature
-from deep_research.nodes.tool_names import WRITE_TODOS
-from deep_research.state import ChurnGuard
+from deep_research.state import WRITE_TODOS, ChurnGuard
 
 CONTEXT = Context(max_todo_updates=3, max_todo_only_turns=2, max_repeated_calls=3)
 _ids = iter(range(1_000_000))
