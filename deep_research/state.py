@@ -149,6 +149,22 @@ def extend_or_reset(current: list[Any], new: list[Any] | None) -> list[Any]:
     return [] if new is None else [*current, *new]
 
 
+class Share(TypedDict):
+    """A research task's share of the run's budgets, handed out when it is dispatched:
+    what was left of each, split among the turn's research calls (search/budget.py)."""
+
+    searches: int
+    cost: NotRequired[int]  # µUSD; present only with a cost budget (`max_cost_usd`)
+
+
+def handed_out(shares: dict[str, Share]) -> dict[str, int]:
+    """What handing out `shares` adds to the run's counts (`searches_used`, `cost_counted`)."""
+    return {
+        "searches_used": sum(share["searches"] for share in shares.values()),
+        "cost_counted": sum(share.get("cost", 0) for share in shares.values()),
+    }
+
+
 class InputState(TypedDict):
     messages: Annotated[list[AnyMessage], add_messages]
 
@@ -159,16 +175,15 @@ class ResearchState(InputState):
     todos: list[Todo]
     sources: Annotated[list[Source], merge_sources]
     failures: Annotated[list[ResearchFailure], extend_or_reset]
-    # Searches counted for the thread: the orchestrator adds the quotas it hands out, and
+    # Searches counted for the thread: the orchestrator adds the shares it hands out, and
     # each research task, when it ends, gives back what it did not use (search/budget.py).
     searches_used: Annotated[int, operator.add]
-    quotas: dict[str, int]  # research call id -> its quota, for the latest orchestrator reply
+    shares: dict[str, Share]  # research call id -> its share, for the latest orchestrator reply
     usage: Annotated[Usage, add_usage]
     # µUSD counted against `max_cost_usd`, the way `searches_used` counts searches: what
-    # the top-level calls cost, plus each research task's share (`cost_quotas`) until the
+    # the top-level calls cost, plus each research task's share (`Share.cost`) until the
     # task gives back what it did not use (llm/spending.py).
     cost_counted: Annotated[int, operator.add]
-    cost_quotas: dict[str, int]  # research call id -> its µUSD share (only with a budget)
     budget_note: str  # why the report was written early (the budget ran out), or ""
     pending_questions: list[str] | None  # None: the clarifier was stopped mid-call, asks again
     clarification_rounds: int
@@ -199,9 +214,7 @@ class ResearchTask(TypedDict):
     topic: str
     tool_call_id: str
     dispatch_id: str
-    # This task's share of the searches left when it was dispatched (see search/budget.py).
-    quota: int
-    cost_quota: NotRequired[int]  # its µUSD share of the budget; absent: no budget
+    share: Share
 
 
 class ResearcherState(TypedDict):
@@ -211,12 +224,11 @@ class ResearcherState(TypedDict):
     topic: str
     tool_call_id: str
     dispatch_id: str
-    quota: int
+    share: Share
     # Searches this task has sent (or counted as sent: in flight at a stop), a total
     # checkpointed after each search step (durability "sync"): the next step may send what
-    # is left of `quota`, and a step that runs again after a stop sends nothing new.
+    # is left of its share, and a step that runs again after a stop sends nothing new.
     searches: int
-    cost_quota: NotRequired[int]
     # µUSD this task's model calls cost (a call in flight at a stop at its worst case).
     cost: NotRequired[int]
     usage: Annotated[Usage, add_usage]

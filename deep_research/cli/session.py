@@ -201,7 +201,7 @@ async def _tracker(run: _Session, earlier: StateSnapshot | None) -> Tracker:
     """The progress panel's counts, going on from a resumed thread's `earlier` state."""
     # A resumed run's view goes on from the searches earlier sessions sent, as the
     # summary counts them: one `search` event each in the log. Not `searches_used`:
-    # mid-run it also counts the quotas handed to unfinished research tasks.
+    # mid-run it also counts the shares handed to unfinished research tasks.
     sent = totals(await asyncio.to_thread(run.runs.records, run.thread_id))
     tracker = Tracker(
         run.thread_id,

@@ -13,13 +13,13 @@ from pydantic import ValidationError
 from deep_research.config.settings import Context
 from deep_research.nodes import churn
 from deep_research.nodes.planning import Research, WriteTodos
-from deep_research.state import RESEARCH, WRITE_TODOS, ResearchState, ResearchTask, Todo
+from deep_research.state import RESEARCH, WRITE_TODOS, ResearchState, ResearchTask, Share, Todo
 from deep_research.text import limits
 
 
 def dispatch_reply(state: ResearchState) -> list[Send | str] | Literal["finalize"]:
     """Where the orchestrator's reply goes: each valid research call becomes its own task,
-    with the quota `orchestrate` gave it; other tool calls go to `answer_tools`, and a reply
+    with the share `orchestrate` gave it; other tool calls go to `answer_tools`, and a reply
     without tool calls to `finalize`. (The edge out of `orchestrate` is
     `orchestrator.route_orchestrate`, which may first send the plan for review.)"""
     last = state["messages"][-1]
@@ -27,8 +27,7 @@ def dispatch_reply(state: ResearchState) -> list[Send | str] | Literal["finalize
         return "finalize"
     dispatch_id = str(uuid.uuid4())
     runnable = runnable_research(state, last)
-    shares = state.get("quotas") or {}
-    cost_shares = state.get("cost_quotas") or {}
+    shares = state.get("shares") or {}
     targets: list[Send | str] = []
     for call in last.tool_calls:
         topic = runnable.get(call.get("id") or "")
@@ -37,10 +36,8 @@ def dispatch_reply(state: ResearchState) -> list[Send | str] | Literal["finalize
                 topic=topic,
                 tool_call_id=call.get("id") or "",
                 dispatch_id=dispatch_id,
-                quota=shares.get(call.get("id") or "", 0),
+                share=shares.get(call.get("id") or "", Share(searches=0)),
             )
-            if (cost_quota := cost_shares.get(call.get("id") or "")) is not None:
-                task["cost_quota"] = cost_quota
             targets.append(Send("research", task))
         elif "answer_tools" not in targets:
             targets.append("answer_tools")

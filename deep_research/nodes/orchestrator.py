@@ -22,7 +22,15 @@ from deep_research.llm.toolcalls import invalid_arguments
 from deep_research.nodes import churn, dispatch, planning, report_writer
 from deep_research.nodes.planning import EXAMPLES, TOOLS, Research, WriteTodos
 from deep_research.runtime import durable, process, progress, prompts
-from deep_research.state import RESEARCH, WRITE_TODOS, ChurnGuard, ResearchState, Todo
+from deep_research.state import (
+    RESEARCH,
+    WRITE_TODOS,
+    ChurnGuard,
+    ResearchState,
+    Share,
+    Todo,
+    handed_out,
+)
 from deep_research.text import fences, limits
 
 
@@ -74,7 +82,7 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     process.hand_over(here, "")
     guard = churn.after_reply(state.get("churn"), reply.tool_calls, context)
     guard = _limit_research(guard, reply, context.max_research_calls_per_reply)
-    # What is left (cap minus what state counts) is split into one quota per research
+    # What is left (cap minus what state counts) is split into one share per research
     # call and counted now, in this node's checkpoint: sibling tasks cannot see each
     # other's searches, and a task dropped before it reports (a new question after a
     # stopped run) must not free searches it may have sent. Each task gives back what
@@ -82,25 +90,26 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     # back what the report could cost, so a run that spends its budget can still write it.
     runnable = dispatch.valid_research(reply, guard["refused"])
     left = context.max_searches_per_run - state.get("searches_used", 0)
-    shares = dict(zip(runnable, search.quotas(left, len(runnable)), strict=True))
-    cost_shares: dict[str, int] = {}
+    searches = search.split(left, len(runnable))
+    shares = {call: Share(searches=n) for call, n in zip(runnable, searches, strict=True)}
     if budget is not None:  # what is left of the whole budget after the report's reserve
         money = max(0, budget - reserve - ledger.counted)
-        cost_shares = dict(zip(runnable, search.quotas(money, len(runnable)), strict=True))
+        for share, cost in zip(shares.values(), search.split(money, len(runnable)), strict=True):
+            share["cost"] = cost
     # A reply held for plan review sends nothing until it is approved: `review_plan`
-    # counts its quotas then, so a new question asked instead still has them.
+    # counts its shares then, so a new question asked instead still has them.
     held = context.review_plan and not state.get("plan_reviewed")
+    handed = handed_out({} if held else shares)
     spent = ledger.update()
     return {
         **update,
         "messages": [reply],
         "orchestrator_turns": turns,
         "churn": guard,
-        "quotas": shares,
-        "searches_used": 0 if held else sum(shares.values()),
-        "cost_quotas": cost_shares,
+        "shares": shares,
+        "searches_used": handed["searches_used"],
         "usage": spent["usage"],
-        "cost_counted": spent["cost_counted"] + (0 if held else sum(cost_shares.values())),
+        "cost_counted": spent["cost_counted"] + handed["cost_counted"],
     }
 
 

@@ -7,9 +7,9 @@ in the interrupting node: answering never pays for the plan again, nor changes i
 The plan is what the paused reply would do: its research topics (pending) when it calls
 research, else the todos of its valid `write_todos` call. A reply with neither (a report,
 or only mistakes) is not a plan and is not reviewed; the next one that is, is. The paused
-reply keeps its tool calls and quotas, counted only when it runs: "ok" dispatches it as if it
+reply keeps its tool calls and shares, counted only when it runs: "ok" dispatches it as if it
 had never paused, and a changed plan (or a new question) answers each of its calls once with
-"not run", its quotas never counted.
+"not run", its shares never counted.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from deep_research.errors import DeepResearchError
 from deep_research.nodes import churn, dispatch
 from deep_research.nodes.clarify import MAX_BAD_ANSWERS, shown
 from deep_research.runtime import durable, process, progress, prompts
-from deep_research.state import ResearchState, Todo
+from deep_research.state import ResearchState, Todo, handed_out
 from deep_research.text import limits
 
 log = logging.getLogger(__name__)
@@ -101,12 +101,11 @@ def review_plan(state: ResearchState, runtime: Runtime[Context]) -> dict[str, An
             # Raising here would leave the bad value stored and the thread stuck.
             payload = {**payload, "error": f"{problem} {REVIEW_SHAPES}"}
     process.hand_over(durable.top_scope(), "")  # answered: the next model step starts fresh
-    # `orchestrate` left the held reply's quotas uncounted: they count once it runs.
+    # `orchestrate` left the held reply's shares uncounted: they count once it runs.
     approved = {
         "plan_reviewed": True,
         "plan_review_rounds": round_number,
-        "searches_used": sum((state.get("quotas") or {}).values()),
-        "cost_counted": sum((state.get("cost_quotas") or {}).values()),
+        **handed_out(state.get("shares") or {}),
     }
     if review is None:
         log.warning("no usable plan review after %d answers; the plan runs", MAX_BAD_ANSWERS)
@@ -118,10 +117,9 @@ def review_plan(state: ResearchState, runtime: Runtime[Context]) -> dict[str, An
     update: dict[str, Any] = {
         "messages": _not_run(reply),
         "plan_review_rounds": round_number,
-        # Nothing of the paused reply runs (its quotas were never counted), and a plan the
+        # Nothing of the paused reply runs (its shares were never counted), and a plan the
         # user sent back does not count as churn (the guard would soon refuse the revision).
-        "quotas": {},
-        "cost_quotas": {},
+        "shares": {},
         "churn": churn.fresh(),
     }
     if review.kind == "replace":

@@ -56,8 +56,8 @@ def _turn(state: ResearcherState, context: Context) -> tuple[list[Any], list[typ
     return [system, *state["messages"]], [WebSearch]
 
 
-def _cost_quota(state: ResearcherState, context: Context) -> int | None:
-    return state.get("cost_quota") if context.max_cost_usd is not None else None
+def _cost_share(state: ResearcherState, context: Context) -> int | None:
+    return state["share"].get("cost") if context.max_cost_usd is not None else None
 
 
 def scope(state: ResearcherState) -> tuple[str, str]:
@@ -72,7 +72,7 @@ def last_id(state: ResearcherState) -> str:
 async def think(state: ResearcherState, runtime: Runtime[Context]) -> dict[str, Any]:
     """The researcher's turn: search more, or write the cited report.
 
-    With a cost budget, the call is held to the task's share (`cost_quota`); a call that does
+    With a cost budget, the call is held to the task's share (`Share.cost`); a call that does
     not fit is not sent and the researcher ends with what it found (`_out_of_budget`). A turn
     that runs again after a stop, whose call has no saved answer, counts that call at its
     worst case and runs again (`models.CallLost`)."""
@@ -80,7 +80,7 @@ async def think(state: ResearcherState, runtime: Runtime[Context]) -> dict[str, 
     here = scope(state)
     fresh = process.take_over(here, last_id(state))
     counted = state.get("cost", 0)
-    ledger = spending.Ledger(_cost_quota(state, context), counted, fresh=fresh)
+    ledger = spending.Ledger(_cost_share(state, context), counted, fresh=fresh)
     model = models.role_model(context, "researcher")
     messages, tools = _turn(state, context)
     try:
@@ -164,26 +164,27 @@ async def search(state: ResearcherState, runtime: Runtime[Context]) -> dict[str,
     assert isinstance(last, AIMessage)
     here, token = scope(state), last.id or ""
     wanted = sum(len(_queries(call)) for call in last.tool_calls)
+    allowed = state["share"]["searches"]
     grant = search_service.Grant(
-        max(0, min(wanted, state["quota"] - state["searches"])),
-        quota=state["quota"],
+        max(0, min(wanted, allowed - state["searches"])),
+        share=allowed,
         counted_before=state["searches"],
         cap=context.max_searches_per_run,
         went_out=process.sent_by_step(here, token, process.take_over(here, token)),
     )
     # The cache spans the whole run (thread): every researcher, every orchestrator turn.
-    share = context.max_chars_per_turn // max(1, len(last.tool_calls))
+    chars = context.max_chars_per_turn // max(1, len(last.tool_calls))
     shown = _shown(state["messages"], "pages_shown"), _shown(state["messages"], "listed")
     async with search_service.session(
         context, run_key=here[0], owner=state["tool_call_id"], topic=state["topic"], grant=grant
     ) as searching:
         # One call after another: each call's durable searches start in a fixed order.
-        answers = [await _answer_call(call, searching, share, shown) for call in last.tool_calls]
+        answers = [await _answer_call(call, searching, chars, shown) for call in last.tool_calls]
     messages = [message for message, _ in answers]
     searches = state["searches"] + grant.used
     ran = [i for i, message in enumerate(messages) if message.status != "error"]
     if ran:  # the budget is told where results are, not in an error's one-line example
-        left = max(0, state["quota"] - searches)
+        left = max(0, allowed - searches)
         last_ran = messages[ran[-1]]
         messages[ran[-1]] = last_ran.model_copy(
             update={"content": f"{last_ran.content}\n\n({left} searches left on this topic.)"}

@@ -97,9 +97,9 @@ async def research_task(task: ResearchTask, runtime: Runtime[Context]) -> dict[s
     return {
         "messages": [reply],
         "sources": sources,
-        "searches_used": searches - task["quota"],  # the unused part goes back
+        "searches_used": searches - task["share"]["searches"],  # the unused part goes back
         "usage": result.get("usage", NO_USAGE),
-        "cost_counted": result.get("cost", 0) - task.get("cost_quota", 0),
+        "cost_counted": result.get("cost", 0) - task["share"].get("cost", 0),
     }
 
 
@@ -128,23 +128,23 @@ def _checkpointed() -> bool:
 
 async def _counted_after_failure(task: ResearchTask) -> dict[str, Any]:
     """The failed subgraph's checkpointed searches, cost and usage, with what it cannot have
-    used of each quota given back.
+    used of its share given back.
 
     The step that failed may have sent calls its state does not count yet (a step's counts
-    are written when it returns): a search step may have sent up to the rest of the search
-    quota, and any step may have paid a model, so that much stays counted. Without a
-    checkpointer nothing survives the failure, so the whole quotas are counted: more than
-    was used, perhaps, but never less.
+    are written when it returns): a search step may have sent up to the rest of the
+    share's searches, and any step may have paid a model, so that much stays counted.
+    Without a checkpointer nothing survives the failure, so the whole share is counted:
+    more than was used, perhaps, but never less.
     """
-    quota, cost_quota = task["quota"], task.get("cost_quota", 0)
     if not _checkpointed():
         return {"searches_used": 0, "cost_counted": 0}
+    share = task["share"]
     snapshot = await researcher_graph.aget_state(get_config())
     values, failed_in = snapshot.values, set(snapshot.next)
-    searches = quota if "search" in failed_in else int(values.get("searches", 0))
-    cost = cost_quota if failed_in else int(values.get("cost", 0))
+    searches = share["searches"] if "search" in failed_in else int(values.get("searches", 0))
+    cost = share.get("cost", 0) if failed_in else int(values.get("cost", 0))
     return {
-        "searches_used": searches - quota,
-        "cost_counted": cost - cost_quota,
+        "searches_used": searches - share["searches"],
+        "cost_counted": cost - share.get("cost", 0),
         "usage": values.get("usage", NO_USAGE),
     }

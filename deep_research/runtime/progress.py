@@ -14,7 +14,7 @@ Python, `stream_subgraphs=True` in the SDK).
 | `research_started` | `id`, `topic` |
 | `research_done` | `id`, `topic`, `sources`, `searches` |
 | `research_failed` | `id`, `topic`, `error` |
-| `search` | `id`, `query`, `sent` (this task's so far), `quota` (its share), `cap` |
+| `search` | `id`, `query`, `sent` (this task's so far), `share` (its searches), `cap` |
 | `search_refused` | `id`, `query`, `cap` (the cap was reached) |
 | `search_done` | `id`, `query`, `urls` (kept results), `dropped`, `usd` (what it cost) |
 | `search_failed` | `id`, `query`, `error` |

@@ -53,8 +53,8 @@ def progress_line(
     if name == "search" and searches is not None:
         return f"search {searches}/{event['cap']}: {words(event['query'])}"
     if name == "search":
-        sent, quota = event.get("sent"), event.get("quota")
-        return f"searching: {words(event.get('query'))} (search {sent} of {quota})"
+        sent, share = event.get("sent"), event.get("share")
+        return f"searching: {words(event.get('query'))} (search {sent} of {share})"
     if name == "search_failed":
         return f"search failed: {event.get('error')}"
     if name == "research_done":

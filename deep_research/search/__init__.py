@@ -10,7 +10,7 @@ durable call (runtime/durable.py): answered before a stop, it is not sent again 
 The search cap's shares and grants are in `budget`, re-exported here.
 """
 
-from deep_research.search.budget import Grant, quotas
+from deep_research.search.budget import Grant, split
 from deep_research.search.step import Answer, SearchSession, session
 
-__all__ = ["Answer", "Grant", "SearchSession", "quotas", "session"]
+__all__ = ["Answer", "Grant", "SearchSession", "session", "split"]

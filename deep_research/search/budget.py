@@ -1,7 +1,7 @@
 """A research task's share of the search cap, and what one search step may send of it.
 
 The run's cap is split into shares when the orchestrator's reply asks for research
-(`quotas`): research tasks of one turn run as sibling `Send` tasks that cannot see each
+(`split`): research tasks of one turn run as sibling `Send` tasks that cannot see each
 other's writes, so each gets its own share of what is left (cap minus searches counted in
 state), and the shares never add up to more. The shares are counted in state as they are
 handed out; each task gives back what it did not use when it ends, so a task that never
@@ -21,8 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
-def quotas(remaining: int, tasks: int) -> list[int]:
-    """Split `remaining` searches among `tasks` as evenly as possible (earlier tasks first)."""
+def split(remaining: int, tasks: int) -> list[int]:
+    """Split `remaining` (searches, or µUSD) among `tasks` as evenly as possible (earlier
+    tasks first)."""
     share, extra = divmod(max(0, remaining), max(1, tasks))
     return [share + (1 if i < extra else 0) for i in range(tasks)]
 
@@ -36,7 +37,7 @@ class Grant:
     searches its earlier start sent, though it does not send them again."""
 
     granted: int
-    quota: int  # the research task's
+    share: int  # the research task's share of the searches
     counted_before: int  # the task's searches before this step
     cap: int  # the run's
     # Keys of the searches the step let go out, by this start and any earlier one in this

@@ -251,7 +251,7 @@ class Searcher:
             id=self.owner,
             query=query,
             sent=grant.counted_before + grant.taken,
-            quota=grant.quota,
+            share=grant.share,
             cap=grant.cap,
         )
         first = self.chain.providers[0].name

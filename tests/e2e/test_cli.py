@@ -117,8 +117,8 @@ def test_traffic_log_has_model_calls_searches_and_timings(piped_run: FinishedRun
     tools = [r["name"] for r in records if r["kind"] == "tool_end"]
     assert sorted(name.split(":")[0] for name in tools) == ["research"] * 2 + ["search"] * 2
     searches = [r for r in records if r.get("event") == "search"]
-    # Two researchers, one search each, from quotas of 13 and 12 of the cap of 25.
-    assert sorted((r["sent"], r["quota"]) for r in searches) == [(1, 12), (1, 13)]
+    # Two researchers, one search each, from shares of 13 and 12 of the cap of 25.
+    assert sorted((r["sent"], r["share"]) for r in searches) == [(1, 12), (1, 13)]
     assert {r["cap"] for r in searches} == {25}
     assert sum(len(r["urls"]) for r in records if r.get("event") == "search_done") == 10
 

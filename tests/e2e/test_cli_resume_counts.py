@@ -2,9 +2,9 @@
 the state and the search API agree, and none goes past the cap.
 
 The issue's run showed `searches 29/25` in the view after a resume (it started from
-`searches_used`, which mid-run also counts the quotas handed to unfinished research tasks)
+`searches_used`, which mid-run also counts the shares handed to unfinished research tasks)
 while the summary said `searches 10`. Here researcher HELD is stopped by Ctrl-C while its
-report request waits, with its quota still handed out; the resume finishes it, and a
+report request waits, with its share still handed out; the resume finishes it, and a
 later researcher searches once more.
 """
 

@@ -183,7 +183,7 @@ async def test_a_research_task_failing_mid_search_keeps_what_its_step_may_have_s
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A step's counts are written when it returns. alpha's search step sends its searches,
-    then fails (contained: the run goes on without alpha); giving back its whole quota would
+    then fails (contained: the run goes on without alpha); giving back its whole share would
     let later turns send more searches than the cap."""
     use_script(script_for(orchestrator_fanning_out("alpha", "beta"), lambda m: researcher(m, 2)))
 

@@ -1,4 +1,4 @@
-"""Plan review with a scripted model: each resume kind, the rounds cap, bad values, quotas."""
+"""Plan review with a scripted model: each resume kind, the rounds cap, bad values, shares."""
 
 from __future__ import annotations
 
@@ -109,7 +109,7 @@ async def test_ok_dispatches_the_paused_reply_without_planning_again_and_quotas_
     config, out = await start(graph, "ok", context)
     paused = (await graph.aget_state(config)).values
     assert paused["searches_used"] == 0, "held for review: counted only once approved"
-    assert sum(paused["quotas"].values()) == 5
+    assert sum(s["searches"] for s in paused["shares"].values()) == 5
     assert plan_calls(model) == 1 and not scripted_search.queries
     out = await graph.ainvoke(Command(resume="ok"), config, context=context)
     assert out["final_report"].startswith("# Report")
@@ -134,7 +134,7 @@ async def test_a_list_replaces_the_todos_and_the_paused_research_never_runs(
         {"content": "delta", "status": "pending"},
     ]
     assert sorted(researched(model)) == ["delta", "gamma"], "alpha and beta were not run"
-    # The paused reply's quotas were never counted: the count is exactly the searches sent.
+    # The paused reply's shares were never counted: the count is exactly the searches sent.
     assert state["searches_used"] == len(scripted_search.queries) == 2
     assert_every_call_answered_once(state["messages"])
     not_run = [m for m in state["messages"] if isinstance(m, ToolMessage) and "Not run" in m.text]
@@ -293,8 +293,10 @@ async def test_a_new_question_on_a_paused_plan_gets_the_searches_the_plan_never_
     follow_up = {"messages": [{"role": "user", "content": "And in Canada?"}]}
     await graph.ainvoke(follow_up, config, context=context)
     paused = (await graph.aget_state(config)).values
-    assert paused["searches_used"] == 0, "neither paused plan's quotas count yet"
-    assert sum(paused["quotas"].values()) == 5, "the first plan sent nothing: all 5 are left"
+    assert paused["searches_used"] == 0, "neither paused plan's shares count yet"
+    assert sum(s["searches"] for s in paused["shares"].values()) == 5, (
+        "the first plan sent nothing: all 5 are left"
+    )
     out = await graph.ainvoke(Command(resume="ok"), config, context=context)
     assert out["final_report"].startswith("# Report")
     state = (await graph.aget_state(config)).values

@@ -25,7 +25,7 @@ from deep_research.graph import builder
 from deep_research.llm.models import ModelEndpointError
 from deep_research.runtime import process
 from deep_research.search import cache
-from deep_research.search.budget import Grant, quotas
+from deep_research.search.budget import Grant, split
 from deep_research.search.chain import SearchChain
 from deep_research.search.fetch import PageFetcher
 from deep_research.search.netguard import AddressPolicy
@@ -67,10 +67,10 @@ async def run_three_researchers(
 
 
 def test_quotas_split_what_is_left_and_never_add_up_to_more() -> None:
-    assert quotas(4, 3) == [2, 1, 1]
-    assert quotas(2, 3) == [1, 1, 0]
-    assert quotas(0, 2) == [0, 0] and quotas(-3, 2) == [0, 0]
-    assert all(sum(quotas(left, n)) == left for left in range(30) for n in range(1, 9))
+    assert split(4, 3) == [2, 1, 1]
+    assert split(2, 3) == [1, 1, 0]
+    assert split(0, 2) == [0, 0] and split(-3, 2) == [0, 0]
+    assert all(sum(split(left, n)) == left for left in range(30) for n in range(1, 9))
 
 
 @pytest.mark.parametrize(
@@ -109,7 +109,7 @@ async def test_quota_a_turn_leaves_unused_comes_back_on_the_next_turn(
 ) -> None:
     def orchestrator(messages: list[BaseMessage]) -> AIMessage:
         turn = sum(1 for m in messages if isinstance(m, AIMessage) and m.tool_calls)
-        if turn == 0:  # two researchers, one query each, out of quotas of 3
+        if turn == 0:  # two researchers, one query each, out of shares of 3
             calls = [call("research", {"topic": t}, f"r{t}") for t in ("one", "two")]
             return AIMessage("", tool_calls=calls)
         if turn == 1:  # one researcher wanting 4 queries: 6 - 2 = 4 are left for it
@@ -215,7 +215,7 @@ async def test_a_researcher_without_quota_never_refuses_a_sibling_asking_the_sam
     shared = cache.RunCache(asyncio.get_running_loop())
 
     def lookup(owner: str, granted: int, fetcher: PageFetcher) -> Searcher:
-        grant = Grant(granted, quota=granted, counted_before=0, cap=1)
+        grant = Grant(granted, share=granted, counted_before=0, cap=1)
         chain = SearchChain([scripted_search])
         return Searcher(chain, shared, grant, owner, fetcher, 3, threshold=0.0, fetch_top_n=0)
 
@@ -289,7 +289,7 @@ def test_a_cli_run_stopped_mid_search_and_resumed_keeps_the_cap_and_counts_every
         proc = start_cli(tmp_path, env, "--max-searches", "4", QUESTION)
         try:
             assert held.wait(CLI_TIMEOUT), "the held search never arrived"
-            # Stop once every search the quotas allow has reached the API (one of alpha's is
+            # Stop once every search the shares allow has reached the API (one of alpha's is
             # held open), so the stop lands mid-search, after the reservations were saved.
             wait_for(lambda: len(tavily.queries) >= 4)
             os.killpg(proc.pid, how)

@@ -47,8 +47,8 @@ async def test_sdk_style_stream_carries_progress_from_nodes_and_subgraphs(
     started = {e["topic"] for e in events if e["event"] == "research_started"}
     assert started == {"pump efficiency", "pump costs"}
     searches = [e for e in events if e["event"] == "search"]
-    # Two researchers, one search each, from quotas of 13 and 12 of the cap of 25.
-    assert sorted((e["sent"], e["quota"]) for e in searches) == [(1, 12), (1, 13)]
+    # Two researchers, one search each, from shares of 13 and 12 of the cap of 25.
+    assert sorted((e["sent"], e["share"]) for e in searches) == [(1, 12), (1, 13)]
     assert {e["cap"] for e in searches} == {25}
     done = [e for e in events if e["event"] == "research_done"]
     assert sorted(e["searches"] for e in done) == [1, 1] and all(e["sources"] for e in done)

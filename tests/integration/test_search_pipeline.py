@@ -105,7 +105,7 @@ async def test_same_query_is_searched_once_and_only_real_searches_count(
 ) -> None:
     model = use_script(script_for(orchestrator_one_by_one("same topic", "Same  TOPIC")))
     # A budget of one search: the second researcher is served only if cache hits are free.
-    # It is sent after the first has finished: a researcher without quota that looks before
+    # It is sent after the first has finished: a researcher without a share that looks before
     # its sibling's search has started finds nothing to share, and is refused.
     await run({**NO_CLARIFY, "fetch_top_n": 0, "max_searches_per_run": 1})
     assert scripted_search.queries == ["same topic q0"]

@@ -13,7 +13,7 @@ from deep_research.runtime.progress_lines import progress_line
 SHOWN: list[dict[str, Any]] = [
     {"event": "orchestrator_turn", "turn": 1, "cap": 6},
     {"event": "research_started", "id": "r", "topic": "heat pumps"},
-    {"event": "search", "id": "r", "query": "cop", "sent": 1, "quota": 3, "cap": 9},
+    {"event": "search", "id": "r", "query": "cop", "sent": 1, "share": 3, "cap": 9},
     {"event": "research_done", "id": "r", "topic": "heat pumps", "sources": 2},
     {"event": "research_failed", "id": "r", "topic": "heat pumps", "error": "boom"},
     {"event": "report_written", "chars": 1200, "failures": 0},

@@ -49,8 +49,8 @@ def test_a_reply_without_a_plan_is_dispatched_unreviewed() -> None:
 
 def test_after_review_an_approved_reply_runs_and_a_changed_plan_replans() -> None:
     paused = reply(call("research", "r", topic="Heat pump costs"))
-    routed = route_review(state(paused, quotas={"r": 4}))
+    routed = route_review(state(paused, shares={"r": {"searches": 4}}))
     assert isinstance(routed, list)
     [sent] = routed
-    assert isinstance(sent, Send) and sent.arg["quota"] == 4
+    assert isinstance(sent, Send) and sent.arg["share"] == {"searches": 4}
     assert route_review(state(HumanMessage("Change the plan."))) == "orchestrate"

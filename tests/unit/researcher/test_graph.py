@@ -23,8 +23,8 @@ def web_search(call_id: str, **args: Any) -> ToolCall:
 
 
 def state(*messages: Any, **fields: Any) -> Any:
-    base = {"topic": "T", "tool_call_id": "c", "dispatch_id": "d", "quota": 5, "searches": 0}
-    return {**base, "messages": [HumanMessage("T"), *messages], **fields}
+    base = {"topic": "T", "tool_call_id": "c", "dispatch_id": "d", "share": {"searches": 5}}
+    return {**base, "searches": 0, "messages": [HumanMessage("T"), *messages], **fields}
 
 
 async def test_think_offers_web_search_until_the_last_turn(use_script: Any) -> None:
@@ -89,7 +89,7 @@ async def test_a_search_step_started_again_sends_nothing_and_counts_what_may_hav
     """No hand-over: the step ran before a stop. Outside a graph nothing is saved, so both
     queries may have been sent: counted, not sent, and the researcher told to ask again."""
     reply = AIMessage("", tool_calls=[web_search("a", queries=["q1", "q2", "q3"])], id="r2")
-    update = await researcher.search(state(reply, quota=4, searches=2), RUNTIME)
+    update = await researcher.search(state(reply, share={"searches": 4}, searches=2), RUNTIME)
     assert scripted_search.queries == []
     assert update["searches"] == 4, "counted up to what the share left, never past it"
     assert "was under way when the run was stopped" in update["messages"][0].content

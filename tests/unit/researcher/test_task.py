@@ -20,7 +20,12 @@ SOURCES = [
     Source(url=PAGE, title="A", content="Heat pumps keep a COP of 2.", found_by="q"),
     Source(url="https://b.example/", title="B", content="Other.", found_by="q"),
 ]
-TASK: Any = {"topic": "Heat pumps", "tool_call_id": "r1", "dispatch_id": "d1", "quota": 4}
+TASK: Any = {
+    "topic": "Heat pumps",
+    "tool_call_id": "r1",
+    "dispatch_id": "d1",
+    "share": {"searches": 4},
+}
 RUNTIME = Runtime(context=Context())
 
 
@@ -69,7 +74,7 @@ async def test_a_failure_stays_the_topics_own_redacted_and_fenced(
     assert message.status == "error" and "<<<data " in message.content
     assert failure["topic"] == "Heat pumps" and failure["error"].startswith("ValueError: bad key")
     assert "secret-value" not in message.content + failure["error"]
-    assert update["searches_used"] == 0  # no checkpointer: the whole quota stays counted
+    assert update["searches_used"] == 0  # no checkpointer: the whole share stays counted
     assert events == ["research_started", "research_failed"]
 
 

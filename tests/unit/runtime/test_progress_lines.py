@@ -10,7 +10,7 @@ import pytest
 from deep_research.runtime.progress_lines import UNSOURCED, memory_notice, progress_line
 from deep_research.state import ReportStatus
 
-SEARCH = {"event": "search", "id": "r", "query": "cop", "sent": 2, "quota": 3, "cap": 9}
+SEARCH = {"event": "search", "id": "r", "query": "cop", "sent": 2, "share": 3, "cap": 9}
 
 
 def shouted(value: Any) -> str:

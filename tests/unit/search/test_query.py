@@ -57,7 +57,7 @@ def scores_are_the_providers(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def searcher(provider: Provider, granted: int = 5, **fields: object) -> tuple[Searcher, Fetcher]:
     fetcher = Fetcher()
-    grant = Grant(granted, quota=granted, counted_before=0, cap=granted)
+    grant = Grant(granted, share=granted, counted_before=0, cap=granted)
     made = Searcher(
         SearchChain([provider]),
         RunCache(asyncio.get_running_loop()),

@@ -21,7 +21,7 @@ from deep_research.search import step
 from deep_research.search.budget import Grant
 
 async def main():
-    grant = Grant(granted=1, quota=1, counted_before=0, cap=1)
+    grant = Grant(granted=1, share=1, counted_before=0, cap=1)
     context = Context(use_memory=False, search_provider="ddgs")
     async with step.session(context, run_key="r", owner="o", topic="t", grant=grant):
         pass
