@@ -2,28 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from langchain_core.messages import AIMessage, HumanMessage, ToolCall
-
 from deep_research.nodes import churn
 from deep_research.nodes.dispatch import plan_of
-
-
-def call(name: str, call_id: str, **args: Any) -> ToolCall:
-    return ToolCall(name=name, args=args, id=call_id)
-
-
-def todos(*items: str) -> list[dict[str, str]]:
-    return [{"content": item, "status": "pending"} for item in items]
-
-
-def reply(*calls: ToolCall) -> AIMessage:
-    return AIMessage("", tool_calls=list(calls))
-
-
-def state(last: Any, **fields: Any) -> Any:
-    return {"messages": [HumanMessage("Q?"), last], "churn": churn.fresh(), **fields}
+from tests.unit.nodes.test_plan_review import call, reply, state, todos
 
 
 def test_the_plan_is_the_research_topics_when_the_reply_researches() -> None:
