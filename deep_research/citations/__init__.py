@@ -6,10 +6,13 @@ removed (its words kept), every text fragment not found on its page dropped, quo
 link titles built into fragments, unchecked images and raw HTML removed, hygiene fixed
 and one `## Sources` list appended, plus a `CitationCheck` summary of what changed. It
 never raises. The registry, fragment and URL helpers are exported for tests and evals.
+`quoted_evidence(focus, sources)` is the floor's: the passages read that bear most on a
+focus, quoted and linked, for a report or findings that cite nothing read.
 """
 
 from deep_research.citations.check import check_report
 from deep_research.citations.fragments import RetrievedText, TextDirective, fragment_of
+from deep_research.citations.quoting import quoted_evidence
 from deep_research.citations.registry import RegisteredSource, SourceRegistry
 from deep_research.citations.verify import CheckedReport
 
@@ -21,4 +24,5 @@ __all__ = [
     "TextDirective",
     "check_report",
     "fragment_of",
+    "quoted_evidence",
 ]

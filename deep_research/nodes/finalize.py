@@ -6,8 +6,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
-from deep_research.citations import check_report
+from deep_research.citations import CheckedReport, check_report, quoted_evidence
 from deep_research.citations.hygiene import code_span
+from deep_research.citations.quoting import EVIDENCE_HEADING
 from deep_research.runtime import progress, tracing
 from deep_research.state import NO_USAGE, ResearchState
 from deep_research.text import secrets
@@ -19,7 +20,7 @@ def finalize(state: ResearchState) -> dict[str, Any]:
     # `RoleModel.ask` already removed the reasoning that opened the reply; removing tags
     # again here would cut a report that writes about `<think>` tags. `.text`, not
     # `.content`: models on the Responses API answer in content blocks.
-    checked = check_report(last.text.strip(), state.get("sources", []))
+    checked = _with_evidence(state, last.text.strip())
     gaps = ""
     if failures := state.get("failures", []):
         # Errors are redacted where they are born; again here, for failures stored before.
@@ -47,3 +48,18 @@ def finalize(state: ResearchState) -> dict[str, Any]:
         "status": checked.status,
         "messages": [AIMessage(report, id=last.id)],
     }
+
+
+def _with_evidence(state: ResearchState, report: str) -> CheckedReport:
+    """The report, checked; when it cites nothing the run read, the floor adds the passages
+    read that bear most on the question, quoted and linked, under their own heading."""
+    sources = state.get("sources", [])
+    checked = check_report(report, sources)
+    if checked.cited or not sources:
+        return checked
+    evidence = quoted_evidence(state.get("question", ""), sources, heading=EVIDENCE_HEADING)
+    if not evidence:
+        return checked
+    quoted = evidence.count("\n> — ")
+    progress.emit("floor", id="", acted="quoted", detail=f"{quoted} passages")
+    return check_report(f"{report}\n\n{evidence}", sources)

@@ -19,7 +19,7 @@ from deep_research.config.settings import Context, context_of
 from deep_research.llm import models, spending
 from deep_research.llm.prices import price_of
 from deep_research.llm.toolcalls import invalid_arguments
-from deep_research.nodes import churn, dispatch, planning, report_writer
+from deep_research.nodes import churn, dispatch, floor, planning, report_writer
 from deep_research.nodes.planning import EXAMPLES, TOOLS, Research, WriteTodos
 from deep_research.runtime import durable, process, progress, prompts
 from deep_research.state import (
@@ -78,8 +78,13 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
         progress.emit("budget_reached", note=note)
         process.hand_over(here, "")  # the report is written next, from a fresh start
         return {"budget_note": note, **planning_ledger.update()}
+    except models.EmptyReplyError:
+        if floor.researched(state):  # a report turn's empty reply: nothing to fall back on
+            raise
+        reply = AIMessage("")  # what it used is in the ledger; the floor researches below
     ledger = planning_ledger
     process.hand_over(here, "")
+    reply = _with_floor(state, context, reply, turns)
     guard = churn.after_reply(state.get("churn"), reply.tool_calls, context)
     guard = _limit_research(guard, reply, context.max_research_calls_per_reply)
     # What is left (cap minus what state counts) is split into one share per research
@@ -121,6 +126,20 @@ def route_orchestrate(state: ResearchState, runtime: Runtime[Context]) -> list[S
     if dispatch.plan_due(state, context_of(runtime)):
         return "review_plan"
     return dispatch.dispatch_reply(state)
+
+
+def _with_floor(state: ResearchState, context: Context, reply: AIMessage, turns: int) -> AIMessage:
+    """`reply`, or when it neither researches nor plans before any research was done, the
+    research the floor dispatches in code in its place (nodes/floor.py)."""
+    last_planning_turn = turns + 1 >= context.max_orchestrator_turns
+    searches_left = context.max_searches_per_run - state.get("searches_used", 0)
+    if searches_left <= 0 or not floor.due(state, reply, last_planning_turn):
+        return reply
+    chosen = floor.topics(state, reply, context.max_research_calls_per_reply)
+    if not chosen:
+        return reply
+    progress.emit("floor", id="", acted="dispatched", detail="; ".join(chosen))
+    return floor.research_reply(reply, chosen)
 
 
 def _affordable(

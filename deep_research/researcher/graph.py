@@ -7,6 +7,7 @@ is counted where they are made: the model client (llm/models.py) and the search 
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import Any, Final, Literal
 
@@ -26,10 +27,12 @@ from deep_research.config.settings import Context, context_of
 from deep_research.llm import models, spending
 from deep_research.llm.prices import MICROS
 from deep_research.llm.toolcalls import invalid_arguments
-from deep_research.runtime import durable, process, prompts
+from deep_research.researcher import floor
+from deep_research.runtime import durable, process, progress, prompts
 from deep_research.state import NO_USAGE, ResearcherState, RoleUsage, Source, Usage
 
 MAX_QUERIES_PER_CALL = 4
+_WORDS = re.compile(r"\w{2,}")
 WEB_SEARCH: Final = "web_search"  # the researcher's one tool
 
 
@@ -90,6 +93,14 @@ async def think(state: ResearcherState, runtime: Runtime[Context]) -> dict[str, 
         return {"usage": ledger.usage, "cost": counted + ledger.spent}
     except spending.BudgetExceeded:
         reply = _out_of_budget(state.get("sources", []))
+    except models.EmptyReplyError:
+        if not tools or state.get("searches", 0):  # findings were due: the task fails
+            raise
+        reply = AIMessage("")  # what it used is counted; the floor searches below
+    if tools and floor.due(state, reply, _usable_queries(reply)):
+        reply = floor.search_reply(reply, WEB_SEARCH, state["topic"])
+        query = reply.tool_calls[-1]["args"]["queries"][0]
+        progress.emit("floor", id=state["tool_call_id"], acted="searched", detail=query)
     # Its own id: the search step after it starts fresh only on this reply.
     reply = reply.model_copy(update={"id": f"think-{uuid.uuid4().hex}"})
     process.hand_over(here, reply.id or "")
@@ -134,6 +145,11 @@ def _as_plain_text(messages: list[Any]) -> list[Any]:
         else:
             plain.append(message)
     return plain
+
+
+def _usable_queries(reply: AIMessage) -> int:
+    """How many of the reply's queries have words in them (an empty query searches nothing)."""
+    return sum(1 for call in reply.tool_calls for query in _queries(call) if _WORDS.search(query))
 
 
 def route_researcher(state: ResearcherState) -> Literal["think", "search", "__end__"]:

@@ -14,7 +14,7 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 
 from deep_research import memory
-from deep_research.citations import check_report
+from deep_research.citations import CheckedReport, check_report, quoted_evidence
 from deep_research.config.settings import Context, context_of
 from deep_research.llm import models
 from deep_research.researcher.graph import researcher_graph, scope
@@ -77,7 +77,7 @@ async def research_task(task: ResearchTask, runtime: Runtime[Context]) -> dict[s
             }
     sources = result.get("sources", [])
     # Checked against this researcher's own sources, before the orchestrator can copy a link.
-    checked = check_report(result["messages"][-1].text, sources)
+    checked = _with_evidence(task, result["messages"][-1].text, sources)
     searches = result.get("searches", 0)  # from the subgraph's state: survives a resume
     progress.emit(
         "research_done",
@@ -101,6 +101,20 @@ async def research_task(task: ResearchTask, runtime: Runtime[Context]) -> dict[s
         "usage": result.get("usage", NO_USAGE),
         "cost_counted": result.get("cost", 0) - task["share"].get("cost", 0),
     }
+
+
+def _with_evidence(task: ResearchTask, findings: str, sources: list[Source]) -> CheckedReport:
+    """The findings, checked; when they cite nothing the researcher read, the floor adds the
+    most relevant passages it read, quoted and linked (citations/quoting.py)."""
+    checked = check_report(findings, sources)
+    if checked.cited or not sources:
+        return checked
+    evidence = quoted_evidence(task["topic"], sources)
+    if not evidence:
+        return checked
+    quoted = evidence.count("\n> — ")
+    progress.emit("floor", id=task["tool_call_id"], acted="quoted", detail=f"{quoted} passages")
+    return check_report(f"{findings.strip()}\n\n{evidence}", sources)
 
 
 RESULT_HEADER = "The researcher's report:\n"

@@ -27,11 +27,11 @@ Python, `stream_subgraphs=True` in the SDK).
 | `memory` | `status` (`on`, `unavailable`), `where` or `reason`, `earlier` (recalled threads) |
 | `memory_saved` | `where`, `pages` (the report and its cited pages are remembered) |
 | `memory_skipped` | `status` (a report that is not `complete` is not remembered) |
-| `floor` | `id` (a research task's, or empty), `acted` (`dispatched`: the plan sent in code; `searched`: a topic searched in code; `quoted`: read passages quoted in), `detail` |
-| `model_retry` | `role`, `model`, `reason` (`timeout`, `server_error`, `cut`), `attempt`, `error` (one line) |
-| `model_repaired` | `role`, `model`, `repair` (what was mended in the reply: a tool call read from text, JSON repaired, ...) |
-| `reply_cut` | `role`, `model`, `tokens_out`, `outcome` (`retried`, `continued`, `kept`): the reply hit its completion limit |
-| `clarifier_gave_up` | `reason` (why research starts without the clarifying questions) |
+| `floor` | `id` (a task's, or empty), `acted` (`dispatched`, `searched`, `quoted`), `detail` |
+| `model_retry` | `role`, `model`, `reason` (`timeout`, `server_error`, `cut`), `attempt`, `error` |
+| `model_repaired` | `role`, `model`, `repair` (what was mended: a call read from text, ...) |
+| `reply_cut` | `role`, `model`, `tokens_out`, `outcome` (`retried`, `continued`, `kept`) |
+| `clarifier_gave_up` | `reason` (why research starts without clarifying questions) |
 """
 
 from __future__ import annotations

@@ -1,0 +1,101 @@
+"""The orchestrator's floor: a run researches even when its model does not.
+
+A small local model often answers the first planning call in plain text (its chat template
+may drop the tools), with a call it cannot get right, or with nothing. Before any research
+was done, such a reply is given research calls made in code: the plan's pending todos, else
+the question's own parts, else the question itself, one researcher a topic. The calls then
+go the way a model's would (plan review, shares of the caps, one task each), so nothing
+else changes; a capable model, whose reply researches or plans, never meets the floor.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+from langchain_core.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
+
+from deep_research.nodes import dispatch
+from deep_research.nodes.planning import Research
+from deep_research.state import RESEARCH, ResearchState
+
+MAX_FLOOR_TOPICS = 3  # a small model's run: each topic costs a researcher's calls
+TOPIC_CHARS = 300
+# A question's parts: its sentences that ask ("…? …?"), or its list items.
+_ASKED = re.compile(r"[^?\n]*\?")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+)$", re.MULTILINE)
+
+
+def researched(state: ResearchState) -> bool:
+    """Whether the thread has research results: a follow-up answered from them is no floor."""
+    return any(
+        isinstance(m, ToolMessage) and m.name == RESEARCH and m.status != "error"
+        for m in state.get("messages", [])
+    )
+
+
+def due(state: ResearchState, reply: AIMessage, last_planning_turn: bool) -> bool:
+    """Whether `reply` gets the floor: no research yet, and the reply neither researches nor
+    plans (a plan alone on the last planning turn would leave the run unresearched)."""
+    if researched(state) or dispatch.valid_research(reply, {}):
+        return False
+    return last_planning_turn or not _plans(state, reply)
+
+
+def _plans(state: ResearchState, reply: AIMessage) -> list[str]:
+    """The items of the reply's plan (its last valid `write_todos`) that are not done."""
+    return [t["content"] for t in dispatch.plan_of(state, reply) if t["status"] != "completed"]
+
+
+def topics(state: ResearchState, reply: AIMessage, limit: int) -> list[str]:
+    """What the floor researches: the reply's plan, the state's pending todos, the question's
+    parts, or the question; each a valid `research` topic, at most `limit`."""
+    pending = [t["content"] for t in state.get("todos", []) if t["status"] != "completed"]
+    question = _question(state)
+    for candidates in (_plans(state, reply), pending, question_parts(question), [question]):
+        chosen = [_topic(text) for text in candidates]
+        chosen = list(dict.fromkeys(topic for topic in chosen if _valid(topic)))
+        if chosen:
+            return chosen[: min(limit, MAX_FLOOR_TOPICS)]
+    return []
+
+
+def _question(state: ResearchState) -> str:
+    if question := state.get("question", ""):
+        return question
+    asked = [m.text for m in state.get("messages", []) if isinstance(m, HumanMessage)]
+    return asked[-1] if asked else ""
+
+
+def question_parts(question: str) -> list[str]:
+    """The question's own parts when it has several: its list items, or its questions."""
+    items = [item.strip() for item in _LIST_ITEM.findall(question)]
+    if len(items) > 1:
+        return items
+    asked = [part.strip() for part in _ASKED.findall(question)]
+    return asked if len(asked) > 1 else []
+
+
+def _topic(text: str) -> str:
+    """One line, cut at a word: a topic is also what the floor's researcher searches for."""
+    text = " ".join(text.split())
+    return text if len(text) <= TOPIC_CHARS else text[:TOPIC_CHARS].rsplit(" ", 1)[0]
+
+
+def _valid(topic: str) -> bool:
+    try:
+        Research(topic=topic)
+    except ValueError:
+        return False
+    return True
+
+
+def research_reply(reply: AIMessage, chosen: list[str]) -> AIMessage:
+    """`reply` with one `research` call a topic added. Its text and its own calls stay: the
+    unusable ones are answered with an error and an example, as always, so a model that
+    can call tools learns from them while the research goes on."""
+    calls = [
+        ToolCall(name=RESEARCH, args={"topic": topic}, id=f"floor-{uuid.uuid4().hex[:12]}")
+        for topic in chosen
+    ]
+    return reply.model_copy(update={"tool_calls": [*reply.tool_calls, *calls]})
