@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context as ToolContext
@@ -95,19 +96,22 @@ async def deep_research(
             return answer.text
     except (run.RunFailed, ReadableError) as failure:
         raise ToolError(str(failure)) from None
+    # The warning leads the text and the file alike: a file saved from the result and
+    # opened later says what it lacks in its own first lines.
+    answer = replace(answer, text=with_outcome(answer.text, answer.values))
     try:
         result = await with_file(answer, format, text)
     except DeepResearchError as failure:  # the research is done: its text is not lost
         result = f"{answer.text}\n\n(The {format} file could not be made: {failure})"
-    return with_cost(with_outcome(result, answer.values), answer.values)
+    return with_cost(result, answer.values)
 
 
-def with_outcome(result: str | list[Any], values: Mapping[str, Any]) -> str | list[Any]:
-    """The result led by a warning when its report cites no retrieved page (the CLI's exit
-    code 3): a caller must not take a could-not-find text for a finished answer."""
+def with_outcome(report: str, values: Mapping[str, Any]) -> str:
+    """The report led by a warning when it cites no retrieved page (the CLI's exit code 3):
+    a caller must not take a could-not-find text for a finished answer."""
     status = values.get("status")
     if status in (None, "complete"):
-        return result
+        return report
     from deep_research.runtime.progress_lines import UNSOURCED
 
     warning = f"Not a finished report: {UNSOURCED.get(str(status), str(status))}."
@@ -116,11 +120,7 @@ def with_outcome(result: str | list[Any], values: Mapping[str, Any]) -> str | li
             " The server's cost budget (max_cost_usd, MAX_COST_USD in its environment) "
             "stopped the research before it found a page to cite."
         )
-    warning += "\n\n"
-    if isinstance(result, str):
-        return warning + result
-    first, *rest = result
-    return [first.model_copy(update={"text": warning + first.text}), *rest]
+    return f"{warning}\n\n{report}"
 
 
 def cost_note(values: Mapping[str, Any]) -> str:

@@ -161,6 +161,30 @@ async def test_a_report_citing_nothing_is_said_first_and_a_failed_file_keeps_the
     assert tool.with_outcome("# R", {"status": "complete"}) == "# R"
 
 
+async def test_the_file_made_of_an_unsourced_report_says_so_in_its_first_lines(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from deep_research.mcp import run, tool
+
+    async def unsourced(*args: object, **kwargs: object) -> run.Answer:
+        return run.Answer("# Heat pumps\n\nThey work.", "t1", {"status": "no_sources"})
+
+    monkeypatch.setattr(tool, "check_available", lambda to: None)
+    monkeypatch.setattr(run, "research", unsourced)
+
+    class Progress:
+        async def report_progress(self, *args: object, **kwargs: object) -> None:
+            return None
+
+    result = await tool.deep_research("Why?", Progress(), format="html")  # type: ignore[arg-type]
+    assert isinstance(result, list)
+    text, attached = result
+    assert text.text.startswith("Not a finished report: it cites no source.\n\n# Heat pumps")
+    page = attached.resource.text
+    assert "Not a finished report: it cites no source." in page
+    assert page.index("Not a finished report") < page.index("They work."), "before the report"
+
+
 def test_an_unsourced_report_the_budget_stopped_names_the_budget_not_the_search() -> None:
     values = {"status": "no_sources", "budget_note": "The run stopped at its cost budget."}
     from deep_research.mcp import tool
