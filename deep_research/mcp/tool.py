@@ -24,6 +24,7 @@ from deep_research.export import check_available
 from deep_research.mcp import run
 from deep_research.mcp.attachment import ReportFormat, with_file
 from deep_research.text import limits
+from deep_research.text.wording import plural
 
 DESCRIPTION = """\
 Research a question on the web and return a long Markdown report with inline citations.
@@ -114,13 +115,32 @@ def with_outcome(report: str, values: Mapping[str, Any]) -> str:
         return report
     from deep_research.runtime.progress_lines import UNSOURCED
 
-    warning = f"Not a finished report: {UNSOURCED.get(str(status), str(status))}."
+    warning = f"Not a finished report: {UNSOURCED.get(str(status), str(status))}. "
+    return f"{warning}{_cause(values)}\n\n{report}"
+
+
+def _cause(values: Mapping[str, Any]) -> str:
+    """Why the report cites no retrieved page, from the run's state (the CLI's advice reads
+    its traffic log too): never the search provider for a model's failure."""
     if values.get("budget_note"):  # the budget stopped the research, not the search
-        warning += (
-            " The server's cost budget (max_cost_usd, MAX_COST_USD in its environment) "
+        return (
+            "The server's cost budget (max_cost_usd, MAX_COST_USD in its environment) "
             "stopped the research before it found a page to cite."
         )
-    return f"{warning}\n\n{report}"
+    sources = values.get("sources")
+    pages = len({s.get("url") for s in sources if isinstance(s, Mapping)}) if sources else 0
+    if pages:
+        return f"The research read {plural(pages, 'page')}, but the report cites none of them."
+    searches = values.get("searches_used")
+    if not isinstance(searches, int) or searches <= 0:
+        return (
+            "No search was sent: the server's model made no usable research or search call "
+            "(`deep-research doctor` on the server checks whether it calls tools)."
+        )
+    return (
+        f"The {plural(searches, 'search')} sent found nothing worth keeping: try a wider "
+        "question or another search_provider."
+    )
 
 
 def cost_note(values: Mapping[str, Any]) -> str:
