@@ -14,6 +14,8 @@ import html
 import re
 from dataclasses import dataclass
 
+from deep_research.text.controls import without_controls
+
 # What a search provider accepts (Tavily takes 400 characters); a longer query is cut at a word.
 MAX_QUERY_CHARS = 400
 # Read no further than this: a hostile query may be megabytes long.
@@ -22,12 +24,16 @@ UNESCAPE_ROUNDS = 3  # `&amp;lt;` is escaped twice; three rounds undo what a tem
 
 TAG = re.compile(r"</?[A-Za-z][^<>]{0,200}>|<!--.*?-->", re.DOTALL)
 # The words a placeholder is made of, once brackets, quotes and numbers are gone.
-PLACEHOLDER = re.compile(
-    r"(?:(?:your|my|a|an|the|example|sample|insert|enter|type|put)\s+)*"
+ONE_PLACEHOLDER = (
+    r"(?:(?:(?:your|my|a|an|the|example|sample|insert|enter|type|put)\s+)*"
     r"(?:search\s+)?(?:query|queries|terms?|keywords?|string|text|placeholder|q)"
     r"(?:\s+(?:here|goes\s+here))?"
-    r"|your\s+(?:search|question|topic)(?:\s+here)?|search|todo|tbd|none|null|n/?a|xxx|foo|bar"
+    r"|your\s+(?:search|question|topic)(?:\s+here)?|search|todo|tbd|none|null|n\s?a|xxx|foo|bar)"
 )
+# One placeholder, or several (`["query1", "query2"]` sent as one string).
+PLACEHOLDER = re.compile(rf"{ONE_PLACEHOLDER}(?:\s+{ONE_PLACEHOLDER})*")
+# Characters that show nothing: zero-width spaces and joiners, BOMs, direction marks.
+INVISIBLE = re.compile(r"[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
 EXAMPLE = "EU battery recycling capacity 2025"
 
 
@@ -48,6 +54,7 @@ def clean(asked: str) -> Cleaned:
         if unescaped == text:
             break
         text = unescaped
+    text = INVISIBLE.sub("", without_controls(text))
     whole = " ".join(text.split())
     text = " ".join(TAG.sub(" ", text).split())
     shown = _shortened(whole or asked)

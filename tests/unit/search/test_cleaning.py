@@ -29,6 +29,11 @@ from deep_research.search.cleaning import MAX_QUERY_CHARS, clean
         "<br/>",
         "&nbsp;",
         "??!",
+        "n/a",
+        "\u200b",
+        "&#8203;\x00",
+        '["query1", "query2"]',
+        "query-1",
     ],
 )
 def test_junk_is_refused_with_one_line_saying_why(junk: str) -> None:
@@ -49,6 +54,7 @@ def test_junk_is_refused_with_one_line_saying_why(junk: str) -> None:
         ("<p>battery <i>recycling</i></p>", "battery recycling"),
         ("query languages for graph databases", "query languages for graph databases"),
         ("2025", "2025"),
+        ("heat\u200b pumps\x1b[31m", "heat pumps[31m"),
         ("a < b and c > d", "a < b and c > d"),
     ],
 )
