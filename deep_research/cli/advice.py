@@ -2,9 +2,10 @@
 read from the run's state and its traffic log, never a search provider for a model's failure.
 
 Causes, first match wins: the cost budget stopped the research; pages were read but the
-report cites none; the search cap allowed no search; the model made no research call; the
-researchers sent no usable search (or the cap refused them all); every search failed; the
-library gave nothing; the searches found nothing worth keeping.
+report cites none; the search cap allowed no search; memory answered and was not cited;
+researchers failed before searching; the model made no research call; the researchers sent
+no usable search (or the cap refused them all); every search failed; the library gave
+nothing; the searches found nothing worth keeping.
 """
 
 from __future__ import annotations
@@ -61,6 +62,16 @@ def cause(values: Mapping[str, Any], context: Context, records: list[Mapping[str
         return "The search cap allowed no search (--max-searches 0): run it again with some."
     run = totals(records)
     started = any(r.get("event") == "research_started" for r in records)
+    if not run.searches and run.remembered:
+        return (
+            f"Memory answered {plural(run.remembered, 'query')}, and nothing it gave was "
+            "cited: run it again without memory (--set use_memory=false) to search the web."
+        )
+    if not run.searches and run.researchers_failed:
+        return (
+            f"{plural(run.researchers_failed, 'researcher')} failed before searching: "
+            "`deep-research replay THREAD` shows why."
+        )
     if not run.searches:
         return _nothing_sent(started, run.searches_refused, cap)
     return _nothing_found(run.searches, run.searches_failed, cap, context.search_provider)

@@ -94,3 +94,16 @@ def test_pages_read_but_not_cited_blame_the_report_not_the_search() -> None:
     assert text.startswith(": every citation in it was removed")
     assert "The research read 1 page, but the report cites none of them" in text
     assert "--search" not in text
+
+
+def test_memory_that_answered_without_a_citation_is_named() -> None:
+    remembered = event("search_remembered", id="r1", query="a", urls=[])
+    text = advice([STARTED, remembered])
+    assert "Memory answered 1 query" in text and "use_memory=false" in text
+
+
+def test_researchers_that_failed_before_searching_are_named_not_the_model() -> None:
+    failed = event("research_failed", id="r1", topic="heat pumps", error="HTTP 500")
+    text = advice([STARTED, failed])
+    assert "1 researcher failed before searching" in text and "replay" in text
+    assert "no usable search" not in text
