@@ -21,9 +21,27 @@ class ReportNameError(ReadableError, FileExistsError):
     """Every name tried for the report is taken."""
 
 
-def save_report(reports: Path, question: str, report: str, name: str | None = None) -> Path:
+def unsourced_note(status: str) -> str:
+    """The first lines of a report that is not "complete": opened later from `reports/`,
+    alone, it must not read as a confident answer."""
+    if status == "complete":
+        return ""
+    from deep_research.runtime.progress_lines import UNSOURCED
+
+    lack = UNSOURCED.get(status, f"its status is {status!r}")
+    return (
+        f"> **Note: not a finished report**: {lack}. Nothing in it is backed by a page the "
+        "research retrieved: it is the model's own text, unchecked.\n\n"
+    )
+
+
+def save_report(
+    reports: Path, question: str, report: str, name: str | None = None, status: str = "complete"
+) -> Path:
     """Write `reports/<name>` or `reports/<date>-<slug>.md`, never overwriting a file: one
-    that took the name meanwhile keeps it, and the report takes the next `-2`, `-3`…"""
+    that took the name meanwhile keeps it, and the report takes the next `-2`, `-3`… A
+    report whose `status` is not "complete" starts with a note saying what it lacks."""
+    report = unsourced_note(status) + report
     words = re.sub(r"[^a-z0-9]+", " ", question.lower()).split()[:8]
     first = Path(name or f"{date.today().isoformat()}-{'-'.join(words) or 'report'}.md")
     reports.mkdir(parents=True, exist_ok=True)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 import uuid
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from deep_research.cli.advice import budget_words, unsourced
 from deep_research.cli.args import (
     HOME,
     ReportTarget,
@@ -220,7 +220,7 @@ def print_summary(console: Console, outcome: Outcome, context: Context) -> int:
     else:
         console.print(Text.assemble("\n", ("Report saved:", "bold"), " ", plain(outcome.report)))
     if status != "complete":
-        advice = unsourced(status, values, context)
+        advice = unsourced(status, values, context, records)
         console.print(Text.assemble(("Not a finished report", "bold yellow"), plain(advice)))
     minutes, seconds = divmod(int(outcome.seconds), 60)
     # One count of searches: those sent (the log's, as the live view counted them), of the
@@ -239,30 +239,6 @@ def print_summary(console: Console, outcome: Outcome, context: Context) -> int:
     for line in lines:
         console.print(plain(line))
     return 0 if status == "complete" else UNSOURCED_EXIT
-
-
-def budget_words(context: Context) -> str:
-    """The cost budget that applied, as the user set it."""
-    return f"the cost budget (--max-cost {context.max_cost_usd:g}: ${context.max_cost_usd:,.4f})"
-
-
-def unsourced(status: str, values: Mapping[str, Any], context: Context) -> str:
-    """What a report that is not "complete" lacks, and what to try: the cost budget when it
-    stopped the research (`budget_note`), or else a search that found nothing usable."""
-    from deep_research.runtime.progress_lines import UNSOURCED
-
-    lack = UNSOURCED.get(status, f"its status is {status!r}")
-    if values.get("budget_note") and context.max_cost_usd is not None:
-        # The thread is finished: a resume would run nothing, so the advice is a new run.
-        return (
-            f": {lack}. {budget_words(context).capitalize()} stopped the research before it "
-            "found a page to cite, not the search. Run the question again with a bigger "
-            f'budget: deep-research --max-cost {2 * context.max_cost_usd:g} "QUESTION".'
-        )
-    return (
-        f": {lack}. Nothing in it is backed by a page the research read; try another "
-        "search provider (--search), a wider question or more searches (--max-searches)."
-    )
 
 
 def logs_elsewhere(record: RunRecord) -> list[str]:

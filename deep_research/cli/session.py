@@ -23,6 +23,7 @@ from deep_research.cli.args import ReportTarget
 from deep_research.cli.counts import totals
 from deep_research.cli.report_file import finished, save_report, saved_report
 from deep_research.cli.runs import Home, RunSource, durable_graph, status_of
+from deep_research.cli.summary import report_status
 from deep_research.cli.traffic import TrafficHandler, TrafficLog
 from deep_research.cli.view import ProgressView, Tracker
 from deep_research.config.settings import Context
@@ -134,7 +135,8 @@ class _Session:
         # The report is model output: a key it echoed (from a page, say) is scrubbed too.
         report = Redactor()(values["final_report"])
         folder, name = self.target.folder, self.target.name
-        path = await asyncio.to_thread(save_report, folder, self.question, report, name)
+        status = report_status(values, self.thread_id)
+        path = await asyncio.to_thread(save_report, folder, self.question, report, name, status)
         self.log.write("run", **finished(path, values, self.context, self.runs, self.thread_id))
         return path
 

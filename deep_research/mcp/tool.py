@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context as ToolContext
@@ -23,6 +24,7 @@ from deep_research.export import check_available
 from deep_research.mcp import run
 from deep_research.mcp.attachment import ReportFormat, with_file
 from deep_research.text import limits
+from deep_research.text.wording import plural
 
 DESCRIPTION = """\
 Research a question on the web and return a long Markdown report with inline citations.
@@ -95,32 +97,50 @@ async def deep_research(
             return answer.text
     except (run.RunFailed, ReadableError) as failure:
         raise ToolError(str(failure)) from None
+    # The warning leads the text and the file alike: a file saved from the result and
+    # opened later says what it lacks in its own first lines.
+    answer = replace(answer, text=with_outcome(answer.text, answer.values))
     try:
         result = await with_file(answer, format, text)
     except DeepResearchError as failure:  # the research is done: its text is not lost
         result = f"{answer.text}\n\n(The {format} file could not be made: {failure})"
-    return with_cost(with_outcome(result, answer.values), answer.values)
+    return with_cost(result, answer.values)
 
 
-def with_outcome(result: str | list[Any], values: Mapping[str, Any]) -> str | list[Any]:
-    """The result led by a warning when its report cites no retrieved page (the CLI's exit
-    code 3): a caller must not take a could-not-find text for a finished answer."""
+def with_outcome(report: str, values: Mapping[str, Any]) -> str:
+    """The report led by a warning when it cites no retrieved page (the CLI's exit code 3):
+    a caller must not take a could-not-find text for a finished answer."""
     status = values.get("status")
     if status in (None, "complete"):
-        return result
+        return report
     from deep_research.runtime.progress_lines import UNSOURCED
 
-    warning = f"Not a finished report: {UNSOURCED.get(str(status), str(status))}."
+    warning = f"Not a finished report: {UNSOURCED.get(str(status), str(status))}. "
+    return f"{warning}{_cause(values)}\n\n{report}"
+
+
+def _cause(values: Mapping[str, Any]) -> str:
+    """Why the report cites no retrieved page, from the run's state (the CLI's advice reads
+    its traffic log too): never the search provider for a model's failure."""
     if values.get("budget_note"):  # the budget stopped the research, not the search
-        warning += (
-            " The server's cost budget (max_cost_usd, MAX_COST_USD in its environment) "
+        return (
+            "The server's cost budget (max_cost_usd, MAX_COST_USD in its environment) "
             "stopped the research before it found a page to cite."
         )
-    warning += "\n\n"
-    if isinstance(result, str):
-        return warning + result
-    first, *rest = result
-    return [first.model_copy(update={"text": warning + first.text}), *rest]
+    sources = values.get("sources")
+    pages = len({s.get("url") for s in sources if isinstance(s, Mapping)}) if sources else 0
+    if pages:
+        return f"The research read {plural(pages, 'page')}, but the report cites none of them."
+    searches = values.get("searches_used")
+    if not isinstance(searches, int) or searches <= 0:
+        return (
+            "No search was sent: the server's model made no usable research or search call "
+            "(`deep-research doctor` on the server checks whether it calls tools)."
+        )
+    return (
+        f"The {plural(searches, 'search')} sent found nothing worth keeping: try a wider "
+        "question or another search_provider."
+    )
 
 
 def cost_note(values: Mapping[str, Any]) -> str:

@@ -7,10 +7,12 @@ relevance, the top pages fetched through the address guard and extracted) and re
 `Answer`: the text the model reads, every web string inside data fences; the `Source`s
 retrieved; a trace of what happened on the way. Each search request and page fetch is a
 durable call (runtime/durable.py): answered before a stop, it is not sent again on resume.
-The search cap's shares and grants are in `budget`, re-exported here.
+The search cap's shares and grants are in `budget`, re-exported here; so is `clean`, which
+tells a query worth sending from junk (an empty string, a placeholder, markup).
 """
 
 from deep_research.search.budget import Grant, split
+from deep_research.search.cleaning import Cleaned, clean
 from deep_research.search.step import Answer, SearchSession, session
 
-__all__ = ["Answer", "Grant", "SearchSession", "session", "split"]
+__all__ = ["Answer", "Cleaned", "Grant", "SearchSession", "clean", "session", "split"]

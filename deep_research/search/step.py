@@ -16,6 +16,7 @@ from deep_research.search import render
 from deep_research.search.budget import Grant
 from deep_research.search.cache import run_cache
 from deep_research.search.chain import SearchChain
+from deep_research.search.cleaning import clean
 from deep_research.search.fetch import PageFetcher
 from deep_research.search.netguard import AddressPolicy
 from deep_research.search.providers import make_provider
@@ -64,14 +65,20 @@ class SearchSession:
         listed_before: Collection[str] = (),
     ) -> Answer:
         """Run `queries` in parallel; the text stays within `max_chars`, and pages whose text
-        the researcher was given before (`shown_before`) are named, not repeated.
+        the researcher was given before (`shown_before`) are named, not repeated. Each query
+        is cleaned first (search/cleaning.py): junk is answered with why, never sent.
 
         The searches start in the order of `queries`, then the pages to read in the order
         of their queries: durable calls are told apart by that order (runtime/durable.py)."""
-        started = [await self.searcher.start(query) for query in queries]
+        cleaned = [clean(query) for query in queries]
+        # A refused query starts no durable call: the others keep their order on a resume.
+        started = [await self.searcher.start(c.query) for c in cleaned if not c.refused]
         found = await asyncio.gather(*(self.searcher.outcome(pending) for pending in started))
         pages = await self.searcher.read([url for _, to_read in found for url in to_read])
-        outcomes = [self.searcher.with_pages(outcome, pages) for outcome, _ in found]
+        ran = iter([self.searcher.with_pages(outcome, pages) for outcome, _ in found])
+        outcomes = [
+            QueryOutcome(c.query, error=c.refused) if c.refused else next(ran) for c in cleaned
+        ]
         text = render.results_message(
             outcomes,
             nonce=fences.new_nonce(),
@@ -81,6 +88,7 @@ class SearchSession:
             listed_before=listed_before,
         )
         trace = _trace(outcomes)
+        trace["refused"] = [c.query for c in cleaned if c.refused]
         trace["pages_shown"] = sorted(
             {
                 f.result.url

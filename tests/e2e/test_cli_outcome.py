@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from deep_research.cli.report_file import unsourced_note
 from tests.support.brain import COULD_NOT_FIND, INVENTED, ResearchBrain, UnsourcedBrain, no_results
 from tests.support.cli import QUESTION, cli_env, run_cli, traffic_records
 from tests.support.fakes.openai_server import ScriptedOpenAIServer
@@ -35,7 +36,10 @@ def test_a_report_without_a_retrieved_source_is_saved_but_exits_3(
     assert result.returncode == 3, result.stderr
     assert tavily.queries, "the researchers searched"
     [report] = (tmp_path / "reports").glob("*.md")
-    text = report.read_text()
+    # Opened later, alone, the file says what it lacks in its own first lines.
+    saved = report.read_text()
+    assert saved.startswith(f"> **Note: not a finished report**: {says}"), saved
+    text = saved[len(unsourced_note(status)) :]
     assert INVENTED not in text
     if cites == "nothing":
         assert text.strip() == COULD_NOT_FIND
@@ -62,5 +66,7 @@ def test_a_report_citing_retrieved_pages_exits_0(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "status        complete" in result.stdout
     assert "Not a finished report" not in result.stdout
+    [report] = (tmp_path / "reports").glob("*.md")
+    assert report.read_text().startswith("# "), "a finished report carries no note"
     [row] = runs.stdout.splitlines()[1:]
     assert "  done  " in row and "done," not in row

@@ -9,7 +9,10 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.memory import InMemorySaver
 
+from deep_research.graph import builder
 from deep_research.search import chain as chain_module
 from deep_research.search.cache import OnceMap, run_cache
 from deep_research.search.chain import SearchChain
@@ -363,3 +366,51 @@ async def test_a_url_with_and_without_its_trailing_slash_is_one_page_fetched_onc
     assert len(fetched) == 1, fetched
     [source] = [s for s in out["sources"] if "same-page" in s["url"]]
     assert "Figures on" in source["content"] and "Other figures on" in source["content"]
+
+
+def researcher_asking(*queries: str) -> Callable[[list[BaseMessage]], AIMessage]:
+    """A researcher that searches `queries` once, then reports every link it was given."""
+
+    def reply(messages: list[BaseMessage]) -> AIMessage:
+        results = [m for m in messages if isinstance(m, ToolMessage)]
+        if not results:
+            return AIMessage("", tool_calls=[call("web_search", {"queries": list(queries)}, "s1")])
+        links = LINK.findall(str(results[-1].content))
+        return AIMessage("Findings: " + " ".join(f"[claim]({u})" for u in links))
+
+    return reply
+
+
+async def run_counted(context: dict[str, Any]) -> int:
+    """Run the graph to its end; the searches its state counted against the cap."""
+    graph = builder.compile(checkpointer=InMemorySaver())
+    question = {"messages": [{"role": "user", "content": "Heat pumps in cold climates?"}]}
+    config: RunnableConfig = {"configurable": {"thread_id": "counted"}}
+    await graph.ainvoke(question, config, context=context)
+    return int((await graph.aget_state(config)).values["searches_used"])
+
+
+async def test_junk_queries_are_not_sent_nor_counted_and_the_researcher_is_told_why(
+    use_script: Callable[..., ScriptedChatModel],
+    scripted_search: ScriptedSearch,
+) -> None:
+    junk = ("", "query1", "&lt;query&gt;", "...")
+    model = use_script(script_for(orchestrator_fanning_out("heat pumps"), researcher_asking(*junk)))
+    counted = await run_counted({**NO_CLARIFY, "fetch_top_n": 0, "max_searches_per_run": 6})
+    assert scripted_search.queries == [], "no junk query reached the search provider"
+    assert counted == 0, "and none was counted against the cap"
+    view = str(researcher_views(model)[0].content)
+    assert view.count("Not searched: ") == len(junk)
+    assert "(6 searches left on this topic.)" in view, "the topic's share is untouched"
+
+
+async def test_entity_soup_is_sent_as_the_cleaned_text(
+    use_script: Callable[..., ScriptedChatModel],
+    scripted_search: ScriptedSearch,
+) -> None:
+    soup = "&lt;b&gt;heat pumps&lt;/b&gt;&#32;cold&nbsp;climate"
+    model = use_script(script_for(orchestrator_fanning_out("heat pumps"), researcher_asking(soup)))
+    counted = await run_counted({**NO_CLARIFY, "fetch_top_n": 0, "max_searches_per_run": 6})
+    assert scripted_search.queries == ["heat pumps cold climate"]
+    assert counted == 1
+    assert '## "heat pumps cold climate"' in str(researcher_views(model)[0].content)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
+import pytest
+
 from deep_research.cli.report_file import save_report
 
 
@@ -28,3 +30,25 @@ def test_a_question_without_words_is_still_a_report(tmp_path: Path) -> None:
     assert save_report(tmp_path, "¿¡…!?", "x").name == f"{date.today().isoformat()}-report.md"
     long = save_report(tmp_path, " ".join(f"w{n}" for n in range(20)), "x")
     assert long.stem.endswith("-w0-w1-w2-w3-w4-w5-w6-w7"), "eight words at most"
+
+
+@pytest.mark.parametrize(
+    ("status", "says"),
+    [
+        ("no_sources", "it cites no source"),
+        ("unverified", "every citation in it was removed"),
+    ],
+)
+def test_a_report_that_is_not_complete_says_so_in_its_first_lines(
+    tmp_path: Path, status: str, says: str
+) -> None:
+    path = save_report(tmp_path, "q", "# Heat pumps\n\nThey work.", status=status)
+    first, second, *rest = path.read_text().splitlines()
+    assert first.startswith(f"> **Note: not a finished report**: {says}")
+    assert "the model's own text, unchecked" in first and second == ""
+    assert rest == ["# Heat pumps", "", "They work."]
+
+
+def test_a_complete_report_is_saved_as_written(tmp_path: Path) -> None:
+    path = save_report(tmp_path, "q", "# Heat pumps", status="complete")
+    assert path.read_text() == "# Heat pumps"

@@ -212,7 +212,13 @@ def test_a_report_without_a_retrieved_source_is_saved_but_not_a_success(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     HOME.log_path("t1").parent.mkdir(parents=True)
-    HOME.log_path("t1").write_text("")
+    # The researchers searched and found nothing worth keeping: the search is the cause.
+    searched = [
+        {"t": 1.0, "kind": "progress", "event": "research_started", "id": "r", "topic": "t"},
+        {"t": 1.0, "kind": "progress", "event": "search", "id": "r", "query": "q", "cap": 25},
+        {"t": 1.0, "kind": "progress", "event": "search_done", "id": "r", "query": "q", "urls": []},
+    ]
+    HOME.log_path("t1").write_text("".join(json.dumps(r) + "\n" for r in searched))
     out = io.StringIO()
     outcome = Outcome("t1", values, 5.0, Path("reports/r.md"))
     code = research.print_summary(Console(file=out, width=300), outcome, load_context({}))
@@ -220,7 +226,23 @@ def test_a_report_without_a_retrieved_source_is_saved_but_not_a_success(
     assert code == research.UNSOURCED_EXIT == 3
     assert "Report saved: reports/r.md" in text and f"status        {status}" in text
     assert f"Not a finished report: {says}" in text
+    assert "The 1 search sent found nothing worth keeping" in text
     assert "another search provider (--search)" in text, "nothing else stopped the research"
+
+
+def test_a_run_whose_model_never_researched_is_told_so_not_to_change_the_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    HOME.log_path("t1").parent.mkdir(parents=True)
+    call = {"t": 1.0, "kind": "progress", "event": "model_call", "role": "orchestrator", "usd": 0.0}
+    HOME.log_path("t1").write_text(json.dumps(call) + "\n")
+    out = io.StringIO()
+    outcome = Outcome("t1", final("no_sources"), 5.0, Path("reports/r.md"))
+    research.print_summary(Console(file=out, width=400), outcome, load_context({}))
+    text = out.getvalue()
+    assert "Not a finished report: it cites no source. The model made no research call" in text
+    assert "--search" not in text and "deep-research doctor" in text
 
 
 def test_a_report_the_cost_budget_left_unsourced_blames_the_budget_not_the_search(

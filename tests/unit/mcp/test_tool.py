@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from mcp.server.mcpserver.exceptions import ToolError
@@ -156,9 +157,55 @@ async def test_a_report_citing_nothing_is_said_first_and_a_failed_file_keeps_the
 
     result = await tool.deep_research("Why?", Progress(), format="pdf")  # type: ignore[arg-type]
     assert isinstance(result, str)
-    assert result.startswith("Not a finished report: it cites no source.\n\nI could not find")
+    assert result.startswith("Not a finished report: it cites no source. No search was sent")
+    assert ".\n\nI could not find" in result
     assert "(The pdf file could not be made: the report is over 1,000,000 characters)" in result
     assert tool.with_outcome("# R", {"status": "complete"}) == "# R"
+
+
+async def test_the_file_made_of_an_unsourced_report_says_so_in_its_first_lines(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from deep_research.mcp import run, tool
+
+    async def unsourced(*args: object, **kwargs: object) -> run.Answer:
+        return run.Answer("# Heat pumps\n\nThey work.", "t1", {"status": "no_sources"})
+
+    monkeypatch.setattr(tool, "check_available", lambda to: None)
+    monkeypatch.setattr(run, "research", unsourced)
+
+    class Progress:
+        async def report_progress(self, *args: object, **kwargs: object) -> None:
+            return None
+
+    result = await tool.deep_research("Why?", Progress(), format="html")  # type: ignore[arg-type]
+    assert isinstance(result, list)
+    text, attached = result
+    assert text.text.startswith("Not a finished report: it cites no source. ")
+    assert ".\n\n# Heat pumps" in text.text
+    page = attached.resource.text
+    assert "Not a finished report: it cites no source." in page
+    assert page.index("Not a finished report") < page.index("They work."), "before the report"
+
+
+@pytest.mark.parametrize(
+    ("values", "says"),
+    [
+        ({"searches_used": 0}, "No search was sent: the server's model made no usable research"),
+        ({"searches_used": 3}, "The 3 searches sent found nothing worth keeping: try a wider"),
+        (
+            {"searches_used": 1, "sources": [{"url": "https://a.example/p"}]},
+            "The research read 1 page, but the report cites none of them.",
+        ),
+    ],
+)
+def test_an_unsourced_report_names_its_real_cause(values: dict[str, Any], says: str) -> None:
+    from deep_research.mcp import tool
+
+    text = tool.with_outcome("# R", {"status": "no_sources", **values})
+    assert text.startswith(f"Not a finished report: it cites no source. {says}"), text
+    if values["searches_used"] == 0:
+        assert "search_provider" not in text, "never the search provider for a model's failure"
 
 
 def test_an_unsourced_report_the_budget_stopped_names_the_budget_not_the_search() -> None:

@@ -1,0 +1,68 @@
+"""search/step.py: a batch of queries as the researcher sends it, junk refused before it counts."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import cast
+
+from deep_research.search.budget import Grant
+from deep_research.search.cache import RunCache
+from deep_research.search.chain import SearchChain
+from deep_research.search.fetch import Page, PageFetcher
+from deep_research.search.query import Searcher
+from deep_research.search.step import SearchSession
+from deep_research.search.types import SearchResult
+
+
+class Provider:
+    name, max_concurrency = "scripted", 4
+
+    def __init__(self) -> None:
+        self.queries: list[str] = []
+
+    async def search(self, query: str, max_results: int) -> list[SearchResult]:
+        self.queries.append(query)
+        return [SearchResult(f"https://a.example/{len(self.queries)}", query, "snippet")]
+
+
+class Fetcher:
+    async def fetch(self, url: str) -> Page:
+        return Page(url, text="")
+
+
+def session(provider: Provider, granted: int) -> tuple[SearchSession, Grant]:
+    grant = Grant(granted, share=granted, counted_before=0, cap=granted)
+    searcher = Searcher(
+        SearchChain([provider]),
+        RunCache(asyncio.get_running_loop()),
+        grant,
+        "owner",
+        cast(PageFetcher, Fetcher()),
+        max_results=5,
+        threshold=0.0,
+        fetch_top_n=0,
+        scored=False,
+    )
+    return SearchSession(searcher, "topic", 1000), grant
+
+
+async def test_junk_queries_are_answered_with_why_and_nothing_is_sent_or_counted() -> None:
+    provider = Provider()
+    searching, grant = session(provider, granted=3)
+    answer = await searching.answer(["", "query1", "&lt;query&gt;"], max_chars=5000)
+    assert provider.queries == [] and grant.taken == 0 and grant.used == 0
+    assert answer.text.count("Not searched: ") == 3
+    assert answer.trace["refused"] == ["", "query1", "<query>"]
+
+
+async def test_entity_soup_is_sent_cleaned_and_junk_beside_it_keeps_the_order() -> None:
+    provider = Provider()
+    searching, grant = session(provider, granted=1)
+    answer = await searching.answer(
+        ["query", "&lt;b&gt;heat pumps&lt;/b&gt;", "your query here"], max_chars=5000
+    )
+    assert provider.queries == ["heat pumps"]
+    assert grant.used == 1, "one search counted, though three queries were asked"
+    sections = answer.text.split("## ")[1:]
+    assert [s.splitlines()[0] for s in sections] == ['"query"', '"heat pumps"', '"your query here"']
+    assert "Search cap reached" not in answer.text
