@@ -1,9 +1,11 @@
 """A role's model ready to call: `role_model(context, role)` gives a `RoleModel`.
 
 The chat model itself is built in `llm.chat_models`; `RoleModel` gives every provider the
-same call policy: a deadline around each call, retries where the client has none, secrets
-scrubbed from what is sent and from errors, tracing tags, readable errors (an unreachable
-server, a too-long request shortened and retried) and an empty reply nudged once.
+same call policy: a deadline around each call, retries where the client has none (each one
+seen, `llm.attempts`), secrets scrubbed from what is sent and from errors, tracing tags,
+readable errors (an unreachable server, a time-out, a server's error in one line, a too-long
+request shortened and retried), a tool call cut at the completion limit asked again once,
+and an empty reply nudged once.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing_extensions import TypedDict
 from deep_research.config.endpoints import read_endpoints
 from deep_research.config.settings import Context
 from deep_research.errors import ReadableError
-from deep_research.llm import chat_models, init_chat, spending, toolcalls
+from deep_research.llm import attempts, chat_models, init_chat, spending, toolcalls
 from deep_research.llm import errors as model_errors
 from deep_research.llm.chat_models import Role, public_url
 from deep_research.llm.errors import is_context_overflow
@@ -49,6 +51,14 @@ class ModelDeadlineError(ModelEndpointError):
     An outage: a server that trickles its reply or sends only keep-alives would otherwise
     hold the run forever, since LLM_TIMEOUT bounds each read, not the call.
     """
+
+
+class ReplyTimeoutError(ModelEndpointError):
+    """The server was reached but sent no reply within LLM_TIMEOUT, retries included."""
+
+
+class ModelServerError(ReadableError, RuntimeError):
+    """The server answered a request with an HTTP error; the message is one line, its cause."""
 
 
 class ContextTooLongError(ModelEndpointError):
@@ -99,6 +109,7 @@ class RoleModel:
     # The completion limit a budgeted call is sent with and counted at (the role's, see
     # `chat_models.completion_tokens`); without a budget the client's own applies.
     max_tokens: int | None = None
+    timeout: float | None = None  # LLM_TIMEOUT: how long one read may wait (for messages)
     ledger: Ledger | None = None  # set per `ask`: the budget its requests are held to
 
     async def ask(
@@ -164,28 +175,37 @@ class RoleModel:
 
     def worst_case(self, messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]]) -> int:
         """µUSD one `ask` may cost at most: a request bounded by its bytes, the whole reply at
-        the completion limit, and the nudge an empty reply gets (the same prompt plus the
-        nudge). Shortened retries are shorter; a request refused as too long is not billed."""
+        the completion limit, asked again once if that reply was a cut tool call, and the
+        nudge an empty reply gets (the same prompt plus the nudge). Shortened retries are
+        shorter; a request refused as too long is not billed."""
         price = self.price or price_of(self.spec)
         prompt = spending.prompt_bound(messages, tools)
         nudge = len(prompts.render("empty_reply").encode()) + spending.PER_MESSAGE_TOKENS
         completion = self.max_tokens or 0
         first = price.micros(prompt, completion) or 0
-        return first + (price.micros(prompt + nudge, completion) or 0)
+        return 2 * first + (price.micros(prompt + nudge, completion) or 0)
 
     async def _ask_now(
         self, messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]], ledger: Ledger
     ) -> AIMessage:
-        """The reply, asked now: an empty one gets one nudge, a second raises `EmptyReplyError`."""
+        """The reply, asked now: a cut tool call is asked again once, an empty reply gets one
+        nudge, and a second empty one raises `EmptyReplyError`."""
         held = dataclasses.replace(self, ledger=ledger)
         raw, sent = await held._fitted(messages, tools)
-        reply = toolcalls.settle(raw, tools)
+        if attempts.is_cut(raw) and attempts.calls_a_tool(raw):
+            self._seen_cut(raw, "retried")
+            raw, sent = await held._fitted(sent, tools)
+        if attempts.is_cut(raw):
+            # A cut report or a cut call asked twice: used as it is, its `finish_reason` kept
+            # in `response_metadata` for the node and the traffic log.
+            self._seen_cut(raw, "kept")
+        reply = self._settled(raw, tools)
         if not toolcalls.is_empty(reply):
             return _unique_call_ids(reply)
         log.warning("the %s model returned an empty reply; nudging it once", self.role)
         nudge = HumanMessage(prompts.render("empty_reply"))
         raw, _ = await held._fitted([*sent, nudge], tools)
-        reply = toolcalls.settle(raw, tools)
+        reply = self._settled(raw, tools)
         if toolcalls.is_empty(reply):
             raise EmptyReplyError(
                 f"The {self.role} model at {self.endpoint} returned an empty reply twice, the "
@@ -193,6 +213,34 @@ class RoleModel:
                 "raise LLM_MAX_TOKENS, or check the server log for a dropped tool call."
             )
         return _unique_call_ids(reply)
+
+    def _settled(self, raw: AIMessage, tools: Sequence[type[BaseModel]]) -> AIMessage:
+        """`toolcalls.settle`, and a `model_repaired` event when it mended a tool call."""
+        reply = toolcalls.settle(raw, tools)
+        repair = attempts.repairs(raw, reply)
+        if repair:
+            progress.emit("model_repaired", role=self.role, model=self.spec, repair=repair)
+        return reply
+
+    def _seen_cut(self, raw: AIMessage, outcome: str) -> None:
+        tokens = attempts.usage_out(raw) or self.max_tokens
+        log.warning("the %s reply was cut at %s tokens (%s)", self.role, tokens, outcome)
+        progress.emit(
+            "reply_cut", role=self.role, model=self.spec, tokens_out=tokens, outcome=outcome
+        )
+        if outcome == "retried":
+            self._seen_retry(2, "cut", f"the reply was cut at {tokens} tokens")
+
+    def _seen_retry(self, attempt: int, reason: attempts.RetryReason, error: str) -> None:
+        log.warning("the %s model call is tried again (%s): %s", self.role, reason, error)
+        progress.emit(
+            "model_retry",
+            role=self.role,
+            model=self.spec,
+            reason=reason,
+            attempt=attempt,
+            error=error,
+        )
 
     async def _fitted(
         self, messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]]
@@ -216,12 +264,11 @@ class RoleModel:
                         "context size (llama.cpp: -c 32768; Ollama: OLLAMA_CONTEXT_LENGTH=32768; "
                         "vLLM: --max-model-len), or use a model with a longer context."
                     ) from None
-                log.warning(
-                    "the %s request (%d characters) was too long for %s; retrying with %d",
-                    self.role,
-                    _chars(attempt),
-                    self.endpoint,
-                    _chars(shorter),
+                self._seen_retry(
+                    shortened + 2,
+                    "server_error",
+                    f"too long for the server's context ({_chars(attempt):,} characters); "
+                    f"shortened to {_chars(shorter):,}",
                 )
                 attempt = shorter
         raise AssertionError("unreachable: the last round returns or raises")
@@ -238,19 +285,22 @@ class RoleModel:
             self.ledger.admit(price, prompt, self.max_tokens)
             if self.ledger.limit is not None and self.max_tokens is not None:
                 runnable = runnable.bind(max_tokens=self.max_tokens)
-        if self.retries:
-            runnable = runnable.with_retry(
-                retry_if_exception_type=model_errors.TRANSIENT_ERRORS,
-                stop_after_attempt=self.retries + 1,
-            )
         # A key never goes to a server other than its own: its own travels in the header,
         # and no message may carry any (a search API's error text can quote its key).
         sent = [_without_secrets(message) for message in messages]
         # Around the client, not inside it: its retries and every provider are covered.
         deadline = asyncio.timeout(self.deadline)
+        config = tracing.model_config(self.role, self.spec)
+
+        def seen(attempt: int, reason: attempts.RetryReason, error: BaseException) -> None:
+            model_errors.scrub_error(error)
+            self._seen_retry(attempt, reason, attempts.error_line(error))
+
         try:
             async with deadline:
-                reply = await runnable.ainvoke(sent, tracing.model_config(self.role, self.spec))
+                reply = await attempts.retried(
+                    lambda: runnable.ainvoke(sent, config), self.retries, seen
+                )
         except TimeoutError:
             if not deadline.expired():
                 raise
@@ -276,8 +326,17 @@ class RoleModel:
             progress.emit("model_call", role=self.role, model=self.spec, **used)
         return reply
 
-    def _translated(self, error: Exception) -> ModelEndpointError | None:
-        """An unreachable server or a too-long request, as one readable error; else None."""
+    def _translated(self, error: Exception) -> ReadableError | None:
+        """A time-out, an unreachable server, a too-long request or a server's HTTP error, as
+        one readable error; else None."""
+        if attempts.timed_out(error):
+            waited = f"within {self.timeout:g} s (LLM_TIMEOUT)" if self.timeout else "in time"
+            tries = f", {self.retries + 1} attempts" if self.retries else ""
+            return ReplyTimeoutError(
+                f"The {self.role} model at {self.endpoint} did not answer {waited}{tries}. The "
+                "server is up but slow: a long reply on a small machine, or a model that does "
+                "not stop. Raise LLM_TIMEOUT, lower LLM_MAX_TOKENS, or use a faster model."
+            )
         if isinstance(error, model_errors.UNREACHABLE):
             hint = model_errors.start_hint(self.spec, self.endpoint)
             return ModelEndpointError(
@@ -287,6 +346,11 @@ class RoleModel:
         overflow = isinstance(error, ContextOverflowError) or (
             isinstance(error, openai.APIStatusError) and is_context_overflow(error)
         )
+        if not overflow and isinstance(error, openai.APIStatusError):
+            return ModelServerError(
+                f"The {self.role} model at {self.endpoint} refused the request: "
+                f"{attempts.error_line(error)}"
+            )
         if not overflow:
             return None
         message = getattr(error, "message", None)
@@ -344,6 +408,7 @@ def role_model(context: Context, role: Role) -> RoleModel:
         retries=retries,
         price=price,
         max_tokens=limit,
+        timeout=endpoints.llm_timeout,
     )
 
 

@@ -36,6 +36,13 @@ def test_model_traffic_shows_direction_size_calls_and_usage() -> None:
     assert error == f"{'clarifier':<13} ✗ timed out  [2.00s]"
 
 
+def test_a_reply_cut_at_its_completion_limit_says_so() -> None:
+    reply = line(kind="model_reply", role="orchestrator", content="# Re", finish_reason="length")
+    assert reply and reply.endswith("[0 in / 0 out, cut at the completion limit, 0.00s]")
+    whole = line(kind="model_reply", role="orchestrator", content="# Re", finish_reason="stop")
+    assert whole and "cut" not in whole
+
+
 def test_a_long_multi_line_reply_is_one_cut_line() -> None:
     reply = line(kind="model_reply", role="r", content="word\n" * 100)
     assert reply and "\n" not in reply
