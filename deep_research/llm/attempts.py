@@ -18,18 +18,36 @@ import openai
 from langchain_core.exceptions import ModelTimeoutError
 from langchain_core.messages import AIMessage
 
+from deep_research.runtime import progress
 from deep_research.text.wording import one_line
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-RetryReason = Literal["timeout", "server_error", "cut"]
+# `empty`: an empty reply nudged once; `too_long`: a request the server's context refused,
+# sent again shortened.
+RetryReason = Literal["timeout", "server_error", "cut", "empty", "too_long"]
 
 ERROR_CHARS = 300  # a server's error, in one line: its cause, not its whole dump
 BACKOFF_SECONDS = 0.5  # before the first retry; doubled each time, as openai's client does
 MAX_BACKOFF_SECONDS = 8.0
 # HTTP statuses a server may answer differently a moment later (busy, restarting, a proxy).
 RETRIED_STATUSES = frozenset({408, 409, 429})
+
+
+def seen_retry(role: str, spec: str, attempt: int, reason: RetryReason, error: str) -> None:
+    """Say that `role`'s call is sent again (its `attempt`, 2 or more), and why."""
+    log.warning("the %s model call is tried again (%s): %s", role, reason, error)
+    progress.emit("model_retry", role=role, model=spec, reason=reason, attempt=attempt, error=error)
+
+
+def seen_cut(role: str, spec: str, reply: AIMessage, limit: int | None, outcome: str) -> None:
+    """Say that `role`'s reply ended at its completion limit, and what was done with it."""
+    tokens = usage_out(reply) or limit
+    log.warning("the %s reply was cut at %s tokens (%s)", role, tokens, outcome)
+    progress.emit("reply_cut", role=role, model=spec, tokens_out=tokens, outcome=outcome)
+    if outcome == "retried":
+        seen_retry(role, spec, 2, "cut", f"the reply was cut at {tokens} tokens")
 
 
 def timed_out(error: BaseException) -> bool:

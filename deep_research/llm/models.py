@@ -18,8 +18,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import openai
-from langchain_core.exceptions import ContextOverflowError
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel
@@ -31,7 +29,10 @@ from deep_research.errors import ReadableError
 from deep_research.llm import attempts, chat_models, init_chat, spending, toolcalls
 from deep_research.llm import errors as model_errors
 from deep_research.llm.chat_models import Role, public_url
-from deep_research.llm.errors import is_context_overflow
+from deep_research.llm.errors import ContextTooLongError, ModelDeadlineError
+from deep_research.llm.errors import ModelEndpointError as ModelEndpointError
+from deep_research.llm.errors import ModelServerError as ModelServerError
+from deep_research.llm.errors import ReplyTimeoutError as ReplyTimeoutError
 from deep_research.llm.prices import Price, price_of
 from deep_research.llm.spending import Ledger
 from deep_research.runtime import durable, progress, prompts, tracing
@@ -39,34 +40,6 @@ from deep_research.state import NO_USAGE, Usage
 from deep_research.text import fences, limits, secrets
 
 log = logging.getLogger(__name__)
-
-
-class ModelEndpointError(ReadableError, RuntimeError):
-    """The model server could not be reached; the message says where and what to do."""
-
-
-class ModelDeadlineError(ModelEndpointError):
-    """One model call, retries included, outlasted LLM_CALL_DEADLINE.
-
-    An outage: a server that trickles its reply or sends only keep-alives would otherwise
-    hold the run forever, since LLM_TIMEOUT bounds each read, not the call.
-    """
-
-
-class ReplyTimeoutError(ModelEndpointError):
-    """The server was reached but sent no reply within LLM_TIMEOUT, retries included."""
-
-
-class ModelServerError(ReadableError, RuntimeError):
-    """The server answered a request with an HTTP error; the message is one line, its cause."""
-
-
-class ContextTooLongError(ModelEndpointError):
-    """The server refused a request as longer than its context window.
-
-    An outage of sorts: the server's context is too small for this run, not something one
-    topic did, so a researcher re-raises it like any `ModelEndpointError`.
-    """
 
 
 class EmptyReplyError(ReadableError, RuntimeError):
@@ -193,16 +166,16 @@ class RoleModel:
         held = dataclasses.replace(self, ledger=ledger)
         raw, sent = await held._fitted(messages, tools)
         if attempts.is_cut(raw) and attempts.calls_a_tool(raw):
-            self._seen_cut(raw, "retried")
+            attempts.seen_cut(self.role, self.spec, raw, self.max_tokens, "retried")
             raw, sent = await held._fitted(sent, tools)
         if attempts.is_cut(raw):
             # A cut report or a cut call asked twice: used as it is, its `finish_reason` kept
             # in `response_metadata` for the node and the traffic log.
-            self._seen_cut(raw, "kept")
+            attempts.seen_cut(self.role, self.spec, raw, self.max_tokens, "kept")
         reply = self._settled(raw, tools)
         if not toolcalls.is_empty(reply):
             return _unique_call_ids(reply)
-        log.warning("the %s model returned an empty reply; nudging it once", self.role)
+        attempts.seen_retry(self.role, self.spec, 2, "empty", "an empty reply: nudged once")
         nudge = HumanMessage(prompts.render("empty_reply"))
         raw, _ = await held._fitted([*sent, nudge], tools)
         reply = self._settled(raw, tools)
@@ -221,26 +194,6 @@ class RoleModel:
         if repair:
             progress.emit("model_repaired", role=self.role, model=self.spec, repair=repair)
         return reply
-
-    def _seen_cut(self, raw: AIMessage, outcome: str) -> None:
-        tokens = attempts.usage_out(raw) or self.max_tokens
-        log.warning("the %s reply was cut at %s tokens (%s)", self.role, tokens, outcome)
-        progress.emit(
-            "reply_cut", role=self.role, model=self.spec, tokens_out=tokens, outcome=outcome
-        )
-        if outcome == "retried":
-            self._seen_retry(2, "cut", f"the reply was cut at {tokens} tokens")
-
-    def _seen_retry(self, attempt: int, reason: attempts.RetryReason, error: str) -> None:
-        log.warning("the %s model call is tried again (%s): %s", self.role, reason, error)
-        progress.emit(
-            "model_retry",
-            role=self.role,
-            model=self.spec,
-            reason=reason,
-            attempt=attempt,
-            error=error,
-        )
 
     async def _fitted(
         self, messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]]
@@ -264,9 +217,11 @@ class RoleModel:
                         "context size (llama.cpp: -c 32768; Ollama: OLLAMA_CONTEXT_LENGTH=32768; "
                         "vLLM: --max-model-len), or use a model with a longer context."
                     ) from None
-                self._seen_retry(
+                attempts.seen_retry(
+                    self.role,
+                    self.spec,
                     shortened + 2,
-                    "server_error",
+                    "too_long",
                     f"too long for the server's context ({_chars(attempt):,} characters); "
                     f"shortened to {_chars(shorter):,}",
                 )
@@ -294,7 +249,7 @@ class RoleModel:
 
         def seen(attempt: int, reason: attempts.RetryReason, error: BaseException) -> None:
             model_errors.scrub_error(error)
-            self._seen_retry(attempt, reason, attempts.error_line(error))
+            attempts.seen_retry(self.role, self.spec, attempt, reason, attempts.error_line(error))
 
         try:
             async with deadline:
@@ -314,7 +269,9 @@ class RoleModel:
             # Scrubbed in place before it propagates: LangGraph stores a failed task's error
             # text in the checkpoint, and a server may echo the key it received.
             model_errors.scrub_error(error)
-            translated = self._translated(error)
+            translated = model_errors.readable(
+                error, self.role, self.endpoint, self.spec, self.timeout, self.retries
+            )
             if translated is None:
                 raise
             raise translated from None
@@ -325,37 +282,6 @@ class RoleModel:
             # The live view adds these up: what the run has cost so far, call by call.
             progress.emit("model_call", role=self.role, model=self.spec, **used)
         return reply
-
-    def _translated(self, error: Exception) -> ReadableError | None:
-        """A time-out, an unreachable server, a too-long request or a server's HTTP error, as
-        one readable error; else None."""
-        if attempts.timed_out(error):
-            waited = f"within {self.timeout:g} s (LLM_TIMEOUT)" if self.timeout else "in time"
-            tries = f", {self.retries + 1} attempts" if self.retries else ""
-            return ReplyTimeoutError(
-                f"The {self.role} model at {self.endpoint} did not answer {waited}{tries}. The "
-                "server is up but slow: a long reply on a small machine, or a model that does "
-                "not stop. Raise LLM_TIMEOUT, lower LLM_MAX_TOKENS, or use a faster model."
-            )
-        if isinstance(error, model_errors.UNREACHABLE):
-            hint = model_errors.start_hint(self.spec, self.endpoint)
-            return ModelEndpointError(
-                f"Cannot reach the model server at {self.endpoint} "
-                f"({type(error).__name__}: {error}). {hint}"
-            )
-        overflow = isinstance(error, ContextOverflowError) or (
-            isinstance(error, openai.APIStatusError) and is_context_overflow(error)
-        )
-        if not overflow and isinstance(error, openai.APIStatusError):
-            return ModelServerError(
-                f"The {self.role} model at {self.endpoint} refused the request: "
-                f"{attempts.error_line(error)}"
-            )
-        if not overflow:
-            return None
-        message = getattr(error, "message", None)
-        said = " ".join(str(message or error).split())[:200]  # the server's words, one line
-        return ContextTooLongError(f"HTTP {getattr(error, 'status_code', 400)}: {said}")
 
 
 def _without_secrets(message: BaseMessage) -> BaseMessage:
