@@ -77,3 +77,23 @@ def test_the_timeline_counts_from_the_first_record_and_ends_with_totals() -> Non
 
 def test_an_empty_log_says_so() -> None:
     assert list(timeline([])) == ["(empty traffic log)"]
+
+
+def test_every_give_up_repair_time_out_retry_cut_and_floor_has_one_line() -> None:
+    events = [
+        {"event": "clarifier_gave_up", "reason": "an unreadable reply"},
+        {"event": "model_repaired", "role": "researcher", "repair": "JSON repaired"},
+        {"event": "model_retry", "role": "researcher", "reason": "timeout", "attempt": 2},
+        {"event": "reply_cut", "role": "orchestrator", "tokens_out": 4096, "outcome": "kept"},
+        {"event": "floor", "id": "", "acted": "dispatched", "detail": "2 topics"},
+    ]
+    records = [{"t": 1.0 + n, "kind": "progress", **e} for n, e in enumerate(events)]
+    lines = list(timeline(records))
+    shown = [text for text in lines if "progress" in text]
+    assert len(shown) == len(events)
+    for text, word in zip(
+        shown, ["clarifier gave up", "mended", "tried again", "cut", "floor"], strict=True
+    ):
+        assert word in text and "unreadable record" not in text
+    assert "  model calls   1 retry, 1 time-out, 1 reply cut at the limit, 1 reply mended" in lines
+    assert "  floor         the floor acted: dispatched 1" in lines
