@@ -110,7 +110,8 @@ def _server_said(error: openai.APIStatusError) -> str:
     if isinstance(problems, list) and problems and isinstance(problems[0], Mapping):
         # FastAPI's validation list (llama-cpp-python): one entry per rejected field.
         first = problems[0]
-        where = ".".join(str(part) for part in first.get("loc") or ())
+        loc = first.get("loc")
+        where = ".".join(str(part) for part in loc) if isinstance(loc, list | tuple) else ""
         said = f"{where}: {first.get('msg')}" if where else str(first.get("msg"))
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         return one_line(f"{said}{more}{_known_cause(str(problems))}", ERROR_CHARS)

@@ -78,3 +78,20 @@ def test_a_repair_is_named_only_when_settle_mended_something() -> None:
     )
     native = AIMessage("", tool_calls=[call])
     assert attempts.repairs(native, native) is None
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"detail": [{"loc": 5, "msg": "x" * 10_000}]},
+        {"detail": [{}]},
+        {"detail": "not a list"},
+        ["a", "list"],
+        None,
+        "plain text",
+    ],
+)
+def test_any_error_body_a_server_sends_is_one_bounded_line(body: object) -> None:
+    line = attempts.error_line(status(500, body))
+    assert line.startswith("HTTP 500: ") and "\n" not in line
+    assert len(line) <= attempts.ERROR_CHARS + 20
