@@ -138,13 +138,7 @@ def readable(
     """`error` of a `role` call to `endpoint` as one readable error: a time-out, an unreachable
     server, a too-long request or a server's HTTP error in one line; else None."""
     if attempts.timed_out(error):
-        waited = f"within {timeout:g} s (LLM_TIMEOUT)" if timeout else "in time"
-        tries = f", {retries + 1} attempts" if retries else ""
-        return ReplyTimeoutError(
-            f"The {role} model at {endpoint} did not answer {waited}{tries}. The server is up "
-            "but slow: a long reply on a small machine, or a model that does not stop. Raise "
-            "LLM_TIMEOUT, lower LLM_MAX_TOKENS, or use a faster model."
-        )
+        return reply_timeout(role, endpoint, timeout, retries)
     if isinstance(error, UNREACHABLE):
         return ModelEndpointError(
             f"Cannot reach the model server at {endpoint} "
@@ -162,3 +156,16 @@ def readable(
     message = getattr(error, "message", None)
     said = " ".join(str(message or error).split())[:200]  # the server's words, one line
     return ContextTooLongError(f"HTTP {getattr(error, 'status_code', 400)}: {said}")
+
+
+def reply_timeout(
+    role: str, endpoint: str, timeout: float | None, retries: int
+) -> ReplyTimeoutError:
+    """A server that was reached but answered none of `retries` + 1 attempts in time."""
+    waited = f"within {timeout:g} s (LLM_TIMEOUT)" if timeout else "in time"
+    tries = f", {retries + 1} attempts" if retries else ""
+    return ReplyTimeoutError(
+        f"The {role} model at {endpoint} did not answer {waited}{tries}. The server is up "
+        "but slow: a long reply on a small machine, or a model that does not stop. Raise "
+        "LLM_TIMEOUT, lower LLM_MAX_TOKENS, or use a faster model."
+    )

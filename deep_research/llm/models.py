@@ -247,8 +247,11 @@ class RoleModel:
         deadline = asyncio.timeout(self.deadline)
         config = tracing.model_config(self.role, self.spec)
 
+        reasons: list[attempts.RetryReason] = []
+
         def seen(attempt: int, reason: attempts.RetryReason, error: BaseException) -> None:
             model_errors.scrub_error(error)
+            reasons.append(reason)
             attempts.seen_retry(self.role, self.spec, attempt, reason, attempts.error_line(error))
 
         try:
@@ -259,6 +262,11 @@ class RoleModel:
         except TimeoutError:
             if not deadline.expired():
                 raise
+            if reasons and set(reasons) == {"timeout"}:
+                # Time-outs until the deadline: the last one cut short by it, not a trickle.
+                raise model_errors.reply_timeout(
+                    self.role, self.endpoint, self.timeout, len(reasons)
+                ) from None
             raise ModelDeadlineError(
                 f"The {self.role} model at {self.endpoint} did not finish one call within "
                 f"{self.deadline:g} s, retries included. The server may be sending its reply "

@@ -189,3 +189,14 @@ async def test_a_tool_call_read_from_text_is_reported_as_a_repair(
     assert reply.tool_calls
     [repair] = named(events, "model_repaired")
     assert "read from the reply's text (web_search)" in repair["repair"]
+
+
+async def test_time_outs_cut_short_by_the_call_deadline_are_still_called_time_outs(
+    server: ScriptedOpenAIServer, script: list[Reply], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LLM_TIMEOUT", "0.5")
+    monkeypatch.setenv("LLM_MAX_RETRIES", "1")
+    monkeypatch.setenv("LLM_CALL_DEADLINE", "1.2")  # ends the second attempt before its read
+    script.extend([Reply(tool_calls=[SEARCH], delay=3.0)] * 2)
+    with pytest.raises(ReplyTimeoutError, match=r"within 0\.5 s \(LLM_TIMEOUT\), 2 attempts"):
+        await role_model(Context(), "researcher").ask(TURN, [web_search])
