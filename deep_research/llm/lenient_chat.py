@@ -82,7 +82,9 @@ def for_local_server(payload: dict[str, Any]) -> dict[str, Any]:
     messages = payload.get("messages")
     if isinstance(messages, list):
         payload["messages"] = [
-            {**m, "content": ""} if isinstance(m, dict) and m.get("content") is None else m
+            {**m, "content": ""}
+            if isinstance(m, dict) and "content" in m and m["content"] is None
+            else m
             for m in messages
         ]
     return payload
