@@ -13,6 +13,9 @@ closing summary, `runs`, `replay`) takes it from here, so they agree:
   the run retrieved that its report may cite;
 - sources: the pages the report cites, which its `## Sources` list holds (the citation
   check's `sources_listed`).
+- retries: one `model_retry` event each (`timeouts` the time-outs among them); cut replies
+  one `reply_cut` each, mended replies one `model_repaired` each; what the floor did, one
+  `floor` event each, by what it did (`acted`).
 
 The summary and `replay` count from the traffic log, so a resumed run's totals include
 the work done before it stopped.
@@ -72,6 +75,11 @@ class Totals:
     usd_by_role: dict[str, float | None] = field(default_factory=dict)  # searches: "search"
     estimated: int = 0  # model calls whose tokens were estimated (no `usage` came back)
     sources: int | None = None  # the last saved report's Sources list (its end record's)
+    retries: int = 0  # model calls sent again (`model_retry`), every reason
+    timeouts: int = 0  # of them, after no answer within LLM_TIMEOUT
+    cuts: int = 0  # replies cut at their completion limit
+    repairs: int = 0  # replies whose tool calls were mended (read from text, JSON repaired)
+    floor: Counter[str] = field(default_factory=Counter)  # what the floor did in code, by act
     # (researcher, query) of searches sent whose results have not come back yet: the
     # `search_done` that answers one was not reused. Per session, as the run's cache is.
     _waiting: Counter[tuple[str, str]] = field(default_factory=Counter, repr=False)
@@ -108,6 +116,12 @@ class Totals:
         self.fetches += name == "fetch"
         self.researchers_failed += name == "research_failed"
         self.remembered += name == "search_remembered"
+        self.retries += name == "model_retry"
+        self.timeouts += name == "model_retry" and event.get("reason") == "timeout"
+        self.cuts += name == "reply_cut"
+        self.repairs += name == "model_repaired"
+        if name == "floor":
+            self.floor[str(event.get("acted"))] += 1
         if name == "model_call" or name == "search_done":
             role = str(event.get("role", "model")) if name == "model_call" else "search"
             self.usd = add_usd(self.usd, event.get("usd", 0.0))

@@ -44,6 +44,8 @@ def record_line(record: dict[str, Any], tracker: Tracker) -> str | None:
             else _preview(record.get("content", ""))
         )
         usage = f"{record.get('tokens_in', 0)} in / {record.get('tokens_out', 0)} out"
+        if record.get("finish_reason") == "length":
+            usage += ", cut at the completion limit"
         return f"{role:<13} ← {said}  [{usage}, {record.get('seconds', 0):.2f}s]"
     if kind == "model_error":
         return f"{role:<13} ✗ {record.get('error')}  [{record.get('seconds', 0):.2f}s]"

@@ -51,6 +51,24 @@ def totals_lines(totals: Totals, cap: int | None = None, counted: int | None = N
         out.append(f"memory        {totals.memory}{answered}{saved}")
     if totals.researchers_failed:
         out.append(f"researchers   {totals.researchers_failed} failed (see 'Research gaps')")
+    return out + model_trouble_lines(totals)
+
+
+def model_trouble_lines(totals: Totals) -> list[str]:
+    """What the model calls needed beyond asking (retries, cut or mended replies), and what
+    the floor did in code where the model did not: no line when nothing happened."""
+    out = []
+    said = [
+        plural(totals.retries, "retry") if totals.retries else "",
+        plural(totals.timeouts, "time-out") if totals.timeouts else "",
+        plural(totals.cuts, "reply") + " cut at the limit" if totals.cuts else "",
+        plural(totals.repairs, "reply") + " mended" if totals.repairs else "",
+    ]
+    if any(said):
+        out.append(f"model calls   {', '.join(part for part in said if part)}")
+    if totals.floor:
+        acts = ", ".join(f"{act} {count}" for act, count in sorted(totals.floor.items()))
+        out.append(f"floor         the floor acted: {acts}")
     return out
 
 

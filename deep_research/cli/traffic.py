@@ -148,6 +148,8 @@ class TrafficHandler(BaseCallbackHandler):
             seconds=round(time.monotonic() - start, 3),
             tokens_in=usage.get("input_tokens", 0),
             tokens_out=usage.get("output_tokens", 0),
+            # "length": the reply was cut at its completion limit (`replay` says so).
+            finish_reason=(getattr(message, "response_metadata", None) or {}).get("finish_reason"),
             **(message_record(message) if message is not None else {}),
         )
 
@@ -159,7 +161,8 @@ class TrafficHandler(BaseCallbackHandler):
             role=role,
             model=model,
             seconds=round(time.monotonic() - start, 3),
-            error=f"{type(error).__name__}: {error}",
+            # One line: a server's validation dump is ten (`llm.attempts` names its cause).
+            error=" ".join(f"{type(error).__name__}: {error}".split())[:500],
         )
 
     def on_chain_start(
@@ -184,5 +187,6 @@ class TrafficHandler(BaseCallbackHandler):
                 run=str(run_id),
                 name=name,
                 seconds=round(time.monotonic() - start, 3),
-                error=f"{type(error).__name__}: {error}",
+                # One line: a server's validation dump is ten (`llm.attempts` names its cause).
+                error=" ".join(f"{type(error).__name__}: {error}".split())[:500],
             )

@@ -102,12 +102,16 @@ class Tracker:
         return text
 
     def counts_text(self) -> str:
-        """`searches 3/10 · 1 reused · pages 7 · sources 3`, as the summary counts them."""
+        """`searches 3/10 · 1 reused · pages 7 · sources 3 · 2 retries · 1 time-out`, as the
+        summary counts them."""
         cap = f"/{self.search_cap}" if self.search_cap is not None else ""
         parts = [f"searches {self.totals.searches}{cap}"]
         parts += [f"{self.totals.reused} reused"] if self.totals.reused else []
         parts.append(f"pages {len(self.pages)}")
         parts += [f"sources {self.sources}"] if self.sources is not None else []
+        # Why a run is slow: calls sent again (time-outs among them) say so while it runs.
+        parts += [plural(self.totals.retries, "retry")] if self.totals.retries else []
+        parts += [plural(self.totals.timeouts, "time-out")] if self.totals.timeouts else []
         return " · ".join(parts)
 
     def elapsed(self) -> str:

@@ -45,6 +45,21 @@ COMPLETION_LIMITS: dict[Role, int | None] = {
     "judge": None,  # the evals' grader, built from its own spec; never held to a budget
 }
 
+# The longest reply each role's job needs from a local server, in tokens, sent as `max_tokens`
+# (llama-cpp-python reads only that name) and LLM_MAX_TOKENS when lower. Not the budget's
+# sizes: a thinking model spends tokens in `<think>` before its answer, so the clarifier
+# gets room for that. But never the whole context: a small model that never stops ran one
+# tool argument to the end of an 8k context (7,049 tokens, 9 minutes on 2 cores). The report
+# is the orchestrator's reply, so it is capped too: 4,096 tokens is about 12,000-16,000
+# characters (what the orchestrator reads of a topic is 12,000), and half of an 8k context
+# stays for the prompt. A reply cut at its limit is seen (`reply_cut`), not passed silently.
+LOCAL_COMPLETION_LIMITS: dict[Role, int | None] = {
+    "clarifier": 2_048,
+    "researcher": 4_096,
+    "orchestrator": 4_096,
+    "judge": None,  # the evals' grader: LLM_MAX_TOKENS
+}
+
 # Local servers accept any key, but the OpenAI client refuses to start without one.
 PLACEHOLDER_API_KEY = "not-needed"
 
@@ -92,11 +107,13 @@ def spec_model(
             # Socket options would need langchain's own transport (which ignores proxy
             # variables), and it warns on stderr when given clients and none.
             http_socket_options=(),
-            max_retries=endpoints.llm_max_retries,
+            # Retried in `RoleModel`, where each attempt is seen (`model_retry`).
+            max_retries=0,
             # Servers fall back to tiny defaults (mlx_lm: 512) and silently drop truncated
-            # tool calls; langchain-openai sends this as `max_completion_tokens`.
-            max_completion_tokens=endpoints.llm_max_tokens,
+            # tool calls; sent as both `max_completion_tokens` and `max_tokens` (lenient_chat).
+            max_completion_tokens=local_limit(role, endpoints.llm_max_tokens),
             extra_body=thinking_body(thinking),
+            local_server=True,
         )
     if provider == "openai":  # `Context` has checked that OPENAI_API_KEY is set
         # This process's clients, one per event loop, as for `local:`: langchain-openai's own
@@ -124,14 +141,19 @@ def spec_model(
     )
 
 
+def local_limit(role: str, configured: int) -> int:
+    """The completion limit a `local:` model of `role` is sent with: its job's, or lower."""
+    own = LOCAL_COMPLETION_LIMITS.get(role)  # type: ignore[call-overload]
+    return configured if own is None else min(own, configured)
+
+
 def completion_tokens(role: Role, price: Price, own: int | None, configured: int) -> int:
     """The completion limit `role`'s calls are sent with under a budget and counted at.
 
     `own` is the client's own limit (Anthropic's `max_tokens`), `configured` LLM_MAX_TOKENS;
-    the lowest of them and the role's `COMPLETION_LIMITS` wins. A free model (`local:`,
-    `ollama:`) keeps LLM_MAX_TOKENS for every role, as `spec_model` sends it: its calls cost
-    nothing to bound, and a thinking model can spend thousands of tokens in `<think>`
-    before its tool call (mlx_lm.server drops a call cut off by the limit).
+    the lowest of them and the role's `COMPLETION_LIMITS` wins. A free model keeps its
+    client's limit, as `spec_model` sends it: a `local:` one its role's
+    (`LOCAL_COMPLETION_LIMITS`), others LLM_MAX_TOKENS (their calls cost nothing to bound).
     """
     if price.free:
         return own or configured

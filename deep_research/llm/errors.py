@@ -1,7 +1,7 @@
-"""Model errors in any provider's words: which mean unreachable, and how to scrub them.
+"""Model errors in any provider's words: which mean unreachable, and how to scrub them;
+and the readable errors `RoleModel` (models.py) raises instead (`readable`).
 
-`RoleModel` turns these into its own readable errors (models.py); the doctor asks the same
-questions of its probe.
+The doctor asks the same questions of its probe.
 """
 
 from __future__ import annotations
@@ -13,7 +13,38 @@ import httpx
 import openai
 from langchain_core.exceptions import ContextOverflowError, ModelConnectionError, ModelTimeoutError
 
+from deep_research.errors import ReadableError
+from deep_research.llm import attempts
 from deep_research.text import secrets
+
+
+class ModelEndpointError(ReadableError, RuntimeError):
+    """The model server could not be reached; the message says where and what to do."""
+
+
+class ModelDeadlineError(ModelEndpointError):
+    """One model call, retries included, outlasted LLM_CALL_DEADLINE.
+
+    An outage: a server that trickles its reply or sends only keep-alives would otherwise
+    hold the run forever, since LLM_TIMEOUT bounds each read, not the call.
+    """
+
+
+class ReplyTimeoutError(ModelEndpointError):
+    """The server was reached but sent no reply within LLM_TIMEOUT, retries included."""
+
+
+class ModelServerError(ReadableError, RuntimeError):
+    """The server answered a request with an HTTP error; the message is one line, its cause."""
+
+
+class ContextTooLongError(ModelEndpointError):
+    """The server refused a request as longer than its context window.
+
+    An outage of sorts: the server's context is too small for this run, not something one
+    topic did, so a researcher re-raises it like any `ModelEndpointError`.
+    """
+
 
 # Connection failures of any provider's client, retried around clients that do not retry
 # themselves (Ollama's raises the built-in ConnectionError; others let httpx's through).
@@ -99,3 +130,42 @@ def scrub_error(error: BaseException) -> None:
             except AttributeError:  # a read-only property: its source is scrubbed below
                 pass
     error.args = tuple(secrets.scrub(arg) if isinstance(arg, str) else arg for arg in error.args)
+
+
+def readable(
+    error: Exception, role: str, endpoint: str, spec: str, timeout: float | None, retries: int
+) -> ReadableError | None:
+    """`error` of a `role` call to `endpoint` as one readable error: a time-out, an unreachable
+    server, a too-long request or a server's HTTP error in one line; else None."""
+    if attempts.timed_out(error):
+        return reply_timeout(role, endpoint, timeout, retries)
+    if isinstance(error, UNREACHABLE):
+        return ModelEndpointError(
+            f"Cannot reach the model server at {endpoint} "
+            f"({type(error).__name__}: {error}). {start_hint(spec, endpoint)}"
+        )
+    overflow = isinstance(error, ContextOverflowError) or (
+        isinstance(error, openai.APIStatusError) and is_context_overflow(error)
+    )
+    if not overflow and isinstance(error, openai.APIStatusError):
+        return ModelServerError(
+            f"The {role} model at {endpoint} refused the request: {attempts.error_line(error)}"
+        )
+    if not overflow:
+        return None
+    message = getattr(error, "message", None)
+    said = " ".join(str(message or error).split())[:200]  # the server's words, one line
+    return ContextTooLongError(f"HTTP {getattr(error, 'status_code', 400)}: {said}")
+
+
+def reply_timeout(
+    role: str, endpoint: str, timeout: float | None, retries: int
+) -> ReplyTimeoutError:
+    """A server that was reached but answered none of `retries` + 1 attempts in time."""
+    waited = f"within {timeout:g} s (LLM_TIMEOUT)" if timeout else "in time"
+    tries = f", {retries + 1} attempts" if retries else ""
+    return ReplyTimeoutError(
+        f"The {role} model at {endpoint} did not answer {waited}{tries}. The server is up "
+        "but slow: a long reply on a small machine, or a model that does not stop. Raise "
+        "LLM_TIMEOUT, lower LLM_MAX_TOKENS, or use a faster model."
+    )

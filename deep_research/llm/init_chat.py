@@ -77,8 +77,9 @@ def accepted_arguments(provider: str) -> set[str]:
 
 
 def retries_natively(model: BaseChatModel) -> bool:
-    """Whether the model's own client retries failed requests (`max_retries`)."""
-    return "max_retries" in type(model).model_fields
+    """Whether the model's own client retries failed requests (`max_retries`, not set to 0:
+    the `local:` client is, so that `RoleModel` retries and each attempt is seen)."""
+    return "max_retries" in type(model).model_fields and getattr(model, "max_retries", 1) != 0
 
 
 def base_url(model: BaseChatModel, provider: str) -> str:

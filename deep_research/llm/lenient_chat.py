@@ -6,6 +6,11 @@ langchain-openai turns arguments that are not valid JSON into an invalid tool ca
 check of `AIMessage.tool_calls`, so the whole reply is lost in a `ValidationError` before
 any caller sees it. Streaming already makes such calls invalid (`AIMessageChunk` checks for
 an object); here the non-streaming path does the same, before the message is built.
+
+For a local server (`local_server`), requests are shaped so every OpenAI-compatible server
+reads them: the completion limit goes as `max_tokens` too (llama-cpp-python ignores
+`max_completion_tokens`), and an assistant message never has `content: null` (langchain-openai
+sends it beside tool calls; llama-cpp-python refuses the request with HTTP 500).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import json
 from typing import Any
 
 import openai
+from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import AIMessage, InvalidToolCall
 from langchain_core.messages.tool import invalid_tool_call
 from langchain_core.outputs import ChatResult
@@ -24,6 +30,14 @@ NOT_AN_OBJECT = "the arguments are JSON but not an object"
 
 class LenientChatOpenAI(ChatOpenAI):
     """Tool calls whose arguments are not a JSON object become invalid tool calls."""
+
+    local_server: bool = False  # shape requests for llama.cpp, llama-cpp-python, mlx, Ollama
+
+    def _get_request_payload(
+        self, input_: LanguageModelInput, *, stop: list[str] | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        payload: dict[str, Any] = super()._get_request_payload(input_, stop=stop, **kwargs)
+        return for_local_server(payload) if self.local_server else payload
 
     def _create_chat_result(
         self,
@@ -57,6 +71,23 @@ class LenientChatOpenAI(ChatOpenAI):
             if bad and isinstance(generation.message, AIMessage):
                 generation.message.invalid_tool_calls.extend(bad)
         return result
+
+
+def for_local_server(payload: dict[str, Any]) -> dict[str, Any]:
+    """`payload` as every local server reads it: `max_tokens` beside `max_completion_tokens`,
+    no message whose `content` is null."""
+    limit = payload.get("max_completion_tokens")
+    if isinstance(limit, int) and "max_tokens" not in payload:
+        payload["max_tokens"] = limit
+    messages = payload.get("messages")
+    if isinstance(messages, list):
+        payload["messages"] = [
+            {**m, "content": ""}
+            if isinstance(m, dict) and "content" in m and m["content"] is None
+            else m
+            for m in messages
+        ]
+    return payload
 
 
 def _split(raw_calls: list[Any]) -> tuple[list[Any], list[InvalidToolCall]]:

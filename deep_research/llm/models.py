@@ -1,9 +1,11 @@
 """A role's model ready to call: `role_model(context, role)` gives a `RoleModel`.
 
 The chat model itself is built in `llm.chat_models`; `RoleModel` gives every provider the
-same call policy: a deadline around each call, retries where the client has none, secrets
-scrubbed from what is sent and from errors, tracing tags, readable errors (an unreachable
-server, a too-long request shortened and retried) and an empty reply nudged once.
+same call policy: a deadline around each call, retries where the client has none (each one
+seen, `llm.attempts`), secrets scrubbed from what is sent and from errors, tracing tags,
+readable errors (an unreachable server, a time-out, a server's error in one line, a too-long
+request shortened and retried), a tool call cut at the completion limit asked again once,
+and an empty reply nudged once.
 """
 
 from __future__ import annotations
@@ -16,8 +18,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import openai
-from langchain_core.exceptions import ContextOverflowError
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel
@@ -26,10 +26,13 @@ from typing_extensions import TypedDict
 from deep_research.config.endpoints import read_endpoints
 from deep_research.config.settings import Context
 from deep_research.errors import ReadableError
-from deep_research.llm import chat_models, init_chat, spending, toolcalls
+from deep_research.llm import attempts, chat_models, init_chat, spending, toolcalls
 from deep_research.llm import errors as model_errors
 from deep_research.llm.chat_models import Role, public_url
-from deep_research.llm.errors import is_context_overflow
+from deep_research.llm.errors import ContextTooLongError, ModelDeadlineError
+from deep_research.llm.errors import ModelEndpointError as ModelEndpointError
+from deep_research.llm.errors import ModelServerError as ModelServerError
+from deep_research.llm.errors import ReplyTimeoutError as ReplyTimeoutError
 from deep_research.llm.prices import Price, price_of
 from deep_research.llm.spending import Ledger
 from deep_research.runtime import durable, progress, prompts, tracing
@@ -37,26 +40,6 @@ from deep_research.state import NO_USAGE, Usage
 from deep_research.text import fences, limits, secrets
 
 log = logging.getLogger(__name__)
-
-
-class ModelEndpointError(ReadableError, RuntimeError):
-    """The model server could not be reached; the message says where and what to do."""
-
-
-class ModelDeadlineError(ModelEndpointError):
-    """One model call, retries included, outlasted LLM_CALL_DEADLINE.
-
-    An outage: a server that trickles its reply or sends only keep-alives would otherwise
-    hold the run forever, since LLM_TIMEOUT bounds each read, not the call.
-    """
-
-
-class ContextTooLongError(ModelEndpointError):
-    """The server refused a request as longer than its context window.
-
-    An outage of sorts: the server's context is too small for this run, not something one
-    topic did, so a researcher re-raises it like any `ModelEndpointError`.
-    """
 
 
 class EmptyReplyError(ReadableError, RuntimeError):
@@ -99,6 +82,7 @@ class RoleModel:
     # The completion limit a budgeted call is sent with and counted at (the role's, see
     # `chat_models.completion_tokens`); without a budget the client's own applies.
     max_tokens: int | None = None
+    timeout: float | None = None  # LLM_TIMEOUT: how long one read may wait (for messages)
     ledger: Ledger | None = None  # set per `ask`: the budget its requests are held to
 
     async def ask(
@@ -164,28 +148,37 @@ class RoleModel:
 
     def worst_case(self, messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]]) -> int:
         """µUSD one `ask` may cost at most: a request bounded by its bytes, the whole reply at
-        the completion limit, and the nudge an empty reply gets (the same prompt plus the
-        nudge). Shortened retries are shorter; a request refused as too long is not billed."""
+        the completion limit, asked again once if that reply was a cut tool call, and the
+        nudge an empty reply gets (the same prompt plus the nudge). Shortened retries are
+        shorter; a request refused as too long is not billed."""
         price = self.price or price_of(self.spec)
         prompt = spending.prompt_bound(messages, tools)
         nudge = len(prompts.render("empty_reply").encode()) + spending.PER_MESSAGE_TOKENS
         completion = self.max_tokens or 0
         first = price.micros(prompt, completion) or 0
-        return first + (price.micros(prompt + nudge, completion) or 0)
+        return 2 * first + (price.micros(prompt + nudge, completion) or 0)
 
     async def _ask_now(
         self, messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]], ledger: Ledger
     ) -> AIMessage:
-        """The reply, asked now: an empty one gets one nudge, a second raises `EmptyReplyError`."""
+        """The reply, asked now: a cut tool call is asked again once, an empty reply gets one
+        nudge, and a second empty one raises `EmptyReplyError`."""
         held = dataclasses.replace(self, ledger=ledger)
         raw, sent = await held._fitted(messages, tools)
-        reply = toolcalls.settle(raw, tools)
+        if attempts.is_cut(raw) and attempts.calls_a_tool(raw):
+            attempts.seen_cut(self.role, self.spec, raw, self.max_tokens, "retried")
+            raw, sent = await held._fitted(sent, tools)
+        if attempts.is_cut(raw):
+            # A cut report or a cut call asked twice: used as it is, its `finish_reason` kept
+            # in `response_metadata` for the node and the traffic log.
+            attempts.seen_cut(self.role, self.spec, raw, self.max_tokens, "kept")
+        reply = self._settled(raw, tools)
         if not toolcalls.is_empty(reply):
             return _unique_call_ids(reply)
-        log.warning("the %s model returned an empty reply; nudging it once", self.role)
+        attempts.seen_retry(self.role, self.spec, 2, "empty", "an empty reply: nudged once")
         nudge = HumanMessage(prompts.render("empty_reply"))
         raw, _ = await held._fitted([*sent, nudge], tools)
-        reply = toolcalls.settle(raw, tools)
+        reply = self._settled(raw, tools)
         if toolcalls.is_empty(reply):
             raise EmptyReplyError(
                 f"The {self.role} model at {self.endpoint} returned an empty reply twice, the "
@@ -193,6 +186,14 @@ class RoleModel:
                 "raise LLM_MAX_TOKENS, or check the server log for a dropped tool call."
             )
         return _unique_call_ids(reply)
+
+    def _settled(self, raw: AIMessage, tools: Sequence[type[BaseModel]]) -> AIMessage:
+        """`toolcalls.settle`, and a `model_repaired` event when it mended a tool call."""
+        reply = toolcalls.settle(raw, tools)
+        repair = attempts.repairs(raw, reply)
+        if repair:
+            progress.emit("model_repaired", role=self.role, model=self.spec, repair=repair)
+        return reply
 
     async def _fitted(
         self, messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]]
@@ -216,12 +217,13 @@ class RoleModel:
                         "context size (llama.cpp: -c 32768; Ollama: OLLAMA_CONTEXT_LENGTH=32768; "
                         "vLLM: --max-model-len), or use a model with a longer context."
                     ) from None
-                log.warning(
-                    "the %s request (%d characters) was too long for %s; retrying with %d",
+                attempts.seen_retry(
                     self.role,
-                    _chars(attempt),
-                    self.endpoint,
-                    _chars(shorter),
+                    self.spec,
+                    shortened + 2,
+                    "too_long",
+                    f"too long for the server's context ({_chars(attempt):,} characters); "
+                    f"shortened to {_chars(shorter):,}",
                 )
                 attempt = shorter
         raise AssertionError("unreachable: the last round returns or raises")
@@ -238,22 +240,33 @@ class RoleModel:
             self.ledger.admit(price, prompt, self.max_tokens)
             if self.ledger.limit is not None and self.max_tokens is not None:
                 runnable = runnable.bind(max_tokens=self.max_tokens)
-        if self.retries:
-            runnable = runnable.with_retry(
-                retry_if_exception_type=model_errors.TRANSIENT_ERRORS,
-                stop_after_attempt=self.retries + 1,
-            )
         # A key never goes to a server other than its own: its own travels in the header,
         # and no message may carry any (a search API's error text can quote its key).
         sent = [_without_secrets(message) for message in messages]
         # Around the client, not inside it: its retries and every provider are covered.
         deadline = asyncio.timeout(self.deadline)
+        config = tracing.model_config(self.role, self.spec)
+
+        reasons: list[attempts.RetryReason] = []
+
+        def seen(attempt: int, reason: attempts.RetryReason, error: BaseException) -> None:
+            model_errors.scrub_error(error)
+            reasons.append(reason)
+            attempts.seen_retry(self.role, self.spec, attempt, reason, attempts.error_line(error))
+
         try:
             async with deadline:
-                reply = await runnable.ainvoke(sent, tracing.model_config(self.role, self.spec))
+                reply = await attempts.retried(
+                    lambda: runnable.ainvoke(sent, config), self.retries, seen
+                )
         except TimeoutError:
             if not deadline.expired():
                 raise
+            if reasons and set(reasons) == {"timeout"}:
+                # Time-outs until the deadline: the last one cut short by it, not a trickle.
+                raise model_errors.reply_timeout(
+                    self.role, self.endpoint, self.timeout, len(reasons)
+                ) from None
             raise ModelDeadlineError(
                 f"The {self.role} model at {self.endpoint} did not finish one call within "
                 f"{self.deadline:g} s, retries included. The server may be sending its reply "
@@ -264,7 +277,9 @@ class RoleModel:
             # Scrubbed in place before it propagates: LangGraph stores a failed task's error
             # text in the checkpoint, and a server may echo the key it received.
             model_errors.scrub_error(error)
-            translated = self._translated(error)
+            translated = model_errors.readable(
+                error, self.role, self.endpoint, self.spec, self.timeout, self.retries
+            )
             if translated is None:
                 raise
             raise translated from None
@@ -275,23 +290,6 @@ class RoleModel:
             # The live view adds these up: what the run has cost so far, call by call.
             progress.emit("model_call", role=self.role, model=self.spec, **used)
         return reply
-
-    def _translated(self, error: Exception) -> ModelEndpointError | None:
-        """An unreachable server or a too-long request, as one readable error; else None."""
-        if isinstance(error, model_errors.UNREACHABLE):
-            hint = model_errors.start_hint(self.spec, self.endpoint)
-            return ModelEndpointError(
-                f"Cannot reach the model server at {self.endpoint} "
-                f"({type(error).__name__}: {error}). {hint}"
-            )
-        overflow = isinstance(error, ContextOverflowError) or (
-            isinstance(error, openai.APIStatusError) and is_context_overflow(error)
-        )
-        if not overflow:
-            return None
-        message = getattr(error, "message", None)
-        said = " ".join(str(message or error).split())[:200]  # the server's words, one line
-        return ContextTooLongError(f"HTTP {getattr(error, 'status_code', 400)}: {said}")
 
 
 def _without_secrets(message: BaseMessage) -> BaseMessage:
@@ -344,6 +342,7 @@ def role_model(context: Context, role: Role) -> RoleModel:
         retries=retries,
         price=price,
         max_tokens=limit,
+        timeout=endpoints.llm_timeout,
     )
 
 

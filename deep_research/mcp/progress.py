@@ -23,6 +23,11 @@ SHOWN_EVENTS: frozenset[ProgressEvent] = frozenset(
         "research_done",
         "research_failed",
         "report_written",
+        # A waiting caller should know why a run is slow or its report thin.
+        "model_retry",
+        "reply_cut",
+        "floor",
+        "clarifier_gave_up",
     }
 )
 

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field, ValidationError
 from deep_research.config.settings import Context, context_of
 from deep_research.errors import DeepResearchError
 from deep_research.llm import models, spending, toolcalls
-from deep_research.runtime import durable, process, prompts
+from deep_research.runtime import durable, process, progress, prompts
 from deep_research.state import ResearchState
 from deep_research.text import limits
 
@@ -118,6 +118,14 @@ async def clarify(state: ResearchState, runtime: Runtime[Context]) -> dict[str, 
     return update
 
 
+# Why the clarifier's decision was not used, by the error that ended it (`clarifier_gave_up`).
+GAVE_UP = {
+    "UnreadableDecision": "its reply was not a readable decision, twice",
+    "EmptyReplyError": "it returned an empty reply twice",
+    "BudgetExceeded": "the cost budget cannot pay for questions",
+}
+
+
 async def _decide(
     context: Context, messages: Sequence[BaseMessage], ledger: spending.Ledger
 ) -> ClarifyDecision | None:
@@ -139,6 +147,10 @@ async def _decide(
     except (UnreadableDecision, models.EmptyReplyError, spending.BudgetExceeded) as error:
         # Questions are optional: a budget that cannot pay for them leaves them out.
         log.warning("clarifier gave no usable decision (%s); proceeding without questions", error)
+        progress.emit(
+            "clarifier_gave_up",
+            reason=GAVE_UP.get(type(error).__name__, "its reply could not be used"),
+        )
         return None
 
 

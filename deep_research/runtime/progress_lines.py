@@ -69,11 +69,58 @@ def progress_line(
         return f"answered from memory: {event['query']}"
     if name == "budget_reached":
         return str(event["note"])  # "The run stopped at its cost budget: ..." (orchestrator)
+    if name in ("floor", "model_retry", "model_repaired", "reply_cut", "clarifier_gave_up"):
+        return _model_line(event, words)
     if name == "report_written":
         size = plural(event["chars"], "character")
         warning = UNSOURCED.get(str(event.get("status")))
         return f"report written ({size}), but {warning}" if warning else f"report written ({size})"
     return None
+
+
+# Why a model call was sent again (`llm.attempts.RetryReason`), in the user's words.
+RETRY_REASONS = {
+    "timeout": "no answer within LLM_TIMEOUT",
+    "server_error": "the server failed",
+    "cut": "its tool call was cut at the completion limit",
+    "empty": "an empty reply, nudged once",
+    "too_long": "too long for the server's context, shortened",
+}
+# What was done with a reply cut at its completion limit.
+CUT_OUTCOMES = {
+    "retried": "asked again",
+    "continued": "continued",
+    "kept": "kept as it is, marked as cut",
+}
+# What the floor did in code where the model did not (`acted`), and why.
+FLOOR_ACTS = {
+    "dispatched": "the model started no research, so the plan was sent to researchers in code",
+    "searched": "the researcher made no usable search call, so its topic was searched in code",
+    "quoted": "nothing read was cited, so passages the run read were quoted in",
+}
+
+
+def _model_line(event: Mapping[str, Any], words: Callable[[Any], str]) -> str:
+    """The floor, a retry, a mended or cut reply, a clarifier that gave up: one line each."""
+    name = event["event"]
+    if name == "floor":
+        acted = str(event["acted"])
+        detail = f": {words(event['detail'])}" if event.get("detail") else ""
+        return f"floor: {FLOOR_ACTS.get(acted, acted)}{detail}"
+    if name == "model_retry":
+        reason = str(event["reason"])
+        said = event.get("error") if reason in ("server_error", "too_long") else None
+        why = RETRY_REASONS.get(reason, reason) + (f" ({words(said)})" if said else "")
+        return f"{event['role']} model tried again (attempt {event['attempt']}): {why}"
+    if name == "model_repaired":
+        return f"{event['role']} reply mended: {words(event['repair'])}"
+    if name == "reply_cut":
+        outcome = str(event["outcome"])
+        return (
+            f"{event['role']} reply cut at its completion limit ({event['tokens_out']} tokens): "
+            f"{CUT_OUTCOMES.get(outcome, outcome)}"
+        )
+    return f"clarifier gave up ({words(event['reason'])}): researching the question as asked"
 
 
 def _topic(event: Mapping[str, Any], known: str | None) -> Any:

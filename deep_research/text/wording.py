@@ -6,7 +6,13 @@ Light on purpose: the CLI's `--help` path imports it.
 from __future__ import annotations
 
 # Nouns whose plural is not the noun + "s".
-_PLURALS = {"search": "searches", "fetch": "fetches", "query": "queries"}
+_PLURALS = {
+    "search": "searches",
+    "fetch": "fetches",
+    "query": "queries",
+    "retry": "retries",
+    "reply": "replies",
+}
 
 
 def plural(count: int, noun: str) -> str:

@@ -96,11 +96,13 @@ async def test_without_a_budget_the_provider_default_stands(
     assert "max_completion_tokens" not in server.requests[0]
 
 
-async def test_a_local_researcher_is_sent_llm_max_tokens_with_a_budget_or_without(
+async def test_a_local_researcher_is_sent_its_roles_limit_with_a_budget_or_without(
     server: ScriptedOpenAIServer,
 ) -> None:
-    # mlx_lm.server would cut it at 512 and drop the tool call; it costs nothing to bound.
-    assert await sent_limit(server, Context(), "researcher") == 8192
+    # mlx_lm.server would cut it at 512 and drop the tool call; the whole 8k context would
+    # let a runaway reply run for minutes: the role's limit, under both names.
+    assert await sent_limit(server, Context(), "researcher") == 4096
     server.reset()
     await role_model(Context(), "researcher").ask(FIRST_TURN, [web_search])
-    assert server.requests[0]["max_completion_tokens"] == 8192
+    assert server.requests[0]["max_completion_tokens"] == 4096
+    assert server.requests[0]["max_tokens"] == 4096  # llama-cpp-python reads only this

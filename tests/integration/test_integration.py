@@ -70,7 +70,7 @@ async def test_failed_researcher_leaves_siblings_and_names_the_gap(
     report = out["final_report"]
     assert any("efficiency" in u for u in cited(report)), "the sibling's findings survive"
     assert [f["topic"] for f in out["failures"]] == [f"{FAIL_MARKER} heat pump myths"]
-    assert "Error code: 400" in out["failures"][0]["error"]
+    assert "HTTP 400: model refused topic" in out["failures"][0]["error"]
     assert "## Research gaps" in report and f"{FAIL_MARKER} heat pump myths" in report
 
 

@@ -66,3 +66,19 @@ def test_the_logged_cost_adds_calls_and_searches_and_an_unknown_price_stays_unkn
     assert totals(calls).model_usd == pytest.approx(0.0018)
     unknown = [*calls, {"kind": "progress", "event": "model_call", "usd": None}]
     assert totals(unknown).usd is None
+
+
+def test_retries_time_outs_cuts_repairs_and_the_floor_are_counted_from_their_events() -> None:
+    counted = totals(
+        [
+            event("model_retry", role="researcher", reason="timeout", attempt=2),
+            event("model_retry", role="researcher", reason="server_error", attempt=3),
+            event("reply_cut", role="orchestrator", tokens_out=4096, outcome="kept"),
+            event("model_repaired", role="researcher", repair="JSON repaired"),
+            event("floor", id="", acted="dispatched", detail="2 topics"),
+            event("floor", id="t1", acted="searched", detail="heat"),
+            event("floor", id="t2", acted="searched", detail="cold"),
+        ]
+    )
+    assert (counted.retries, counted.timeouts, counted.cuts, counted.repairs) == (2, 1, 1, 1)
+    assert counted.floor == {"dispatched": 1, "searched": 2}

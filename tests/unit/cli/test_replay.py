@@ -36,6 +36,13 @@ def test_model_traffic_shows_direction_size_calls_and_usage() -> None:
     assert error == f"{'clarifier':<13} ✗ timed out  [2.00s]"
 
 
+def test_a_reply_cut_at_its_completion_limit_says_so() -> None:
+    reply = line(kind="model_reply", role="orchestrator", content="# Re", finish_reason="length")
+    assert reply and reply.endswith("[0 in / 0 out, cut at the completion limit, 0.00s]")
+    whole = line(kind="model_reply", role="orchestrator", content="# Re", finish_reason="stop")
+    assert whole and "cut" not in whole
+
+
 def test_a_long_multi_line_reply_is_one_cut_line() -> None:
     reply = line(kind="model_reply", role="r", content="word\n" * 100)
     assert reply and "\n" not in reply
@@ -70,3 +77,23 @@ def test_the_timeline_counts_from_the_first_record_and_ends_with_totals() -> Non
 
 def test_an_empty_log_says_so() -> None:
     assert list(timeline([])) == ["(empty traffic log)"]
+
+
+def test_every_give_up_repair_time_out_retry_cut_and_floor_has_one_line() -> None:
+    events = [
+        {"event": "clarifier_gave_up", "reason": "an unreadable reply"},
+        {"event": "model_repaired", "role": "researcher", "repair": "JSON repaired"},
+        {"event": "model_retry", "role": "researcher", "reason": "timeout", "attempt": 2},
+        {"event": "reply_cut", "role": "orchestrator", "tokens_out": 4096, "outcome": "kept"},
+        {"event": "floor", "id": "", "acted": "dispatched", "detail": "2 topics"},
+    ]
+    records = [{"t": 1.0 + n, "kind": "progress", **e} for n, e in enumerate(events)]
+    lines = list(timeline(records))
+    shown = [text for text in lines if "progress" in text]
+    assert len(shown) == len(events)
+    for text, word in zip(
+        shown, ["clarifier gave up", "mended", "tried again", "cut", "floor"], strict=True
+    ):
+        assert word in text and "unreadable record" not in text
+    assert "  model calls   1 retry, 1 time-out, 1 reply cut at the limit, 1 reply mended" in lines
+    assert "  floor         the floor acted: dispatched 1" in lines

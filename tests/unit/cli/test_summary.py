@@ -68,3 +68,23 @@ def test_the_cost_line_names_each_role_unknown_prices_and_the_budget_left() -> N
 
 def test_runs_names_every_status_but_complete() -> None:
     assert set(STATUS_WORDS) == set(get_args(ReportStatus)) - {"complete"}
+
+
+def test_the_summary_says_retries_time_outs_cut_replies_and_what_the_floor_did() -> None:
+    def progress(name: str, **fields: object) -> dict[str, object]:
+        return {"kind": "progress", "event": name, **fields}
+
+    lines = totals_lines(
+        totals(
+            [
+                progress("model_retry", reason="timeout"),
+                progress("model_retry", reason="cut"),
+                progress("reply_cut", outcome="retried"),
+                progress("floor", acted="dispatched"),
+                progress("floor", acted="quoted"),
+            ]
+        )
+    )
+    assert "model calls   2 retries, 1 time-out, 1 reply cut at the limit" in lines
+    assert "floor         the floor acted: dispatched 1, quoted 1" in lines
+    assert not any(line.startswith(("model calls", "floor")) for line in totals_lines(totals([])))

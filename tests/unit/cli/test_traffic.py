@@ -76,6 +76,21 @@ def test_a_model_call_is_a_request_then_a_reply_with_role_tokens_and_time(tmp_pa
     assert (reply["tokens_in"], reply["tokens_out"]) == (7, 2) and reply["seconds"] >= 0
 
 
+def test_a_reply_keeps_why_the_model_stopped_and_an_error_is_one_line(tmp_path: Path) -> None:
+    cut, failed = uuid4(), uuid4()
+
+    def drive(handler: TrafficHandler) -> None:
+        handler.on_chat_model_start({}, [[]], run_id=cut, metadata={"role": "orchestrator"})
+        reply = AIMessage("# Report, cut", response_metadata={"finish_reason": "length"})
+        handler.on_llm_end(LLMResult(generations=[[ChatGeneration(message=reply)]]), run_id=cut)
+        handler.on_chat_model_start({}, [[]], run_id=failed, metadata={"role": "researcher"})
+        handler.on_llm_error(ValueError("Error code: 500\n" + "field\n" * 10), run_id=failed)
+
+    _, reply, _, error = records(tmp_path / "t.jsonl", drive)
+    assert reply["finish_reason"] == "length"
+    assert error["error"] == "ValueError: Error code: 500" + " field" * 10
+
+
 def test_a_failed_model_call_names_the_error(tmp_path: Path) -> None:
     run = uuid4()
 

@@ -40,6 +40,17 @@ def test_a_query_answered_without_a_search_sent_for_it_is_reused() -> None:
     assert "searches 1/9 · 2 reused · pages 0 ·" in header_of(tracker)
 
 
+def test_retries_and_time_outs_show_in_the_header_with_a_line_each() -> None:
+    tracker = Tracker("t1", search_cap=9)
+    assert "retr" not in header_of(tracker) and "time-out" not in header_of(tracker)
+    retry = {"event": "model_retry", "role": "researcher", "reason": "timeout", "attempt": 2}
+    assert tracker.handle(retry) == (
+        "researcher model tried again (attempt 2): no answer within LLM_TIMEOUT"
+    )
+    tracker.handle({**retry, "reason": "server_error", "attempt": 3, "error": "HTTP 500: x"})
+    assert "· 2 retries · 1 time-out ·" in header_of(tracker)
+
+
 def test_pages_are_the_states_sources_by_page_key_and_sources_the_reports_list() -> None:
     tracker = Tracker("t1")
     page = {"title": "", "content": "", "found_by": "t"}

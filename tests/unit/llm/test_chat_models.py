@@ -11,6 +11,7 @@ from deep_research.config.names import ConfigError
 from deep_research.config.settings import Context
 from deep_research.llm.chat_models import chat_model, public_url, spec_model, thinking_body
 from deep_research.llm.init_chat import CONNECT_TIMEOUT
+from deep_research.llm.models import role_model
 
 
 def test_thinking_is_switched_by_the_chat_template_or_left_to_the_server() -> None:
@@ -35,7 +36,10 @@ def test_the_local_endpoint_reads_its_key_retries_and_tokens_from_the_environmen
     assert isinstance(model, ChatOpenAI)
     assert isinstance(model.openai_api_key, SecretStr)
     assert model.openai_api_key.get_secret_value() == "local-key-123"
-    assert (model.max_retries, model.max_tokens, model.model_name) == (5, 1024, "some-model")
+    assert (model.max_tokens, model.model_name) == (1024, "some-model")
+    # Its client never retries: `RoleModel` does, LLM_MAX_RETRIES times, each attempt seen.
+    assert model.max_retries == 0
+    assert role_model(Context(), "researcher").retries == 5
 
 
 def test_the_local_connect_timeout_is_short_and_never_longer_than_the_read(

@@ -53,7 +53,12 @@ def test_a_client_limit_above_the_role_is_cut_to_it() -> None:
     assert model.max_tokens == 4096, "not the 64,000 langchain-anthropic asks for by default"
 
 
-def test_a_free_model_keeps_llm_max_tokens_for_every_role() -> None:
-    # Nothing to bound on a local server, and a thinking model can spend thousands of tokens
-    # before its tool call: the researcher is never cut at the job's 4,096 (or mlx's 512).
-    assert limits(Context()) == {"clarifier": 8192, "researcher": 8192, "orchestrator": 8192}
+def test_a_local_model_is_sized_for_its_role_so_no_reply_fills_an_8k_context() -> None:
+    # Room for a thinking model's `<think>` before the clarifier's JSON; never the whole
+    # context (a runaway tool argument ran 7,049 tokens on an 8k server).
+    assert limits(Context()) == {"clarifier": 2048, "researcher": 4096, "orchestrator": 4096}
+
+
+def test_a_lower_llm_max_tokens_wins_for_a_local_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LLM_MAX_TOKENS", "1000")
+    assert limits(Context()) == {"clarifier": 1000, "researcher": 1000, "orchestrator": 1000}

@@ -80,3 +80,10 @@ def test_base_url_falls_back_to_the_providers_default() -> None:
     assert base_url(model, "openai") == DEFAULT_ENDPOINTS["openai"]
     given = ChatOpenAI(model="m", api_key="x", base_url="http://127.0.0.1:9/v1")  # type: ignore[arg-type]
     assert base_url(given, "openai") == "http://127.0.0.1:9/v1"
+
+
+def test_a_client_whose_retries_are_switched_off_is_retried_around() -> None:
+    # The `local:` client: RoleModel retries it, so each attempt is seen (`model_retry`).
+    off = ChatOpenAI(model="m", api_key="x", max_retries=0)  # type: ignore[arg-type]
+    on = ChatOpenAI(model="m", api_key="x", max_retries=2)  # type: ignore[arg-type]
+    assert not retries_natively(off) and retries_natively(on)

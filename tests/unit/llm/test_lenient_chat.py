@@ -10,7 +10,7 @@ import pytest
 from aiohttp import web
 from langchain_core.messages import AIMessage, HumanMessage
 
-from deep_research.llm.lenient_chat import NOT_AN_OBJECT, LenientChatOpenAI
+from deep_research.llm.lenient_chat import NOT_AN_OBJECT, LenientChatOpenAI, for_local_server
 from tests.support.fakes.http_server import BackgroundServer
 from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer, ToolCall
 
@@ -99,3 +99,15 @@ async def test_arguments_sent_as_an_object_not_a_string_are_read() -> None:
         ("search", {"q": 1}, "c1")
     ]
     assert json.dumps(reply.invalid_tool_calls) == "[]"
+
+
+def test_a_local_payload_gets_max_tokens_and_no_null_content_whatever_its_shape() -> None:
+    payload = {
+        "max_completion_tokens": 4096,
+        "messages": [{"role": "assistant", "content": None, "tool_calls": []}, "odd", {}],
+    }
+    shaped = for_local_server(payload)
+    assert shaped["max_tokens"] == 4096
+    assert shaped["messages"][0]["content"] == "" and shaped["messages"][1:] == ["odd", {}]
+    assert for_local_server({"max_tokens": 10, "max_completion_tokens": 20})["max_tokens"] == 10
+    assert for_local_server({"input": "responses api"}) == {"input": "responses api"}

@@ -17,6 +17,10 @@ SHOWN: list[dict[str, Any]] = [
     {"event": "research_done", "id": "r", "topic": "heat pumps", "sources": 2},
     {"event": "research_failed", "id": "r", "topic": "heat pumps", "error": "boom"},
     {"event": "report_written", "chars": 1200, "failures": 0},
+    {"event": "model_retry", "role": "researcher", "reason": "timeout", "attempt": 2},
+    {"event": "reply_cut", "role": "orchestrator", "tokens_out": 4096, "outcome": "kept"},
+    {"event": "floor", "id": "", "acted": "dispatched", "detail": "2 topics"},
+    {"event": "clarifier_gave_up", "reason": "an unreadable reply"},
 ]
 
 
@@ -32,6 +36,7 @@ def test_every_shown_event_has_a_line_the_progress_wording_capitalised() -> None
     "event",
     [
         {"event": "todos", "todos": [{"content": "a", "status": "pending"}]},
+        {"event": "model_repaired", "role": "researcher", "repair": "JSON repaired"},
         {"event": "memory", "status": "unavailable", "reason": "locked"},
         {"event": "search_refused", "id": "r", "query": "q", "cap": 3},
         {"event": "fetch", "id": "r", "url": "https://a.example/", "chars": 10, "skipped": ""},

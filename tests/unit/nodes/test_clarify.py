@@ -6,11 +6,13 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
 from deep_research.config.settings import Context
 from deep_research.nodes.clarify import SHOWN_CHARS, clarify, route_clarify, shown
+from deep_research.runtime import progress
 from deep_research.text import limits
 from tests.support.scripted_model import Script, ScriptedChatModel
 
@@ -54,12 +56,19 @@ async def test_an_unreadable_reply_is_asked_again_with_its_problem(use_script: U
     assert "no JSON object" in str(retry[-1].content)
 
 
-async def test_two_unreadable_replies_proceed_without_questions(use_script: UseScript) -> None:
+async def test_two_unreadable_replies_proceed_without_questions_and_say_so(
+    use_script: UseScript, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    events: list[dict[str, Any]] = []
+    monkeypatch.setattr(progress, "get_stream_writer", lambda: events.append)
     model = use_script(replying("nothing", "still nothing"))
     update = await clarify(state(), Runtime(context=Context()))
     assert update.pop("usage")["calls"] == 2 and update.pop("cost_counted") == 0
     assert update == {"pending_questions": []}
     assert len(model.calls) == 2
+    assert [e for e in events if e["event"] == "clarifier_gave_up"] == [
+        {"event": "clarifier_gave_up", "reason": "its reply was not a readable decision, twice"}
+    ]
 
 
 async def test_switched_off_or_out_of_rounds_asks_no_model(use_script: UseScript) -> None:

@@ -105,3 +105,58 @@ def test_a_report_without_a_retrieved_source_says_so_when_written() -> None:
 
 def test_every_status_but_complete_is_worded() -> None:
     assert set(UNSOURCED) == set(get_args(ReportStatus)) - {"complete"}
+
+
+@pytest.mark.parametrize(
+    ("event", "line"),
+    [
+        (
+            {"event": "model_retry", "role": "researcher", "reason": "timeout", "attempt": 2},
+            "researcher model tried again (attempt 2): no answer within LLM_TIMEOUT",
+        ),
+        (
+            {
+                "event": "model_retry",
+                "role": "orchestrator",
+                "reason": "server_error",
+                "attempt": 3,
+                "error": "HTTP 503: loading model",
+            },
+            "orchestrator model tried again (attempt 3): the server failed "
+            "(HTTP 503: loading model)",
+        ),
+        (
+            {"event": "reply_cut", "role": "researcher", "tokens_out": 4096, "outcome": "retried"},
+            "researcher reply cut at its completion limit (4096 tokens): asked again",
+        ),
+        (
+            {"event": "reply_cut", "role": "orchestrator", "tokens_out": 4096, "outcome": "kept"},
+            "orchestrator reply cut at its completion limit (4096 tokens): kept as it is, "
+            "marked as cut",
+        ),
+        (
+            {"event": "model_repaired", "role": "researcher", "repair": "JSON repaired"},
+            "researcher reply mended: JSON repaired",
+        ),
+        (
+            {"event": "clarifier_gave_up", "reason": "an unreadable reply"},
+            "clarifier gave up (an unreadable reply): researching the question as asked",
+        ),
+        (
+            {"event": "floor", "id": "", "acted": "dispatched", "detail": "3 topics"},
+            "floor: the model started no research, so the plan was sent to researchers in code: "
+            "3 topics",
+        ),
+    ],
+)
+def test_every_give_up_repair_retry_cut_and_floor_has_a_line(
+    event: dict[str, Any], line: str
+) -> None:
+    assert progress_line(event) == line
+
+
+def test_what_a_model_or_server_wrote_in_these_lines_goes_through_words() -> None:
+    retry = {"event": "model_retry", "role": "r", "reason": "server_error", "attempt": 2}
+    assert "BOOM" in str(progress_line({**retry, "error": "boom"}, words=shouted))
+    floor = {"event": "floor", "acted": "searched", "detail": "heat"}
+    assert str(progress_line(floor, words=shouted)).endswith(": HEAT")
