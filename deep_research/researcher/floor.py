@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import uuid
 
-from langchain_core.messages import AIMessage, ToolCall
+from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 
 from deep_research.state import ResearcherState
 
@@ -19,10 +19,11 @@ QUERY_CHARS = 200  # a search API's query is a line, not a paragraph
 
 
 def due(state: ResearcherState, reply: AIMessage, usable_queries: int) -> bool:
-    """Whether the researcher's `reply` gets the floor's search: nothing searched yet on the
-    topic, none asked for now, and its share still has a search in it."""
+    """Whether the researcher's `reply` gets the floor's search: no search step has run on
+    the topic yet, none is asked for now, and its share still has a search in it."""
+    searched = any(isinstance(m, ToolMessage) for m in state["messages"])
     share_left = state["share"]["searches"] - state.get("searches", 0)
-    return state.get("searches", 0) == 0 and usable_queries == 0 and share_left > 0
+    return not searched and usable_queries == 0 and share_left > 0
 
 
 def query_of(topic: str) -> str:

@@ -7,7 +7,6 @@ is counted where they are made: the model client (llm/models.py) and the search 
 
 from __future__ import annotations
 
-import re
 import uuid
 from typing import Any, Final, Literal
 
@@ -32,7 +31,6 @@ from deep_research.runtime import durable, process, progress, prompts
 from deep_research.state import NO_USAGE, ResearcherState, RoleUsage, Source, Usage
 
 MAX_QUERIES_PER_CALL = 4
-_WORDS = re.compile(r"\w{2,}")
 WEB_SEARCH: Final = "web_search"  # the researcher's one tool
 
 
@@ -148,8 +146,13 @@ def _as_plain_text(messages: list[Any]) -> list[Any]:
 
 
 def _usable_queries(reply: AIMessage) -> int:
-    """How many of the reply's queries have words in them (an empty query searches nothing)."""
-    return sum(1 for call in reply.tool_calls for query in _queries(call) if _WORDS.search(query))
+    """How many of the reply's queries the search step would send (junk is refused there)."""
+    return sum(
+        1
+        for call in reply.tool_calls
+        for query in _queries(call)
+        if not search_service.clean(query).refused
+    )
 
 
 def route_researcher(state: ResearcherState) -> Literal["think", "search", "__end__"]:

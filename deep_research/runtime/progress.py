@@ -28,7 +28,7 @@ Python, `stream_subgraphs=True` in the SDK).
 | `memory_saved` | `where`, `pages` (the report and its cited pages are remembered) |
 | `memory_skipped` | `status` (a report that is not `complete` is not remembered) |
 | `floor` | `id` (a task's, or empty), `acted` (`dispatched`, `searched`, `quoted`), `detail` |
-| `model_retry` | `role`, `model`, `reason` (`timeout`, `server_error`, `cut`), `attempt`, `error` |
+| `model_retry` | `role`, `model`, `attempt`, `error`, `reason` (timeout, server_error, cut, ...) |
 | `model_repaired` | `role`, `model`, `repair` (what was mended: a call read from text, ...) |
 | `reply_cut` | `role`, `model`, `tokens_out`, `outcome` (`retried`, `continued`, `kept`) |
 | `clarifier_gave_up` | `reason` (why research starts without clarifying questions) |
