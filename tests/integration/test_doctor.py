@@ -77,14 +77,23 @@ async def test_native_tool_calls_pass_with_one_probe_for_roles_sharing_a_model(
     server: ScriptedOpenAIServer,
 ) -> None:
     checks = await model_checks()
-    assert [c.status for c in checks] == ["ok", "ok", "ok"]
+    assert [c.status for c in checks] == ["ok", "ok", "ok", "ok"]
     assert by_name(checks, "tool calls").detail == "native tool calls"
+    assert by_name(checks, "tool result").detail == (
+        "answered after the tool result, as a run's second call must"
+    )
     assert by_name(checks, "endpoint").name == "endpoint (clarifier, orchestrator, researcher)"
     assert "test-model is served" in by_name(checks, "model name").detail
-    [probe] = server.requests
-    assert tools_offered(probe) == {"ping"}
+    probe, exchange = server.requests
+    assert [m["role"] for m in probe["messages"]] == ["system", "user"]
+    assert tools_offered(probe) == tools_offered(exchange) == {"ping"}
     assert probe["model"] == "test-model"
     assert probe["max_completion_tokens"] == 8192, "the probe asks as a run does"
+    # The second call is a run's second: the model's own call sent back with its result.
+    assert [m["role"] for m in exchange["messages"]] == ["system", "user", "assistant", "tool"]
+    [call] = exchange["messages"][2]["tool_calls"]
+    assert call["function"]["name"] == "ping" and call["id"] == "call_1"
+    assert exchange["messages"][3]["tool_call_id"] == "call_1"
 
 
 @pytest.mark.parametrize("server", [native], indirect=True)
@@ -94,7 +103,8 @@ async def test_roles_with_different_models_are_each_probed_and_named(
     checks = await model_checks(researcher_model="local:test-model-b")
     names = [c.name for c in checks if c.name.startswith("tool calls")]
     assert names == ["tool calls (clarifier, orchestrator)", "tool calls (researcher)"]
-    assert sorted(body["model"] for body in server.requests) == ["test-model", "test-model-b"]
+    asked = sorted(body["model"] for body in server.requests)
+    assert asked == ["test-model"] * 2 + ["test-model-b"] * 2, "two calls each"
     assert by_name(checks, "model name (researcher)").status == "warn"
 
 
@@ -117,8 +127,9 @@ async def test_an_empty_reply_warns_that_a_tool_call_was_dropped(
     assert probe.status == "warn"
     assert probe.detail.startswith("empty reply, also after the nudge a run sends")
     assert "Failed to parse tool call" in probe.fix
-    first, nudged = server.requests
+    first, nudged, exchange = server.requests
     assert NUDGE_MARKER in last_user_text(nudged) and NUDGE_MARKER not in last_user_text(first)
+    assert [m["role"] for m in exchange["messages"]][-2:] == ["assistant", "tool"]
 
 
 @pytest.mark.parametrize("server", [lambda body: Reply("Sure, I can help.")], indirect=True)
@@ -127,11 +138,12 @@ async def test_a_reply_without_any_tool_use_warns_and_quotes_it(
 ) -> None:
     probe = by_name(await model_checks(), "tool calls")
     assert probe.status == "warn"
-    assert "without calling the tool: 'Sure, I can help.', twice" in probe.detail
-    first, again = server.requests
-    assert [m["role"] for m in again["messages"]] == ["user", "assistant", "user"]
-    assert again["messages"][1]["content"] == "Sure, I can help."
-    assert tools_offered(again) == {"ping"} and len(first["messages"]) == 1
+    assert "('Sure, I can help.', twice): runs go on with the floor" in probe.detail
+    assert probe.fix.startswith("use a model with tool calling"), "a server of no known kind"
+    first, again, _ = server.requests
+    assert [m["role"] for m in again["messages"]] == ["system", "user", "assistant", "user"]
+    assert again["messages"][2]["content"] == "Sure, I can help."
+    assert tools_offered(again) == {"ping"} and len(first["messages"]) == 2
 
 
 def answers_on_the_second_ask(first: str, mode: Mode | None) -> Any:
@@ -139,7 +151,7 @@ def answers_on_the_second_ask(first: str, mode: Mode | None) -> Any:
     (natively when `mode` is None, else written as text in that mode)."""
 
     def brain(body: dict[str, Any]) -> Reply:
-        if len(body["messages"]) == 1 and NUDGE_MARKER not in last_user_text(body):
+        if len(body["messages"]) == 2 and NUDGE_MARKER not in last_user_text(body):
             return Reply(first)
         return Reply(tool_calls=[PING]) if mode is None else Reply(render([PING], mode))
 
@@ -158,23 +170,28 @@ async def test_a_model_that_calls_the_tool_when_asked_again_passes(
     assert probe.status == "ok", probe
     assert probe.detail.endswith("(when asked again, as a run would)")
     assert probe.detail.startswith("native" if mode is None else "tool calls written as text")
-    assert len(asked) == 2, "one more ask, never more"
+    assert len(asked) == 3, "one more ask, never more, then the tool result"
     # An empty reply gets the agent's own nudge; a text reply is asked again after it.
     said = last_user_text(asked[1])
     assert (NUDGE_MARKER in said) == (first == ""), said
 
 
-@pytest.mark.parametrize(
-    "server", [lambda body: Reply('ping({"wo', finish_reason="length")], indirect=True
-)
-async def test_a_reply_cut_off_by_the_completion_limit_fails_and_says_to_raise_it(
+def never_stops(body: dict[str, Any]) -> Reply:
+    """A model that writes until the server's limit cuts it, on every call."""
+    return Reply("ready " * 50, finish_reason="length", completion_tokens=512)
+
+
+@pytest.mark.parametrize("server", [never_stops], indirect=True)
+async def test_a_reply_run_to_the_completion_limit_is_a_model_that_did_not_stop(
     server: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("LLM_MAX_TOKENS", "512")
-    probe = by_name(await model_checks(), "tool calls")
-    assert probe.status == "fail"
-    assert "finish_reason=length" in probe.detail
-    assert "LLM_MAX_TOKENS (now 512)" in probe.fix
+    [endpoint, _, probe] = await model_checks()
+    assert endpoint.status == "ok" and probe.status == "fail"
+    assert probe.detail.startswith("the model did not stop: its reply to a one-line probe ran")
+    assert "512 tokens, finish_reason=length, LLM_MAX_TOKENS=512" in probe.detail
+    assert "loading" not in probe.detail and "stop token" in probe.fix
+    assert len(server.requests) == 1, "a model that did not stop is not asked again"
 
 
 @pytest.mark.parametrize("server", [native], indirect=True)
@@ -204,14 +221,16 @@ async def test_a_server_that_is_down_is_unreachable_and_probed_no_further(
 @pytest.mark.parametrize(
     "server", [lambda body: Reply(tool_calls=[PING], delay=1.0)], indirect=True
 )
-async def test_a_chat_probe_past_its_deadline_says_the_server_may_still_be_loading_weights(
+async def test_a_chat_probe_past_its_deadline_while_models_answer_at_once_did_not_stop(
     server: ScriptedOpenAIServer,
 ) -> None:
     checks = await model_checks(timeout=0.2)
     assert by_name(checks, "endpoint").status == "ok"
     probe = by_name(checks, "tool calls")
     assert probe.status == "fail"
-    assert "loading the weights" in probe.detail and "re-run" in probe.fix
+    assert "no reply within 0.2 s, though" in probe.detail
+    assert "the model did not stop" in probe.detail and "loading" not in probe.detail
+    assert "higher --timeout" in probe.fix
 
 
 @pytest.mark.parametrize(
@@ -225,7 +244,7 @@ async def test_a_server_error_is_one_line_that_never_repeats_a_key(
     assert probe.detail == "HTTP 500: bad key [REDACTED]"
 
 
-@pytest.mark.parametrize("server", [lambda body: Reply("Z" * 60 + PLAIN_KEY)], indirect=True)
+@pytest.mark.parametrize("server", [lambda body: Reply("Z" * 40 + PLAIN_KEY)], indirect=True)
 async def test_a_text_reply_quoting_the_key_is_redacted_before_it_is_cut_short(
     server: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
