@@ -394,6 +394,7 @@ def test_the_command_passes_a_good_setup_and_leaves_nothing_behind(tmp_path: Pat
         "endpoint",
         "model name",
         "tool calls",
+        "tool result",
         "search tavily",
         "relevance model",
         "checkpoint dir",
