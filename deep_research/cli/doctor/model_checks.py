@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 import httpx
 
@@ -62,7 +62,7 @@ async def check_model(context: Context, target: ModelTarget, timeout: float) -> 
         # No common model list across providers: the probe itself says reachable or not.
         where = public_url(provider_models.base_url(model, provider))
         kind: Kind | None = "Ollama" if provider == "ollama" else None
-        return await probe(model, Probed(roles, where, kind), timeout)
+        return await probe(model, Probed(roles, where, kind, local=kind is not None), timeout)
     base = str(getattr(model, "openai_api_base", None) or OPENAI_URL)
     secret = getattr(model, "openai_api_key", None)
     key = secret.get_secret_value() if secret is not None else ""
@@ -72,7 +72,8 @@ async def check_model(context: Context, target: ModelTarget, timeout: float) -> 
         return checks
     if served is not None:
         checks.append(_name_check(target, name, served))
-    checks += await probe(model, Probed(roles, public_url(base), kind, listed=True), timeout)
+    probed = Probed(roles, public_url(base), kind, listed=True, local=provider == "local")
+    checks += await probe(model, probed, timeout)
     return checks
 
 
@@ -89,10 +90,8 @@ async def _served_models(
     try:
         async with asyncio.timeout(timeout), httpx.AsyncClient(timeout=timeout) as client:
             response = await client.get(base.rstrip("/") + "/models", headers=headers)
-            if local:
-                kind = server_kind.from_listing(response.headers, _json(response))
-                if kind is None and await server_kind.is_ollama(client, base):
-                    kind = "Ollama"
+        if local:
+            kind = await _kind(response, base, timeout)
     except TimeoutError:
         fix = "is the server busy or hung? re-run doctor in a minute, or raise --timeout"
         detail = f"{where} did not answer within {timeout:g} s"
@@ -118,10 +117,20 @@ async def _served_models(
     return Check(label, "ok", f"{where}{server} answers, serving {listed}"), names, kind
 
 
-def _json(response: httpx.Response) -> Any:
+async def _kind(response: httpx.Response, base: str, timeout: float) -> Kind | None:
+    """The server that sent this model list, from its own signs, else Ollama if it says so
+    (under its own deadline: a server that listed its models is not blamed for this)."""
     try:
-        return response.json()
+        listing = response.json()
     except ValueError:
+        listing = None
+    kind = server_kind.from_listing(response.headers, listing)
+    if kind is not None:
+        return kind
+    try:
+        async with asyncio.timeout(timeout), httpx.AsyncClient(timeout=timeout) as client:
+            return "Ollama" if await server_kind.is_ollama(client, base) else None
+    except TimeoutError:
         return None
 
 

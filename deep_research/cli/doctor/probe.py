@@ -34,6 +34,7 @@ from deep_research.runtime import prompts
 from deep_research.text import secrets
 
 Turn = Literal["first", "second"]
+Cloud = Literal["cloud"]
 QUOTED = 60  # characters of a text reply quoted in the warning
 # Servers that load a model on its first chat request, not before they answer /models.
 LOADS_ON_REQUEST: tuple[Kind | None, ...] = ("mlx_lm.server", "Ollama")
@@ -54,12 +55,18 @@ class Ping(BaseModel):
 @dataclass(frozen=True)
 class Probed:
     """The model a probe asks: the roles using it, where it is served, which server that
-    is (when known), and whether that server answered its model list."""
+    is (when known), whether that server answered its model list, and whether it is a
+    server of the user's own (a cloud provider has no flags to give)."""
 
     roles: str
     where: str
     kind: Kind | None = None
     listed: bool = False
+    local: bool = False
+
+    @property
+    def server(self) -> Kind | Cloud | None:
+        return self.kind if self.local else "cloud"
 
     def label(self, what: str) -> str:
         return f"{what} ({self.roles})"
@@ -75,7 +82,7 @@ async def probe(model: Any, target: Probed, timeout: float) -> list[Check]:
     reply = await _ask(model, request, label, target, timeout, "first")
     if isinstance(reply, Check):
         return [reply]
-    check = classify(reply, label, target.kind)
+    check = classify(reply, label, target.server)
     if check.status == "warn":
         # One text or empty reply to a one-line probe says little: many models that call
         # tools in runs do it. The agent nudges an empty reply once (`llm.models`); a text
@@ -88,7 +95,7 @@ async def probe(model: Any, target: Probed, timeout: float) -> list[Check]:
         # A second ask that fails adds nothing to what the first reply showed.
         if not isinstance(second, Check):
             request, reply = again, second
-            check = classify(second, label, target.kind, again=True)
+            check = classify(second, label, target.server, again=True)
     if check.status == "fail":
         return [check]
     return [check, await _after_result(model, request, reply, target, timeout)]
@@ -200,8 +207,11 @@ def _too_long(label: str, target: Probed, timeout: float, turn: Turn) -> Check:
     )
 
 
-def classify(reply: AIMessage, label: str, kind: Kind | None = None, again: bool = False) -> Check:
+def classify(
+    reply: AIMessage, label: str, kind: Kind | Cloud | None = None, again: bool = False
+) -> Check:
     """Native call, call written as text, empty, plain text, or run to the token limit;
+    `kind`: the server found (its fix is given), "cloud" for a provider's own API;
     `again`: the reply to the second ask, after a first that called no tool."""
     if _cut_off(reply):
         return _did_not_stop(reply, label)
@@ -227,7 +237,7 @@ def classify(reply: AIMessage, label: str, kind: Kind | None = None, again: bool
         "warn",
         f"answered in text, not with a tool call ({quoted!r}{', twice' if again else ''}): "
         + FLOOR,
-        server_kind.tool_hint(kind),
+        "use a model with tool calling" if kind == "cloud" else server_kind.tool_hint(kind),
     )
 
 

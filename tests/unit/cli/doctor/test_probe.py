@@ -14,7 +14,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from deep_research.cli.doctor import probe as pr
 from deep_research.cli.doctor.probe import Probed
 
-LOCAL = Probed("clarifier, researcher", "http://here", "llama.cpp", listed=True)
+LOCAL = Probed("clarifier, researcher", "http://here", "llama.cpp", listed=True, local=True)
 CLOUD = Probed("orchestrator", "http://cloud")
 NATIVE = AIMessage("", tool_calls=[{"name": "ping", "args": {"word": "x"}, "id": "1"}])
 
@@ -75,6 +75,14 @@ def test_the_fix_for_a_text_reply_is_the_one_for_the_server_found(
     fix = pr.classify(AIMessage("no"), "l", kind).fix
     assert says in fix, fix
     assert not never or never not in fix
+
+
+async def test_a_cloud_model_gets_no_servers_flags_and_a_local_one_its_servers() -> None:
+    assert pr.classify(AIMessage("t"), "l", "cloud").fix == "use a model with tool calling"
+    [cloud, _] = await pr.probe(_Scripted(lambda m: AIMessage("t")), CLOUD, 1)
+    [local, _] = await pr.probe(_Scripted(lambda m: AIMessage("t")), LOCAL, 1)
+    assert cloud.fix == "use a model with tool calling"
+    assert local.fix.startswith("start llama-server with --jinja")
 
 
 def test_the_reply_to_a_second_ask_says_so() -> None:
