@@ -7,14 +7,17 @@ tests/integration/test_doctor*.py; the probe's reading of replies in test_probe.
 
 from __future__ import annotations
 
+import asyncio
 import sys
+from typing import Any
 
 import pytest
+from aiohttp import web
 
 from deep_research.cli.doctor import model_checks as mc
 from deep_research.cli.doctor.model_checks import MAX_LISTED, ModelTarget
 from deep_research.config.settings import load_context
-from tests.support.fakes.http_server import closed_port
+from tests.support.fakes.http_server import BackgroundServer, closed_port
 
 LOCAL = ModelTarget("local:m", ("clarifier", "researcher"))
 CLOUD = ModelTarget("openai:gpt", ("orchestrator",))
@@ -56,3 +59,37 @@ async def test_a_local_server_that_is_down_says_how_to_start_one_on_its_port(
     assert check.detail.startswith("unreachable: http://127.0.0.1:")
     cloud, _, _ = await mc._served_models(CLOUD, base, "", 2.0)
     assert "OPENAI_BASE_URL" in cloud.fix
+
+
+def listing_server(version: Any) -> BackgroundServer:
+    """A server whose model list has no sign of its own (Ollama's `owned_by` is a namespace)
+    and whose `/api/version` is `version`: a handler, or None for no such route."""
+
+    async def models(request: web.Request) -> web.Response:
+        card = {"id": "m", "object": "model", "owned_by": "library"}
+        return web.json_response({"object": "list", "data": [card]})
+
+    app = web.Application()
+    app.router.add_get("/v1/models", models)
+    if version is not None:
+        app.router.add_get("/api/version", version)
+    return BackgroundServer(app)
+
+
+async def test_ollama_is_told_by_its_version_call_and_a_hung_one_blames_nobody() -> None:
+    async def ollama(request: web.Request) -> web.Response:
+        return web.json_response({"version": "0.12.3"})
+
+    async def hangs(request: web.Request) -> web.Response:
+        await asyncio.sleep(5)
+        return web.json_response({"version": "late"})
+
+    async def stranger(request: web.Request) -> web.Response:
+        return web.json_response({"version": 3})
+
+    for version, kind in [(ollama, "Ollama"), (hangs, None), (stranger, None), (None, None)]:
+        with listing_server(version) as server:
+            check, served, found = await mc._served_models(LOCAL, server.url + "/v1", "", 0.5)
+        assert (check.status, served, found) == ("ok", ["m"], kind), version
+        assert check.detail.endswith(" answers, serving 1 model")
+        assert ("(Ollama)" in check.detail) == (kind == "Ollama")
