@@ -20,6 +20,7 @@ from deep_research.cli.doctor.checks import (
 from deep_research.cli.doctor.model_checks import check_model, model_targets
 from deep_research.cli.main import main
 from deep_research.config.settings import load_context
+from deep_research.llm.chat_models import chat_model
 from tests.support.cli import cli_env, run_cli
 from tests.support.fakes.http_server import closed_port
 from tests.support.fakes.openai_server import (
@@ -88,7 +89,9 @@ async def test_native_tool_calls_pass_with_one_probe_for_roles_sharing_a_model(
     assert [m["role"] for m in probe["messages"]] == ["system", "user"]
     assert tools_offered(probe) == tools_offered(exchange) == {"ping"}
     assert probe["model"] == "test-model"
-    assert probe["max_completion_tokens"] == 8192, "the probe asks as a run does"
+    run = chat_model(load_context({}), "clarifier")
+    limit = getattr(run, "max_tokens", None)
+    assert limit and probe["max_completion_tokens"] == limit, "the probe asks as a run does"
     # The second call is a run's second: the model's own call sent back with its result.
     assert [m["role"] for m in exchange["messages"]] == ["system", "user", "assistant", "tool"]
     [call] = exchange["messages"][2]["tool_calls"]
@@ -189,7 +192,7 @@ async def test_a_reply_run_to_the_completion_limit_is_a_model_that_did_not_stop(
     [endpoint, _, probe] = await model_checks()
     assert endpoint.status == "ok" and probe.status == "fail"
     assert probe.detail.startswith("the model did not stop: its reply to a one-line probe ran")
-    assert "512 tokens, finish_reason=length, LLM_MAX_TOKENS=512" in probe.detail
+    assert "(512 tokens, finish_reason=length)" in probe.detail
     assert "loading" not in probe.detail and "stop token" in probe.fix
     assert len(server.requests) == 1, "a model that did not stop is not asked again"
 

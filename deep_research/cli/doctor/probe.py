@@ -27,7 +27,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from deep_research.cli.doctor import server_kind
 from deep_research.cli.doctor.checks import Check
 from deep_research.cli.doctor.server_kind import Kind
-from deep_research.config.endpoints import read_endpoints
 from deep_research.llm import toolcalls
 from deep_research.llm.errors import UNREACHABLE
 from deep_research.runtime import prompts
@@ -242,17 +241,16 @@ def classify(
 
 
 def _did_not_stop(reply: AIMessage, label: str) -> Check:
-    """A reply that ran to the completion limit: a one-line probe needs a few tokens, and
-    the limit is at least 256 (`Endpoints`), so this model did not stop."""
-    limit = read_endpoints().llm_max_tokens
+    """A reply that ran to the completion limit. A one-line probe needs a few tokens and
+    every role's limit is hundreds at least, so this model did not stop."""
     used = reply.usage_metadata["output_tokens"] if reply.usage_metadata else None
     tokens = f"{used} token{'s' if used != 1 else ''}, " if used else ""
     return Check(
         label,
         "fail",
         f"the model did not stop: its reply to a one-line probe ran to its completion limit "
-        f"({tokens}finish_reason=length, LLM_MAX_TOKENS={limit}); a run's calls would too, "
-        "each as long as the limit allows",
+        f"({tokens}finish_reason=length); a run's calls would too, each as long as the limit "
+        "allows",
         "check the model's chat template and stop token on the server (its log shows the "
         "reply), or use another model",
     )
