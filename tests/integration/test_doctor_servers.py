@@ -172,5 +172,5 @@ async def test_llama_cpp_python_refusing_a_null_content_gets_its_own_fix(
         checks = await model_checks()
     result = by_name(checks, "tool result")
     assert result.status == "fail"
-    assert "(it refuses an assistant message whose content is null)" in result.detail
+    assert "; it refuses an assistant message whose content is null: HTTP 500" in result.detail
     assert result.fix.startswith("llama-cpp-python refuses some tool exchanges")

@@ -167,15 +167,15 @@ def _refused_exchange(label: str, kind: Kind | None, said: str) -> Check:
     said = secrets.redact(" ".join(said.split()))
     lowered = said.lower()
     cause = (
-        " (it refuses an assistant message whose content is null)"
+        "; it refuses an assistant message whose content is null"
         if "content" in lowered and ("none" in lowered or "null" in lowered)
         else ""
     )
     return Check(
         label,
         "fail",
-        f"a run cannot succeed: the server refused the second call of a tool exchange (the "
-        f"model's tool call sent back with its result){cause}: {said}",
+        f"a run cannot succeed: the server refused the second call of a tool exchange, the "
+        f"model's tool call sent back with its result{cause}: {said}",
         server_kind.exchange_hint(kind),
     )
 

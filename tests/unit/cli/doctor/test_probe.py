@@ -111,7 +111,7 @@ def test_a_refused_second_call_says_a_run_cannot_succeed_and_names_a_null_conten
     dump = "1 validation error\nmessages.2.content\n  Input should be a valid string [None]"
     check = pr._refused_exchange("l", "llama-cpp-python", f"HTTP 500: {dump}")
     assert check.status == "fail" and check.detail.startswith("a run cannot succeed")
-    assert "(it refuses an assistant message whose content is null)" in check.detail
+    assert "; it refuses an assistant message whose content is null: HTTP 500" in check.detail
     assert "\n" not in check.detail and "no --chat_format" in check.fix
     plain = pr._refused_exchange("l", None, "HTTP 400: bad template")
     assert "content is null" not in plain.detail and "check the server log" in plain.fix
