@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from deep_research.cli.doctor import REPLY_DEADLINE, doctor_parser
 from deep_research.cli.doctor.checks import (
     Check,
     check_search,
@@ -234,6 +235,22 @@ async def test_a_chat_probe_past_its_deadline_while_models_answer_at_once_did_no
     assert "no reply within 0.2 s, though" in probe.detail
     assert "the model did not stop" in probe.detail and "loading" not in probe.detail
     assert "higher --timeout" in probe.fix
+
+
+@pytest.mark.parametrize(
+    "server", [lambda body: Reply(tool_calls=[PING], delay=0.5)], indirect=True
+)
+async def test_a_slow_model_gets_the_reply_deadline_not_the_network_one(
+    server: ScriptedOpenAIServer,
+) -> None:
+    # A small model on a laptop CPU answers in seconds: slower than a network probe's
+    # deadline, and no sign it does not stop. `deep-research doctor` waits 60 s by default.
+    context = load_context({})
+    [target] = model_targets(context)
+    checks = await check_model(context, target, 0.2, reply_timeout=5.0)
+    assert [c.status for c in checks] == ["ok"] * 4
+    assert doctor_parser().parse_args([]).timeout is None, "so the command picks each deadline"
+    assert REPLY_DEADLINE >= 60
 
 
 @pytest.mark.parametrize(

@@ -49,8 +49,11 @@ def model_targets(context: Context) -> list[ModelTarget]:
     return [ModelTarget(spec, tuple(names)) for spec, names in roles.items()]
 
 
-async def check_model(context: Context, target: ModelTarget, timeout: float) -> list[Check]:
-    """Reachable, model served, tool-call probe: stops at the first check that fails."""
+async def check_model(
+    context: Context, target: ModelTarget, timeout: float, reply_timeout: float | None = None
+) -> list[Check]:
+    """Reachable, model served, tool exchange: stops at the first check that fails.
+    `timeout` bounds each request, `reply_timeout` (when given) each model reply."""
     # A cloud role without its key never gets here: `Context` refuses it (exit 2).
     provider, _, name = target.spec.partition(":")
     try:
@@ -62,7 +65,8 @@ async def check_model(context: Context, target: ModelTarget, timeout: float) -> 
         # No common model list across providers: the probe itself says reachable or not.
         where = public_url(provider_models.base_url(model, provider))
         kind: Kind | None = "Ollama" if provider == "ollama" else None
-        return await probe(model, Probed(roles, where, kind, local=kind is not None), timeout)
+        probed = Probed(roles, where, kind, local=kind is not None)
+        return await probe(model, probed, reply_timeout or timeout)
     base = str(getattr(model, "openai_api_base", None) or OPENAI_URL)
     secret = getattr(model, "openai_api_key", None)
     key = secret.get_secret_value() if secret is not None else ""
@@ -73,7 +77,7 @@ async def check_model(context: Context, target: ModelTarget, timeout: float) -> 
     if served is not None:
         checks.append(_name_check(target, name, served))
     probed = Probed(roles, public_url(base), kind, listed=True, local=provider == "local")
-    checks += await probe(model, probed, timeout)
+    checks += await probe(model, probed, reply_timeout or timeout)
     return checks
 
 
