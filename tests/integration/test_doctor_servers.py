@@ -25,10 +25,10 @@ def point_at(monkeypatch: pytest.MonkeyPatch, base_url: str) -> None:
     monkeypatch.setenv("LLM_MAX_RETRIES", "0")
 
 
-async def model_checks(timeout: float = 5.0) -> list[Check]:
+async def model_checks(timeout: float = 5.0, reply_timeout: float | None = None) -> list[Check]:
     context = load_context({})
     [target] = model_targets(context)
-    return await check_model(context, target, timeout)
+    return await check_model(context, target, timeout, reply_timeout)
 
 
 def by_name(checks: list[Check], prefix: str) -> Check:
@@ -102,14 +102,14 @@ async def test_a_second_call_past_the_deadline_did_not_stop(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     def brain(body: dict[str, Any]) -> Reply:
-        return Reply("going on", delay=1.0) if in_exchange(body) else Reply(tool_calls=[PING])
+        return Reply("going on", delay=3.0) if in_exchange(body) else Reply(tool_calls=[PING])
 
     with ScriptedOpenAIServer(brain) as llm:
         point_at(monkeypatch, llm.base_url)
-        checks = await model_checks(timeout=0.3)
+        checks = await model_checks(reply_timeout=1.0)
     result = by_name(checks, "tool result")
     assert result.status == "fail"
-    assert "no reply within 0.3 s" in result.detail and "the model did not stop" in result.detail
+    assert "no reply within 1 s" in result.detail and "the model did not stop" in result.detail
     assert "loading" not in result.detail
 
 
