@@ -139,7 +139,7 @@ async def test_doctor_names_the_server_it_found(
     ("face", "says", "never"),
     [
         ("llama.cpp", "start llama-server with --jinja", "--chat_format"),
-        ("llama-cpp-python", "has no --jinja: start it with --chat_format", "start llama-server"),
+        ("llama-cpp-python", "offers tools only to a request that sends tool_choice", "start"),
         ("Ollama", "(`ollama show MODEL`)", "--jinja"),
         ("LM Studio", "LM Studio marks as tool-capable", "--jinja"),
         ("mlx_lm.server", "chat template handles tools", "--jinja"),

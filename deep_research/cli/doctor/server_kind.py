@@ -40,9 +40,10 @@ NAMES: dict[Kind, str] = {
 TOOL_HINTS: dict[Kind | None, str] = {
     "llama.cpp": "start llama-server with --jinja (older builds need it) and a model whose "
     "chat template handles tools, or give one with --chat-template-file",
-    "llama-cpp-python": "llama-cpp-python's server has no --jinja: start it with "
-    "--chat_format chatml-function-calling, or serve a model whose GGUF chat template "
-    "handles tools",
+    # llama_chat_format.chatml_function_calling: no `tool_choice` in the request, no tools.
+    "llama-cpp-python": "llama-cpp-python's server has no --jinja, and its --chat_format "
+    "chatml-function-calling offers tools only to a request that sends tool_choice: serve a "
+    "model whose GGUF chat template handles tools, or use llama.cpp's llama-server --jinja",
     "Ollama": "use a model Ollama lists with the tools capability (`ollama show MODEL`), "
     "e.g. qwen3",
     "LM Studio": "load a model LM Studio marks as tool-capable (Tool Use), e.g. Qwen3",

@@ -62,7 +62,7 @@ def test_a_text_reply_warns_with_the_floor_and_what_it_costs() -> None:
     ("kind", "says", "never"),
     [
         ("llama.cpp", "start llama-server with --jinja", "chat_format"),
-        ("llama-cpp-python", "has no --jinja: start it with --chat_format chatml-function", ""),
+        ("llama-cpp-python", "has no --jinja, and its --chat_format chatml-function-calling", ""),
         ("Ollama", "ollama show MODEL", "--jinja"),
         ("LM Studio", "LM Studio marks as tool-capable", "--jinja"),
         ("mlx_lm.server", "mlx-community/Qwen3-8B-4bit", "--jinja"),
