@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from deep_research.cli.doctor import REPLY_DEADLINE, doctor_parser
 from deep_research.cli.doctor.checks import (
     Check,
     check_search,
@@ -20,6 +21,7 @@ from deep_research.cli.doctor.checks import (
 from deep_research.cli.doctor.model_checks import check_model, model_targets
 from deep_research.cli.main import main
 from deep_research.config.settings import load_context
+from deep_research.llm.chat_models import chat_model
 from tests.support.cli import cli_env, run_cli
 from tests.support.fakes.http_server import closed_port
 from tests.support.fakes.openai_server import (
@@ -77,15 +79,25 @@ async def test_native_tool_calls_pass_with_one_probe_for_roles_sharing_a_model(
     server: ScriptedOpenAIServer,
 ) -> None:
     checks = await model_checks()
-    assert [c.status for c in checks] == ["ok", "ok", "ok"]
+    assert [c.status for c in checks] == ["ok", "ok", "ok", "ok"]
     assert by_name(checks, "tool calls").detail == "native tool calls"
+    assert by_name(checks, "tool result").detail == (
+        "answered after the tool result, as a run's second call must"
+    )
     assert by_name(checks, "endpoint").name == "endpoint (clarifier, orchestrator, researcher)"
     assert "test-model is served" in by_name(checks, "model name").detail
-    [probe] = server.requests
-    assert tools_offered(probe) == {"ping"}
+    probe, exchange = server.requests
+    assert [m["role"] for m in probe["messages"]] == ["system", "user"]
+    assert tools_offered(probe) == tools_offered(exchange) == {"ping"}
     assert probe["model"] == "test-model"
-    # As a run asks: the first role's limit (the clarifier's on a local server), both names.
-    assert probe["max_completion_tokens"] == probe["max_tokens"] == 2048
+    run = chat_model(load_context({}), "clarifier")
+    limit = getattr(run, "max_tokens", None)
+    assert limit and probe["max_completion_tokens"] == probe["max_tokens"] == limit, "as a run asks"
+    # The second call is a run's second: the model's own call sent back with its result.
+    assert [m["role"] for m in exchange["messages"]] == ["system", "user", "assistant", "tool"]
+    [call] = exchange["messages"][2]["tool_calls"]
+    assert call["function"]["name"] == "ping" and call["id"] == "call_1"
+    assert exchange["messages"][3]["tool_call_id"] == "call_1"
 
 
 @pytest.mark.parametrize("server", [native], indirect=True)
@@ -95,7 +107,8 @@ async def test_roles_with_different_models_are_each_probed_and_named(
     checks = await model_checks(researcher_model="local:test-model-b")
     names = [c.name for c in checks if c.name.startswith("tool calls")]
     assert names == ["tool calls (clarifier, orchestrator)", "tool calls (researcher)"]
-    assert sorted(body["model"] for body in server.requests) == ["test-model", "test-model-b"]
+    asked = sorted(body["model"] for body in server.requests)
+    assert asked == ["test-model"] * 2 + ["test-model-b"] * 2, "two calls each"
     assert by_name(checks, "model name (researcher)").status == "warn"
 
 
@@ -118,8 +131,9 @@ async def test_an_empty_reply_warns_that_a_tool_call_was_dropped(
     assert probe.status == "warn"
     assert probe.detail.startswith("empty reply, also after the nudge a run sends")
     assert "Failed to parse tool call" in probe.fix
-    first, nudged = server.requests
+    first, nudged, exchange = server.requests
     assert NUDGE_MARKER in last_user_text(nudged) and NUDGE_MARKER not in last_user_text(first)
+    assert [m["role"] for m in exchange["messages"]][-2:] == ["assistant", "tool"]
 
 
 @pytest.mark.parametrize("server", [lambda body: Reply("Sure, I can help.")], indirect=True)
@@ -128,11 +142,12 @@ async def test_a_reply_without_any_tool_use_warns_and_quotes_it(
 ) -> None:
     probe = by_name(await model_checks(), "tool calls")
     assert probe.status == "warn"
-    assert "without calling the tool: 'Sure, I can help.', twice" in probe.detail
-    first, again = server.requests
-    assert [m["role"] for m in again["messages"]] == ["user", "assistant", "user"]
-    assert again["messages"][1]["content"] == "Sure, I can help."
-    assert tools_offered(again) == {"ping"} and len(first["messages"]) == 1
+    assert "('Sure, I can help.', twice): runs go on with the floor" in probe.detail
+    assert probe.fix.startswith("use a model with tool calling"), "a server of no known kind"
+    first, again, _ = server.requests
+    assert [m["role"] for m in again["messages"]] == ["system", "user", "assistant", "user"]
+    assert again["messages"][2]["content"] == "Sure, I can help."
+    assert tools_offered(again) == {"ping"} and len(first["messages"]) == 2
 
 
 def answers_on_the_second_ask(first: str, mode: Mode | None) -> Any:
@@ -140,7 +155,7 @@ def answers_on_the_second_ask(first: str, mode: Mode | None) -> Any:
     (natively when `mode` is None, else written as text in that mode)."""
 
     def brain(body: dict[str, Any]) -> Reply:
-        if len(body["messages"]) == 1 and NUDGE_MARKER not in last_user_text(body):
+        if len(body["messages"]) == 2 and NUDGE_MARKER not in last_user_text(body):
             return Reply(first)
         return Reply(tool_calls=[PING]) if mode is None else Reply(render([PING], mode))
 
@@ -159,23 +174,28 @@ async def test_a_model_that_calls_the_tool_when_asked_again_passes(
     assert probe.status == "ok", probe
     assert probe.detail.endswith("(when asked again, as a run would)")
     assert probe.detail.startswith("native" if mode is None else "tool calls written as text")
-    assert len(asked) == 2, "one more ask, never more"
+    assert len(asked) == 3, "one more ask, never more, then the tool result"
     # An empty reply gets the agent's own nudge; a text reply is asked again after it.
     said = last_user_text(asked[1])
     assert (NUDGE_MARKER in said) == (first == ""), said
 
 
-@pytest.mark.parametrize(
-    "server", [lambda body: Reply('ping({"wo', finish_reason="length")], indirect=True
-)
-async def test_a_reply_cut_off_by_the_completion_limit_fails_and_says_to_raise_it(
+def never_stops(body: dict[str, Any]) -> Reply:
+    """A model that writes until the server's limit cuts it, on every call."""
+    return Reply("ready " * 50, finish_reason="length", completion_tokens=512)
+
+
+@pytest.mark.parametrize("server", [never_stops], indirect=True)
+async def test_a_reply_run_to_the_completion_limit_is_a_model_that_did_not_stop(
     server: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("LLM_MAX_TOKENS", "512")
-    probe = by_name(await model_checks(), "tool calls")
-    assert probe.status == "fail"
-    assert "finish_reason=length" in probe.detail
-    assert "LLM_MAX_TOKENS (now 512)" in probe.fix
+    [endpoint, _, probe] = await model_checks()
+    assert endpoint.status == "ok" and probe.status == "fail"
+    assert probe.detail.startswith("the model did not stop: its reply to a one-line probe ran")
+    assert "(512 tokens, finish_reason=length)" in probe.detail
+    assert "loading" not in probe.detail and "stop token" in probe.fix
+    assert len(server.requests) == 1, "a model that did not stop is not asked again"
 
 
 @pytest.mark.parametrize("server", [native], indirect=True)
@@ -205,14 +225,32 @@ async def test_a_server_that_is_down_is_unreachable_and_probed_no_further(
 @pytest.mark.parametrize(
     "server", [lambda body: Reply(tool_calls=[PING], delay=1.0)], indirect=True
 )
-async def test_a_chat_probe_past_its_deadline_says_the_server_may_still_be_loading_weights(
+async def test_a_chat_probe_past_its_deadline_while_models_answer_at_once_did_not_stop(
     server: ScriptedOpenAIServer,
 ) -> None:
     checks = await model_checks(timeout=0.2)
     assert by_name(checks, "endpoint").status == "ok"
     probe = by_name(checks, "tool calls")
     assert probe.status == "fail"
-    assert "loading the weights" in probe.detail and "re-run" in probe.fix
+    assert "no reply within 0.2 s, though" in probe.detail
+    assert "the model did not stop" in probe.detail and "loading" not in probe.detail
+    assert "higher --timeout" in probe.fix
+
+
+@pytest.mark.parametrize(
+    "server", [lambda body: Reply(tool_calls=[PING], delay=1.5)], indirect=True
+)
+async def test_a_slow_model_gets_the_reply_deadline_not_the_network_one(
+    server: ScriptedOpenAIServer,
+) -> None:
+    # A small model on a laptop CPU answers in seconds: slower than a network probe's
+    # deadline, and no sign it does not stop. `deep-research doctor` waits 60 s by default.
+    context = load_context({})
+    [target] = model_targets(context)
+    checks = await check_model(context, target, 1.0, reply_timeout=10.0)
+    assert [c.status for c in checks] == ["ok"] * 4
+    assert doctor_parser().parse_args([]).timeout is None, "so the command picks each deadline"
+    assert REPLY_DEADLINE >= 60
 
 
 @pytest.mark.parametrize(
@@ -226,7 +264,7 @@ async def test_a_server_error_is_one_line_that_never_repeats_a_key(
     assert probe.detail == "HTTP 500: bad key [REDACTED]"
 
 
-@pytest.mark.parametrize("server", [lambda body: Reply("Z" * 60 + PLAIN_KEY)], indirect=True)
+@pytest.mark.parametrize("server", [lambda body: Reply("Z" * 40 + PLAIN_KEY)], indirect=True)
 async def test_a_text_reply_quoting_the_key_is_redacted_before_it_is_cut_short(
     server: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -376,6 +414,7 @@ def test_the_command_passes_a_good_setup_and_leaves_nothing_behind(tmp_path: Pat
         "endpoint",
         "model name",
         "tool calls",
+        "tool result",
         "search tavily",
         "relevance model",
         "checkpoint dir",

@@ -33,10 +33,13 @@ async def test_anthropic_is_probed_with_one_tool_call(monkeypatch: pytest.Monkey
     with FakeAnthropicServer(native) as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
-        [check] = await checks_for("anthropic:claude-sonnet-4-5")
+        [check, result] = await checks_for("anthropic:claude-sonnet-4-5")
     assert check.name == "tool calls (orchestrator, researcher)"
     assert (check.status, check.detail) == ("ok", "native tool calls")
-    assert len(server.requests) == 1
+    assert (result.name, result.status) == ("tool result (orchestrator, researcher)", "ok")
+    first, exchange = server.requests
+    assert [m["role"] for m in exchange["messages"]][-2:] == ["assistant", "user"]
+    assert exchange["messages"][-1]["content"][0]["type"] == "tool_result"
 
 
 async def test_an_anthropic_refusal_is_a_failed_check_without_the_key(
@@ -65,15 +68,17 @@ async def test_ollama_not_running_is_a_failed_check(monkeypatch: pytest.MonkeyPa
 async def test_ollama_answering_in_text_is_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
     with FakeOllamaServer(lambda body: Reply("I cannot call tools.")) as server:
         monkeypatch.setenv("OLLAMA_HOST", server.url)
-        [check] = await checks_for("ollama:qwen3:8b")
-    assert check.status == "warn" and "without calling the tool" in check.detail
+        [check, result] = await checks_for("ollama:qwen3:8b")
+    assert check.status == "warn" and "runs go on with the floor" in check.detail
+    assert "ollama show MODEL" in check.fix and "--jinja" not in check.fix
+    assert result.status == "ok", "its tool result, sent back as the floor would, is answered"
 
 
 async def test_an_ollama_reply_cut_off_at_its_limit_fails(monkeypatch: pytest.MonkeyPatch) -> None:
     with FakeOllamaServer(lambda body: Reply("partial", finish_reason="length")) as server:
         monkeypatch.setenv("OLLAMA_HOST", server.url)
         [check] = await checks_for("ollama:qwen3:8b")
-    assert check.status == "fail" and "cut off at the completion limit" in check.detail
+    assert check.status == "fail" and check.detail.startswith("the model did not stop")
 
 
 async def test_an_anthropic_reply_cut_off_at_max_tokens_fails(
@@ -83,4 +88,4 @@ async def test_an_anthropic_reply_cut_off_at_max_tokens_fails(
         monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
         [check] = await checks_for("anthropic:claude-sonnet-4-5")
-    assert check.status == "fail" and "cut off at the completion limit" in check.detail
+    assert check.status == "fail" and check.detail.startswith("the model did not stop")

@@ -34,6 +34,9 @@ from deep_research.cli.doctor.model_checks import check_model, model_targets
 from deep_research.config.settings import Context, load_context
 
 DEFAULT_TIMEOUT = 10.0
+# A model's reply is not a network round trip: a small model on a laptop CPU takes ~10 s
+# for a run's first call, so its probe waits this long unless --timeout says otherwise.
+REPLY_DEADLINE = 60.0
 # Loading MiniLM maps ~90 MB of weights (seconds from a cold, busy disk): not a network deadline.
 RELEVANCE_DEADLINE = 60.0
 STYLES = {"ok": "green", "warn": "yellow", "fail": "bold red"}
@@ -58,9 +61,10 @@ def doctor_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--timeout",
         type=_seconds,
-        default=DEFAULT_TIMEOUT,
+        default=None,
         metavar="SECONDS",
-        help=f"deadline of each network probe (default {DEFAULT_TIMEOUT:g})",
+        help=f"deadline of each probe (default {DEFAULT_TIMEOUT:g}, and {REPLY_DEADLINE:g} "
+        "for a model's reply)",
     )
     parser.add_argument("--json", action="store_true", help="print the checks as JSON")
     parser.add_argument(
@@ -90,13 +94,17 @@ async def run_checks(
     home: Path = HOME.root,
     reports: Path = REPORTS_DIR,
     checkpoints: Target | None = None,
+    reply_timeout: float | None = None,
 ) -> list[Check]:
-    """Every check, run at once, in reading order: models, search, this machine."""
+    """Every check, run at once, in reading order: models, search, this machine;
+    `reply_timeout`: a model reply's deadline, when not `timeout`."""
     targets = model_targets(context)
     where = checkpoints or Target(sqlite=home / DEFAULT_SQLITE.name)
     async with asyncio.TaskGroup() as group:
         stored = group.create_task(asyncio.to_thread(check_checkpoints, where, timeout))
-        models = [group.create_task(check_model(context, t, timeout)) for t in targets]
+        models = [
+            group.create_task(check_model(context, t, timeout, reply_timeout)) for t in targets
+        ]
         searches = group.create_task(check_searches(context, timeout))
         model = group.create_task(
             relevance.check_relevance(context, max(timeout, RELEVANCE_DEADLINE))
@@ -122,7 +130,14 @@ def doctor(argv: list[str], console: Console) -> int:
         relevance.fetch()  # a failure is its line here and the check's below
     # The probe's model call must not become a LangSmith trace (nor wait on one offline).
     with tracing_context(enabled=False):
-        checks = asyncio.run(run_checks(context, args.timeout, checkpoints=checkpoints))
+        checks = asyncio.run(
+            run_checks(
+                context,
+                args.timeout or DEFAULT_TIMEOUT,
+                checkpoints=checkpoints,
+                reply_timeout=args.timeout or REPLY_DEADLINE,
+            )
+        )
     failed = [check for check in checks if check.status == "fail"]
     if args.json:
         print(json.dumps({"ready": not failed, "checks": [vars(c) for c in checks]}, indent=2))

@@ -32,7 +32,7 @@ T = TypeVar("T")
 Status = Literal["ok", "warn", "fail"]
 
 PROBE_QUERY = "heat pump efficiency in cold climates"
-DETAIL_CHARS = 300  # a hostile server's error text is cut to this
+DETAIL_CHARS = 400  # a hostile server's error text is cut to this
 TAVILY_URL = "https://api.tavily.com"
 
 

@@ -1,7 +1,8 @@
-"""`cli.doctor.model_checks`, in process: which models are probed and how a reply is read.
+"""`cli.doctor.model_checks`, in process: which models are probed, the served-name check,
+and a server that is down.
 
 Whole probes against the fake OpenAI, Anthropic and Ollama servers are in
-tests/integration/test_doctor*.py; these call the grouping and the classifiers directly.
+tests/integration/test_doctor*.py; the probe's reading of replies in test_probe.py.
 """
 
 from __future__ import annotations
@@ -10,15 +11,13 @@ import asyncio
 import sys
 from typing import Any
 
-import httpx
-import openai
 import pytest
-from langchain_core.messages import AIMessage
+from aiohttp import web
 
 from deep_research.cli.doctor import model_checks as mc
 from deep_research.cli.doctor.model_checks import MAX_LISTED, ModelTarget
 from deep_research.config.settings import load_context
-from tests.support.fakes.http_server import closed_port
+from tests.support.fakes.http_server import BackgroundServer, closed_port
 
 LOCAL = ModelTarget("local:m", ("clarifier", "researcher"))
 CLOUD = ModelTarget("openai:gpt", ("orchestrator",))
@@ -44,80 +43,6 @@ def test_a_served_name_passes_and_a_missing_one_lists_a_few_served() -> None:
 
 
 @pytest.mark.parametrize(
-    "metadata",
-    [{"finish_reason": "length"}, {"stop_reason": "max_tokens"}, {"done_reason": "length"}],
-)
-def test_a_reply_cut_off_in_any_providers_words_fails(metadata: dict[str, str]) -> None:
-    reply = AIMessage("", response_metadata=metadata)
-    assert mc.classify(reply, "l", LOCAL).status == "fail"
-
-
-def test_each_kind_of_reply_is_told_apart() -> None:
-    native = AIMessage("", tool_calls=[{"name": "ping", "args": {"word": "x"}, "id": "1"}])
-    written = AIMessage('<tool_call>{"name": "ping", "arguments": {"word": "x"}}</tool_call>')
-    assert mc.classify(native, "l", LOCAL).detail == "native tool calls"
-    assert "written as text" in mc.classify(written, "l", LOCAL).detail
-    assert mc.classify(AIMessage("<think>hm</think>"), "l", LOCAL).detail.startswith("empty")
-    text = mc.classify(AIMessage("<think>x</think>pong sk-proj-abcdefghijklmnop1234"), "l", LOCAL)
-    assert text.status == "warn" and "'pong " in text.detail and "abcdefgh" not in text.detail
-    assert "--jinja" in text.fix and "--jinja" not in mc.classify(AIMessage("t"), "l", CLOUD).fix
-
-
-def test_the_reply_to_a_second_ask_says_so() -> None:
-    native = AIMessage("", tool_calls=[{"name": "ping", "args": {"word": "x"}, "id": "1"}])
-    assert mc.classify(native, "l", LOCAL, again=True).detail == (
-        "native tool calls (when asked again, as a run would)"
-    )
-    empty = mc.classify(AIMessage(""), "l", LOCAL, again=True)
-    assert (empty.status, empty.detail.startswith("empty reply, also after the nudge")) == (
-        "warn",
-        True,
-    )
-    assert mc.classify(AIMessage("no"), "l", LOCAL, again=True).detail.endswith("'no', twice")
-    assert "twice" not in mc.classify(AIMessage("no"), "l", LOCAL).detail
-
-
-def status_error(status: int, message: str) -> openai.APIStatusError:
-    response = httpx.Response(status, request=httpx.Request("POST", "http://127.0.0.1/v1"))
-    return openai.APIStatusError(message, response=response, body=None)
-
-
-def test_each_status_error_names_its_fix() -> None:
-    assert (
-        mc._status_fix(status_error(500, "Jinja templates are off"))
-        == "start llama-server with --jinja"
-    )
-    assert "LLM_API_KEY" in mc._status_fix(status_error(401, "no"))
-    assert "LLM_MODEL" in mc._status_fix(status_error(404, "no"))
-    assert mc._status_fix(status_error(500, "no")) == "check the server log"
-
-
-class _Raising:
-    def __init__(self, error: Exception | None = None, sleep: float = 0) -> None:
-        self.error, self.sleep = error, sleep
-
-    def bind_tools(self, tools: list[Any]) -> _Raising:
-        return self
-
-    async def ainvoke(self, messages: list[Any]) -> AIMessage:
-        await asyncio.sleep(self.sleep)
-        if self.error:
-            raise self.error
-        return AIMessage("", tool_calls=[{"name": "ping", "args": {"word": "x"}, "id": "1"}])
-
-
-async def test_a_probe_reads_its_deadline_and_other_clients_errors() -> None:
-    late = await mc.probe_tool_call(_Raising(sleep=1), LOCAL, "http://here", 0.05)
-    assert late.status == "fail" and "no reply within 0.05 s" in late.detail
-    # A key that straddles the cut: redacted first, or half of it would be left behind.
-    odd = ValueError("said\n" + "x" * 186 + " sk-proj-abcdefghijklmnop1234")
-    other = await mc.probe_tool_call(_Raising(odd), CLOUD, "http://here", 1)
-    assert other.detail.startswith("http://here: ValueError: said xxx")
-    assert "sk-proj" not in other.detail
-    assert (await mc.probe_tool_call(_Raising(), LOCAL, "http://here", 1)).status == "ok"
-
-
-@pytest.mark.parametrize(
     ("platform", "server", "absent"),
     [("linux", "llama-server", "mlx_lm.server"), ("darwin", "mlx_lm.server", "llama-server")],
 )
@@ -127,10 +52,44 @@ async def test_a_local_server_that_is_down_says_how_to_start_one_on_its_port(
     monkeypatch.setattr(sys, "platform", platform)
     port = closed_port()
     base = f"http://127.0.0.1:{port}/v1"
-    check, served = await mc._served_models(LOCAL, base, "", 2.0)
-    assert (check.status, served) == ("fail", None)
+    check, served, kind = await mc._served_models(LOCAL, base, "", 2.0)
+    assert (check.status, served, kind) == ("fail", None, None)
     assert f"`{server} " in check.fix and f"--port {port}`" in check.fix, check.fix
     assert absent not in check.fix and "8080" not in check.fix
     assert check.detail.startswith("unreachable: http://127.0.0.1:")
-    cloud, _ = await mc._served_models(CLOUD, base, "", 2.0)
+    cloud, _, _ = await mc._served_models(CLOUD, base, "", 2.0)
     assert "OPENAI_BASE_URL" in cloud.fix
+
+
+def listing_server(version: Any) -> BackgroundServer:
+    """A server whose model list has no sign of its own (Ollama's `owned_by` is a namespace)
+    and whose `/api/version` is `version`: a handler, or None for no such route."""
+
+    async def models(request: web.Request) -> web.Response:
+        card = {"id": "m", "object": "model", "owned_by": "library"}
+        return web.json_response({"object": "list", "data": [card]})
+
+    app = web.Application()
+    app.router.add_get("/v1/models", models)
+    if version is not None:
+        app.router.add_get("/api/version", version)
+    return BackgroundServer(app)
+
+
+async def test_ollama_is_told_by_its_version_call_and_a_hung_one_blames_nobody() -> None:
+    async def ollama(request: web.Request) -> web.Response:
+        return web.json_response({"version": "0.12.3"})
+
+    async def hangs(request: web.Request) -> web.Response:
+        await asyncio.sleep(5)
+        return web.json_response({"version": "late"})
+
+    async def stranger(request: web.Request) -> web.Response:
+        return web.json_response({"version": 3})
+
+    for version, kind in [(ollama, "Ollama"), (hangs, None), (stranger, None), (None, None)]:
+        with listing_server(version) as server:
+            check, served, found = await mc._served_models(LOCAL, server.url + "/v1", "", 0.5)
+        assert (check.status, served, found) == ("ok", ["m"], kind), version
+        assert check.detail.endswith(" answers, serving 1 model")
+        assert ("(Ollama)" in check.detail) == (kind == "Ollama")
