@@ -13,6 +13,11 @@ from deep_research.runtime import progress, tracing
 from deep_research.state import NO_USAGE, ResearchState
 from deep_research.text import secrets
 
+CUT_NOTE = (
+    "## Cut short\n\nThe model's reply was cut at its completion limit (LLM_MAX_TOKENS): "
+    "this report may end mid-sentence. Raise the limit, or use a model that writes shorter."
+)
+
 
 def finalize(state: ResearchState) -> dict[str, Any]:
     """Publish the report with verified citations, naming every research topic that failed."""
@@ -34,6 +39,8 @@ def finalize(state: ResearchState) -> dict[str, Any]:
     # Why the report was written early (the cost budget), after the check: no links in it.
     if note := state.get("budget_note"):
         gaps = f"## Cost budget\n\n{note}" + (f"\n\n{gaps}" if gaps else "")
+    if last.response_metadata.get("finish_reason") == "length":  # said where it is read
+        gaps = f"{CUT_NOTE}\n\n{gaps}" if gaps else CUT_NOTE
     report = checked.render(appendix=gaps)
     progress.emit(
         "report_written", chars=len(report), failures=len(failures), status=checked.status

@@ -81,3 +81,14 @@ def test_the_output_says_whether_the_report_rests_on_retrieved_pages(
 ) -> None:
     state: dict[str, Any] = {"messages": [AIMessage(draft)], "sources": SOURCES, "failures": []}
     assert finalize(state)["status"] == status  # type: ignore[arg-type]
+
+
+def test_a_report_cut_at_the_completion_limit_says_so() -> None:
+    from deep_research.nodes.finalize import CUT_NOTE
+
+    cut = AIMessage("# Report\n\nHeat pumps are", response_metadata={"finish_reason": "length"})
+    whole = AIMessage(
+        "# Report\n\nHeat pumps are fine.", response_metadata={"finish_reason": "stop"}
+    )
+    assert CUT_NOTE in finalize({"messages": [cut]})["final_report"]  # type: ignore[typeddict-item]
+    assert "Cut short" not in finalize({"messages": [whole]})["final_report"]  # type: ignore[typeddict-item]
