@@ -136,3 +136,13 @@ def test_it_keeps_generating_after_the_client_gives_up(jinja: LlamaServer) -> No
     usage(jinja, messages=QUESTION)
     runs = [int(m[2]) for m in GENERATION.finditer(jinja.log.read_text(errors="replace"))]
     assert 299 in runs, runs
+
+
+def test_a_prompt_longer_than_the_context_is_refused_as_context_length_exceeded(
+    jinja: LlamaServer,
+) -> None:
+    long = [{"role": "user", "content": "heat pump efficiency " * 400}]
+    refused = chat(jinja, messages=long, max_tokens=1)
+    # OpenAI's code, which the agent answers by halving the longest contents.
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["error"]["code"] == "context_length_exceeded", refused.text
