@@ -4,7 +4,8 @@ search API and local pages.
 
 A 135M model cannot call a tool; the agent's floor researches anyway. The run must end
 with exit 0, searches sent and pages read, a report whose every link is a page the run
-retrieved, and a summary whose counts are the traffic log's and the servers' own.
+retrieved, and a summary whose counts are the traffic log's and the servers' own. The
+same harness and assertions run with a scripted model that researches, too.
 """
 
 from __future__ import annotations
@@ -16,15 +17,34 @@ import pytest
 
 from deep_research.cli.counts import totals
 from deep_research.text.urls import page_key
-from tests.support.brain import LINK
+from tests.support.brain import LINK, ResearchBrain
+from tests.support.fakes.openai_server import ScriptedOpenAIServer
 from tests.support.llama_server import llama_server
 from tests.support.real_run import MAX_SEARCHES, RealRun, run_real
 
 pytestmark = pytest.mark.slow  # builds nothing, but starts a real model and runs it for minutes
 
 
-@pytest.fixture(scope="module")
-def real_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealRun]:
+class ScriptedStandIn:
+    """A scripted model that researches, run through the same harness and assertions: it
+    shows they pass for a run that researches, so the real model's failures are its own."""
+
+    def __init__(self, server: ScriptedOpenAIServer) -> None:
+        self.server = server
+        self.base_url = server.base_url
+
+    def posts(self) -> list[int]:
+        return [200] * len(self.server.requests)
+
+
+@pytest.fixture(scope="module", params=["smollm2", "scripted"])
+def real_run(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RealRun]:
+    if request.param == "scripted":
+        with ScriptedOpenAIServer(ResearchBrain()) as scripted:
+            yield run_real(tmp_path_factory.mktemp("scripted"), ScriptedStandIn(scripted))
+        return
     with llama_server() as server:
         yield run_real(tmp_path_factory.mktemp("real"), server)
 

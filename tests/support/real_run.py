@@ -15,17 +15,28 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from tests.support.cli import QUESTION, REPO, cli_command, traffic_records
 from tests.support.fakes.page_server import PageServer
 from tests.support.fakes.tavily_server import FakeTavilyServer, slugify
 from tests.support.langgraph_dev import SERVER_IDLE
-from tests.support.llama_server import MODEL_ALIAS, LlamaServer
+from tests.support.llama_server import MODEL_ALIAS
 
 MAX_SEARCHES = 6
 # A whole run on 2 cores, with room for the default 600 s time-out of one runaway call.
 RUN_TIMEOUT = 1800.0
+
+
+class ModelServer(Protocol):
+    """The real model's server (`LlamaServer`), or a scripted one standing in for it."""
+
+    @property
+    def base_url(self) -> str: ...
+
+    def posts(self) -> list[int]:
+        """The statuses of the chat requests it answered, in order."""
+        ...
 
 
 def pages_corpus(pages: PageServer) -> Any:
@@ -46,7 +57,7 @@ def pages_corpus(pages: PageServer) -> Any:
     return corpus
 
 
-def real_env(server: LlamaServer, tavily: FakeTavilyServer, home: Path) -> dict[str, str]:
+def real_env(server: ModelServer, tavily: FakeTavilyServer, home: Path) -> dict[str, str]:
     return {
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"]),
         "HOME": str(home),
@@ -79,7 +90,7 @@ class RealRun:
     model_posts: list[int]  # the statuses of the chat requests the model server answered
 
 
-def run_real(cwd: Path, server: LlamaServer, question: str = QUESTION, *extra: str) -> RealRun:
+def run_real(cwd: Path, server: ModelServer, question: str = QUESTION, *extra: str) -> RealRun:
     """`deep-research --no-clarify --max-searches 6 QUESTION` in `cwd`, piped."""
     args = ["--no-clarify", "--max-searches", str(MAX_SEARCHES), *extra, question]
     with PageServer() as pages, FakeTavilyServer(pages_corpus(pages)) as tavily:
