@@ -15,8 +15,11 @@ import sys
 import pytest
 
 from benchmarks.__main__ import markdown
+from benchmarks.real_model import markdown as real_markdown
 from tests.support.cli import REPO
+from tests.support.llama_server import PYTHON_VARIABLE, llama_python
 from tests.support.readme import block_after, section
+from tests.support.real_run import RUN_TIMEOUT
 
 pytestmark = pytest.mark.slow  # starts a subprocess or a server process
 
@@ -62,3 +65,32 @@ def test_the_readme_quick_benchmark_runs_and_reports_every_number() -> None:
     table = markdown(results)
     header = table.splitlines()[0]
     assert header in section("## Speed"), "the README's table has the benchmark's columns"
+
+
+def test_the_real_model_benchmark_times_every_call_it_logged() -> None:
+    python = llama_python()  # fails, never skips, without the real model's venv
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "PYTHONPATH": str(REPO),
+        PYTHON_VARIABLE: str(python),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.real_model", "--json"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT + 120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert result["n_ctx"] == 8192 and result["server_start_s"] > 0 and result["wall_s"] > 0
+    # One slot serves the calls one by one: each logged call has the server's timings.
+    assert result["replies"] == len(result["calls"]) >= 1
+    assert result["server_completions"] >= result["replies"]
+    for call in result["calls"]:
+        assert call["generated"] >= 0 and call["generate_s"] >= 0 and call["prompt_s"] >= 0
+        assert call["generate_s"] + call["prompt_s"] <= call["seconds"] + 1, call
+    assert result["largest_prompt"] == max(c["tokens_in"] for c in result["calls"])
+    assert "| role | calls |" in real_markdown(result)
