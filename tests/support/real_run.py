@@ -73,6 +73,10 @@ def real_env(server: ModelServer, tavily: FakeTavilyServer, home: Path) -> dict[
         "NO_PROXY": "127.0.0.1,localhost",
         "no_proxy": "127.0.0.1,localhost",
         "DEEP_RESEARCH_DOTENV": "0",
+        # SmolLM2 often writes until its limit: 1,024 tokens keeps a run to minutes on CI's
+        # two cores (the local default, 4,096 for the report, took 9.5 min at 7 tokens/s
+        # while the cores were busy; docs/testing.md).
+        "LLM_MAX_TOKENS": "1024",
         "USE_MEMORY": "false",
         "MEMORY_SERVER_IDLE": SERVER_IDLE,
     }
