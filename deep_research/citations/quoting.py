@@ -17,6 +17,7 @@ from deep_research.citations.fragments import TextDirective, fragment_of
 from deep_research.citations.hygiene import escape_label, link_destination, source_label
 from deep_research.citations.registry import RegisteredSource, SourceRegistry
 from deep_research.state import Source
+from deep_research.text.controls import without_controls
 
 MAX_PASSAGES = 3
 PASSAGE_CHARS = 320  # a passage is one to three sentences, cut to whole sentences
@@ -32,6 +33,10 @@ EVIDENCE_NOTE = (
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n")
 _WORD = re.compile(r"\w{3,}")
 _ADDRESS = re.compile(r"://|\bwww\.|\w@\w", re.IGNORECASE)
+# Markdown that extraction keeps (headings, tables, emphasis, code, links, lists, quotes).
+_MARKUP = re.compile(r"^(?:#|[-*+] |\d+[.)] )|[|`<>\[\]]|\*\*|__|~~")
+# Direction overrides and invisible characters: a quote must read as the page shows it.
+_HIDDEN = re.compile("[\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 _COMMON = frozenset(
     "the and for are was were with that this from what which how why who when where does "
     "did has have had not but its it's into about than then them they their there these "
@@ -52,32 +57,37 @@ def words_of(text: str) -> set[str]:
     return {word for word in _WORD.findall(text.casefold()) if word not in _COMMON}
 
 
-def _sentences(text: str) -> Iterator[str]:
-    for count, sentence in enumerate(_SENTENCE_END.split(text)):
+def _sentences(text: str) -> Iterator[str | None]:
+    """The page's sentences, one line each; None for one that may not be quoted: it holds a
+    web address (the check would cut it out as a link to a page never retrieved), Markdown
+    a browser does not show (a text fragment could not find it on the page), or a
+    direction override or invisible character."""
+    for count, sentence in enumerate(_SENTENCE_END.split(without_controls(text))):
         if count >= MAX_SENTENCES_SCANNED:
             return
         sentence = " ".join(sentence.split())
         if sentence:
-            yield sentence
+            unquotable = _ADDRESS.search(sentence) or _MARKUP.search(sentence)
+            yield None if unquotable or _HIDDEN.search(sentence) else sentence
 
 
 def _best_passage(source: RegisteredSource, focus: set[str]) -> Passage | None:
     """The page's passage sharing most words with the focus; ties go to the earlier one.
 
-    A passage opens on a sentence that shares a word with the focus when one does (on the
-    point, not the page's menu), else it ranks below every one that does. Sentences that
-    hold a web address are never quoted: the check would take the address for a link to a
-    page never retrieved, and cut it out of the quote."""
+    A passage is one to three sentences that follow each other on the page. It opens on a
+    sentence that shares a word with the focus when one does (on the point, not the page's
+    menu), else it ranks below every one that does."""
     best: Passage | None = None
-    sentences = [s for s in _sentences(source.retrieved.text) if not _ADDRESS.search(s)]
+    sentences = list(_sentences(source.retrieved.text))
     for start, first in enumerate(sentences):
+        if first is None:
+            continue
         # A first sentence longer than a passage is cut at a word: a page may have no stops.
         text = first if len(first) <= PASSAGE_CHARS else first[:PASSAGE_CHARS].rsplit(" ", 1)[0]
         for sentence in sentences[start + 1 : start + 3]:
-            longer = f"{text} {sentence}"
-            if len(longer) > PASSAGE_CHARS:
+            if sentence is None or len(text) + 1 + len(sentence) > PASSAGE_CHARS:
                 break
-            text = longer
+            text = f"{text} {sentence}"
         if len(text) < MIN_PASSAGE_CHARS:
             continue
         on_point = not focus or bool(words_of(first) & focus)
@@ -93,7 +103,8 @@ def _link(passage: Passage) -> str:
     url = source.url
     retrieved = source.retrieved
     span = retrieved.locate(TextDirective(passage.text))
-    if span is not None and "#" not in url:
+    # A PDF's link goes to the file (or its page): browsers find no text fragment in one.
+    if span is not None and "#" not in url and not source.is_pdf:
         url = f"{url}#{fragment_of([retrieved.directive_for(*span)])}"
     return f"[{source_label(source.title)}]({link_destination(url)})"
 

@@ -9,6 +9,7 @@ from langchain_core.messages import AIMessage
 from deep_research.citations import CheckedReport, check_report, quoted_evidence
 from deep_research.citations.hygiene import code_span
 from deep_research.citations.quoting import EVIDENCE_HEADING
+from deep_research.llm import attempts
 from deep_research.runtime import progress, tracing
 from deep_research.state import NO_USAGE, ResearchState
 from deep_research.text import secrets
@@ -39,7 +40,7 @@ def finalize(state: ResearchState) -> dict[str, Any]:
     # Why the report was written early (the cost budget), after the check: no links in it.
     if note := state.get("budget_note"):
         gaps = f"## Cost budget\n\n{note}" + (f"\n\n{gaps}" if gaps else "")
-    if last.response_metadata.get("finish_reason") == "length":  # said where it is read
+    if isinstance(last, AIMessage) and attempts.is_cut(last):  # said where it is read
         gaps = f"{CUT_NOTE}\n\n{gaps}" if gaps else CUT_NOTE
     report = checked.render(appendix=gaps)
     progress.emit(

@@ -21,8 +21,8 @@ from deep_research.state import RESEARCH, ResearchState
 
 MAX_FLOOR_TOPICS = 3  # a small model's run: each topic costs a researcher's calls
 TOPIC_CHARS = 300
-# A question's parts: its sentences that ask ("…? …?"), or its list items.
-_ASKED = re.compile(r"[^?\n]*\?")
+LEAD_CHARS = 150  # the words before a question's list, said with each of its items
+# A question's parts: its list items.
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+)$", re.MULTILINE)
 
 
@@ -68,12 +68,17 @@ def _question(state: ResearchState) -> str:
 
 
 def question_parts(question: str) -> list[str]:
-    """The question's own parts when it has several: its list items, or its questions."""
+    """The question's own parts when it lists them: each list item, after the words that
+    lead into the list (a part alone, such as "Price", would lose what it is the price of).
+    A question asking several things in sentences stays whole: its later sentences lean on
+    the first ("How long do they last?")."""
     items = [item.strip() for item in _LIST_ITEM.findall(question)]
-    if len(items) > 1:
-        return items
-    asked = [part.strip() for part in _ASKED.findall(question)]
-    return asked if len(asked) > 1 else []
+    if len(items) < 2:
+        return []
+    first = _LIST_ITEM.search(question)
+    lead = " ".join(question[: first.start()].split()) if first else ""
+    lead = lead[:LEAD_CHARS].rsplit(" ", 1)[0] if len(lead) > LEAD_CHARS else lead
+    return [f"{lead} {item}".strip() for item in items]
 
 
 def _topic(text: str) -> str:

@@ -91,10 +91,14 @@ async def think(state: ResearcherState, runtime: Runtime[Context]) -> dict[str, 
         return {"usage": ledger.usage, "cost": counted + ledger.spent}
     except spending.BudgetExceeded:
         reply = _out_of_budget(state.get("sources", []))
+        tools = []  # out of budget: no search either, the floor's included
     except models.EmptyReplyError:
-        if not tools or state.get("searches", 0):  # findings were due: the task fails
+        # Nothing said twice: the floor searches, or the findings are the passages read
+        # (researcher/task.py); with neither, the task fails with the error.
+        may_search = bool(tools) and floor.due(state, AIMessage(""), 0)
+        if not (may_search or state.get("sources")):
             raise
-        reply = AIMessage("")  # what it used is counted; the floor searches below
+        reply = AIMessage("")
     if tools and floor.due(state, reply, _usable_queries(reply)):
         reply = floor.search_reply(reply, WEB_SEARCH, state["topic"])
         query = reply.tool_calls[-1]["args"]["queries"][0]

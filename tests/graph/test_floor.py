@@ -6,11 +6,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from deep_research.citations.quoting import EVIDENCE_HEADING
 from deep_research.graph import builder
+from deep_research.llm.models import EmptyReplyError
 from tests.support.graph_scripts import NO_CLARIFY, call, orchestrator_fanning_out, script_for
 from tests.support.scripted_model import ScriptedChatModel
 from tests.support.search import ScriptedSearch
@@ -64,14 +66,26 @@ async def test_a_question_with_parts_is_researched_part_by_part(
     use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
 ) -> None:
     use_script(talker)
-    question = "What do heat pumps cost in Norway? How long do they last?"
-    state, events = await run_with_events(NO_CLARIFY, question)
+    question = "Heat pumps in Norway:\n- running costs\n- lifetime\n- noise"
+    state, events = await run_with_events({**NO_CLARIFY, "max_searches_per_run": 2}, question)
+    # No more topics than searches left: each researcher can search.
     assert sorted(scripted_search.queries) == [
-        "How long do they last?",
-        "What do heat pumps cost in Norway?",
+        "Heat pumps in Norway: lifetime",
+        "Heat pumps in Norway: running costs",
     ]
     dispatched = [e for e in events if e.get("acted") == "dispatched"]
-    assert len(dispatched) == 1 and "How long do they last?" in dispatched[0]["detail"]
+    assert len(dispatched) == 1 and "lifetime" in dispatched[0]["detail"]
+
+
+async def test_a_model_that_says_nothing_still_gets_the_passages_read(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    use_script(lambda messages, tools: AIMessage(""))
+    state, events = await run_with_events(NO_CLARIFY)
+    assert scripted_search.queries == [QUESTION]
+    assert floor_acts(events) == ["dispatched", "searched", "quoted", "quoted"]
+    assert state["status"] == "complete" and not state.get("failures")
+    assert state["final_report"].startswith(f"## {EVIDENCE_HEADING}")
 
 
 async def test_a_plan_never_researched_is_researched_by_the_floor(
@@ -123,3 +137,11 @@ async def test_a_researcher_with_a_junk_query_gets_its_topic_searched(
     state, events = await run_with_events(NO_CLARIFY)
     assert scripted_search.queries == ["alpha topic"], "the junk is refused, the topic searched"
     assert floor_acts(events)[:1] == ["searched"]
+
+
+async def test_a_model_that_says_nothing_with_nothing_to_quote_stops_with_the_error(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    use_script(lambda messages, tools: AIMessage(""))
+    with pytest.raises(EmptyReplyError):
+        await run_with_events({**NO_CLARIFY, "max_searches_per_run": 0})

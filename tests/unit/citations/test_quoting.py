@@ -49,18 +49,21 @@ def test_a_page_without_stops_is_cut_at_a_word_and_still_found() -> None:
     assert check_report(evidence, [endless]).check["fragments_kept"] == 1
 
 
-def test_markup_in_a_page_is_quoted_inert() -> None:
+def test_markup_in_a_page_is_never_quoted() -> None:
     hostile = page(
         "http://127.0.0.1:9/hostile",
-        "Heat pumps are **[great](javascript:alert(1))** and <img src=x onerror=y> "
-        "![pixel](p.png) efficient in Norway. See http://evil.example/x for heat pumps.",
+        "Heat pumps are **[great](javascript:alert(1))** in Norway. Heat pumps <img src=x "
+        "onerror=y> in Norway. Heat pumps ![pixel](p.png) in Norway. See http://evil.example/x "
+        "for heat pumps in Norway.\n\nHeat pumps in Norway run on cheap hydropower.",
     )
     evidence = quoted_evidence("heat pumps Norway", [hostile])
+    assert "> Heat pumps in Norway run on cheap hydropower." in evidence
+    for gone in ("javascript", "<img", "pixel", "evil.example"):
+        assert gone not in evidence
     checked = check_report(evidence, [hostile])
     assert [source.url for source in checked.cited] == ["http://127.0.0.1:9/hostile"]
-    assert checked.check["fabricated_removed"] == 0 and checked.check["images_removed"] == 0
-    assert checked.check["html_removed"] == 0 and checked.body.strip() == evidence.strip()
-    assert "evil.example" not in evidence, "a sentence with an address is not quoted"
+    assert checked.check["fabricated_removed"] == 0 and checked.check["fragments_kept"] == 1
+    assert checked.body.strip() == evidence.strip()
 
 
 def test_at_most_the_count_asked_for_one_a_page() -> None:
@@ -79,3 +82,33 @@ def test_a_huge_page_is_scanned_within_bounds() -> None:
     evidence = quoted_evidence("heat pumps Norway", [huge])
     assert "Heat pumps in Norway" not in evidence
     assert MAX_SENTENCES_SCANNED < 50_000
+
+
+def test_a_quote_never_joins_sentences_the_page_keeps_apart() -> None:
+    split = page(
+        "http://127.0.0.1:9/split",
+        "Heat pumps work well in Norway in winter. See http://x.example/a for installers. "
+        "Heat pumps also cool homes in the Norwegian summer.",
+    )
+    evidence = quoted_evidence("heat pumps Norway", [split])
+    assert "winter. Heat pumps also" not in evidence
+    assert check_report(evidence, [split]).check["fragments_kept"] == 1
+
+
+def test_markdown_and_hidden_characters_are_not_quoted() -> None:
+    marked = page(
+        "http://127.0.0.1:9/marked",
+        "## Heat pumps in Norway\n\nHeat pumps are **very** common in Norway.\n\n"
+        "| Year | Share |\n|---|---|\n\nHeat pumps \u202ereversed\u202c in Norway are here.\n\n"
+        "Heat pumps heat most Norwegian homes in plain prose.",
+    )
+    evidence = quoted_evidence("heat pumps Norway", [marked])
+    assert "> Heat pumps heat most Norwegian homes in plain prose." in evidence
+    assert "\\#" not in evidence and "\\*" not in evidence and "\u202e" not in evidence
+
+
+def test_a_web_pdf_is_linked_without_a_fragment() -> None:
+    pdf = page("http://127.0.0.1:9/report.pdf", "Heat pumps in Norway are measured here at length.")
+    evidence = quoted_evidence("heat pumps Norway", [pdf])
+    assert "](http://127.0.0.1:9/report.pdf)" in evidence
+    assert check_report(evidence, [pdf]).check["pdf_fragments_removed"] == 0

@@ -60,24 +60,31 @@ def test_pending_todos_come_before_the_question_and_done_ones_are_skipped() -> N
     assert floor.topics(state(todos=todos), TALK, limit=6) == ["Open one"]
 
 
-def test_question_parts_lists_and_several_questions() -> None:
-    assert floor.question_parts("Costs? Lifetime? Noise?") == ["Costs?", "Lifetime?", "Noise?"]
-    assert floor.question_parts("Compare:\n- heat pumps\n- gas boilers") == [
-        "heat pumps",
-        "gas boilers",
+def test_question_parts_are_list_items_said_with_the_words_that_lead_in() -> None:
+    question = "Compare Daikin and Mitsubishi heat pumps:\n1. Price\n2. Noise"
+    assert floor.question_parts(question) == [
+        "Compare Daikin and Mitsubishi heat pumps: Price",
+        "Compare Daikin and Mitsubishi heat pumps: Noise",
     ]
+    assert floor.question_parts("- heat pumps\n- gas boilers") == ["heat pumps", "gas boilers"]
+    # Several questions in sentences stay one topic: the later ones lean on the first.
+    assert floor.question_parts("What do they cost? How long do they last?") == []
     assert floor.question_parts("One question only?") == []
 
 
 def test_topics_are_capped_cut_and_deduplicated() -> None:
-    many = " ".join(f"Part {i}?" for i in range(10))
+    many = "Compare:\n" + "\n".join(f"- Part {i}" for i in range(10))
     chosen = floor.topics(state(question=many), TALK, limit=6)
     assert len(chosen) == floor.MAX_FLOOR_TOPICS
-    assert floor.topics(state(question=many), TALK, limit=2) == ["Part 0?", "Part 1?"]
+    assert floor.topics(state(question=many), TALK, limit=2) == [
+        "Compare: Part 0",
+        "Compare: Part 1",
+    ]
     huge = "word " * 10_000
     [topic] = floor.topics(state(question=huge), TALK, limit=6)
     assert len(topic) <= floor.TOPIC_CHARS and topic.endswith("word")
-    assert floor.topics(state(question="Same? Same?"), TALK, limit=6) == ["Same?"]
+    same = "Compare:\n- Same\n- Same"
+    assert floor.topics(state(question=same), TALK, limit=6) == ["Compare: Same"]
 
 
 def test_a_blank_question_gives_no_topic() -> None:
