@@ -6,8 +6,9 @@ value, `RuntimeError` for a failed run, `LookupError` for something not found), 
 `except ValueError` still reads as before. The family, by where a user meets it:
 
 - configuration: `ConfigError` (config.names), `PromptError` (runtime.prompts);
-- the model: `ModelEndpointError`, `ModelDeadlineError`, `ContextTooLongError`,
-  `EmptyReplyError`, `CallLost` (llm.models: a call in flight at a stop, counted);
+- the model: `ModelEndpointError`, `ModelDeadlineError`, `ReplyTimeoutError`,
+  `ModelServerError`, `ContextTooLongError` (llm.errors), `EmptyReplyError`, `CallLost`
+  (llm.models: a call in flight at a stop, counted);
 - a run: `EmptyQuestionError` (nodes.question), `UnverifiedReportError` (citations.check),
   `SearchError` (search.types), `MemoryUnavailable` (memory.location),
   `Unreadable` (library.readers);

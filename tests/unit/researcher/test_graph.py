@@ -88,7 +88,8 @@ async def test_a_search_step_started_again_sends_nothing_and_counts_what_may_hav
 ) -> None:
     """No hand-over: the step ran before a stop. Outside a graph nothing is saved, so both
     queries may have been sent: counted, not sent, and the researcher told to ask again."""
-    reply = AIMessage("", tool_calls=[web_search("a", queries=["q1", "q2", "q3"])], id="r2")
+    queries = ["heat pumps", "gas boilers", "district heating"]
+    reply = AIMessage("", tool_calls=[web_search("a", queries=queries)], id="r2")
     update = await researcher.search(state(reply, share={"searches": 4}, searches=2), RUNTIME)
     assert scripted_search.queries == []
     assert update["searches"] == 4, "counted up to what the share left, never past it"
