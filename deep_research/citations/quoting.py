@@ -21,7 +21,7 @@ from deep_research.text.controls import without_controls
 
 MAX_PASSAGES = 3
 PASSAGE_CHARS = 320  # a passage is one to three sentences, cut to whole sentences
-MIN_PASSAGE_CHARS = 40  # shorter text (a menu item, a caption) is not evidence
+MIN_PASSAGE_CHARS = 20  # shorter text (a menu item, a button) is not evidence
 MAX_SENTENCES_SCANNED = 2_000  # per page: a huge page costs a bounded scan
 
 EVIDENCE_HEADING = "Quoted evidence"

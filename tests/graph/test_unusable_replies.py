@@ -83,10 +83,26 @@ async def test_a_researcher_that_stays_empty_becomes_a_named_research_gap(
     def silent_on_one_topic(messages: list[BaseMessage]) -> AIMessage:
         return AIMessage("") if "silent" in str(messages[1].content) else researcher(messages)
 
+    # The floor searches the silent topic (researcher/floor.py); its search fails, so there
+    # is nothing to quote either, and the topic is a gap.
+    silent = "FAIL_SEARCH silent topic"
+    use_script(script_for(orchestrator_fanning_out("loud topic", silent), silent_on_one_topic))
+    out = await builder.compile().ainvoke(QUESTION, context={"allow_clarification": False})
+    assert [f["topic"] for f in out["failures"]] == [silent]
+    assert "EmptyReplyError" in out["failures"][0]["error"]
+    assert "## Research gaps" in out["final_report"] and "loud-topic" in out["final_report"]
+
+
+async def test_a_researcher_that_stays_empty_after_reading_gives_the_passages_read(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    def silent_on_one_topic(messages: list[BaseMessage]) -> AIMessage:
+        return AIMessage("") if "silent" in str(messages[1].content) else researcher(messages)
+
     use_script(
         script_for(orchestrator_fanning_out("loud topic", "silent topic"), silent_on_one_topic)
     )
     out = await builder.compile().ainvoke(QUESTION, context={"allow_clarification": False})
-    assert [f["topic"] for f in out["failures"]] == ["silent topic"]
-    assert "EmptyReplyError" in out["failures"][0]["error"]
-    assert "## Research gaps" in out["final_report"] and "loud-topic" in out["final_report"]
+    assert not out["failures"] and "silent topic" in scripted_search.queries
+    # Its findings are the passages it read, quoted and linked: the report cites them.
+    assert "example.org/silent-topic" in out["final_report"]
