@@ -203,7 +203,9 @@ async def test_researcher_turn_cap(
 ) -> None:
     def searches_forever(messages: list[BaseMessage]) -> AIMessage:
         n = len(tool_results(messages))
-        return AIMessage("", tool_calls=[call("web_search", {"queries": [f"q{n}"]}, f"s{n}")])
+        return AIMessage(
+            "", tool_calls=[call("web_search", {"queries": [f"alpha detail {n}"]}, f"s{n}")]
+        )
 
     use_script(script_for(orchestrator_fanning_out("alpha"), searches_forever))
     out = await run({**NO_CLARIFY, "max_researcher_turns": 3})
