@@ -79,8 +79,22 @@ def test_research_gaps_show_errors_and_topics_without_links() -> None:
 def test_the_output_says_whether_the_report_rests_on_retrieved_pages(
     draft: str, status: str
 ) -> None:
-    state: dict[str, Any] = {"messages": [AIMessage(draft)], "sources": SOURCES, "failures": []}
+    # Pages read but not cited would be quoted by the floor (the test below): a report that
+    # is not complete is one with nothing read to quote.
+    sources = SOURCES if status == "complete" else []
+    state: dict[str, Any] = {"messages": [AIMessage(draft)], "sources": sources, "failures": []}
     assert finalize(state)["status"] == status  # type: ignore[arg-type]
+
+
+def test_a_report_citing_nothing_read_gets_the_passages_read_quoted() -> None:
+    from deep_research.citations.quoting import EVIDENCE_HEADING
+
+    draft = "# Report\n\nHeat pumps keep a COP of 2 [a](https://never.example/x)."
+    state: dict[str, Any] = {"messages": [AIMessage(draft)], "sources": SOURCES, "failures": []}
+    out = finalize(state)  # type: ignore[arg-type]
+    assert out["status"] == "complete" and f"## {EVIDENCE_HEADING}" in out["final_report"]
+    assert "> Heat pumps keep a COP of 2." in out["final_report"]
+    assert out["citation_check"]["fabricated_removed"] == 1, "the model's bad link still goes"
 
 
 def test_a_report_cut_at_the_completion_limit_says_so() -> None:
