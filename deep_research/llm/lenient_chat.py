@@ -47,6 +47,10 @@ class LenientChatOpenAI(ChatOpenAI):
         if not isinstance(response, dict | openai.BaseModel):
             return super()._create_chat_result(response, generation_info)  # its own error
         data = response if isinstance(response, dict) else response.model_dump(warnings=False)
+        if "usage" in data and not readable_usage(data["usage"]):
+            # A server's malformed count is no count: the reply is estimated (llm/spending.py).
+            data = {key: value for key, value in data.items() if key != "usage"}
+            response = data
         choices = data.get("choices")
         if not isinstance(choices, list):
             return super()._create_chat_result(response, generation_info)
@@ -71,6 +75,29 @@ class LenientChatOpenAI(ChatOpenAI):
             if bad and isinstance(generation.message, AIMessage):
                 generation.message.invalid_tool_calls.extend(bad)
         return result
+
+
+USAGE_COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens")
+
+
+def readable_usage(usage: object) -> bool:
+    """Whether a reply's `usage` is what langchain-openai can read: absent (None), or an
+    object whose counts are whole numbers and whose details are objects of whole numbers.
+    Anything else ("junk", a list for a count) would raise inside the client, at every call
+    and on every resume of the run."""
+    if usage is None:
+        return True
+    if not isinstance(usage, dict):
+        return False
+    for key, value in usage.items():
+        if key in USAGE_COUNTS and not (value is None or type(value) is int):
+            return False
+        if key.endswith("_details") and value is not None:
+            if not isinstance(value, dict) or not all(
+                v is None or type(v) is int for v in value.values()
+            ):
+                return False
+    return True
 
 
 def for_local_server(payload: dict[str, Any]) -> dict[str, Any]:

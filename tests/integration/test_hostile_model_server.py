@@ -184,3 +184,40 @@ def test_tool_arguments_not_sent_as_a_string_are_read_without_losing_the_reply()
         ("c1", '["a list"]'),
         ("c2", "7"),
     ]
+
+
+@dataclass
+class JunkUsageBrain(ResearchBrain):
+    """Researches, but every reply's `usage` is malformed in the way `usage` says."""
+
+    usage: Any = None
+
+    async def __call__(self, body: dict[str, Any]) -> Reply:
+        reply = await super().__call__(body)
+        reply.usage = self.usage
+        return reply
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        "junk",
+        {"prompt_tokens": [1], "completion_tokens": {}},
+        {"prompt_tokens": 5, "completion_tokens": 2, "prompt_tokens_details": "x"},
+        {"prompt_tokens": 5, "completion_tokens": 2, "completion_tokens_details": {"r": "x"}},
+        [1, 2],
+    ],
+    ids=["string", "wrong-types", "details-string", "details-junk", "list"],
+)
+async def test_malformed_usage_is_estimated_and_the_run_finishes(
+    monkeypatch: pytest.MonkeyPatch, tavily: FakeTavilyServer, usage: Any
+) -> None:
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "junk-usage"}}
+    with serve(JunkUsageBrain(usage=usage), monkeypatch):
+        await _run(graph, False, config)
+    state = (await graph.aget_state(config)).values
+    assert state["final_report"] and not state.get("failures") and tavily.requests
+    counted = state["usage"]
+    assert counted["calls"] >= 2 and counted["estimated"] == counted["calls"]
+    assert counted["tokens_in"] > 0 and counted["tokens_out"] > 0, "estimated, not zero"

@@ -59,6 +59,9 @@ class Reply:
     # Seconds between keep-alive lines sent instead of any reply, until the client leaves
     # (SSE comments when streaming, blank lines before a JSON body otherwise).
     keepalive: float = 0.0
+    # Sent as the reply's whole `usage` when set (any JSON, well formed or not): a server
+    # whose usage is junk.
+    usage: Any = None
 
 
 Brain = Callable[[dict[str, Any]], Reply | str | Awaitable[Reply | str]]
@@ -279,11 +282,15 @@ class ScriptedOpenAIServer(JsonApiServer):
         produced = len(reply.content) + sum(len(tc.arguments_text()) for tc in reply.tool_calls)
         prompt = reply.prompt_tokens or max(1, len(json.dumps(body.get("messages", []))) // 4)
         completion = reply.completion_tokens or max(1, produced // 4)
-        usage = {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "total_tokens": prompt + completion,
-        }
+        usage = (
+            reply.usage
+            if reply.usage is not None
+            else {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            }
+        )
         base = {"id": f"chatcmpl-{n}", "created": int(time.time()), "model": body.get("model")}
         finish = reply.finish_reason or ("tool_calls" if calls else "stop")
         if not body.get("stream"):

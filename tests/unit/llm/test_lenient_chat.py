@@ -111,3 +111,21 @@ def test_a_local_payload_gets_max_tokens_and_no_null_content_whatever_its_shape(
     assert shaped["messages"][0]["content"] == "" and shaped["messages"][1:] == ["odd", {}]
     assert for_local_server({"max_tokens": 10, "max_completion_tokens": 20})["max_tokens"] == 10
     assert for_local_server({"input": "responses api"}) == {"input": "responses api"}
+
+
+def test_readable_usage_takes_whole_counts_only() -> None:
+    from deep_research.llm.lenient_chat import readable_usage
+
+    assert readable_usage(None) and readable_usage({})
+    assert readable_usage({"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4})
+    assert readable_usage({"prompt_tokens": 3, "prompt_tokens_details": {"cached_tokens": 0}})
+    for junk in (
+        "junk",
+        [1],
+        {"prompt_tokens": [1]},
+        {"completion_tokens": 1.5},
+        {"completion_tokens": True},
+        {"prompt_tokens_details": "x"},
+        {"completion_tokens_details": {"reasoning_tokens": "2"}},
+    ):
+        assert not readable_usage(junk), junk
