@@ -109,6 +109,14 @@ def _link(passage: Passage) -> str:
     return f"[{source_label(source.title)}]({link_destination(url)})"
 
 
+QUOTE_SOURCE = "\n> — "  # what opens each quoted passage's link line
+
+
+def passages_in(evidence: str) -> int:
+    """How many passages `quoted_evidence` quoted."""
+    return evidence.count(QUOTE_SOURCE)
+
+
 def quoted_evidence(
     focus: str, sources: Iterable[Source], count: int = MAX_PASSAGES, heading: str = ""
 ) -> str:
@@ -124,5 +132,5 @@ def quoted_evidence(
         return ""
     lines = [f"## {heading}\n" if heading else "", f"*{EVIDENCE_NOTE}*\n"]
     for passage in chosen:
-        lines.append(f"> {escape_label(passage.text)}\n>\n> — {_link(passage)}\n")
+        lines.append(f"> {escape_label(passage.text)}\n>{QUOTE_SOURCE}{_link(passage)}\n")
     return "\n".join(line for line in lines if line).strip() + "\n"

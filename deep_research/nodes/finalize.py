@@ -8,7 +8,7 @@ from langchain_core.messages import AIMessage
 
 from deep_research.citations import CheckedReport, check_report, quoted_evidence
 from deep_research.citations.hygiene import code_span
-from deep_research.citations.quoting import EVIDENCE_HEADING
+from deep_research.citations.quoting import EVIDENCE_HEADING, passages_in
 from deep_research.llm import attempts
 from deep_research.runtime import progress, tracing
 from deep_research.state import NO_USAGE, ResearchState
@@ -68,6 +68,6 @@ def _with_evidence(state: ResearchState, report: str) -> CheckedReport:
     evidence = quoted_evidence(state.get("question", ""), sources, heading=EVIDENCE_HEADING)
     if not evidence:
         return checked
-    quoted = evidence.count("\n> — ")
+    quoted = passages_in(evidence)
     progress.emit("floor", id="", acted="quoted", detail=f"{quoted} passages")
     return check_report(f"{report}\n\n{evidence}", sources)

@@ -15,8 +15,10 @@ import uuid
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 
+from deep_research.config.settings import Context
 from deep_research.nodes import dispatch
 from deep_research.nodes.planning import Research
+from deep_research.runtime import progress
 from deep_research.state import RESEARCH, ResearchState
 
 MAX_FLOOR_TOPICS = 3  # a small model's run: each topic costs a researcher's calls
@@ -32,6 +34,30 @@ def researched(state: ResearchState) -> bool:
         isinstance(m, ToolMessage) and m.name == RESEARCH and m.status != "error"
         for m in state.get("messages", [])
     )
+
+
+def may_act(state: ResearchState, context: Context) -> bool:
+    """Whether a reply could still get the floor: no research yet, and a search left."""
+    return searches_left(state, context) > 0 and not researched(state)
+
+
+def searches_left(state: ResearchState, context: Context) -> int:
+    return context.max_searches_per_run - state.get("searches_used", 0)
+
+
+def applied(state: ResearchState, context: Context, reply: AIMessage, turns: int) -> AIMessage:
+    """`reply` (the orchestrator's `turns`-th), or when it neither researches nor plans before
+    any research was done, with the research the floor dispatches in code added: no more
+    topics than searches left, so each researcher can search."""
+    last_planning_turn = turns + 1 >= context.max_orchestrator_turns
+    if not may_act(state, context) or not due(state, reply, last_planning_turn):
+        return reply
+    limit = min(context.max_research_calls_per_reply, searches_left(state, context))
+    chosen = topics(state, reply, limit)
+    if not chosen:
+        return reply
+    progress.emit("floor", id="", acted="dispatched", detail="; ".join(chosen))
+    return research_reply(reply, chosen)
 
 
 def due(state: ResearchState, reply: AIMessage, last_planning_turn: bool) -> bool:

@@ -81,12 +81,12 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     except models.EmptyReplyError:
         # Nothing said twice: the floor researches, or the report quotes what was read; with
         # neither, the run stops with the error. What the calls used is in the ledger.
-        if not (_floor_may_act(state, context) or state.get("sources")):
+        if not (floor.may_act(state, context) or state.get("sources")):
             raise
         reply = AIMessage("")
     ledger = planning_ledger
     process.hand_over(here, "")
-    reply = _with_floor(state, context, reply, turns)
+    reply = floor.applied(state, context, reply, turns)
     guard = churn.after_reply(state.get("churn"), reply.tool_calls, context)
     guard = _limit_research(guard, reply, context.max_research_calls_per_reply)
     # What is left (cap minus what state counts) is split into one share per research
@@ -128,28 +128,6 @@ def route_orchestrate(state: ResearchState, runtime: Runtime[Context]) -> list[S
     if dispatch.plan_due(state, context_of(runtime)):
         return "review_plan"
     return dispatch.dispatch_reply(state)
-
-
-def _floor_may_act(state: ResearchState, context: Context) -> bool:
-    """Whether a reply could still get the floor: no research yet, and a search left."""
-    searches_left = context.max_searches_per_run - state.get("searches_used", 0)
-    return searches_left > 0 and not floor.researched(state)
-
-
-def _with_floor(state: ResearchState, context: Context, reply: AIMessage, turns: int) -> AIMessage:
-    """`reply`, or when it neither researches nor plans before any research was done, the
-    research the floor dispatches in code in its place (nodes/floor.py): no more topics
-    than searches left, so each researcher can search."""
-    last_planning_turn = turns + 1 >= context.max_orchestrator_turns
-    if not _floor_may_act(state, context) or not floor.due(state, reply, last_planning_turn):
-        return reply
-    searches_left = context.max_searches_per_run - state.get("searches_used", 0)
-    limit = min(context.max_research_calls_per_reply, searches_left)
-    chosen = floor.topics(state, reply, limit)
-    if not chosen:
-        return reply
-    progress.emit("floor", id="", acted="dispatched", detail="; ".join(chosen))
-    return floor.research_reply(reply, chosen)
 
 
 def _affordable(

@@ -15,6 +15,7 @@ from langgraph.runtime import Runtime
 
 from deep_research import memory
 from deep_research.citations import CheckedReport, check_report, quoted_evidence
+from deep_research.citations.quoting import passages_in
 from deep_research.config.settings import Context, context_of
 from deep_research.llm import models
 from deep_research.researcher.graph import researcher_graph, scope
@@ -112,7 +113,7 @@ def _with_evidence(task: ResearchTask, findings: str, sources: list[Source]) -> 
     evidence = quoted_evidence(task["topic"], sources)
     if not evidence:
         return checked
-    quoted = evidence.count("\n> — ")
+    quoted = passages_in(evidence)
     progress.emit("floor", id=task["tool_call_id"], acted="quoted", detail=f"{quoted} passages")
     return check_report(f"{findings.strip()}\n\n{evidence}", sources)
 
