@@ -64,6 +64,8 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPath
     # client, and no test should find another's reports. Its directory is the test's own.
     monkeypatch.setenv("MEMORY_DIR", str(tmp_path_factory.mktemp("memory")))
     monkeypatch.setenv("USE_MEMORY", "false")
+    # The user's own `.env` (config directory) is the test's own too, when a test reads `.env`.
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
     # In process, a store is the embedded one: a shared directory's server would outlive
     # the test (this process's lease lasts as long as it does). Subprocess tests whose
     # environment is built from scratch (`tests.support.cli`) share, as users do.

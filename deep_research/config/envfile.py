@@ -1,9 +1,12 @@
-"""Reading `.env`: the nearest one from the working directory upward, below the environment.
+"""Reading `.env`: the nearest one from the working directory upward, then the user's own.
 
 Every entry point (the CLI, `import deep_research` for the Python API and notebooks) calls
-`load_once()`, so everything that reads the environment sees `.env` the same way: settings
-the process environment already has win, empty values mean unset, and the file is read
-once per process. This module imports python-dotenv only: it must stay cheap to import.
+`load_once()`, so everything that reads the environment sees `.env` the same way. The order,
+first wins: the process environment, the nearest `.env` from the working directory upward
+(the project's), then the user's `.env` in their config directory
+(`~/.config/deep-research/.env` on Linux), which follows the user into every folder. Empty
+values mean unset; the files are read once per process. This module imports python-dotenv
+only (and platformdirs when it looks for the user's file): it must stay cheap to import.
 """
 
 from __future__ import annotations
@@ -20,8 +23,12 @@ from dotenv.parser import parse_stream
 OPT_OUT = "DEEP_RESEARCH_DOTENV"
 _OFF = {"0", "false", "no", "off"}
 
+APP_NAME = "deep-research"  # the folder named after the app in the user's config directory
+
 log = logging.getLogger(__name__)
 _loaded = False
+# The `.env` files read, nearest first.
+_read: list[Path] = []
 # Variable name -> the `.env` it came from and its value there, so errors can say where a
 # bad value was set.
 _origin: dict[str, tuple[Path, str]] = {}
@@ -32,18 +39,34 @@ def disabled() -> bool:
     return os.environ.get(OPT_OUT, "").strip().lower() in _OFF
 
 
-def load_once() -> Path | None:
-    """Load the nearest `.env` into `os.environ` the first time this is called."""
+def user_env_path() -> Path:
+    """The user's own `.env`, read from every folder below the project's."""
+    import platformdirs  # ~20 ms to import: only once per process, at the first load
+
+    return platformdirs.user_config_path(APP_NAME) / ".env"
+
+
+def load_once() -> list[Path]:
+    """Load the nearest `.env`, then the user's, into `os.environ` the first time this is
+    called; the files read (none on later calls)."""
     global _loaded
     if _loaded or disabled():
-        return None
+        return []
     _loaded = True
     found = find_dotenv(usecwd=True)
-    if not found:
-        return None
-    path = Path(found)
-    _origin.update({name: (path, os.environ[name]) for name in load(path, os.environ)})
-    return path
+    for path in ([Path(found)] if found else []) + [user_env_path()]:
+        if not path.is_file() or any(_same(path, seen) for seen in _read):
+            continue
+        names = load(path, os.environ)
+        if names is not None:
+            _read.append(path)
+            _origin.update({name: (path, os.environ[name]) for name in names})
+    return list(_read)
+
+
+def files_read() -> list[Path]:
+    """The `.env` files this process read, nearest first (for `doctor`)."""
+    return list(_read)
 
 
 def source_of(name: str) -> str:
@@ -54,13 +77,14 @@ def source_of(name: str) -> str:
     return f"environment variable {name}"
 
 
-def load(path: Path, environ: MutableMapping[str, str]) -> list[str]:
-    """Set the variables of `path` that `environ` lacks; the names set, in file order."""
+def load(path: Path, environ: MutableMapping[str, str]) -> list[str] | None:
+    """Set the variables of `path` that `environ` lacks; the names set, in file order, or
+    None when the file cannot be read."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         log.warning("ignored %s: cannot read it (%s)", path, type(error).__name__)
-        return []
+        return None
     _warn_unparsable(path, text)
     dotenv_log = logging.getLogger("dotenv.main")
     # python-dotenv logs one line per bad statement; `_warn_unparsable` said it once.
@@ -79,6 +103,13 @@ def load(path: Path, environ: MutableMapping[str, str]) -> list[str]:
         environ[name] = value
         added.append(name)
     return added
+
+
+def _same(one: Path, other: Path) -> bool:
+    try:
+        return one.samefile(other)
+    except OSError:
+        return False
 
 
 def _warn_unparsable(path: Path, text: str) -> None:

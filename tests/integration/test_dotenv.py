@@ -7,6 +7,7 @@ each in a temporary directory whose `.env` they wrote.
 from __future__ import annotations
 
 import io
+import json
 import logging
 import os
 import subprocess
@@ -75,6 +76,24 @@ def test_cli_run_configured_only_by_dotenv_saves_a_report(tmp_path: Path) -> Non
     assert LLM_KEY not in written and TAVILY_KEY not in written, "keys from .env are redacted"
 
 
+@pytest.mark.slow
+def test_doctor_in_a_folder_without_dotenv_uses_and_names_the_users(tmp_path: Path) -> None:
+    """Settings follow the user: `~/.config/deep-research/.env` configures every folder."""
+    user_env = tmp_path / ".config" / "deep-research" / ".env"
+    user_env.parent.mkdir(parents=True)
+    elsewhere = tmp_path / "work" / "b"
+    elsewhere.mkdir(parents=True)
+    with ScriptedOpenAIServer(ResearchBrain()) as llm, FakeTavilyServer() as tavily:
+        user_env.write_text(dotenv_text(llm, tavily))
+        result = run_cli(elsewhere, bare_env(tmp_path), "doctor", "--json")
+        bodies, searched = llm.requests, tavily.requests
+    checks = {check["name"]: check for check in json.loads(result.stdout)["checks"]}
+    assert checks["settings"]["detail"].startswith(f"read {user_env} "), checks["settings"]
+    assert bodies and {b["model"] for b in bodies} == {"dotenv-model"}, "the user's endpoint"
+    assert searched, "and the user's search provider"
+    assert LLM_KEY not in result.stdout and TAVILY_KEY not in result.stdout
+
+
 API_SCRIPT = """
 import asyncio
 from langgraph.checkpoint.memory import InMemorySaver
@@ -120,6 +139,7 @@ def dotenv_on(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.delenv(envfile.OPT_OUT)
     monkeypatch.setattr(envfile, "_loaded", False)
     monkeypatch.setattr(envfile, "_origin", {})
+    monkeypatch.setattr(envfile, "_read", [])
     yield
     os.environ.clear()
     os.environ.update(saved)
@@ -136,7 +156,7 @@ def test_run_context_beats_environment_beats_dotenv_beats_default(
     monkeypatch.setenv("MAX_RESEARCHER_TURNS", "5")
     monkeypatch.setenv("LLM_BASE_URL", "http://environment.test/v1")
     monkeypatch.chdir(tmp_path)
-    assert envfile.load_once() == tmp_path / ".env"
+    assert envfile.load_once() == [tmp_path / ".env"]
     context = Context()
     assert context.max_searches_per_run == 7, ".env beats the default"
     assert context.max_researcher_turns == 5, "the environment beats .env"
@@ -157,11 +177,11 @@ def test_nearest_dotenv_upward_from_a_subdirectory_is_read(
     (tmp_path / "project" / "examples").mkdir(parents=True)
     (tmp_path / "project" / ".env").write_text("LLM_MODEL=project\n")
     monkeypatch.chdir(tmp_path / "project" / "examples")  # where the notebook runs
-    assert envfile.load_once() == tmp_path / "project" / ".env"
+    assert envfile.load_once() == [tmp_path / "project" / ".env"]
     assert os.environ["LLM_MODEL"] == "project"
     assert "MAX_PAGE_CHARS" not in os.environ, "only the nearest file is read, not merged"
     (tmp_path / "project" / ".env").write_text("LLM_MODEL=changed\n")
-    assert envfile.load_once() is None and os.environ["LLM_MODEL"] == "project", "read once"
+    assert envfile.load_once() == [] and os.environ["LLM_MODEL"] == "project", "read once"
 
 
 @pytest.mark.usefixtures("dotenv_on")
@@ -172,7 +192,7 @@ def test_dotenv_can_be_switched_off(
     (tmp_path / ".env").write_text("LLM_MODEL=from-dotenv\n")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv(envfile.OPT_OUT, value)
-    assert envfile.load_once() is None
+    assert envfile.load_once() == []
     assert "LLM_MODEL" not in os.environ
     assert Context().researcher_model == "local:mlx-community/Qwen3-8B-4bit"
 
@@ -197,7 +217,7 @@ def test_unreadable_dotenv_is_one_warning_not_a_crash(
     path = tmp_path / ".env"
     path.write_bytes(b"LLM_MODEL=\xff\xfe\n")
     with caplog.at_level(logging.WARNING):
-        assert envfile.load(path, {}) == []
+        assert envfile.load(path, {}) is None
     [record] = caplog.records
     assert "cannot read it (UnicodeDecodeError)" in record.getMessage()
 

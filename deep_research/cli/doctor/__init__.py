@@ -27,6 +27,7 @@ from deep_research.cli.doctor.checks import Check, check_searches
 from deep_research.cli.doctor.local import (
     check_checkpoints,
     check_memory,
+    check_settings,
     check_tracing,
     check_writable,
 )
@@ -110,6 +111,7 @@ async def run_checks(
             relevance.check_relevance(context, max(timeout, RELEVANCE_DEADLINE))
         )
     return [
+        check_settings(),
         *(check for task in models for check in task.result()),
         *searches.result(),
         model.result(),

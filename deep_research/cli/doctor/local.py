@@ -1,5 +1,5 @@
-"""`deep-research doctor`'s checks of this machine's own setup: directories, where the
-memory is, and tracing."""
+"""`deep-research doctor`'s checks of this machine's own setup: which `.env` files were
+read, directories, where the memory is, and tracing."""
 
 from __future__ import annotations
 
@@ -52,6 +52,27 @@ def check_writable(path: Path, label: str) -> Check:
 
 # Where memory was by default before it moved to the user's data directory.
 OLD_MEMORY_DIR = Path(".deep_research/memory")
+
+
+def check_settings() -> Check:
+    """Which `.env` files this process read (nearest first), or that it read none."""
+    if envfile.disabled():
+        return Check(
+            "settings",
+            "ok",
+            f"no .env read ({envfile.OPT_OUT} is off): the environment and defaults",
+        )
+    read = envfile.files_read()
+    if read:
+        files = ", ".join(str(path) for path in read)
+        first = "the environment, then these in order" if len(read) > 1 else "the environment"
+        return Check("settings", "ok", f"read {files} ({first} wins)")
+    return Check(
+        "settings",
+        "ok",
+        f"no .env found (looked from {Path.cwd()} upward and at {envfile.user_env_path()}): "
+        "the environment and defaults",
+    )
 
 
 def check_memory(use_memory: bool, environ: Mapping[str, str] = os.environ) -> Check:

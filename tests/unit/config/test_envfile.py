@@ -21,8 +21,18 @@ def fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     monkeypatch.delenv(envfile.OPT_OUT)
     monkeypatch.setattr(envfile, "_loaded", False)
     monkeypatch.setattr(envfile, "_origin", {})
+    monkeypatch.setattr(envfile, "_read", [])
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+@pytest.fixture
+def user_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the user's own `.env` is, in a config directory of the test's own."""
+    config = tmp_path_factory.mktemp("xdg")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+    (config / "deep-research").mkdir()
+    return config / "deep-research" / ".env"
 
 
 @pytest.mark.parametrize(("value", "off"), [("0", True), (" No ", True), ("1", False), ("", False)])
@@ -39,8 +49,8 @@ def test_load_sets_only_what_is_missing_and_not_empty(tmp_path: Path) -> None:
     assert environ == {"D": "already", "A": "from-file", "C": "quoted value"}
 
 
-def test_a_missing_file_is_no_variable(tmp_path: Path) -> None:
-    assert envfile.load(tmp_path / "absent.env", {}) == []
+def test_a_missing_file_is_none_read(tmp_path: Path) -> None:
+    assert envfile.load(tmp_path / "absent.env", {}) is None
 
 
 def test_load_once_reads_the_file_once_and_says_where_each_value_came_from(
@@ -49,10 +59,11 @@ def test_load_once_reads_the_file_once_and_says_where_each_value_came_from(
     monkeypatch.delenv("DR_TEST_VALUE", raising=False)
     (fresh / ".env").write_text("DR_TEST_VALUE=one\n")
     try:
-        assert envfile.load_once() == fresh / ".env"
+        assert envfile.load_once() == [fresh / ".env"]
         assert os.environ["DR_TEST_VALUE"] == "one"
         assert envfile.source_of("DR_TEST_VALUE") == f"DR_TEST_VALUE in {fresh / '.env'}"
-        assert envfile.load_once() is None, "a second call reads nothing"
+        assert envfile.load_once() == [], "a second call reads nothing"
+        assert envfile.files_read() == [fresh / ".env"]
         monkeypatch.setenv("DR_TEST_VALUE", "two")
         assert envfile.source_of("DR_TEST_VALUE") == "environment variable DR_TEST_VALUE"
     finally:
@@ -60,7 +71,50 @@ def test_load_once_reads_the_file_once_and_says_where_each_value_came_from(
 
 
 def test_without_a_file_load_once_finds_nothing(fresh: Path) -> None:
-    assert envfile.load_once() is None and not envfile._origin
+    assert envfile.load_once() == [] and not envfile._origin and envfile.files_read() == []
+
+
+def test_the_users_env_is_read_from_any_folder_below_the_projects(
+    fresh: Path, user_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("DR_TEST_A", "DR_TEST_B"):
+        monkeypatch.delenv(name, raising=False)
+    user_env.write_text("DR_TEST_A=user\nDR_TEST_B=user\n")
+    (fresh / ".env").write_text("DR_TEST_A=project\n")
+    try:
+        assert envfile.load_once() == [fresh / ".env", user_env]
+        assert (os.environ["DR_TEST_A"], os.environ["DR_TEST_B"]) == ("project", "user")
+        assert envfile.source_of("DR_TEST_B") == f"DR_TEST_B in {user_env}"
+    finally:
+        for name in ("DR_TEST_A", "DR_TEST_B"):
+            os.environ.pop(name, None)
+
+
+def test_the_users_env_alone_configures_a_folder_without_one(
+    fresh: Path, user_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("DR_TEST_A", raising=False)
+    user_env.write_text("DR_TEST_A=user\n")
+    try:
+        assert envfile.load_once() == [user_env] and os.environ["DR_TEST_A"] == "user"
+    finally:
+        os.environ.pop("DR_TEST_A", None)
+
+
+def test_the_users_env_is_read_once_when_it_is_also_the_nearest(
+    fresh: Path, user_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    user_env.write_text("DR_TEST_A=user\n")
+    monkeypatch.chdir(user_env.parent)
+    try:
+        assert envfile.load_once() == [user_env]
+    finally:
+        os.environ.pop("DR_TEST_A", None)
+
+
+def test_an_unreadable_users_env_is_not_counted_as_read(fresh: Path, user_env: Path) -> None:
+    user_env.write_bytes(b"DR_TEST_A=\xff\xfe\n")
+    assert envfile.load_once() == [] and "DR_TEST_A" not in os.environ
 
 
 def test_a_variable_never_in_a_file_is_named_as_the_environments(fresh: Path) -> None:

@@ -1,5 +1,5 @@
-"""`deep-research doctor`'s checks of this machine's own setup: tracing, directories and
-where the memory is."""
+"""`deep-research doctor`'s checks of this machine's own setup: the `.env` files read,
+tracing, directories and where the memory is."""
 
 from __future__ import annotations
 
@@ -9,7 +9,13 @@ from pathlib import Path
 import platformdirs
 import pytest
 
-from deep_research.cli.doctor.local import check_memory, check_tracing, check_writable
+from deep_research.cli.doctor.local import (
+    check_memory,
+    check_settings,
+    check_tracing,
+    check_writable,
+)
+from deep_research.config import envfile
 
 
 @pytest.fixture
@@ -18,6 +24,31 @@ def tracing_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.delenv("LANGCHAIN_TRACING", raising=False)
     return monkeypatch
+
+
+def test_settings_name_the_env_files_read_nearest_first(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv(envfile.OPT_OUT)
+    monkeypatch.setattr(envfile, "_read", [tmp_path / ".env", tmp_path / "user.env"])
+    check = check_settings()
+    assert check.status == "ok"
+    assert check.detail.startswith(f"read {tmp_path / '.env'}, {tmp_path / 'user.env'} (")
+
+
+def test_settings_without_an_env_file_say_where_they_looked(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv(envfile.OPT_OUT)
+    monkeypatch.setattr(envfile, "_read", [])
+    monkeypatch.chdir(tmp_path)
+    detail = check_settings().detail
+    assert detail.startswith("no .env found") and str(tmp_path) in detail
+    assert str(envfile.user_env_path()) in detail
+
+
+def test_settings_with_env_files_switched_off_say_so() -> None:
+    assert envfile.OPT_OUT in check_settings().detail  # conftest switches them off
 
 
 def test_tracing_on_without_a_langsmith_key_warns_naming_the_variables(
