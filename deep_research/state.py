@@ -190,6 +190,7 @@ class ResearchState(InputState):
     orchestrator_turns: int
     plan_reviewed: bool  # the question's plan was reviewed (or needs no more review)
     plan_review_rounds: int  # plan reviews asked for this question
+    plan_edited: bool  # the user replaced the plan: the next turn dispatches it in code
     churn: ChurnGuard
     final_report: str
     citation_check: CitationCheck

@@ -79,9 +79,7 @@ def topics(state: ResearchState, reply: AIMessage, limit: int) -> list[str]:
     pending = [t["content"] for t in state.get("todos", []) if t["status"] != "completed"]
     question = _question(state)
     for candidates in (_plans(state, reply), pending, question_parts(question), [question]):
-        chosen = [_topic(text) for text in candidates]
-        chosen = list(dict.fromkeys(topic for topic in chosen if _valid(topic)))
-        if chosen:
+        if chosen := as_topics(candidates):
             return chosen[: min(limit, MAX_FLOOR_TOPICS)]
     return []
 
@@ -105,6 +103,12 @@ def question_parts(question: str) -> list[str]:
     lead = " ".join(question[: first.start()].split()) if first else ""
     lead = lead[:LEAD_CHARS].rsplit(" ", 1)[0] if len(lead) > LEAD_CHARS else lead
     return [f"{lead} {item}".strip() for item in items]
+
+
+def as_topics(texts: list[str]) -> list[str]:
+    """`texts` as valid `research` topics, each once, in order."""
+    chosen = (_topic(text) for text in texts)
+    return list(dict.fromkeys(topic for topic in chosen if _valid(topic)))
 
 
 def _topic(text: str) -> str:

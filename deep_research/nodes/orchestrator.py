@@ -19,7 +19,7 @@ from deep_research.config.settings import Context, context_of
 from deep_research.llm import models, spending
 from deep_research.llm.prices import price_of
 from deep_research.llm.toolcalls import invalid_arguments
-from deep_research.nodes import churn, dispatch, floor, planning, report_writer
+from deep_research.nodes import churn, dispatch, floor, plan_review, planning, report_writer
 from deep_research.nodes.planning import EXAMPLES, TOOLS, Research, WriteTodos
 from deep_research.runtime import durable, process, progress, prompts
 from deep_research.state import (
@@ -54,39 +54,32 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     counted = state.get("cost_counted", 0)
     ledger = spending.Ledger(budget, counted, fresh=process.take_over(here, ""))
     model = models.role_model(context, "orchestrator")
-    turns = state.get("orchestrator_turns", 0) + 1
+    # The user's edited plan takes the place of the reviewed reply, in its turn.
+    edited = plan_review.edited_plan(state, context)
+    turns = state.get("orchestrator_turns", 0) + (0 if edited else 1)
     reserve = report_writer.report_reserve(model) if budget is not None else 0
-    update: dict[str, Any] = {}
+    update: dict[str, Any] = {"plan_edited": False} if state.get("plan_edited") else {}
     if state.get("budget_note") and _affordable(state, context, model, ledger, reserve):
         update["budget_note"] = ""  # a bigger budget on resume: planning goes on
         state = {**state, "budget_note": ""}
     progress.emit("orchestrator_turn", turn=turns, cap=context.max_orchestrator_turns)
-    if writes_report(state, context):
+    if not edited and writes_report(state, context):
         return {**update, **await _report_turn(state, model, ledger, turns)}
     # Planning may not use what the report needs: it is held to what is left after it.
     planning_ledger = spending.Ledger(
         None if budget is None else budget - reserve, counted, fresh=ledger.fresh
     )
-    try:
-        reply = await model.ask(planning.planning_messages(state, context), TOOLS, planning_ledger)
-    except models.CallLost:
-        process.hand_over(here, "")  # the turn's next start is fresh
-        return {**update, **planning_ledger.update()}
-    except spending.BudgetExceeded as stop:
-        note = f"The run stopped at its cost budget: {stop} This report is written from the "
-        note += "research done until then."
-        progress.emit("budget_reached", note=note)
-        process.hand_over(here, "")  # the report is written next, from a fresh start
-        return {"budget_note": note, **planning_ledger.update()}
-    except models.EmptyReplyError:
-        # Nothing said twice: the floor researches, or the report quotes what was read; with
-        # neither, the run stops with the error. What the calls used is in the ledger.
-        if not (floor.may_act(state, context) or state.get("sources")):
-            raise
-        reply = AIMessage("")
+    if edited:
+        # Researched as an approved plan is: dispatched in code, a researcher an item, with
+        # no model call (a small model told to follow it may not).
+        reply = floor.research_reply(AIMessage(""), edited)
+        process.hand_over(here, "")  # no call was sent: the next turn starts fresh
+    else:
+        asked = await _ask(state, context, model, planning_ledger, here)
+        if not isinstance(asked, AIMessage):
+            return {**update, **asked}
+        reply = floor.applied(state, context, asked, turns)
     ledger = planning_ledger
-    process.hand_over(here, "")
-    reply = floor.applied(state, context, reply, turns)
     guard = churn.after_reply(state.get("churn"), reply.tool_calls, context)
     guard = _limit_research(guard, reply, context.max_research_calls_per_reply)
     # What is left (cap minus what state counts) is split into one share per research
@@ -118,6 +111,36 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
         "usage": spent["usage"],
         "cost_counted": spent["cost_counted"] + handed["cost_counted"],
     }
+
+
+async def _ask(
+    state: ResearchState,
+    context: Context,
+    model: models.RoleModel,
+    ledger: spending.Ledger,
+    here: str,
+) -> AIMessage | dict[str, Any]:
+    """The model's planning reply, or the update of a turn that has none (stopped mid-call,
+    or by the cost budget)."""
+    try:
+        reply = await model.ask(planning.planning_messages(state, context), TOOLS, ledger)
+    except models.CallLost:
+        process.hand_over(here, "")  # the turn's next start is fresh
+        return ledger.update()
+    except spending.BudgetExceeded as stop:
+        note = f"The run stopped at its cost budget: {stop} This report is written from the "
+        note += "research done until then."
+        progress.emit("budget_reached", note=note)
+        process.hand_over(here, "")  # the report is written next, from a fresh start
+        return {"budget_note": note, **ledger.update()}
+    except models.EmptyReplyError:
+        # Nothing said twice: the floor researches, or the report quotes what was read; with
+        # neither, the run stops with the error. What the calls used is in the ledger.
+        if not (floor.may_act(state, context) or state.get("sources")):
+            raise
+        reply = AIMessage("")
+    process.hand_over(here, "")
+    return reply
 
 
 def route_orchestrate(state: ResearchState, runtime: Runtime[Context]) -> list[Send | str] | str:

@@ -9,7 +9,9 @@ research, else the todos of its valid `write_todos` call. A reply with neither (
 or only mistakes) is not a plan and is not reviewed; the next one that is, is. The paused
 reply keeps its tool calls and shares, counted only when it runs: "ok" dispatches it as if it
 had never paused, and a changed plan (or a new question) answers each of its calls once with
-"not run", its shares never counted.
+"not run", its shares never counted. A plan the user replaced is dispatched in code at the next
+turn, a researcher an item, with no model call (`orchestrator`): a small model told to follow
+it may not.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from langgraph.types import Send, interrupt
 
 from deep_research.config.settings import Context, context_of
 from deep_research.errors import DeepResearchError
-from deep_research.nodes import churn, dispatch
+from deep_research.nodes import churn, dispatch, floor
 from deep_research.nodes.clarify import MAX_BAD_ANSWERS, shown
 from deep_research.runtime import durable, process, progress, prompts
 from deep_research.state import ResearchState, Todo, handed_out
@@ -128,7 +130,7 @@ def review_plan(state: ResearchState, runtime: Runtime[Context]) -> dict[str, An
         update["messages"].append(HumanMessage(prompts.render("plan_replaced", plan=listing)))
         progress.emit("plan_review", outcome="replaced", round=round_number, max_rounds=cap)
         progress.emit("todos", todos=todos)
-        return {**update, "todos": todos, "plan_reviewed": True}
+        return {**update, "todos": todos, "plan_reviewed": True, "plan_edited": True}
     last = round_number >= cap
     note = (
         f" This was the last review ({round_number} of {cap}): "
@@ -145,6 +147,16 @@ def review_plan(state: ResearchState, runtime: Runtime[Context]) -> dict[str, An
         max_rounds=cap,
     )
     return {**update, "plan_reviewed": last}
+
+
+def edited_plan(state: ResearchState, context: Context) -> list[str]:
+    """The items of a plan the user replaced that run at the next turn: as many as a reply
+    may research and searches are left (the rest stay pending todos); [] for any other turn."""
+    if not state.get("plan_edited"):
+        return []
+    pending = [t["content"] for t in state.get("todos", []) if t["status"] != "completed"]
+    limit = min(context.max_research_calls_per_reply, floor.searches_left(state, context))
+    return floor.as_topics(pending)[: max(limit, 0)]
 
 
 def _not_run(reply: AIMessage) -> list[ToolMessage | HumanMessage]:

@@ -46,6 +46,7 @@ def new_question(state: ResearchState, runtime: Runtime[Context]) -> dict[str, A
         "clarification_rounds": 0,
         "pending_questions": [],
         "plan_reviewed": False,
+        "plan_edited": False,
         "plan_review_rounds": 0,
         "churn": churn.fresh(),
         "failures": None,

@@ -141,6 +141,53 @@ async def test_a_list_replaces_the_todos_and_the_paused_research_never_runs(
     assert [m.tool_call_id for m in not_run] == ["r0-0", "r0-1"]
 
 
+async def test_an_edited_plan_is_researched_in_code_even_by_a_model_that_ignores_it(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    """The user's items are dispatched as approving dispatches: no model call in between, so a
+    small model that answers the edited plan with a report cannot skip it."""
+
+    def ignores_edits(messages: list[BaseMessage]) -> AIMessage:
+        if tool_results(messages) and not any(
+            isinstance(m, ToolMessage) and "Not run" in m.text for m in messages[-2:]
+        ):
+            links = LINK.findall("\n".join(str(m.content) for m in tool_results(messages)))
+            return AIMessage("# Report\n\n" + " ".join(f"[c]({u})" for u in links))
+        if any("replaced it" in str(m.content) for m in messages if isinstance(m, HumanMessage)):
+            return AIMessage("# Report\n\nNothing to research.")
+        return _research(["alpha", "beta"], 1)
+
+    model = use_script(script_for(ignores_edits))
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config, _ = await start(graph, "edited", REVIEW)
+    out = await graph.ainvoke(Command(resume=["gamma", "delta"]), config, context=REVIEW)
+    assert sorted(researched(model)) == ["delta", "gamma"]
+    assert sorted(scripted_search.queries) and plan_calls(model) == 2, "plan, then the report"
+    state = (await graph.aget_state(config)).values
+    assert out["final_report"].startswith("# Report") and state["plan_edited"] is False
+    assert state["orchestrator_turns"] == 2, "the edited plan took the reviewed reply's turn"
+    assert state["searches_used"] == len(scripted_search.queries) == 2
+    assert_every_call_answered_once(state["messages"])
+
+
+async def test_an_edited_plan_longer_than_a_reply_may_research_leaves_the_rest_pending(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    model = use_script(script_for(planner("research")))
+    graph = builder.compile(checkpointer=InMemorySaver())
+    context = {**REVIEW, "max_research_calls_per_reply": 2}
+    config, _ = await start(graph, "long", context)
+    edited = ["one", "two", "three", "four"]
+    await graph.ainvoke(Command(resume=edited), config, context=context)
+    first = [
+        m
+        for m in (await graph.aget_state(config)).values["messages"]
+        if isinstance(m, AIMessage) and m.tool_calls
+    ][1]
+    assert [c["args"]["topic"] for c in first.tool_calls] == ["one", "two"]
+    assert set(researched(model)) >= {"one", "two"}
+
+
 async def test_feedback_revises_and_asks_again_until_the_rounds_cap(
     use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
 ) -> None:
