@@ -5,11 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import (
-    AIMessage,
-    HumanMessage,
-    ToolMessage,
-)
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 from pydantic import ValidationError
@@ -118,7 +114,7 @@ async def _ask(
     context: Context,
     model: models.RoleModel,
     ledger: spending.Ledger,
-    here: str,
+    here: tuple[str, str],
 ) -> AIMessage | dict[str, Any]:
     """The model's planning reply, or the update of a turn that has none (stopped mid-call,
     or by the cost budget)."""

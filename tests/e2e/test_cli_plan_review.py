@@ -115,7 +115,7 @@ def test_e_opens_editor_and_the_edited_plan_replaces_it(tmp_path: Path) -> None:
         env = {**cli_env(llm, tavily, tmp_path), "EDITOR": str(editor)}
         screen = converse(tmp_path, env, [(b"> ", b"e\n")], *FLAGS, QUESTION)
         assert researched(llm) == ["heat pump efficiency in cold climates", "heat pump noise rules"]
-        assert len(plan_requests(llm)) == 2, "the first plan, then one following yours"
+        assert len(plan_requests(llm)) == 1, "the first plan only: yours is dispatched in code"
     assert "plan replaced by yours" in screen
     assert not list(tmp_path.glob("deep-research-plan-*")), "the temporary file is removed"
 
