@@ -2,9 +2,10 @@
 
 It checks what Aegra itself does not: a non-loopback address needs a token, a token needs
 the config's auth hook, and the token must be long enough. Then it names the config for
-Aegra (`AEGRA_CONFIG`), tells the instance's `/mcp` tool its own address, and runs
-uvicorn in this process, so the instance is this PID (a supervisor or a test stops it by
-PID; SIGKILL leaves its runs to another instance's reaper).
+Aegra (`AEGRA_CONFIG`), tells the instance's `/mcp` tool its own address, prepares the
+shared database's schema one instance at a time (`schema`), and runs uvicorn in this
+process, so the instance is this PID (a supervisor or a test stops it by PID; SIGKILL leaves
+its runs to another instance's reaper).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from deep_research.config.agent_server import (
     token_problem,
 )
 from deep_research.errors import DeepResearchError
+from deep_research.server import schema
 
 DEFAULT_PORT = 2026  # Aegra's own default
 APP = "aegra_api.main:app"
@@ -82,6 +84,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     os.environ["AEGRA_CONFIG"] = str(args.config.resolve())
     os.environ[AGENT_URL_ENV] = own_url(args.host, args.port)
+    if schema.wanted():
+        try:
+            schema.prepare_aegra()
+        except schema.SchemaError as error:
+            print(f"deep_research.server: {error}", file=sys.stderr)
+            return 1
     import uvicorn  # the server extra's: only once the launch is allowed
 
     uvicorn.run(APP, host=args.host, port=args.port, log_level="info")

@@ -107,7 +107,7 @@ class AgentCluster:
     instances: list[Instance] = field(default_factory=list)
     show_logs: bool = True  # printed at the end: pytest shows them when a test fails
 
-    def start(self, extra_env: dict[str, str] | None = None) -> Instance:
+    def start(self, extra_env: dict[str, str] | None = None, wait: bool = True) -> Instance:
         port = free_port()
         log = self.root / f"instance-{len(self.instances)}-{port}.log"
         command = [str(server_python()), "-m", "deep_research.server"]
@@ -124,7 +124,8 @@ class AgentCluster:
             )
         instance = Instance(f"http://127.0.0.1:{port}", proc, log)
         self.instances.append(instance)
-        wait_until_ready(instance)
+        if wait:
+            wait_until_ready(instance)
         return instance
 
     def stop(self) -> None:
@@ -172,14 +173,18 @@ def agent_cluster(
     jobs: int = 4,
     extra_env: dict[str, str] | None = None,
     show_logs: bool = True,
+    together: bool = False,
 ) -> Iterator[AgentCluster]:
-    """`count` instances over one Postgres and Redis (the first migrates, then the rest)."""
+    """`count` instances over one Postgres and Redis: one after another (the first prepares
+    the database), or `together`, all launched before any is ready."""
     (home := root / "home").mkdir(exist_ok=True)
     env = instance_env(home, model, tavily, database_url, redis_url, jobs) | (extra_env or {})
     cluster = AgentCluster(root, env, show_logs=show_logs)
     try:
         for _ in range(count):
-            cluster.start()
+            cluster.start(wait=not together)
+        for instance in cluster.instances if together else []:
+            wait_until_ready(instance)
         yield cluster
     finally:
         cluster.stop()
