@@ -242,23 +242,16 @@ def load_run(home: Home, thread_id: str) -> RunRecord:
     return run_record(log, thread_id)
 
 
-def earlier_threads_hint(home: Home, thread_ids: list[str]) -> list[str]:
-    """What the user can do with earlier threads that memory names: a thread logged in
-    this directory can be resumed and replayed; one from another directory or the Agent
-    Server cannot (its checkpoints are not here), and the line says so."""
-    here = [t for t in thread_ids if THREAD_ID.fullmatch(t) and home.log_path(t).is_file()]
-    lines = [
-        f"  thread {t} ran here: deep-research replay {t} shows it, "
-        f"deep-research --resume {t} continues it if it stopped"
-        for t in here
-    ]
-    elsewhere = [without_controls(t)[:64] for t in thread_ids if t not in here]
-    if elsewhere:
-        lines.append(
-            f"  thread {', '.join(elsewhere)}: not a run of this directory, so it cannot be "
-            "resumed here (deep-research memory search shows what it found)"
+def earlier_thread_hint(home: Home, thread_id: str) -> str:
+    """What the user can do with the earlier thread memory names first: one logged in this
+    directory can be replayed and resumed; one from another directory or the Agent Server
+    cannot (its checkpoints are not here), but memory shows what it found."""
+    if THREAD_ID.fullmatch(thread_id) and home.log_path(thread_id).is_file():
+        return (
+            f"  deep-research replay {thread_id} shows it, "
+            f"deep-research --resume {thread_id} continues it if it stopped"
         )
-    return lines
+    return "  it ran in another folder: deep-research memory search shows what it found"
 
 
 def list_runs(home: Home) -> list[RunRecord]:

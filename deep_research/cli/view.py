@@ -18,7 +18,7 @@ from rich.text import Text
 
 from deep_research.cli.counts import Totals, cited_sources, page_keys
 from deep_research.cli.plain import plain
-from deep_research.cli.runs import Home, earlier_threads_hint
+from deep_research.cli.runs import Home, earlier_thread_hint
 from deep_research.runtime.progress_lines import progress_line
 from deep_research.text.wording import plural
 
@@ -78,7 +78,7 @@ class Tracker:
             searches=self.totals.searches,
             topic=who.topic if who else None,
         )
-        if (name == "orchestrator_turn" or name == "report_written") and line:
+        if name in ("orchestrator_turn", "report_written", "memory_saving") and line:
             self.phase = "report written" if name == "report_written" else line
         elif name == "research_started" or name == "search":
             # A resumed run may go on inside research tasks, with no orchestrator turn yet.
@@ -172,8 +172,8 @@ class ProgressView:
         if line and name == "memory":
             self.console.print(plain(line))
             earlier = [e for e in event.get("earlier") or [] if isinstance(e, dict)]
-            threads = [str(e.get("thread_id", "")) for e in earlier]
-            for hint in earlier_threads_hint(self.home, threads) if self.home else []:
+            if earlier and self.home:  # two lines at most: the notice, what to do with it
+                hint = earlier_thread_hint(self.home, str(earlier[0].get("thread_id", "")))
                 self.console.print(plain(hint))
         # The review's outcome is a decision the user made: it stays on screen, above the panel.
         elif line and (not self.live or name == "plan_review"):

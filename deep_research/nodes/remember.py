@@ -44,6 +44,8 @@ async def remember(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
         return {}
     cited = [CitedPage(s.url, s.title, s.texts, s.retrieved_on) for s in sources]
     thread_id = str(get_config().get("configurable", {}).get("thread_id") or "unsaved")
+    # Seconds on a first run (the store opened, the pages embedded): said, not a silent wait.
+    progress.emit("memory_saving", pages=len(cited))
     try:
         store = await open_store()
         pages = await store_report(

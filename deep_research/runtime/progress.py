@@ -25,6 +25,7 @@ Python, `stream_subgraphs=True` in the SDK).
 | `budget_reached` | `note` (why the report is written now, from what the run has) |
 | `report_written` | `chars`, `failures`, `status` (`complete`, `unverified`, `no_sources`) |
 | `memory` | `status` (`on`, `unavailable`), `where` or `reason`, `earlier` (recalled threads) |
+| `memory_saving` | `pages` (remembering the report and its cited pages has begun) |
 | `memory_saved` | `where`, `pages` (the report and its cited pages are remembered) |
 | `memory_skipped` | `status` (a report that is not `complete` is not remembered) |
 | `floor` | `id` (a task's, or empty), `acted` (`dispatched`, `searched`, `quoted`), `detail` |
@@ -62,6 +63,7 @@ ProgressEvent = Literal[
     "budget_reached",
     "report_written",
     "memory",
+    "memory_saving",
     "memory_saved",
     "memory_skipped",
     "floor",

@@ -65,6 +65,8 @@ def progress_line(
         return f"research failed: {words(_topic(event, topic))} ({words(event['error'])})"
     if name == "memory":
         return memory_notice(event)
+    if name == "memory_saving":
+        return f"remembering the report and its {plural(int(event.get('pages', 0)), 'cited page')}"
     if name == "search_remembered":
         return f"answered from memory: {event['query']}"
     if name == "budget_reached":
@@ -158,7 +160,6 @@ def memory_notice(event: Mapping[str, Any]) -> str | None:
         f"You researched a similar question{only} on {first.get('date')}: "
         f"thread {first.get('thread_id')}"
     )
-    if len(earlier) > 1:
-        others = ", ".join(f"{e.get('date')} (thread {e.get('thread_id')})" for e in earlier[1:])
-        line += f"; also on {others}"
+    if len(earlier) > 1:  # one line however many: `memory list` shows them all
+        line += f" (and {plural(len(earlier) - 1, 'other')}: deep-research memory list)"
     return line

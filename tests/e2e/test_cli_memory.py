@@ -38,9 +38,10 @@ def test_the_second_run_is_told_of_the_first_and_searches_less(
     earlier = found.group(1).rstrip(";")
     # The id it names is one `replay` and `--resume` take here (the thread is done).
     assert lines[at + 1] == (
-        f"  thread {earlier} ran here: deep-research replay {earlier} shows it, "
+        f"  deep-research replay {earlier} shows it, "
         f"deep-research --resume {earlier} continues it if it stopped"
     )
+    assert "You researched" not in lines[at + 2], "two lines at most"
     assert run_cli(tmp_path, env, "replay", earlier).returncode == 0
     resumed = run_cli(tmp_path, env, "--resume", earlier)
     assert resumed.returncode == 0, resumed.stderr
@@ -56,7 +57,7 @@ def test_the_second_run_is_told_of_the_first_and_searches_less(
     assert "1 report" in listed.stdout and f"(also researched in {earlier})" in listed.stdout
 
 
-def test_a_thread_from_another_directory_is_named_as_not_resumable_here(tmp_path: Path) -> None:
+def test_a_thread_from_another_directory_points_to_memory_not_to_resume(tmp_path: Path) -> None:
     first_dir, second_dir = tmp_path / "one", tmp_path / "two"
     first_dir.mkdir()
     second_dir.mkdir()
@@ -72,8 +73,7 @@ def test_a_thread_from_another_directory_is_named_as_not_resumable_here(tmp_path
     assert found
     earlier = found.group(1).rstrip(";")
     assert lines[at + 1] == (
-        f"  thread {earlier}: not a run of this directory, so it cannot be resumed here "
-        "(deep-research memory search shows what it found)"
+        "  it ran in another folder: deep-research memory search shows what it found"
     )
     refused = run_cli(second_dir, env, "--resume", earlier)
     assert refused.returncode == 1 and f"no run {earlier!r}" in refused.stderr

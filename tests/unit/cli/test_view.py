@@ -84,6 +84,8 @@ def test_the_phase_follows_the_orchestrator_and_the_report() -> None:
     assert tracker.todos == [{"content": "a", "status": "pending"}] and tracker.phase == turn
     tracker.handle({"event": "report_written", "chars": 1200})
     assert tracker.phase == "report written"
+    tracker.handle({"event": "memory_saving", "pages": 1})
+    assert tracker.phase == "remembering the report and its 1 cited page", "not a silent wait"
 
 
 def test_a_resumed_run_leaves_its_first_phase_when_research_goes_on() -> None:

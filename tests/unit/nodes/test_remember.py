@@ -63,7 +63,10 @@ async def test_the_report_its_question_thread_and_cited_pages_are_stored(
     )
     assert [page.url for page in call["cited"]] == [PAGE]
     assert call["search_provider"] == ON.context.search_provider  # what recall filters on
-    assert events == [{"event": "memory_saved", "where": "here", "pages": 1}]
+    assert events == [
+        {"event": "memory_saving", "pages": 1},  # said first: the store may take seconds
+        {"event": "memory_saved", "where": "here", "pages": 1},
+    ]
 
 
 async def test_memory_off_or_no_report_stores_nothing(
@@ -94,5 +97,6 @@ async def test_an_unusable_store_is_an_event_and_the_run_goes_on(
     monkeypatch.setattr(memory, "open_store", locked, raising=False)
     assert await node.remember(STATE, ON) == {}
     assert events == [
-        {"event": "memory", "status": "unavailable", "reason": "in use by another process"}
+        {"event": "memory_saving", "pages": 1},
+        {"event": "memory", "status": "unavailable", "reason": "in use by another process"},
     ]

@@ -87,9 +87,17 @@ def test_memory_says_why_it_is_off_or_which_earlier_threads_it_found() -> None:
         {"date": "2026-03-04", "thread_id": "t2"},
     ]
     found = memory_notice({"earlier": earlier})
-    assert found is not None and found.index("t1") < found.index("; also on 2026-03-04 (thread t2)")
+    assert found == (
+        "You researched a similar question on 2026-01-02: thread t1 "
+        "(and 1 other: deep-research memory list)"
+    ), "one line however many earlier threads"
     assert memory_notice({"earlier": []}) is None
     assert progress_line({"event": "memory", "earlier": earlier}) == found
+
+
+def test_remembering_the_report_is_said_while_it_happens() -> None:
+    line = progress_line({"event": "memory_saving", "pages": 3})
+    assert line == "remembering the report and its 3 cited pages"
 
 
 def test_a_report_without_a_retrieved_source_says_so_when_written() -> None:
