@@ -2,21 +2,37 @@
 
 `silent`: accepts, reads the request, says nothing. `trickle`: answers `HTTP/1.1 200 OK`
 with `Content-Length: 1000000`, then one byte a second, so no read ever waits long enough
-for a per-read timeout to fire. Each connection is served by its own daemon thread; closing
-the server stops them all.
+for a per-read timeout to fire. `postgres`: a PostgreSQL server that completes the start-up
+(refuses TLS, then AuthenticationOk, ParameterStatus, BackendKeyData, ReadyForQuery) and
+then never answers a query, so only a client's own deadline ends the wait. Each connection
+is served by its own daemon thread; closing the server stops them all.
 """
 
 from __future__ import annotations
 
 import socket
+import struct
 import threading
 from types import TracebackType
 from typing import Literal
 
-Mode = Literal["silent", "trickle"]
+Mode = Literal["silent", "trickle", "postgres"]
 TRICKLE_HEAD = (
     b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n"
 )
+# What a client sends before its StartupMessage to ask for TLS or GSS encryption (refused
+# with one `N`), or to cancel a query on another connection (ignored: it just closes).
+PG_ENCRYPTION_REQUESTS = (80877103, 80877104)
+PG_CANCEL_REQUEST = 80877102
+PG_PARAMETERS = {
+    "server_version": "15.0",
+    "server_encoding": "UTF8",
+    "client_encoding": "UTF8",
+    "DateStyle": "ISO, MDY",
+    "integer_datetimes": "on",
+    "standard_conforming_strings": "on",
+    "TimeZone": "UTC",
+}
 MAX_CONNECTIONS = 1000  # a client retrying for ever still ends the accept loop
 
 
@@ -59,7 +75,10 @@ class StallingServer:
         with conn:
             conn.settimeout(1.0)
             try:
-                conn.recv(65536)
+                if self.mode != "postgres":
+                    conn.recv(65536)
+                elif not _postgres_startup(conn):  # a cancel request: ignored
+                    return
                 if self.mode == "trickle":
                     conn.sendall(TRICKLE_HEAD)
                 for _ in range(1_000_000):  # bounded like the body it promises
@@ -69,3 +88,42 @@ class StallingServer:
                         conn.sendall(b" ")
             except OSError:  # the client gave up: what it should do
                 return
+
+
+def _message(kind: bytes, body: bytes) -> bytes:
+    return kind + struct.pack("!I", len(body) + 4) + body
+
+
+def _read_packet(conn: socket.socket) -> tuple[int, bytes]:
+    """A start-up packet: its code (protocol version or request) and the rest."""
+    head = _read_exactly(conn, 8)
+    length, code = struct.unpack("!II", head)
+    return code, _read_exactly(conn, min(max(length - 8, 0), 1 << 16))
+
+
+def _read_exactly(conn: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = conn.recv(size - len(data))
+        if not chunk:
+            raise ConnectionError("the client closed")
+        data += chunk
+    return data
+
+
+def _postgres_startup(conn: socket.socket) -> bool:
+    """Answer a PostgreSQL client's start-up as a server that trusts it; False for a cancel."""
+    conn.settimeout(10.0)
+    code, _ = _read_packet(conn)
+    while code in PG_ENCRYPTION_REQUESTS:
+        conn.sendall(b"N")
+        code, _ = _read_packet(conn)
+    if code == PG_CANCEL_REQUEST:
+        return False
+    reply = _message(b"R", struct.pack("!I", 0))  # AuthenticationOk
+    for name, value in PG_PARAMETERS.items():
+        reply += _message(b"S", name.encode() + b"\0" + value.encode() + b"\0")
+    reply += _message(b"K", struct.pack("!II", 4242, 2424))  # BackendKeyData
+    reply += _message(b"Z", b"I")  # ReadyForQuery, idle
+    conn.sendall(reply)
+    return True
