@@ -39,7 +39,8 @@ SECRET_SHAPES = re.compile(
     r"|\btvly-[A-Za-z0-9_\-]{8,}"
     r"|\blsv2_[A-Za-z0-9_]{12,}"
 )
-# Short values ("x", "1") are not worth scrubbing and would mangle ordinary text.
+# Below this length a value is replaced only where it stands as the secret (`without`):
+# "x" or "exp" replaced wherever it occurs would shred ordinary words ("ex[REDACTED]ired").
 MIN_SECRET_CHARS = 6
 # A URL's password in any environment variable (DEEP_RESEARCH_CHECKPOINTS=postgresql://u:p@…):
 # scrubbed by value too, so a driver's text that quotes it without the URL around is clean.
@@ -88,6 +89,22 @@ class Redactor:
         if scheme.lower() in ("bearer", "basic") and scheme != match.group(0):
             return f"{scheme} {self._marker}"
         return self._marker
+
+
+def without(text: str, secret: str, marker: str = REDACTED) -> str:
+    """`text` without one known secret: a long one wherever it occurs; a short one only
+    where it stands as the secret, never inside a word: a URL's `user:SECRET@`, quoted
+    whole (`"SECRET"`, `'SECRET'`, as a driver quotes a value), or as the whole text.
+    (`name=SECRET` fields are the caller's, as only it knows the field's name.)"""
+    if not secret:
+        return text
+    if len(secret) >= MIN_SECRET_CHARS:
+        return text.replace(secret, marker)
+    if text.strip() == secret:
+        return marker
+    value = re.escape(secret)
+    text = re.sub(rf"(?<=:){value}(?=@)", lambda _: marker, text)
+    return re.sub(rf"([\"'`]){value}\1", lambda found: f"{found[1]}{marker}{found[1]}", text)
 
 
 def redactor() -> Redactor:

@@ -105,3 +105,12 @@ def test_the_cli_ends_with_exit_2_and_one_line(
     assert err.count("\n") == 1, err
     assert f"cannot use PostgreSQL u@127.0.0.1:{mute.port}/db: no answer to a query" in err
     assert SECRET not in err
+
+
+@pytest.mark.parametrize("password", ["e", "x", "ex", "exp"])
+def test_a_short_password_leaves_the_drivers_reason_whole(password: str) -> None:
+    with StallingServer("silent") as silent:
+        target = target_from({VARIABLE: f"postgresql://u:{password}@127.0.0.1:{silent.port}/db"})
+        with pytest.raises(CheckpointsConfigError) as caught:
+            probe(target, timeout=2)
+    assert str(caught.value).endswith("connection timeout expired"), str(caught.value)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from deep_research.text.secrets import REDACTED, Redactor
+import pytest
+
+from deep_research.text.secrets import REDACTED, Redactor, without
 
 
 def test_redactor_scrubs_secret_fields_known_values_and_key_shapes() -> None:
@@ -31,3 +33,34 @@ def test_a_url_password_in_any_variable_is_scrubbed_by_value() -> None:
         f"auth failed: {REDACTED}, {REDACTED}"
     )
     assert Redactor({"DEEP_RESEARCH_CHECKPOINTS": "postgresql://u:ab@h/db"}).text("ab c") == "ab c"
+
+
+SENTENCES = (
+    "connection timeout expired",
+    'connection to server at "127.0.0.1", port 5432 failed: FATAL: password authentication '
+    'failed for user "u"',
+    "an x-ray of the 1 expired pass: exit 2",
+)
+
+
+@pytest.mark.parametrize("secret", ["x", "e", "p", "ex", "ti", "exp", "ire", "1", "on"])
+def test_a_short_secret_never_shreds_a_word(secret: str) -> None:
+    for sentence in SENTENCES:
+        assert without(sentence, secret) == sentence
+
+
+@pytest.mark.parametrize("secret", ["x", "p4", "ab!"])
+def test_a_short_secret_is_replaced_where_it_stands_as_the_secret(secret: str) -> None:
+    assert without(f"postgresql://u:{secret}@h/db failed", secret) == (
+        f"postgresql://u:{REDACTED}@h/db failed"
+    )
+    assert without(f"invalid value \"{secret}\" for 'x{secret}'", secret) == (
+        f"invalid value \"{REDACTED}\" for 'x{secret}'"
+    )
+    assert without(f"  {secret}\n", secret) == REDACTED
+
+
+def test_a_long_secret_is_replaced_wherever_it_occurs() -> None:
+    secret = "expired-Hunter2"
+    assert without(f"a{secret}b and {secret}", secret) == f"a{REDACTED}b and {REDACTED}"
+    assert without("nothing here", "") == "nothing here"
