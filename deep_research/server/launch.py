@@ -24,6 +24,7 @@ from deep_research.config.agent_server import (
     token_problem,
 )
 from deep_research.errors import DeepResearchError
+from deep_research.text.secrets import redact_log_records
 
 DEFAULT_PORT = 2026  # Aegra's own default
 APP = "aegra_api.main:app"
@@ -80,6 +81,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LaunchRefused as error:
         print(f"deep_research.server: {error}", file=sys.stderr)
         return 2
+    # No secret in any log: the access log's URLs included (`?token=` is refused, not hidden).
+    redact_log_records()
     os.environ["AEGRA_CONFIG"] = str(args.config.resolve())
     os.environ[AGENT_URL_ENV] = own_url(args.host, args.port)
     import uvicorn  # the server extra's: only once the launch is allowed
