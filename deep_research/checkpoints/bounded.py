@@ -32,6 +32,9 @@ class NoAnswerError(psycopg.OperationalError, DeepResearchError):
 class BoundedConnection(psycopg.Connection[Any]):
     """A psycopg connection whose every query ends by `QUERY_TIMEOUT`."""
 
+    # The deadline this connection missed, if it did: its later errors only say "closed".
+    silence: NoAnswerError | None = None
+
     def wait(
         self, gen: PQGen[RV], interval: float = POLL_INTERVAL, timeout: float | None = None
     ) -> RV:
@@ -43,11 +46,15 @@ class BoundedConnection(psycopg.Connection[Any]):
             if time.monotonic() - started < limit:
                 raise
             self.pgconn.finish()
-            raise _no_answer(limit) from None
+            self.silence = _no_answer(limit)
+            raise self.silence from None
 
 
 class BoundedAsyncConnection(psycopg.AsyncConnection[Any]):
     """An async psycopg connection whose every query ends by `QUERY_TIMEOUT`."""
+
+    # The deadline this connection missed, if it did: its later errors only say "closed".
+    silence: NoAnswerError | None = None
 
     async def wait(
         self, gen: PQGen[RV], interval: float = POLL_INTERVAL, timeout: float | None = None
@@ -60,7 +67,8 @@ class BoundedAsyncConnection(psycopg.AsyncConnection[Any]):
             if time.monotonic() - started < limit:
                 raise
             self.pgconn.finish()
-            raise _no_answer(limit) from None
+            self.silence = _no_answer(limit)
+            raise self.silence from None
 
 
 def _no_answer(seconds: float) -> NoAnswerError:

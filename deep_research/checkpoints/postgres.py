@@ -65,7 +65,7 @@ def connect(
         try:
             yield conn
         except psycopg.OperationalError as error:  # lost, or silent past the deadline
-            raise unreachable(target, error) from None
+            raise unreachable(target, conn.silence or error) from None
 
 
 def probe(target: Target, timeout: float = CONNECT_TIMEOUT) -> str:

@@ -67,4 +67,4 @@ async def open_checkpointer(
         try:
             yield postgres
         except psycopg.OperationalError as error:  # lost mid-run, or silent past the deadline
-            raise unreachable(target, error) from None
+            raise unreachable(target, conn.silence or error) from None

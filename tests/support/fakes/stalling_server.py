@@ -10,6 +10,7 @@ is served by its own daemon thread; closing the server stops them all.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import struct
 import threading
@@ -127,3 +128,71 @@ def _postgres_startup(conn: socket.socket) -> bool:
     reply += _message(b"Z", b"I")  # ReadyForQuery, idle
     conn.sendall(reply)
     return True
+
+
+class FreezingProxy:
+    """A TCP proxy to `127.0.0.1:upstream` that stops passing bytes on `freeze()`: a server
+    that answered and then went silent mid-conversation. `thaw()` drops the connections it
+    froze (their state is unknown, as a client that gave up on them knows) and passes bytes
+    on new ones again."""
+
+    def __init__(self, upstream: int) -> None:
+        self.upstream = upstream
+        self.frozen = threading.Event()
+        self._stop = threading.Event()
+        self._sockets: list[socket.socket] = []
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener.settimeout(0.2)
+        self.port = int(self._listener.getsockname()[1])
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+
+    def __enter__(self) -> FreezingProxy:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self._listener.close()
+        self._drop()
+
+    def freeze(self) -> None:
+        self.frozen.set()
+
+    def thaw(self) -> None:
+        self._drop()
+        self.frozen.clear()
+
+    def _drop(self) -> None:
+        for sock in self._sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+        self._sockets.clear()
+
+    def _accept(self) -> None:
+        for _ in range(MAX_CONNECTIONS):
+            if self._stop.is_set():
+                return
+            try:
+                client, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            server = socket.create_connection(("127.0.0.1", self.upstream), timeout=10)
+            self._sockets += [client, server]
+            for source, sink in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
+        source.settimeout(None)
+        try:
+            while chunk := source.recv(65536):
+                while self.frozen.is_set() and not self._stop.is_set():
+                    self._stop.wait(0.1)  # held, never passed on: the peer hears nothing
+                if self._stop.is_set():
+                    return
+                sink.sendall(chunk)
+        except OSError:
+            return

@@ -4,9 +4,14 @@ exit 2 like an unreachable server, and never with the password."""
 
 from __future__ import annotations
 
+import io
+import re
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -19,7 +24,11 @@ from deep_research.checkpoints.bounded import (
 from deep_research.checkpoints.postgres import RunList, probe
 from deep_research.checkpoints.target import VARIABLE, CheckpointsConfigError, target_from
 from deep_research.cli.main import main
-from tests.support.fakes.stalling_server import StallingServer
+from tests.support.brain import ResearchBrain, role_of
+from tests.support.cli import QUESTION, cli_env
+from tests.support.fakes.openai_server import ScriptedOpenAIServer
+from tests.support.fakes.stalling_server import FreezingProxy, StallingServer
+from tests.support.fakes.tavily_server import FakeTavilyServer
 
 DEADLINE = 0.5
 SECRET = "Mute-Hunter2-secret"
@@ -114,3 +123,48 @@ def test_a_short_password_leaves_the_drivers_reason_whole(password: str) -> None
         with pytest.raises(CheckpointsConfigError) as caught:
             probe(target, timeout=2)
     assert str(caught.value).endswith("connection timeout expired"), str(caught.value)
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")  # the log's
+def test_a_run_whose_server_goes_silent_mid_run_stops_with_exit_2_and_resumes(
+    postgres_dsn: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr(bounded, "QUERY_TIMEOUT", 3.0)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "stdin", io.StringIO())
+    brain = ResearchBrain()
+    upstream = urlsplit(postgres_dsn).port
+    assert upstream is not None
+    with FreezingProxy(upstream) as proxy:
+
+        async def freezing(body: dict[str, Any]) -> Any:
+            if role_of(body) == "researcher":  # checkpoints were written before this step
+                proxy.freeze()
+            return await brain(body)
+
+        with ScriptedOpenAIServer(freezing) as llm, FakeTavilyServer() as tavily:
+            for name, value in cli_env(llm, tavily, tmp_path).items():
+                monkeypatch.setenv(name, value)
+            monkeypatch.setenv(VARIABLE, postgres_dsn.replace(f":{upstream}/", f":{proxy.port}/"))
+            started = time.monotonic()
+            assert main(["--no-clarify", QUESTION]) == 2
+            assert time.monotonic() - started < 60
+            captured = capsys.readouterr()
+            # The run list's writer may say so first; the last line is the run's own.
+            *_, last = captured.err.splitlines()
+            assert last.startswith(f"deep-research: {VARIABLE}: cannot use PostgreSQL "), last
+            assert last.endswith(
+                "no answer to a query in 3 s: the server took the connection, "
+                "then went silent (checkpoints written before are kept; "
+                "--resume once it answers)"
+            ), last
+            found = re.search(r"--resume (\w+)", captured.out)
+            assert found, captured.out
+            proxy.thaw()
+            llm.brain = brain
+            assert main(["--resume", found[1]]) == 0, capsys.readouterr().err
+    assert list((tmp_path / "reports").glob("*.md")), "the resumed run wrote its report"
