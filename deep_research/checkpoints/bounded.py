@@ -34,11 +34,12 @@ class BoundedConnection(psycopg.Connection[Any]):
 
     # The deadline this connection missed, if it did: its later errors only say "closed".
     silence: NoAnswerError | None = None
+    query_timeout: float | None = None  # this connection's own deadline (`doctor`'s, shorter)
 
     def wait(
         self, gen: PQGen[RV], interval: float = POLL_INTERVAL, timeout: float | None = None
     ) -> RV:
-        limit = QUERY_TIMEOUT if timeout is None else min(timeout, QUERY_TIMEOUT)
+        limit = _deadline(timeout, self.query_timeout)
         started = time.monotonic()
         try:
             return super().wait(gen, interval, limit)
@@ -55,11 +56,12 @@ class BoundedAsyncConnection(psycopg.AsyncConnection[Any]):
 
     # The deadline this connection missed, if it did: its later errors only say "closed".
     silence: NoAnswerError | None = None
+    query_timeout: float | None = None  # this connection's own deadline (`doctor`'s, shorter)
 
     async def wait(
         self, gen: PQGen[RV], interval: float = POLL_INTERVAL, timeout: float | None = None
     ) -> RV:
-        limit = QUERY_TIMEOUT if timeout is None else min(timeout, QUERY_TIMEOUT)
+        limit = _deadline(timeout, self.query_timeout)
         started = time.monotonic()
         try:
             return await super().wait(gen, interval, limit)
@@ -69,6 +71,11 @@ class BoundedAsyncConnection(psycopg.AsyncConnection[Any]):
             self.pgconn.finish()
             self.silence = _no_answer(limit)
             raise self.silence from None
+
+
+def _deadline(asked: float | None, own: float | None) -> float:
+    """The shortest of psycopg's own wait (a cancel's), the connection's, `QUERY_TIMEOUT`."""
+    return min(x for x in (asked, own, QUERY_TIMEOUT) if x is not None)
 
 
 def _no_answer(seconds: float) -> NoAnswerError:

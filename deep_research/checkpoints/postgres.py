@@ -22,6 +22,8 @@ from deep_research.checkpoints.target import VARIABLE, CheckpointsConfigError, T
 if TYPE_CHECKING:
     import psycopg
 
+    from deep_research.checkpoints.bounded import BoundedConnection
+
 CONNECT_TIMEOUT = 10
 TABLE = "deep_research_runs"
 SCHEMA = f"""
@@ -46,9 +48,7 @@ def unreachable(target: Target, error: Exception) -> CheckpointsConfigError:
 
 
 @contextmanager
-def connect(
-    target: Target, *, timeout: float = CONNECT_TIMEOUT
-) -> Iterator[psycopg.Connection[Any]]:
+def connect(target: Target, *, timeout: float = CONNECT_TIMEOUT) -> Iterator[BoundedConnection]:
     """A connection to the target's database; `CheckpointsConfigError` if there is none."""
     import psycopg
 
@@ -73,6 +73,7 @@ def probe(target: Target, timeout: float = CONNECT_TIMEOUT) -> str:
     import psycopg
 
     with connect(target, timeout=timeout) as conn:
+        conn.query_timeout = timeout  # the caller's wait, for the round trip too
         try:
             row = conn.execute("SHOW server_version").fetchone()
         except psycopg.Error as error:

@@ -168,3 +168,12 @@ def test_a_run_whose_server_goes_silent_mid_run_stops_with_exit_2_and_resumes(
             llm.brain = brain
             assert main(["--resume", found[1]]) == 0, capsys.readouterr().err
     assert list((tmp_path / "reports").glob("*.md")), "the resumed run wrote its report"
+
+
+def test_doctors_probe_waits_no_longer_than_it_was_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bounded, "QUERY_TIMEOUT", 60.0)
+    with StallingServer("postgres") as server:
+        started = time.monotonic()
+        with pytest.raises(CheckpointsConfigError, match="no answer to a query in 2 s"):
+            probe(target_from({VARIABLE: _dsn(server)}), timeout=2)
+    assert time.monotonic() - started < 10
