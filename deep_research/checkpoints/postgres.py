@@ -22,6 +22,8 @@ from deep_research.checkpoints.target import VARIABLE, CheckpointsConfigError, T
 if TYPE_CHECKING:
     import psycopg
 
+    from deep_research.checkpoints.bounded import BoundedConnection
+
 CONNECT_TIMEOUT = 10
 TABLE = "deep_research_runs"
 SCHEMA = f"""
@@ -46,21 +48,24 @@ def unreachable(target: Target, error: Exception) -> CheckpointsConfigError:
 
 
 @contextmanager
-def connect(
-    target: Target, *, timeout: float = CONNECT_TIMEOUT
-) -> Iterator[psycopg.Connection[Any]]:
+def connect(target: Target, *, timeout: float = CONNECT_TIMEOUT) -> Iterator[BoundedConnection]:
     """A connection to the target's database; `CheckpointsConfigError` if there is none."""
     import psycopg
+
+    from deep_research.checkpoints.bounded import BoundedConnection
 
     assert target.dsn is not None, "a PostgreSQL target"
     try:
         # libpq takes whole seconds, at least 2.
         seconds = max(2, round(timeout))
-        conn = psycopg.connect(target.dsn, autocommit=True, connect_timeout=seconds)
+        conn = BoundedConnection.connect(target.dsn, autocommit=True, connect_timeout=seconds)
     except psycopg.Error as error:
         raise unreachable(target, error) from None
     with conn:
-        yield conn
+        try:
+            yield conn
+        except psycopg.OperationalError as error:  # lost, or silent past the deadline
+            raise unreachable(target, conn.silence or error) from None
 
 
 def probe(target: Target, timeout: float = CONNECT_TIMEOUT) -> str:
@@ -68,6 +73,7 @@ def probe(target: Target, timeout: float = CONNECT_TIMEOUT) -> str:
     import psycopg
 
     with connect(target, timeout=timeout) as conn:
+        conn.query_timeout = timeout  # the caller's wait, for the round trip too
         try:
             row = conn.execute("SHOW server_version").fetchone()
         except psycopg.Error as error:
@@ -98,12 +104,14 @@ class RunList:
         """Add records (from one thread: the traffic log's writer); raises like `connect`."""
         import psycopg
 
+        from deep_research.checkpoints.bounded import BoundedConnection
+
         if not self._ready:
             self.setup()
         if self._writer is None or self._writer.closed:
             assert self.target.dsn is not None
             try:
-                self._writer = psycopg.connect(
+                self._writer = BoundedConnection.connect(
                     self.target.dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT
                 )
             except psycopg.Error as error:

@@ -44,9 +44,12 @@ async def open_checkpointer(
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
     from psycopg.rows import dict_row
 
+    from deep_research.checkpoints.bounded import BoundedAsyncConnection
+
     try:
-        # As `AsyncPostgresSaver.from_conn_string` connects, with a deadline.
-        conn = await psycopg.AsyncConnection.connect(
+        # As `AsyncPostgresSaver.from_conn_string` connects, with deadlines: to connect,
+        # and for each query (bounded.py).
+        conn = await BoundedAsyncConnection.connect(
             target.dsn,
             autocommit=True,
             prepare_threshold=0,
@@ -61,4 +64,7 @@ async def open_checkpointer(
             await postgres.setup()  # its tables and migrations, if not there yet
         except psycopg.Error as error:
             raise unreachable(target, error) from None
-        yield postgres
+        try:
+            yield postgres
+        except psycopg.OperationalError as error:  # lost mid-run, or silent past the deadline
+            raise unreachable(target, conn.silence or error) from None

@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from deep_research.config.names import ConfigError
 from deep_research.text.controls import without_controls
-from deep_research.text.secrets import REDACTED, redact
+from deep_research.text.secrets import REDACTED, redact, without
 
 VARIABLE = "DEEP_RESEARCH_CHECKPOINTS"
 SCHEMES = ("postgresql", "postgres")
@@ -66,7 +66,7 @@ class Target:
         if secret:
             quoted = {quote(secret, safe=""), urlsplit(self.dsn or "").password or ""}
             for form in sorted({secret, *quoted} - {""}, key=len, reverse=True):
-                text = text.replace(form, REDACTED)
+                text = without(text, form)  # a short one only where it stands as itself
         return redact(PASSWORD_FIELD.sub(rf"\1{REDACTED}", text))
 
 

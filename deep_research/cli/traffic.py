@@ -71,7 +71,7 @@ class TrafficLog:
                 line, shared = item
                 out.write(line + "\n")
                 out.flush()
-                if shared is not None:
+                if shared is not None and self._shared is not None:  # not after it ended
                     self._share(shared)
         if self._shared is not None:
             self._shared[0].close()

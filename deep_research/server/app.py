@@ -20,6 +20,7 @@ from starlette.routing import Route
 from deep_research.config.agent_server import server_token
 from deep_research.mcp.app import server as mcp_server
 from deep_research.server.guard import BearerRequired, LoopbackOnly
+from deep_research.text.secrets import redact_log_records
 
 MCP_PATH = "/mcp"
 
@@ -34,6 +35,7 @@ def mcp_transport() -> Starlette:
 
 def build_app() -> FastAPI:
     """A FastAPI app with `/mcp` behind the token and every route behind the loopback rule."""
+    redact_log_records()  # served by `aegra serve` too, not only by our launcher
     transport = mcp_transport()
 
     @asynccontextmanager

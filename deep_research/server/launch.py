@@ -26,6 +26,7 @@ from deep_research.config.agent_server import (
 )
 from deep_research.errors import DeepResearchError
 from deep_research.server import schema
+from deep_research.text.secrets import redact_log_records
 
 DEFAULT_PORT = 2026  # Aegra's own default
 APP = "aegra_api.main:app"
@@ -82,6 +83,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LaunchRefused as error:
         print(f"deep_research.server: {error}", file=sys.stderr)
         return 2
+    # No secret in any log: the access log's URLs included (`?token=` is refused, not hidden).
+    redact_log_records()
     os.environ["AEGRA_CONFIG"] = str(args.config.resolve())
     os.environ[AGENT_URL_ENV] = own_url(args.host, args.port)
     if schema.wanted():

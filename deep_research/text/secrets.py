@@ -19,11 +19,12 @@ even when their value came from elsewhere.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import re
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 REDACTED = "[REDACTED]"
 # Field names whose values are secrets wherever they appear (headers, params, settings).
@@ -39,8 +40,15 @@ SECRET_SHAPES = re.compile(
     r"|\btvly-[A-Za-z0-9_\-]{8,}"
     r"|\blsv2_[A-Za-z0-9_]{12,}"
 )
-# Short values ("x", "1") are not worth scrubbing and would mangle ordinary text.
+# Below this length a value is replaced only where it stands as the secret (`without`):
+# "x" or "exp" replaced wherever it occurs would shred ordinary words ("ex[REDACTED]ired").
 MIN_SECRET_CHARS = 6
+# A URL query's parameter named like a credential (`?token=`, `&api_key=`, `access_token=`):
+# its value, as a client may send one where it does not belong and a server logs URLs.
+QUERY_SECRET = re.compile(
+    r"(?i)([?&;][^=&;#\s\"'<>]*?(?:token|key|secret|passw(?:or)?d|pwd|auth|credential|sig)"
+    r"[^=&;#\s\"'<>]*=)[^&;#\s\"'<>]+"
+)
 # A URL's password in any environment variable (DEEP_RESEARCH_CHECKPOINTS=postgresql://u:p@…):
 # scrubbed by value too, so a driver's text that quotes it without the URL around is clean.
 URL_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:([^/@\s]+)@")
@@ -51,7 +59,13 @@ class Redactor:
 
     def __init__(self, environ: Mapping[str, str] | None = None, marker: str = REDACTED) -> None:
         env = os.environ if environ is None else environ
-        values = {v for k, v in env.items() if SECRET_ENV.search(k) and len(v) >= MIN_SECRET_CHARS}
+        values = {
+            form
+            for k, v in env.items()
+            if SECRET_ENV.search(k)
+            for form in (v, quote(v, safe=""))  # raw, and as a URL's query carries it
+            if len(v) >= MIN_SECRET_CHARS
+        }
         values |= {
             form
             for v in env.values()
@@ -90,6 +104,22 @@ class Redactor:
         return self._marker
 
 
+def without(text: str, secret: str, marker: str = REDACTED) -> str:
+    """`text` without one known secret: a long one wherever it occurs; a short one only
+    where it stands as the secret, never inside a word: a URL's `user:SECRET@`, quoted
+    whole (`"SECRET"`, `'SECRET'`, as a driver quotes a value), or as the whole text.
+    (`name=SECRET` fields are the caller's, as only it knows the field's name.)"""
+    if not secret:
+        return text
+    if len(secret) >= MIN_SECRET_CHARS:
+        return text.replace(secret, marker)
+    if text.strip() == secret:
+        return marker
+    value = re.escape(secret)
+    text = re.sub(rf"(?<=:){value}(?=@)", lambda _: marker, text)
+    return re.sub(rf"([\"'`]){value}\1", lambda found: f"{found[1]}{marker}{found[1]}", text)
+
+
 def redactor() -> Redactor:
     """The redactor for the current environment (rebuilt only when a secret changes)."""
     snapshot = tuple(
@@ -115,3 +145,45 @@ def redact(text: str) -> str:
 def scrub(data: Any) -> Any:
     """JSON-like `data` with secrets replaced in every string and secret-named field."""
     return redactor()(data)
+
+
+def without_query_secrets(text: str) -> str:
+    """`text` with the value of every URL query parameter named like a credential replaced."""
+    return QUERY_SECRET.sub(rf"\1{REDACTED}", text)
+
+
+def redact_log_records() -> None:
+    """Scrub every log record from now on, before any handler sees it: its message and
+    arguments (an access log's URL, a structured event's fields) lose the environment's
+    secrets, key shapes and credential-named query values. A record factory, not a
+    handler's filter, so a server that configures its own logging later is covered too."""
+    made = logging.getLogRecordFactory()
+    if getattr(made, "redacts", False):
+        return
+
+    def scrubbed_record(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = made(*args, **kwargs)
+        record.msg = _log_value(record.msg)
+        if isinstance(record.args, tuple | Mapping):
+            record.args = _log_value(record.args)
+        return record
+
+    scrubbed_record.redacts = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(scrubbed_record)
+
+
+def _log_value(value: Any) -> Any:
+    """A log record's message or argument scrubbed, its shape kept: `%d` still gets a number,
+    and a structured event's `exc_info` stays what its formatter expects."""
+    if isinstance(value, str):
+        return redact(without_query_secrets(value))
+    if isinstance(value, Mapping):
+        return {
+            key: REDACTED
+            if SECRET_NAME.search(str(key)) and isinstance(item, str) and item
+            else _log_value(item)
+            for key, item in value.items()
+        }
+    if type(value) in (tuple, list):  # not a named tuple: its fields are positional
+        return type(value)(_log_value(item) for item in value)
+    return value

@@ -96,3 +96,24 @@ def test_a_password_given_as_a_parameter_is_scrubbed_too() -> None:
     assert target.describe() == "PostgreSQL u@h/db"
     assert target.password() == PASSWORD
     assert PASSWORD not in target.scrub(f"it said {PASSWORD} and password={PASSWORD}")
+
+
+@pytest.mark.parametrize("password", ["e", "ex", "exp", "pi"])
+def test_a_short_password_is_scrubbed_where_it_stands_and_no_word_is_shredded(
+    password: str,
+) -> None:
+    target = target_from({VARIABLE: f"postgresql://u:{password}@127.0.0.1:5/db"})
+    assert target.password() == password
+    said = "connection timeout expired; pipe ended"
+    assert target.scrub(said) == said
+    echoed = f'postgresql://u:{password}@127.0.0.1:5/db: bad "{password}" (password={password})'
+    scrubbed = target.scrub(echoed)
+    assert password not in scrubbed.replace("postgresql", "").replace("password", "")
+    assert scrubbed.count("[REDACTED]") == 3, scrubbed
+
+
+def test_a_long_password_is_scrubbed_even_inside_other_text() -> None:
+    target = target_from({VARIABLE: f"postgresql://u:{PASSWORD}@h/db"})
+    assert target.scrub(f"timeout expired near x{PASSWORD}y") == (
+        "timeout expired near x[REDACTED]y"
+    )

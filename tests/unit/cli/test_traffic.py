@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import Any
 from uuid import uuid4
 
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 
+from deep_research.checkpoints.target import CheckpointsConfigError
 from deep_research.cli.traffic import TrafficHandler, TrafficLog, message_record
 from deep_research.text.secrets import REDACTED, Redactor
 
@@ -121,3 +123,32 @@ def test_only_tool_runs_are_logged_among_chains(tmp_path: Path) -> None:
         ("tool_end", "search: heat pumps"),
         ("tool_error", "fetch: https://a.test/"),
     ]
+
+
+class _GoneRunList:
+    """A shared run list whose server stopped answering: every append fails."""
+
+    def __init__(self) -> None:
+        self.appends = 0
+
+    def append(self, thread_id: str, records: list[dict[str, Any]]) -> None:
+        self.appends += 1
+        raise CheckpointsConfigError("DEEP_RESEARCH_CHECKPOINTS: cannot use PostgreSQL x: gone")
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
+def test_records_queued_before_sharing_ended_are_logged_here_and_not_sent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gone = _GoneRunList()
+    log = TrafficLog(tmp_path / "t.jsonl", shared=(gone, "t1"))  # type: ignore[arg-type]
+    for n in range(5):  # queued while sharing is still on
+        log.write("run", action="start", n=n)
+    log.close()
+    lines = (tmp_path / "t.jsonl").read_text().splitlines()
+    assert [json.loads(line)["n"] for line in lines] == [0, 1, 2, 3, 4]
+    assert gone.appends == 1, "said once, then sharing ends"
+    assert capsys.readouterr().err.count("run list not updated") == 1

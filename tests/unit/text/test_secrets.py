@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from deep_research.text.secrets import REDACTED, Redactor
+import logging
+
+import pytest
+
+from deep_research.text.secrets import (
+    REDACTED,
+    Redactor,
+    redact_log_records,
+    without,
+    without_query_secrets,
+)
 
 
 def test_redactor_scrubs_secret_fields_known_values_and_key_shapes() -> None:
@@ -31,3 +41,74 @@ def test_a_url_password_in_any_variable_is_scrubbed_by_value() -> None:
         f"auth failed: {REDACTED}, {REDACTED}"
     )
     assert Redactor({"DEEP_RESEARCH_CHECKPOINTS": "postgresql://u:ab@h/db"}).text("ab c") == "ab c"
+
+
+SENTENCES = (
+    "connection timeout expired",
+    'connection to server at "127.0.0.1", port 5432 failed: FATAL: password authentication '
+    'failed for user "u"',
+    "an x-ray of the 1 expired pass: exit 2",
+)
+
+
+@pytest.mark.parametrize("secret", ["x", "e", "p", "ex", "ti", "exp", "ire", "1", "on"])
+def test_a_short_secret_never_shreds_a_word(secret: str) -> None:
+    for sentence in SENTENCES:
+        assert without(sentence, secret) == sentence
+
+
+@pytest.mark.parametrize("secret", ["x", "p4", "ab!"])
+def test_a_short_secret_is_replaced_where_it_stands_as_the_secret(secret: str) -> None:
+    assert without(f"postgresql://u:{secret}@h/db failed", secret) == (
+        f"postgresql://u:{REDACTED}@h/db failed"
+    )
+    assert without(f"invalid value \"{secret}\" for 'x{secret}'", secret) == (
+        f"invalid value \"{REDACTED}\" for 'x{secret}'"
+    )
+    assert without(f"  {secret}\n", secret) == REDACTED
+
+
+def test_a_long_secret_is_replaced_wherever_it_occurs() -> None:
+    secret = "expired-Hunter2"
+    assert without(f"a{secret}b and {secret}", secret) == f"a{REDACTED}b and {REDACTED}"
+    assert without("nothing here", "") == "nothing here"
+
+
+def test_a_credential_named_query_value_is_replaced_and_others_kept() -> None:
+    text = "GET /mcp?token=abc&limit=5;api_key=k1 then /x?q=token&Access_Token=z#f and ?page=2"
+    assert without_query_secrets(text) == (
+        f"GET /mcp?token={REDACTED}&limit=5;api_key={REDACTED} then "
+        f"/x?q=token&Access_Token={REDACTED}#f and ?page=2"
+    )
+
+
+def test_a_secret_is_scrubbed_as_a_query_string_carries_it_too() -> None:
+    redact = Redactor({"DEEP_RESEARCH_SERVER_TOKEN": "a+b/c=d-0123456789"})
+    assert redact.text("/x?t=a%2Bb%2Fc%3Dd-0123456789 a+b/c=d-0123456789") == (
+        f"/x?t={REDACTED} {REDACTED}"
+    )
+
+
+def test_every_log_record_is_scrubbed_before_a_handler_sees_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DEEP_RESEARCH_SERVER_TOKEN", "server-Token-0123456789")
+    before = logging.getLogRecordFactory()
+    seen: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = seen.append  # type: ignore[method-assign]
+    logger = logging.getLogger("test.secrets.records")
+    logger.addHandler(handler)
+    try:
+        redact_log_records()
+        redact_log_records()  # once is enough: a second call adds nothing
+        logger.warning('%s - "%s %s" %d', "127.0.0.1:1", "GET", "/r?token=guess-1", 401)
+        logger.warning({"event": "x", "http": {"url": "/r?key=server-Token-0123456789"}})
+        logger.warning("sent %s", {"Authorization": "Bearer abc", "n": 3})
+    finally:
+        logging.setLogRecordFactory(before)
+        logger.removeHandler(handler)
+    assert seen[0].getMessage() == f'127.0.0.1:1 - "GET /r?token={REDACTED}" 401'
+    assert seen[1].msg == {"event": "x", "http": {"url": f"/r?key={REDACTED}"}}
+    assert seen[2].getMessage() == f"sent {{'Authorization': '{REDACTED}', 'n': 3}}"
+    assert logging.getLogRecordFactory() is before
