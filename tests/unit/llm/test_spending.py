@@ -13,6 +13,7 @@ from deep_research.llm.spending import (
     BudgetExceeded,
     Ledger,
     UnknownPriceError,
+    estimated_tokens,
     prompt_bound,
     reply_tokens,
 )
@@ -31,7 +32,44 @@ def test_provider_usage_is_taken_as_reported_and_an_estimate_is_marked() -> None
         "four", usage_metadata={"input_tokens": 7, "output_tokens": 3, "total_tokens": 10}
     )
     assert reply_tokens(reply, [HumanMessage("x" * 400)]) == (7, 3, False)
-    assert reply_tokens(AIMessage("x" * 40), [HumanMessage("x" * 400)]) == (100, 10, True)
+    # No usage: each side estimated, a message's framing (8) on the prompt's.
+    assert reply_tokens(AIMessage("x" * 40), [HumanMessage("x" * 400)]) == (108, 10, True)
+
+
+# (text, tokens at least): about one a character in Chinese, Japanese and Korean, whatever
+# their bytes; Cyrillic one a character; an emoji (4 bytes) three; ASCII words 4 a token;
+# each ASCII punctuation mark one (links and JSON split there). benchmarks/tokens.py has the
+# real tokenizers' counts (docs/cost.md).
+@pytest.mark.parametrize(
+    ("text", "least"),
+    [
+        ("热泵在寒冷的天气里也能工作", 13),
+        ("ヒートポンプは寒い日でも動きます", 16),
+        ("히트펌프는 추운 날에도", 11),
+        ("Тепловые насосы", 15),
+        ("🔥🏠", 6),
+        ("heat pumps work", 4),
+        ('{"q": "x"}', 7),
+    ],
+)
+def test_an_estimate_holds_for_any_script(text: str, least: int) -> None:
+    assert estimated_tokens(text) >= least
+    assert estimated_tokens(text) <= len(text.encode()) + 1, "no more than a token a byte"
+
+
+def test_an_estimate_takes_any_string() -> None:
+    assert estimated_tokens("") == 0
+    assert estimated_tokens("\ud800 lone surrogate") > 0  # from a JSON escape: no crash
+    huge = "热" * 1_000_000
+    assert estimated_tokens(huge) == 1_500_000
+
+
+def test_a_reply_without_usage_in_chinese_is_counted_a_token_a_character_or_more() -> None:
+    answer = "热泵即使在寒冷的天气里也能把室外空气中的热量送进房子里。" * 50
+    tokens_in, tokens_out, estimated = reply_tokens(AIMessage(answer), [HumanMessage(answer)])
+    assert estimated and tokens_out >= len(answer) and tokens_in >= len(answer)
+    call = AIMessage("", tool_calls=[{"name": "web_search", "args": {"q": answer}, "id": "1"}])
+    assert reply_tokens(call, [HumanMessage("q")])[1] >= len(answer), "tool calls count too"
 
 
 def test_a_call_whose_worst_case_does_not_fit_is_refused_and_nothing_counted() -> None:
