@@ -66,7 +66,9 @@ def prompt_bound(messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel
     return text + calls + schemas + PER_MESSAGE_TOKENS * (len(messages) + len(tools) + 1)
 
 
-def reply_tokens(reply: AIMessage, sent: Sequence[BaseMessage]) -> tuple[int, int, bool]:
+def reply_tokens(
+    reply: AIMessage, sent: Sequence[BaseMessage], tools: Sequence[type[BaseModel]] = ()
+) -> tuple[int, int, bool]:
     """(tokens in, tokens out, estimated): the provider's `usage` when it sent one; else
     `estimated_tokens` of each side, marked so (a server that sends no usage is usually local)."""
     reported = reply.usage_metadata
@@ -78,6 +80,9 @@ def reply_tokens(reply: AIMessage, sent: Sequence[BaseMessage]) -> tuple[int, in
     if any(counts) and all(type(n) is int and 0 <= n <= MAX_REPORTED_TOKENS for n in counts):
         return counts[0], counts[1], False
     prompt = sum(estimated_tokens(_said(m)) + PER_MESSAGE_TOKENS for m in sent)
+    prompt += sum(
+        estimated_tokens(json.dumps(t.model_json_schema(), ensure_ascii=False)) for t in tools
+    )
     return prompt, estimated_tokens(_said(reply)), True
 
 

@@ -7,6 +7,7 @@ from decimal import Decimal
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
 
 from deep_research.llm.prices import MICROS, price_of
 from deep_research.llm.spending import (
@@ -70,6 +71,17 @@ def test_a_reply_without_usage_in_chinese_is_counted_a_token_a_character_or_more
     assert estimated and tokens_out >= len(answer) and tokens_in >= len(answer)
     call = AIMessage("", tool_calls=[{"name": "web_search", "args": {"q": answer}, "id": "1"}])
     assert reply_tokens(call, [HumanMessage("q")])[1] >= len(answer), "tool calls count too"
+
+
+def test_an_estimated_prompt_counts_the_tool_schemas_sent_with_it() -> None:
+    class WebSearch(BaseModel):
+        """Search the web; the description is sent, and billed, with every request."""
+
+        queries: list[str] = Field(description="热泵 " * 200)
+
+    sent = [HumanMessage("q")]
+    bare = reply_tokens(AIMessage("a"), sent)[0]
+    assert reply_tokens(AIMessage("a"), sent, [WebSearch])[0] >= bare + 600
 
 
 def test_a_call_whose_worst_case_does_not_fit_is_refused_and_nothing_counted() -> None:
