@@ -120,3 +120,27 @@ def test_an_unknown_price_under_a_budget_is_an_error_and_without_one_is_counted_
     free.admit(unknown, 10**9, 10**9)
     free.record("orchestrator", unknown, (10, 10, False))
     assert free.usage["usd"] is None and free.spent == 0
+
+
+def test_the_docs_table_of_estimates_is_what_the_benchmark_prints() -> None:
+    """docs/cost.md's comparison (`python -m benchmarks.tokens`): its samples, its estimates,
+    and every modern tokenizer's count at or under the estimate."""
+    from pathlib import Path
+
+    from benchmarks.tokens import SAMPLES
+
+    docs = (Path(__file__).resolve().parents[3] / "docs" / "cost.md").read_text()
+    header = next(line for line in docs.splitlines() if line.startswith("| text | chars |"))
+    names = [cell.strip() for cell in header.strip("|").split("|")]
+    rows = {
+        cells[0]: dict(zip(names, cells, strict=True))
+        for line in docs.splitlines()
+        if line.startswith("| ")
+        and (cells := [cell.strip() for cell in line.strip("|").split("|")])[0] in SAMPLES
+    }
+    assert list(rows) == list(SAMPLES)
+    for label, row in rows.items():
+        assert int(row["estimate"]) == estimated_tokens(SAMPLES[label]), label
+        assert int(row["chars"]) == len(SAMPLES[label]), label
+        for modern in ("llama-bpe", "qwen35", "gemma-4", "command-r"):
+            assert int(row[modern]) <= int(row["estimate"]), (label, modern)
