@@ -100,8 +100,8 @@ class Totals:
         elif kind == "model_reply":
             usage = self.roles[str(record.get("role", "model"))]
             usage.calls += 1
-            usage.tokens_in += _count(record.get("tokens_in"))
-            usage.tokens_out += _count(record.get("tokens_out"))
+            usage.tokens_in += _reported(record.get("tokens_in"))
+            usage.tokens_out += _reported(record.get("tokens_out"))
         elif kind == "model_error":
             self.roles[str(record.get("role", "model"))].errors += 1
         elif kind == "progress":
@@ -167,3 +167,14 @@ def add_usd(total: float | None, amount: Any) -> float | None:
 def _count(value: Any) -> int:
     """A token count from the log; anything but a number (a hand-edited or cut log) is 0."""
     return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+
+# As `llm.spending.MAX_REPORTED_TOKENS` (not imported: `--help` must not load LangChain).
+MAX_REPORTED_TOKENS = 100_000_000
+
+
+def _reported(value: Any) -> int:
+    """A server's token count as the budget took it: a negative or absurd one is no count
+    (the call was estimated, and its `model_call` carries the estimate)."""
+    count = _count(value)
+    return count if 0 <= count <= MAX_REPORTED_TOKENS else 0

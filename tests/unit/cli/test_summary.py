@@ -40,6 +40,21 @@ def test_tokens_estimated_for_replies_without_usage_are_counted_and_marked() -> 
     assert re.fullmatch(r"orchestrator\s+1 call\s+5 tokens in\s+2 out", orchestrator)
 
 
+def test_a_count_the_budget_did_not_take_is_not_added_but_its_estimate_is() -> None:
+    records = [
+        {
+            "kind": "model_reply",
+            "role": "researcher",
+            "tokens_in": -5_000_000,
+            "tokens_out": 10**12,
+        },
+        {"kind": "progress", "event": "model_call", "role": "researcher", "estimated": 1}
+        | {"tokens_in": 40, "tokens_out": 7, "usd": 0.0},
+    ]
+    [researcher, *_] = totals_lines(totals(records))
+    assert re.fullmatch(r"researcher\s+1 call\s+~40 tokens in\s+~7 out \(estimated\)", researcher)
+
+
 def test_summary_mentions_removed_images_and_html_only_when_there_were_any() -> None:
     from deep_research.cli.summary import citation_line
 
