@@ -9,6 +9,8 @@ closing summary, `runs`, `replay`) takes it from here, so they agree:
   `search` of the same researcher and query started;
 - cost: the `usd` of every `model_call` and `search_done` event, so each call and each
   search credit billed is counted once, by the one who paid for it;
+- tokens: as each `model_reply` reports them, and, for a reply without usage, the estimate
+  its `model_call` charged (`estimated`), kept apart so it is shown as one;
 - pages: the distinct pages (`text.urls.page_key`) in the state's `sources`, the pages
   the run retrieved that its report may cite;
 - sources: the pages the report cites, which its `## Sources` list holds (the citation
@@ -48,9 +50,13 @@ def cited_sources(check: Mapping[str, Any] | None) -> int | None:
 @dataclass
 class RoleUsage:
     calls: int = 0
-    tokens_in: int = 0
+    tokens_in: int = 0  # as the servers reported them (`model_reply`)
     tokens_out: int = 0
     errors: int = 0
+    # Estimated where a reply had no usage (`model_call` with `estimated`), which its
+    # `model_reply` counts as 0: what the budget was charged for them.
+    estimated_in: int = 0
+    estimated_out: int = 0
 
 
 @dataclass
@@ -94,8 +100,8 @@ class Totals:
         elif kind == "model_reply":
             usage = self.roles[str(record.get("role", "model"))]
             usage.calls += 1
-            usage.tokens_in += _count(record.get("tokens_in"))
-            usage.tokens_out += _count(record.get("tokens_out"))
+            usage.tokens_in += _reported(record.get("tokens_in"))
+            usage.tokens_out += _reported(record.get("tokens_out"))
         elif kind == "model_error":
             self.roles[str(record.get("role", "model"))].errors += 1
         elif kind == "progress":
@@ -129,6 +135,10 @@ class Totals:
         if name == "model_call":
             self.model_usd = add_usd(self.model_usd, event.get("usd", 0.0))
             self.estimated += _count(event.get("estimated"))
+            if _count(event.get("estimated")):
+                usage = self.roles[str(event.get("role", "model"))]
+                usage.estimated_in += _count(event.get("tokens_in"))
+                usage.estimated_out += _count(event.get("tokens_out"))
         self.memory_saved |= name == "memory_saved"
         if name == "memory_skipped":
             self.memory_skipped = str(event.get("status", ""))
@@ -157,3 +167,14 @@ def add_usd(total: float | None, amount: Any) -> float | None:
 def _count(value: Any) -> int:
     """A token count from the log; anything but a number (a hand-edited or cut log) is 0."""
     return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+
+# As `llm.spending.MAX_REPORTED_TOKENS` (not imported: `--help` must not load LangChain).
+MAX_REPORTED_TOKENS = 100_000_000
+
+
+def _reported(value: Any) -> int:
+    """A server's token count as the budget took it: a negative or absurd one is no count
+    (the call was estimated, and its `model_call` carries the estimate)."""
+    count = _count(value)
+    return count if 0 <= count <= MAX_REPORTED_TOKENS else 0

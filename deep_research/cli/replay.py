@@ -44,6 +44,8 @@ def record_line(record: dict[str, Any], tracker: Tracker) -> str | None:
             else _preview(record.get("content", ""))
         )
         usage = f"{record.get('tokens_in', 0)} in / {record.get('tokens_out', 0)} out"
+        if not record.get("tokens_in") and not record.get("tokens_out"):
+            usage = "no usage sent"  # estimated: the `model_call` line after it says how much
         if record.get("finish_reason") == "length":
             usage += ", cut at the completion limit"
         return f"{role:<13} ← {said}  [{usage}, {record.get('seconds', 0):.2f}s]"
@@ -53,6 +55,9 @@ def record_line(record: dict[str, Any], tracker: Tracker) -> str | None:
         return f"{'tool':<13} {record.get('name')}  [{record.get('seconds', 0):.2f}s]"
     if kind == "tool_error":
         return f"{'tool':<13} {record.get('name')} failed: {record.get('error')}"
+    if kind == "progress" and record.get("event") == "model_call" and record.get("estimated"):
+        tokens = f"~{record.get('tokens_in', 0):,} in / ~{record.get('tokens_out', 0):,} out"
+        return f"{role:<13} {tokens} (estimated: the reply had no usage)"
     if kind == "progress":
         line = tracker.handle(record)
         return f"{'progress':<13} {line}" if line else None

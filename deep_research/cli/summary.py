@@ -19,10 +19,13 @@ def totals_lines(totals: Totals, cap: int | None = None, counted: int | None = N
     out = []
     for role, usage in sorted(totals.roles.items()):
         errors = f", {usage.errors} failed" if usage.errors else ""
+        # "~": some of the count is estimated (no usage came back); the cost line says how many.
+        guess = "~" if usage.estimated_in or usage.estimated_out else ""
+        tokens_in = guess + plural(usage.tokens_in + usage.estimated_in, "token")
+        tokens_out = f"{guess}{usage.tokens_out + usage.estimated_out:,}"
         out.append(
-            f"{role:<13} {plural(usage.calls, 'call'):>9}  "
-            f"{plural(usage.tokens_in, 'token'):>15} in  "
-            f"{usage.tokens_out:>7,} out{errors}"
+            f"{role:<13} {plural(usage.calls, 'call'):>9}  {tokens_in:>15} in  "
+            f"{tokens_out:>7} out{' (estimated)' if guess else ''}{errors}"
         )
     refused = f", {totals.searches_refused} refused at the cap" if totals.searches_refused else ""
     failed = f", {totals.searches_failed} failed" if totals.searches_failed else ""

@@ -286,7 +286,7 @@ class RoleModel:
         if not isinstance(reply, AIMessage):
             raise TypeError(f"expected an AIMessage from the model, got {type(reply).__name__}")
         if self.ledger is not None:
-            used = self.ledger.record(self.role, price, spending.reply_tokens(reply, sent))
+            used = self.ledger.record(self.role, price, spending.reply_tokens(reply, sent, tools))
             # The live view adds these up: what the run has cost so far, call by call.
             progress.emit("model_call", role=self.role, model=self.spec, **used)
         return reply

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,8 +26,15 @@ from deep_research.state import NO_USAGE, RoleUsage, Usage, add_usage
 
 # Role, message framing and tool-call wrapping tokens per message (OpenAI's count is 3-4).
 PER_MESSAGE_TOKENS = 8
-# English is ~4 characters a token for the common tokenizers; only for estimates (marked).
-CHARS_PER_TOKEN = 4
+# For estimates only (marked as such), by script, tokenizer-free (docs/cost.md measures it):
+# ASCII letters, digits and white space run at about 4 a token; ASCII punctuation (links,
+# JSON, code) splits words, so each counts as one; any other character is one token per 2
+# of its UTF-8 bytes (Cyrillic 1, Chinese 1.5), but 3 outside the BMP (emoji: 4 bytes).
+WORD_CHARS_PER_TOKEN = 4
+NON_ASCII_BYTES_PER_TOKEN = 2
+ASTRAL_TOKENS = 3
+_PUNCTUATION = re.compile(r"[!-/:-@\[-`{-~]")
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 
 class BudgetExceeded(ReadableError, RuntimeError):
@@ -58,9 +66,11 @@ def prompt_bound(messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel
     return text + calls + schemas + PER_MESSAGE_TOKENS * (len(messages) + len(tools) + 1)
 
 
-def reply_tokens(reply: AIMessage, sent: Sequence[BaseMessage]) -> tuple[int, int, bool]:
-    """(tokens in, tokens out, estimated): the provider's `usage` when it sent one; else an
-    estimate from characters, marked so (a server that sends no usage is usually local)."""
+def reply_tokens(
+    reply: AIMessage, sent: Sequence[BaseMessage], tools: Sequence[type[BaseModel]] = ()
+) -> tuple[int, int, bool]:
+    """(tokens in, tokens out, estimated): the provider's `usage` when it sent one; else
+    `estimated_tokens` of each side, marked so (a server that sends no usage is usually local)."""
     reported = reply.usage_metadata
     counts = (
         (reported.get("input_tokens", 0), reported.get("output_tokens", 0)) if reported else (0, 0)
@@ -69,9 +79,35 @@ def reply_tokens(reply: AIMessage, sent: Sequence[BaseMessage]) -> tuple[int, in
     # give budget back), and not absurd; anything else is estimated like no count at all.
     if any(counts) and all(type(n) is int and 0 <= n <= MAX_REPORTED_TOKENS for n in counts):
         return counts[0], counts[1], False
-    chars_in = sum(len(m.text) for m in sent)
-    chars_out = len(reply.text) + len(json.dumps(reply.tool_calls)) * bool(reply.tool_calls)
-    return math.ceil(chars_in / CHARS_PER_TOKEN), math.ceil(chars_out / CHARS_PER_TOKEN), True
+    prompt = sum(estimated_tokens(_said(m)) + PER_MESSAGE_TOKENS for m in sent)
+    prompt += sum(
+        estimated_tokens(json.dumps(t.model_json_schema(), ensure_ascii=False)) for t in tools
+    )
+    return prompt, estimated_tokens(_said(reply)), True
+
+
+def estimated_tokens(text: str) -> int:
+    """About how many tokens `text` is, in any script, without a tokenizer: at least as many
+    as the common tokenizers count, so a budget held with it is not overspent."""
+    size = len(text.encode("utf-8", "surrogatepass"))  # a lone surrogate is 3 bytes, no error
+    ascii_chars = len(text.encode("ascii", "ignore"))
+    punctuation = len(_PUNCTUATION.findall(text))
+    astral = len(_ASTRAL.findall(text))
+    other_bytes = size - ascii_chars - 4 * astral
+    return (
+        math.ceil((ascii_chars - punctuation) / WORD_CHARS_PER_TOKEN)
+        + punctuation
+        + math.ceil(other_bytes / NON_ASCII_BYTES_PER_TOKEN)
+        + ASTRAL_TOKENS * astral
+    )
+
+
+def _said(message: BaseMessage) -> str:
+    """A message's text and its tool calls, as the server reads (or wrote) them."""
+    calls = (
+        json.dumps(message.tool_calls, ensure_ascii=False) if isinstance(message, AIMessage) else ""
+    )
+    return message.text + (calls if calls != "[]" else "")
 
 
 def micros_of(limit_usd: float | None) -> int | None:

@@ -150,11 +150,15 @@ def cost_note(values: Mapping[str, Any]) -> str:
         return ""
     total = usage.get("usd")
     searched = (usage.get("by_role") or {}).get("search") or {}
+    # Calls whose reply had no usage are counted at their estimate: marked, as the CLI does.
+    guess, estimated = ("~", usage.get("estimated", 0)) if usage.get("estimated") else ("", 0)
     return (
         "\n\n---\nCost of this research: "
         + ("unknown (a model's price is not known)" if total is None else f"${total:,.4f}")
-        + f" ({usage.get('calls', 0)} model calls, {usage.get('tokens_in', 0):,} tokens in, "
-        f"{usage.get('tokens_out', 0):,} out; {searched.get('calls', 0)} searches)."
+        + f" ({usage.get('calls', 0)} model calls, {guess}{usage.get('tokens_in', 0):,} tokens "
+        f"in, {guess}{usage.get('tokens_out', 0):,} out"
+        + (f", {estimated:,} calls' tokens estimated" if estimated else "")
+        + f"; {searched.get('calls', 0)} searches)."
     )
 
 

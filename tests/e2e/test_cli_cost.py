@@ -109,3 +109,30 @@ def test_a_budget_that_runs_out_writes_the_report_and_says_why(tmp_path: Path) -
     spent = re.search(r"cost +\$(\d+\.\d{4}) .*budget \$0\.0500 for model calls", line)
     assert spent, line
     assert float(spent.group(1)) - 0.008 * searches <= 0.05, line  # the model calls' part
+
+
+class NoUsageBrain(ResearchBrain):
+    """The default run from a server that never sends `usage`."""
+
+    async def __call__(self, body: dict[str, Any]) -> Reply:
+        reply = await super().__call__(body)
+        reply.omit_usage = True
+        return reply
+
+
+def test_the_summary_counts_estimated_tokens_when_the_server_sends_no_usage(
+    tmp_path: Path,
+) -> None:
+    with ScriptedOpenAIServer(NoUsageBrain()) as llm, FakeTavilyServer() as tavily:
+        env = priced_env(llm, tavily, tmp_path)
+        result = run_cli(tmp_path, env, "--no-clarify", "--max-cost", "1", QUESTION)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    rows = [line for line in out.splitlines() if line.startswith(("orchestrator ", "researcher "))]
+    assert len(rows) == 2, out
+    for row in rows:  # charged for, so counted: never "0 tokens in, 0 out"
+        tokens = re.search(r"~([\d,]+) tokens in +~([\d,]+) out \(estimated\)", row)
+        assert tokens and int(tokens[1].replace(",", "")) > 0, row
+        assert int(tokens[2].replace(",", "")) > 0, row
+    [cost] = [line for line in out.splitlines() if line.startswith("cost ")]
+    assert "calls' tokens estimated" in cost and not cost.startswith("cost          $0.0000 ")

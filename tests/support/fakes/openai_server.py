@@ -62,6 +62,8 @@ class Reply:
     # Sent as the reply's whole `usage` when set (any JSON, well formed or not): a server
     # whose usage is junk.
     usage: Any = None
+    # No `usage` at all, as some OpenAI-compatible servers and proxies answer.
+    omit_usage: bool = False
 
 
 Brain = Callable[[dict[str, Any]], Reply | str | Awaitable[Reply | str]]
@@ -303,6 +305,8 @@ class ScriptedOpenAIServer(JsonApiServer):
                 ]
             choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
             payload = {**base, "object": "chat.completion", "choices": [choice], "usage": usage}
+            if reply.omit_usage:
+                del payload["usage"]
             if reply.trickle <= 0:
                 return web.json_response(payload)
             response = web.StreamResponse(headers={"Content-Type": "application/json"})
@@ -334,7 +338,7 @@ class ScriptedOpenAIServer(JsonApiServer):
                 part = {"index": index, "function": {"arguments": piece}}
                 await send(delta({"tool_calls": [part]}))
         await send(delta({}, finish))
-        if (body.get("stream_options") or {}).get("include_usage"):
+        if (body.get("stream_options") or {}).get("include_usage") and not reply.omit_usage:
             await send([], usage=usage)
         await stream.write(b"data: [DONE]\n\n")
         await stream.write_eof()

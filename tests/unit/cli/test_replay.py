@@ -37,10 +37,26 @@ def test_model_traffic_shows_direction_size_calls_and_usage() -> None:
 
 
 def test_a_reply_cut_at_its_completion_limit_says_so() -> None:
-    reply = line(kind="model_reply", role="orchestrator", content="# Re", finish_reason="length")
-    assert reply and reply.endswith("[0 in / 0 out, cut at the completion limit, 0.00s]")
+    reply = line(
+        kind="model_reply",
+        role="orchestrator",
+        content="# Re",
+        finish_reason="length",
+        tokens_in=9,
+        tokens_out=4,
+    )
+    assert reply and reply.endswith("[9 in / 4 out, cut at the completion limit, 0.00s]")
     whole = line(kind="model_reply", role="orchestrator", content="# Re", finish_reason="stop")
     assert whole and "cut" not in whole
+
+
+def test_a_reply_without_usage_shows_the_estimate_it_was_charged_not_zero() -> None:
+    reply = line(kind="model_reply", role="researcher", content="热泵", tokens_in=0, tokens_out=0)
+    assert reply and reply.endswith("[no usage sent, 0.00s]")
+    charged = {"kind": "progress", "event": "model_call", "role": "researcher", "usd": 0.001}
+    estimate = line(**charged, tokens_in=1_234, tokens_out=56, estimated=1)
+    assert estimate == f"{'researcher':<13} ~1,234 in / ~56 out (estimated: the reply had no usage)"
+    assert line(**charged, tokens_in=1_234, tokens_out=56, estimated=0) is None, "reported"
 
 
 def test_a_long_multi_line_reply_is_one_cut_line() -> None:

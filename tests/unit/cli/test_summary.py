@@ -22,6 +22,39 @@ def test_summary_and_progress_lines_say_one_source_and_one_call() -> None:
     assert re.fullmatch(r"researcher\s+1 call\s+1 token in\s+9 out", researcher), researcher
 
 
+def test_tokens_estimated_for_replies_without_usage_are_counted_and_marked() -> None:
+    """A reply with no usage logs 0 tokens (`model_reply`); what the budget was charged for
+    it (`model_call`, `estimated`) is in the summary, marked, beside a reported call's."""
+    estimated = {"kind": "progress", "event": "model_call", "role": "researcher", "estimated": 1}
+    records = [
+        {"kind": "model_reply", "role": "researcher", "tokens_in": 0, "tokens_out": 0},
+        {**estimated, "tokens_in": 1_200, "tokens_out": 340, "usd": 0.0004},
+        {"kind": "model_reply", "role": "researcher", "tokens_in": 34, "tokens_out": 10},
+        {**estimated, "tokens_in": 34, "tokens_out": 10, "usd": 0.0001, "estimated": 0},
+        {"kind": "model_reply", "role": "orchestrator", "tokens_in": 5, "tokens_out": 2},
+    ]
+    orchestrator, researcher, *_ = totals_lines(totals(records))
+    assert re.fullmatch(
+        r"researcher\s+2 calls\s+~1,234 tokens in\s+~350 out \(estimated\)", researcher
+    ), researcher
+    assert re.fullmatch(r"orchestrator\s+1 call\s+5 tokens in\s+2 out", orchestrator)
+
+
+def test_a_count_the_budget_did_not_take_is_not_added_but_its_estimate_is() -> None:
+    records = [
+        {
+            "kind": "model_reply",
+            "role": "researcher",
+            "tokens_in": -5_000_000,
+            "tokens_out": 10**12,
+        },
+        {"kind": "progress", "event": "model_call", "role": "researcher", "estimated": 1}
+        | {"tokens_in": 40, "tokens_out": 7, "usd": 0.0},
+    ]
+    [researcher, *_] = totals_lines(totals(records))
+    assert re.fullmatch(r"researcher\s+1 call\s+~40 tokens in\s+~7 out \(estimated\)", researcher)
+
+
 def test_summary_mentions_removed_images_and_html_only_when_there_were_any() -> None:
     from deep_research.cli.summary import citation_line
 

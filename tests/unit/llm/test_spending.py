@@ -7,12 +7,14 @@ from decimal import Decimal
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
 
 from deep_research.llm.prices import MICROS, price_of
 from deep_research.llm.spending import (
     BudgetExceeded,
     Ledger,
     UnknownPriceError,
+    estimated_tokens,
     prompt_bound,
     reply_tokens,
 )
@@ -31,7 +33,55 @@ def test_provider_usage_is_taken_as_reported_and_an_estimate_is_marked() -> None
         "four", usage_metadata={"input_tokens": 7, "output_tokens": 3, "total_tokens": 10}
     )
     assert reply_tokens(reply, [HumanMessage("x" * 400)]) == (7, 3, False)
-    assert reply_tokens(AIMessage("x" * 40), [HumanMessage("x" * 400)]) == (100, 10, True)
+    # No usage: each side estimated, a message's framing (8) on the prompt's.
+    assert reply_tokens(AIMessage("x" * 40), [HumanMessage("x" * 400)]) == (108, 10, True)
+
+
+# (text, tokens at least): about one a character in Chinese, Japanese and Korean, whatever
+# their bytes; Cyrillic one a character; an emoji (4 bytes) three; ASCII words 4 a token;
+# each ASCII punctuation mark one (links and JSON split there). benchmarks/tokens.py has the
+# real tokenizers' counts (docs/cost.md).
+@pytest.mark.parametrize(
+    ("text", "least"),
+    [
+        ("热泵在寒冷的天气里也能工作", 13),
+        ("ヒートポンプは寒い日でも動きます", 16),
+        ("히트펌프는 추운 날에도", 11),
+        ("Тепловые насосы", 15),
+        ("🔥🏠", 6),
+        ("heat pumps work", 4),
+        ('{"q": "x"}', 7),
+    ],
+)
+def test_an_estimate_holds_for_any_script(text: str, least: int) -> None:
+    assert estimated_tokens(text) >= least
+    assert estimated_tokens(text) <= len(text.encode()) + 1, "no more than a token a byte"
+
+
+def test_an_estimate_takes_any_string() -> None:
+    assert estimated_tokens("") == 0
+    assert estimated_tokens("\ud800 lone surrogate") > 0  # from a JSON escape: no crash
+    huge = "热" * 1_000_000
+    assert estimated_tokens(huge) == 1_500_000
+
+
+def test_a_reply_without_usage_in_chinese_is_counted_a_token_a_character_or_more() -> None:
+    answer = "热泵即使在寒冷的天气里也能把室外空气中的热量送进房子里。" * 50
+    tokens_in, tokens_out, estimated = reply_tokens(AIMessage(answer), [HumanMessage(answer)])
+    assert estimated and tokens_out >= len(answer) and tokens_in >= len(answer)
+    call = AIMessage("", tool_calls=[{"name": "web_search", "args": {"q": answer}, "id": "1"}])
+    assert reply_tokens(call, [HumanMessage("q")])[1] >= len(answer), "tool calls count too"
+
+
+def test_an_estimated_prompt_counts_the_tool_schemas_sent_with_it() -> None:
+    class WebSearch(BaseModel):
+        """Search the web; the description is sent, and billed, with every request."""
+
+        queries: list[str] = Field(description="热泵 " * 200)
+
+    sent = [HumanMessage("q")]
+    bare = reply_tokens(AIMessage("a"), sent)[0]
+    assert reply_tokens(AIMessage("a"), sent, [WebSearch])[0] >= bare + 600
 
 
 def test_a_call_whose_worst_case_does_not_fit_is_refused_and_nothing_counted() -> None:
@@ -70,3 +120,27 @@ def test_an_unknown_price_under_a_budget_is_an_error_and_without_one_is_counted_
     free.admit(unknown, 10**9, 10**9)
     free.record("orchestrator", unknown, (10, 10, False))
     assert free.usage["usd"] is None and free.spent == 0
+
+
+def test_the_docs_table_of_estimates_is_what_the_benchmark_prints() -> None:
+    """docs/cost.md's comparison (`python -m benchmarks.tokens`): its samples, its estimates,
+    and every modern tokenizer's count at or under the estimate."""
+    from pathlib import Path
+
+    from benchmarks.tokens import SAMPLES
+
+    docs = (Path(__file__).resolve().parents[3] / "docs" / "cost.md").read_text()
+    header = next(line for line in docs.splitlines() if line.startswith("| text | chars |"))
+    names = [cell.strip() for cell in header.strip("|").split("|")]
+    rows = {
+        cells[0]: dict(zip(names, cells, strict=True))
+        for line in docs.splitlines()
+        if line.startswith("| ")
+        and (cells := [cell.strip() for cell in line.strip("|").split("|")])[0] in SAMPLES
+    }
+    assert list(rows) == list(SAMPLES)
+    for label, row in rows.items():
+        assert int(row["estimate"]) == estimated_tokens(SAMPLES[label]), label
+        assert int(row["chars"]) == len(SAMPLES[label]), label
+        for modern in ("llama-bpe", "qwen35", "gemma-4", "command-r"):
+            assert int(row[modern]) <= int(row["estimate"]), (label, modern)

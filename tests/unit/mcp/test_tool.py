@@ -135,6 +135,11 @@ def test_the_result_says_what_the_research_cost_after_the_report() -> None:
     assert cost_note({}) == "", "an older thread without usage: nothing claimed"
 
 
+def test_the_cost_marks_tokens_estimated_for_replies_without_usage() -> None:
+    note = cost_note({"usage": {**USAGE, "estimated": 3}})
+    assert "(8 model calls, ~12,345 tokens in, ~678 out, 3 calls' tokens estimated; 2" in note
+
+
 async def test_a_report_citing_nothing_is_said_first_and_a_failed_file_keeps_the_text(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
