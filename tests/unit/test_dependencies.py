@@ -37,7 +37,12 @@ OPTIONAL = {
 }
 # The distributed server's own libraries (deep_research/server/, the `server` extra; Aegra
 # needs Python 3.12+): imported only under server/, never by the package beneath it.
-SERVER_ONLY = {"fastapi": "fastapi", "starlette": "starlette", "uvicorn": "uvicorn"}
+SERVER_ONLY = {
+    "aegra_api": "aegra-api",
+    "fastapi": "fastapi",
+    "starlette": "starlette",
+    "uvicorn": "uvicorn",
+}
 # Libraries whose private parts the code reaches into, and where: each needs an upper bound
 # wherever pyproject.toml names it, so a release that moves them cannot break an install.
 PRIVATE_REACHES = {
