@@ -236,11 +236,15 @@ def link_destination(url: str) -> str:
     return url
 
 
-def sources_section(cited: Iterable[RegisteredSource], heading: str = "Sources") -> str:
-    """The closing list: each cited source once, in order of first citation."""
-    lines = [
-        f"{number}. [{source_label(source.title)}]({link_destination(source.url)})"
-        + (f" (retrieved {source.retrieved_on})" if source.retrieved_on else "")
-        for number, source in enumerate(cited, 1)
-    ]
+def sources_section(
+    cited: Iterable[RegisteredSource], heading: str = "Sources", today: str = ""
+) -> str:
+    """The closing list: each cited source once, in order of first citation, with the date
+    it was retrieved (a page recalled from memory its first; one read in this run `today`)."""
+    lines = []
+    for number, source in enumerate(cited, 1):
+        line = f"{number}. [{source_label(source.title)}]({link_destination(source.url)})"
+        if retrieved := source.retrieved_on or today:
+            line += f" (retrieved {retrieved})"
+        lines.append(line)
     return f"## {heading}\n\n" + "\n".join(lines) if lines else ""

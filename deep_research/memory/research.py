@@ -52,6 +52,8 @@ SEARCH_PROVIDER = "search_provider"  # a report's metadata: the provider it was 
 THREADS = "threads"  # metadata: a JSON list of the threads that stored the entry, newest first
 MAX_THREADS = 20  # threads kept per entry (the oldest are dropped)
 KEYS_PER_CALL = 100  # keys in one `$in` filter
+PAGES = "pages"  # a report's metadata: the JSON list of the web pages it cites (`cited.py`)
+MAX_PAGES = 50  # pages kept with one report (a report citing more keeps its first ones)
 # What a stored retrieval date must look like: it is shown outside the data fences (the
 # researcher's page note) and in the Sources list, which the citation check never reads.
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -73,6 +75,7 @@ class EarlierReport:
     similarity: float
     excerpt: str
     score: float  # similarity with the recency boost: the order shown, never the filter
+    pages: tuple[str, ...] = ()  # the web pages it cites (`cited.py` reads them back)
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,18 @@ class RememberedPage:
     text: str
     retrieved: str
     similarity: float
+
+
+def pages_of(metadata: dict[str, Scalar]) -> list[str]:
+    """The web pages a stored report cites; [] for one stored before, or a damaged entry
+    (a shared store is outside input: only web addresses, at most `MAX_PAGES`)."""
+    try:
+        urls = json.loads(str(metadata.get(PAGES, "[]")))
+    except ValueError:
+        return []
+    if not isinstance(urls, list):
+        return []
+    return [url for url in urls if isinstance(url, str) and is_web_url(url)][:MAX_PAGES]
 
 
 def iso_date(timestamp: float) -> str:
@@ -127,10 +142,13 @@ async def remember(
     # A library document is the library's to keep: a copy here would outlive
     # `library remove` and be cited after the file was taken out. A page cited from memory
     # is there already, whole: its passages here are only those that answered a query.
+    cited = list(cited)
     kept = [page for page in cited if not is_file_url(page.url) and not page.retrieved]
     earlier = await _threads_by_key(store, REPORTS_COLLECTION, [report_key])
     excerpt = limits.cut(report, EXCERPT_CHARS)
     report_meta = {**meta, "excerpt": excerpt, THREADS: _threads(thread_id, earlier, report_key)}
+    web = [url for url in dict.fromkeys(page.url for page in cited) if is_web_url(url)]
+    report_meta[PAGES] = json.dumps(web[:MAX_PAGES])
     report_pieces = [Piece(question, report_meta)]
     # Embedded as read, without link targets and the Sources list (`reading.py`).
     # Splitting counts MiniLM tokens (and loads the tokenizer once): never on the loop.
@@ -209,54 +227,14 @@ async def similar_reports(
                 similarity=similarity,
                 excerpt=str(meta.get("excerpt", "")),
                 score=similarity * recency_boost(now - timestamp_of(meta)),
+                pages=tuple(pages_of(meta)),
             )
         )
     found.sort(key=lambda report: -report.score)
     return found[:limit]
 
 
-async def remembered_pages(
-    store: Store,
-    query: str,
-    *,
-    min_similarity: float,
-    max_age_days: float,
-    limit: int,
-    now: float | None = None,
-) -> list[RememberedPage]:
-    """Stored pages with passages at least `min_similarity` to `query`, young enough."""
-    now = time.time() if now is None else now
-    young = {"ts": {"$gte": now - max_age_days * DAY}}
-    # A shared or damaged store is outside input: only web pages (memory never keeps a
-    # library document, so a `file:` URL here would be a path outside the library) with a
-    # real retrieval date may answer.
-    hits = [
-        hit
-        for hit in await store.query(PASSAGES_COLLECTION, query, k=CANDIDATES, where=young)
-        if hit.similarity >= min_similarity
-        and is_web_url(str(hit.metadata.get("url", "")))
-        and _is_date(hit.metadata.get("retrieved"))
-    ]
-    by_url: dict[str, list[Hit]] = {}
-    for hit in hits:  # most similar first, so each page's first hit is its best
-        by_url.setdefault(str(hit.metadata.get("url", "")), []).append(hit)
-    pages = []
-    for url, group in list(by_url.items())[:limit]:
-        texts = list(dict.fromkeys(h.text for h in sorted(group, key=_chunk_number)))
-        first = group[0].metadata
-        pages.append(
-            RememberedPage(
-                url=url,
-                title=str(first.get("title", "")),
-                text="\n\n".join(texts),
-                retrieved=str(first.get("retrieved", "")),
-                similarity=group[0].similarity,
-            )
-        )
-    return pages
-
-
-def _is_date(value: object) -> bool:
+def valid_date(value: object) -> bool:
     if not isinstance(value, str) or not _DATE.fullmatch(value):
         return False
     try:
@@ -266,7 +244,7 @@ def _is_date(value: object) -> bool:
     return True
 
 
-def _chunk_number(hit: Hit) -> int:
+def chunk_number(hit: Hit) -> int:
     number = hit.metadata.get("chunk")
     return number if isinstance(number, int) and not isinstance(number, bool) else 0
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from langchain_core.messages import AIMessage
@@ -42,7 +43,7 @@ def finalize(state: ResearchState) -> dict[str, Any]:
         gaps = f"## Cost budget\n\n{note}" + (f"\n\n{gaps}" if gaps else "")
     if isinstance(last, AIMessage) and attempts.is_cut(last):  # said where it is read
         gaps = f"{CUT_NOTE}\n\n{gaps}" if gaps else CUT_NOTE
-    report = checked.render(appendix=gaps)
+    report = checked.render(appendix=gaps, today=datetime.now(UTC).date().isoformat())
     progress.emit(
         "report_written", chars=len(report), failures=len(failures), status=checked.status
     )

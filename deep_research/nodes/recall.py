@@ -1,18 +1,19 @@
 """`recall`: before research, earlier reports on similar questions, from memory.
 
 Memory is used in code, not left to the model: the reports found go to the orchestrator
-fenced and dated, and their thread ids to the user; research from the library alone is
-shown only reports made from the library alone, and the user is told so. A store that
-cannot be used (locked, damaged, unreachable) is a progress event the CLI's summary names,
-and the run goes on without memory. chromadb is imported only inside the node, and only
-when a store exists.
+fenced and dated, their thread ids to the user, and the pages they cited to the run's
+sources, as read (`memory.pages`), so a rerun can cite what they cited; research from the
+library alone is shown only reports made from the library alone, and the user is told so. A
+store that cannot be used (locked, damaged, unreachable) is a progress event the CLI's
+summary names, and the run goes on without memory. chromadb is imported only inside the
+node, and only when a store exists.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
@@ -20,7 +21,12 @@ from langgraph.runtime import Runtime
 from deep_research.config.names import LIBRARY_PROVIDER
 from deep_research.config.settings import Context, context_of
 from deep_research.runtime import progress
-from deep_research.state import RecalledReport, ResearchState
+from deep_research.state import RecalledReport, ResearchState, Source
+from deep_research.text import limits
+
+if TYPE_CHECKING:
+    from deep_research.memory import Store
+    from deep_research.memory.research import EarlierReport
 
 SHOWN_REPORTS = 3
 # What a stored thread id and date may look like when shown outside a data fence: a shared
@@ -60,6 +66,7 @@ async def recall(state: ResearchState, runtime: Runtime[Context]) -> dict[str, A
             limit=SHOWN_REPORTS,
             library_only=library_only,
         )
+        pages = [] if library_only else await _cited(store, found, context)
     except MemoryUnavailable as error:
         progress.emit("memory", status="unavailable", reason=str(error))
         return update
@@ -80,4 +87,26 @@ async def recall(state: ResearchState, runtime: Runtime[Context]) -> dict[str, A
         earlier=[{"thread_id": r["thread_id"], "date": r["date"]} for r in reports],
         library_only=library_only,
     )
-    return {**update, "earlier_reports": reports}
+    return {**update, "earlier_reports": reports, "sources": pages}
+
+
+async def _cited(store: Store, found: list[EarlierReport], context: Context) -> list[Source]:
+    """The pages the recalled reports cited, as read (with their first retrieval date): a
+    rerun that says again what they said cites what they cited. None when memory may not
+    answer for the web (`memory_max_age_days` 0)."""
+    if context.memory_max_age_days <= 0:
+        return []
+    from deep_research.memory.pages import cited_pages
+
+    asked = {url: report.question for report in found for url in report.pages}
+    pages = await cited_pages(store, list(asked), max_age_days=context.memory_max_age_days)
+    return [
+        Source(
+            url=page.url,
+            title=page.title,
+            content=page.text,
+            found_by=limits.cut(asked[page.url], limits.PLAN_ITEM_CHARS),
+            retrieved=page.retrieved,
+        )
+        for page in pages
+    ]

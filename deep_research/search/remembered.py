@@ -31,7 +31,7 @@ class MemoryLookup:
     async def findings(self, query: str) -> list[Finding]:
         """Remembered pages answering `query`, most relevant first; [] when none or broken."""
         from deep_research.memory import MemoryUnavailable
-        from deep_research.memory.research import remembered_pages
+        from deep_research.memory.pages import remembered_pages
 
         try:
             pages = await remembered_pages(

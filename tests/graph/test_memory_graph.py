@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.messages import SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from deep_research.graph import builder
@@ -25,7 +25,7 @@ from deep_research.memory import (
     open_store,
 )
 from deep_research.memory.research import DAY, iso_date
-from tests.support.graph_scripts import orchestrator_fanning_out, script_for
+from tests.support.graph_scripts import LINK, orchestrator_fanning_out, script_for
 from tests.support.scripted_model import ScriptedChatModel
 from tests.support.search import ScriptedSearch
 
@@ -120,6 +120,35 @@ async def test_a_second_run_answers_from_memory_and_still_cites(
         if isinstance(m, SystemMessage) and "Earlier research" in str(m.content)
     )
     assert "thread first-run" in system and "<<<data " in system
+
+
+@pytest.mark.slow
+async def test_a_rerun_writing_from_the_earlier_report_keeps_every_citation_it_had(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    """The same question again, answered from the recalled report with no research at all:
+    the pages that report cited are the run's as read, so no citation is lost."""
+    use_script(script_for(orchestrator_fanning_out(TOPIC)))
+    first, _ = await run(MEMORY_ON, "first-run")
+    cited = set(LINK.findall(first["final_report"]))
+    assert cited and first["citation_check"]["fabricated_removed"] == 0
+
+    def from_memory(messages: list[BaseMessage]) -> AIMessage:
+        system = str(messages[0].content)
+        earlier = system.split("Earlier research", 1)[-1] if "Earlier research" in system else ""
+        links = dict.fromkeys(LINK.findall(earlier))
+        return AIMessage("# Report\n\n" + " ".join(f"[c]({u})" for u in links))
+
+    searched = len(scripted_search.queries)
+    use_script(script_for(from_memory))
+    # No search at all (none answered from memory either): only the recalled report's pages.
+    second, _ = await run({**MEMORY_ON, "max_searches_per_run": 0}, "second-run")
+    assert len(scripted_search.queries) == searched, "no research: written from memory"
+    assert second["citation_check"]["fabricated_removed"] == 0, "no citation removed"
+    assert set(LINK.findall(second["final_report"])) == cited, "every page cited again"
+    today = datetime.now(UTC).date().isoformat()
+    assert f"(retrieved {today})" in first["final_report"], "fresh pages carry their date too"
+    assert f"(retrieved {today})" in second["final_report"]
 
 
 async def test_use_memory_false_reads_and_writes_nothing(

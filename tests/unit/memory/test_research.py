@@ -20,7 +20,6 @@ from deep_research.memory.research import (
     CitedPage,
     forget,
     remember,
-    remembered_pages,
     remembered_threads,
     similar_reports,
 )
@@ -118,33 +117,6 @@ async def test_five_reruns_of_a_question_keep_one_report_naming_every_thread(sto
         search_provider="library",
     )
     assert {t.thread for t in await remembered_threads(store)} == {"t5", "lib"}
-
-
-async def test_passages_answer_within_max_age_and_keep_their_first_date(store: Store) -> None:
-    await remember(
-        store, thread_id="t1", question=HEAT_PUMPS, report="# R", cited=[PAGE], now=NOW - 10 * DAY
-    )
-    query = "heat pump output in Norway at minus fifteen degrees"
-    (page,) = await remembered_pages(
-        store, query, min_similarity=0.5, max_age_days=30, limit=5, now=NOW
-    )
-    assert page.url == PAGE.url and page.retrieved == "2027-01-05"
-    assert "minus fifteen" in page.text and page.similarity >= 0.5
-    too_old = await remembered_pages(
-        store, query, min_similarity=0.5, max_age_days=5, limit=5, now=NOW
-    )
-    assert too_old == []
-    # Cited again today from memory: not stored again (memory gave back only the passages
-    # that answered, never to replace the whole page), so it keeps its first date.
-    again = CitedPage(PAGE.url, PAGE.title, ["minus fifteen"], retrieved="2027-01-05")
-    await remember(store, thread_id="t2", question=HEAT_PUMPS, report="# R", cited=[again], now=NOW)
-    (stored,) = await store.items(PASSAGES_COLLECTION)
-    assert stored.metadata["retrieved"] == "2027-01-05" and stored.text == PAGE.texts[0]
-    assert stored.metadata["thread"] == "t1"
-    # Read again from the web in a later run: its newer copy replaces the old one.
-    await remember(store, thread_id="t3", question="Q", report="# R", cited=[PAGE], now=NOW)
-    (stored,) = await store.items(PASSAGES_COLLECTION)
-    assert stored.metadata["retrieved"] == "2027-01-15" and stored.metadata["thread"] == "t3"
 
 
 async def test_forget_removes_what_a_thread_stored_a_rerun_of_its_question_included(

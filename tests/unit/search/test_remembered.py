@@ -8,8 +8,9 @@ from typing import Any, cast
 import pytest
 
 from deep_research.config.settings import Context
-from deep_research.memory import MemoryUnavailable, Store, research
+from deep_research.memory import MemoryUnavailable, Store
 from deep_research.memory import open as memory_open
+from deep_research.memory import pages as memory_pages
 from deep_research.memory.location import CATALOGUE
 from deep_research.memory.research import RememberedPage
 from deep_research.search.remembered import MemoryLookup, memory_lookup
@@ -33,7 +34,7 @@ async def test_remembered_pages_become_findings_with_their_retrieval_date(
         asked.append({"store": store, "query": query, **limits})
         return [PAGE]
 
-    monkeypatch.setattr(research, "remembered_pages", pages)
+    monkeypatch.setattr(memory_pages, "remembered_pages", pages)
     (found,) = await MemoryLookup(STORE, 0.6, 30.0, 4).findings("heat pumps")
     limits = {"min_similarity": 0.6, "max_age_days": 30.0, "limit": 4}
     assert asked == [{"store": STORE, "query": "heat pumps", **limits}]
@@ -51,7 +52,7 @@ async def test_a_broken_memory_answers_nothing_so_the_web_answers(
     async def broken(*_: object, **__: object) -> list[RememberedPage]:
         raise MemoryUnavailable("damaged")
 
-    monkeypatch.setattr(research, "remembered_pages", broken)
+    monkeypatch.setattr(memory_pages, "remembered_pages", broken)
     assert await MemoryLookup(STORE, 0.6, 30.0, 4).findings("q") == []
 
 
