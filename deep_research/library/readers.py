@@ -125,12 +125,13 @@ def _pdf(raw: bytes, path: Path) -> Read:
         raise Unreadable("encrypted PDF")
     sections: list[Section] = []
     total = drawn = 0
+    forms: dict[int, tuple[object, int]] = {}  # a list of forms (often shared), its bytes
     for number, page in enumerate(reader.pages, 1):
         if total >= MAX_TEXT_CHARS:
             return sections, CUT_TEXT
         if number > MAX_PDF_PAGES:
             return sections, f"cut after page {MAX_PDF_PAGES:,}, the page limit"
-        drawn += _content_bytes(page, MAX_PDF_CONTENT - drawn)
+        drawn += _content_bytes(page, MAX_PDF_CONTENT - drawn, forms)
         if drawn > MAX_PDF_CONTENT:
             over = f"draw over {MAX_PDF_CONTENT // 1_000_000} MB of content"
             if number == 1:
@@ -142,25 +143,43 @@ def _pdf(raw: bytes, path: Path) -> Read:
     return sections, ""
 
 
-def _content_bytes(page: PageObject, room: int) -> int:
-    """The bytes of content `page` draws, counted until they pass `room`.
+def _content_bytes(page: PageObject, room: int, forms: dict[int, tuple[object, int]]) -> int:
+    """The bytes of content `page` draws, counted until they pass `room`: its content
+    streams and the forms its resources list (parsed again wherever they are drawn).
 
-    Decoding is cheap next to parsing, and pypdf keeps a decoded stream: a stream shared
-    by many pages is decoded once but counted once for each page.
+    Decoding is cheap next to parsing, and pypdf keeps what it decoded: a stream shared by
+    many pages is decoded once but counted for each page; a shared list of forms is
+    looked through once (`forms`, by the list's identity).
     """
-    from pypdf.generic import ArrayObject, StreamObject
+    from pypdf.generic import ArrayObject, DictionaryObject, StreamObject
 
-    contents = page.get("/Contents")
-    contents = contents.get_object() if contents is not None else None
-    streams = contents if isinstance(contents, ArrayObject) else [contents]
+    contents = _resolved(page.get("/Contents"))
+    streams = list(contents) if isinstance(contents, ArrayObject) else [contents]
     total = 0
-    for stream in streams:
-        stream = stream.get_object() if stream is not None else None
+    for stream in map(_resolved, streams):
         if isinstance(stream, StreamObject):
             total += len(stream.get_data())
         if total > room:
-            break
+            return total
+    resources = _resolved(page.get("/Resources"))
+    if not isinstance(resources, DictionaryObject):
+        return total
+    listed = _resolved(resources.get("/XObject"))
+    if isinstance(listed, DictionaryObject):
+        if id(listed) not in forms:  # the list is kept too, so its id is not reused
+            drawn = (_resolved(value) for value in listed.values())
+            size = sum(
+                len(form.get_data())
+                for form in drawn
+                if isinstance(form, StreamObject) and form.get("/Subtype") == "/Form"
+            )
+            forms[id(listed)] = (listed, size)
+        total += forms[id(listed)][1]
     return total
+
+
+def _resolved(value: object) -> object:
+    return value.get_object() if hasattr(value, "get_object") else value
 
 
 def _text(raw: bytes, path: Path) -> Read:

@@ -7,7 +7,13 @@ import zipfile
 from pathlib import Path
 
 from pypdf import PdfWriter
-from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+from pypdf.generic import (
+    ArrayObject,
+    DecodedStreamObject,
+    DictionaryObject,
+    NameObject,
+    NumberObject,
+)
 
 
 def write_pdf(path: Path, pages: list[str]) -> Path:
@@ -91,9 +97,12 @@ def write_wide_cell_docx(path: Path, span: int = 2_000_000_000) -> Path:
     return path
 
 
-def write_shared_content_pdf(path: Path, pages: int = 2_000, drawn: int = 70_000_000) -> Path:
+def write_shared_content_pdf(
+    path: Path, pages: int = 2_000, drawn: int = 70_000_000, form: bool = False
+) -> Path:
     """A PDF of `pages` pages that all draw one content stream: a line of text, then
-    `drawn` bytes of blanks pypdf parses for every page (flate makes them ~70 KB)."""
+    `drawn` bytes of blanks pypdf parses for every page (flate makes them ~70 KB). With
+    `form`, the stream is a form XObject each page's own small content draws."""
     writer = PdfWriter()
     font = DictionaryObject(
         {
@@ -107,11 +116,26 @@ def write_shared_content_pdf(path: Path, pages: int = 2_000, drawn: int = 70_000
     )
     stream = DecodedStreamObject()
     stream.set_data(b"BT /F1 10 Tf 40 700 Td (Shared page text.) Tj ET\n" + b" " * drawn)
-    shared = writer._add_object(stream.flate_encode())
+    shared = stream.flate_encode()
+    if form:
+        shared[NameObject("/Type")] = NameObject("/XObject")
+        shared[NameObject("/Subtype")] = NameObject("/Form")
+        shared[NameObject("/BBox")] = ArrayObject([NumberObject(n) for n in (0, 0, 612, 792)])
+        shared[NameObject("/Resources")] = resources
+        resources = DictionaryObject(
+            {
+                NameObject("/XObject"): DictionaryObject(
+                    {NameObject("/Fm1"): writer._add_object(shared)}
+                )
+            }
+        )
+        shared = DecodedStreamObject()
+        shared.set_data(b"/Fm1 Do")
+    reference = writer._add_object(shared)
     for _ in range(pages):
         page = writer.add_blank_page(612, 792)
         page[NameObject("/Resources")] = resources
-        page[NameObject("/Contents")] = shared
+        page[NameObject("/Contents")] = reference
     with path.open("wb") as handle:
         writer.write(handle)
     return path

@@ -158,14 +158,18 @@ async def test_a_table_cell_spanning_two_billion_columns_is_read_once(
 def test_pages_sharing_one_huge_content_stream_are_cut_at_the_content_limit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """pypdf parses a shared content stream again for every page that draws it: each use
-    counts, so 2,000 pages of one 70 MB stream stop at the limit (here 1 MB: 5 pages)."""
+    """pypdf parses a shared content stream (or form) again for every page that draws it:
+    each use counts, so 2,000 pages of one 70 MB stream stop at the limit (here 1 MB)."""
     monkeypatch.setattr(readers, "MAX_PDF_CONTENT", 1_000_000)
     shared = write_shared_content_pdf(tmp_path / "shared.pdf", pages=40, drawn=200_000)
     document = read_document(shared, shared.read_bytes())
     assert [s.page for s in document.sections] == [1, 2, 3, 4]
     assert document.cut == "cut after page 4: its pages draw over 1 MB of content"
     assert document.sections[0].text == "Shared page text."
+    form = write_shared_content_pdf(tmp_path / "form.pdf", pages=40, drawn=200_000, form=True)
+    drawn_as_a_form = read_document(form, form.read_bytes())
+    assert [s.page for s in drawn_as_a_form.sections] == [1, 2, 3, 4]
+    assert drawn_as_a_form.sections[0].text == "Shared page text."
     huge_first_page = write_shared_content_pdf(tmp_path / "one.pdf", pages=1, drawn=1_100_000)
     with pytest.raises(Unreadable, match="^PDF pages draw over 1 MB of content$"):
         read_document(huge_first_page, huge_first_page.read_bytes())
