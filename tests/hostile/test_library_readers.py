@@ -6,6 +6,8 @@ MiniLM, under a wrapper that reports the peak memory of the CLI and of its reade
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -36,16 +38,22 @@ def test_a_wide_table_cell_and_pages_sharing_a_huge_stream_stay_bounded(tmp_path
     (docs / "d-notes.txt").write_text("District heating reaches most homes in Denmark.")
     assert (docs / "c-shared.pdf").stat().st_size < 1_000_000
 
-    done = subprocess.run(
-        [sys.executable, "-c", PEAK, *cli_command("library", "add", str(docs))],
+    command = [sys.executable, "-c", PEAK, *cli_command("library", "add", str(docs))]
+    with subprocess.Popen(
+        command,
         env=library_env(tmp_path),
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=900,  # a deadline for a regression that would never end, not a speed check
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
+        start_new_session=True,  # a regression's CLI is killed with the wrapper
+    ) as wrapper:
+        try:  # a deadline for a regression that would never end, not a speed check
+            stdout, stderr = wrapper.communicate(timeout=900)
+        except subprocess.TimeoutExpired:
+            os.killpg(wrapper.pid, signal.SIGKILL)
+            raise
+    assert wrapper.returncode == 0, stderr
+    lines = stdout.splitlines()
     assert any("added" in line and "a-notes.md (1 chunk)" in line for line in lines)
     assert any("added" in line and "b-wide.docx (1 chunk)" in line for line in lines)
     assert any(
@@ -53,8 +61,8 @@ def test_a_wide_table_cell_and_pages_sharing_a_huge_stream_stay_bounded(tmp_path
         and "c-shared.pdf (1 chunk; cut after page 1: its pages draw over 100 MB of content)"
         in line
         for line in lines
-    ), done.stdout
+    ), stdout
     assert any("added" in line and "d-notes.txt (1 chunk)" in line for line in lines)
     assert lines[-1].startswith("Done: 4 added,")
-    peak_kb = int(done.stderr.splitlines()[-1])
+    peak_kb = int(stderr.splitlines()[-1])
     assert peak_kb * 1024 < MAX_READER_MEMORY, f"peak resident memory {peak_kb // 1024} MB"
