@@ -6,7 +6,8 @@ under an address-space limit (`MAX_READER_MEMORY`: a parser that asks for more g
 MemoryError, or dies) and is killed when a file takes it over `MAX_READ_SECONDS`. The
 file is then reported as unreadable with the reason, a new child reads the next one,
 and the batch goes on. One child reads a whole batch: a file costs a few milliseconds
-more than in process, and starting a child (its imports) about half a second.
+more than in process, and starting a child (its imports) about a second
+(`python -m benchmarks.library_reading`).
 
 Parent and child speak in frames (an 8-byte length, then the bytes) over the child's
 stdin and stdout: a request is the path as JSON and the file's bytes, a reply is JSON.
