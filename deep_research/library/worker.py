@@ -56,9 +56,12 @@ class Reader:
         except TimeoutError:
             await self._stop()
             raise Unreadable(f"took over {MAX_READ_SECONDS} s to read; skipped") from None
-        except (asyncio.IncompleteReadError, ConnectionError, ValueError):
+        except (asyncio.IncompleteReadError, ConnectionError):
             code = await self._stop()
             raise Unreadable(_died(code)) from None
+        except ValueError:  # what follows in the pipe cannot be trusted either
+            await self._stop()
+            raise Unreadable("the reader's reply was malformed; skipped") from None
         if reply.get("stop"):  # it asked for more memory than it has: a fresh one next
             await self._stop()
         return _document(reply)
@@ -154,7 +157,7 @@ def _receive(stream: IO[bytes]) -> bytes | None:
 
 
 def _send(stream: IO[bytes], reply: dict[str, Any]) -> None:
-    data = json.dumps(reply, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    data = json.dumps(reply).encode()  # ASCII: a lone surrogate a parser made stays legal
     stream.write(len(data).to_bytes(_FRAME, "big") + data)
     stream.flush()
 
