@@ -15,7 +15,8 @@ from pathlib import Path
 
 from deep_research.library import scan
 from deep_research.library.listing import Entry, entries_of
-from deep_research.library.readers import Document, Unreadable, read_document
+from deep_research.library.readers import Document, Unreadable
+from deep_research.library.worker import Reader
 from deep_research.memory import LIBRARY_COLLECTION, Metadata, Piece, Store
 from deep_research.memory.chunks import split
 from deep_research.memory.store import KEY
@@ -47,14 +48,15 @@ OnFile = Callable[[FileOutcome], None]
 async def add_paths(store: Store, paths: Iterable[Path], on_file: OnFile) -> AddReport:
     """Index every supported file named in `paths` or under a folder there."""
     report = AddReport()
-    for candidate in await asyncio.to_thread(lambda: list(scan.candidates(list(paths)))):
-        outcome = await _add_one(store, candidate)
-        report.outcomes.append(outcome)
-        on_file(outcome)
+    async with Reader() as reader:  # each file read in a child bounded in time and memory
+        for candidate in await asyncio.to_thread(lambda: list(scan.candidates(list(paths)))):
+            outcome = await _add_one(store, reader, candidate)
+            report.outcomes.append(outcome)
+            on_file(outcome)
     return report
 
 
-async def _add_one(store: Store, candidate: scan.Candidate) -> FileOutcome:
+async def _add_one(store: Store, reader: Reader, candidate: scan.Candidate) -> FileOutcome:
     path = candidate.path
     if candidate.status:
         return FileOutcome(path, candidate.status, candidate.problem)
@@ -67,13 +69,12 @@ async def _add_one(store: Store, candidate: scan.Candidate) -> FileOutcome:
     if known and known[0].metadata.get("sha256") == loaded.sha256:
         return FileOutcome(path, "unchanged")
     try:
-        document = await asyncio.to_thread(read_document, path, loaded.raw)
+        document = await reader.read(path, loaded.raw)
     except Unreadable as error:
         return FileOutcome(path, "unreadable", str(error))
     pieces = await asyncio.to_thread(_pieces, document, loaded.sha256)
     count = await store.put(LIBRARY_COLLECTION, str(path), pieces)
-    note = "text cut at the size limit" if document.cut else ""
-    return FileOutcome(path, "updated" if known else "added", note, count)
+    return FileOutcome(path, "updated" if known else "added", document.cut, count)
 
 
 def _pieces(document: Document, sha256: str) -> list[Piece]:

@@ -9,11 +9,17 @@ from __future__ import annotations
 
 import io
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from deep_research.errors import DeepResearchError
 from deep_research.text import extract
+
+if TYPE_CHECKING:
+    from docx.table import Table
+    from pypdf import PageObject
 
 FORMATS = {
     ".pdf": "pdf",
@@ -31,6 +37,11 @@ MAX_FILE_BYTES = 50_000_000  # larger files are reported as oversized, not read
 MAX_HTML_BYTES = 5_000_000
 MAX_TEXT_CHARS = 2_000_000  # text kept per document (~2,000 chunks); the rest is cut
 MAX_PDF_PAGES = 2_000
+# pypdf parses a page's content stream(s) anew for every page that draws them: 2,000 pages
+# sharing one 70 MB stream are 140 GB of parsing in a 148 KB file. What the pages draw is
+# counted, every use of a shared stream included, and reading stops at this many bytes.
+MAX_PDF_CONTENT = 100_000_000
+CUT_TEXT = "text cut at the size limit"
 # A DOCX is a zip whose parts are unpacked in memory: their declared sizes are checked
 # first. A part that declares little and unpacks a lot is no way round it: Python's
 # zipfile stops at the declared size and fails the CRC check.
@@ -58,11 +69,14 @@ class Document:
     title: str
     kind: str
     sections: list[Section]
-    cut: bool = False  # text past MAX_TEXT_CHARS was left out
+    cut: str = ""  # why the rest was left out ("" when the whole text was read)
 
     @property
     def chars(self) -> int:
         return sum(len(section.text) for section in self.sections)
+
+
+Read = tuple[list[Section], str]  # a reader's sections, and why it stopped early ("" if not)
 
 
 def kind_of(path: Path) -> str | None:
@@ -76,15 +90,15 @@ def read_document(path: Path, raw: bytes) -> Document:
     if kind is None:
         raise Unreadable("unsupported format")
     try:
-        sections = _READERS[kind](raw, path)
-    except Unreadable:
+        sections, cut = _READERS[kind](raw, path)
+    except (Unreadable, MemoryError):  # MemoryError: the worker's limit, said as such
         raise
     except Exception as error:  # pypdf, lxml, python-docx: many types of their own
         raise Unreadable(f"{kind} could not be parsed ({type(error).__name__})") from error
-    sections, cut = _bounded([s for s in sections if s.text.strip()])
+    sections, cut_chars = _bounded([s for s in sections if s.text.strip()])
     if not sections:
         raise Unreadable("no text found")
-    return Document(title=path.name, kind=kind, sections=sections, cut=cut)
+    return Document(path.name, kind, sections, CUT_TEXT if cut_chars else cut)
 
 
 def _bounded(sections: list[Section]) -> tuple[list[Section], bool]:
@@ -101,7 +115,7 @@ def _bounded(sections: list[Section]) -> tuple[list[Section], bool]:
     return kept, False
 
 
-def _pdf(raw: bytes, path: Path) -> list[Section]:
+def _pdf(raw: bytes, path: Path) -> Read:
     from pypdf import PdfReader
 
     if not raw.startswith(b"%PDF-"):
@@ -109,35 +123,84 @@ def _pdf(raw: bytes, path: Path) -> list[Section]:
     reader = PdfReader(io.BytesIO(raw))
     if reader.is_encrypted and not reader.decrypt(""):
         raise Unreadable("encrypted PDF")
-    sections, total = [], 0
+    sections: list[Section] = []
+    total = drawn = 0
+    forms: dict[int, tuple[object, int]] = {}  # a list of forms (often shared), its bytes
     for number, page in enumerate(reader.pages, 1):
-        if number > MAX_PDF_PAGES or total >= MAX_TEXT_CHARS:
-            break
+        if total >= MAX_TEXT_CHARS:
+            return sections, CUT_TEXT
+        if number > MAX_PDF_PAGES:
+            return sections, f"cut after page {MAX_PDF_PAGES:,}, the page limit"
+        drawn += _content_bytes(page, MAX_PDF_CONTENT - drawn, forms)
+        if drawn > MAX_PDF_CONTENT:
+            over = f"draw over {MAX_PDF_CONTENT // 1_000_000} MB of content"
+            if number == 1:
+                raise Unreadable(f"PDF pages {over}")
+            return sections, f"cut after page {number - 1:,}: its pages {over}"
         text = (page.extract_text() or "").strip()
         total += len(text)
         sections.append(Section(text, number))
-    return sections
+    return sections, ""
 
 
-def _text(raw: bytes, path: Path) -> list[Section]:
+def _content_bytes(page: PageObject, room: int, forms: dict[int, tuple[object, int]]) -> int:
+    """The bytes of content `page` draws, counted until they pass `room`: its content
+    streams and the forms its resources list (parsed again wherever they are drawn).
+
+    Decoding is cheap next to parsing, and pypdf keeps what it decoded: a stream shared by
+    many pages is decoded once but counted for each page; a shared list of forms is
+    looked through once (`forms`, by the list's identity).
+    """
+    from pypdf.generic import ArrayObject, DictionaryObject, StreamObject
+
+    contents = _resolved(page.get("/Contents"))
+    streams = list(contents) if isinstance(contents, ArrayObject) else [contents]
+    total = 0
+    for stream in map(_resolved, streams):
+        if isinstance(stream, StreamObject):
+            total += len(stream.get_data())
+        if total > room:
+            return total
+    resources = _resolved(page.get("/Resources"))
+    if not isinstance(resources, DictionaryObject):
+        return total
+    listed = _resolved(resources.get("/XObject"))
+    if isinstance(listed, DictionaryObject):
+        if id(listed) not in forms:  # the list is kept too, so its id is not reused
+            drawn = (_resolved(value) for value in listed.values())
+            size = sum(
+                len(form.get_data())
+                for form in drawn
+                if isinstance(form, StreamObject) and form.get("/Subtype") == "/Form"
+            )
+            forms[id(listed)] = (listed, size)
+        total += forms[id(listed)][1]
+    return total
+
+
+def _resolved(value: object) -> object:
+    return value.get_object() if hasattr(value, "get_object") else value
+
+
+def _text(raw: bytes, path: Path) -> Read:
     text = raw.decode("utf-8", errors="replace")
     sample = text[:100_000]
     junk = sample.count("\x00") + sample.count("\ufffd")
     if sample and junk / len(sample) > MAX_JUNK_SHARE:
         raise Unreadable("binary content, not text")
-    return [Section(text.strip())]
+    return [Section(text.strip())], ""
 
 
-def _html(raw: bytes, path: Path) -> list[Section]:
+def _html(raw: bytes, path: Path) -> Read:
     if len(raw) > MAX_HTML_BYTES:  # `library add` says "oversized" before reading it
         raise Unreadable("HTML too large to parse")
     if b"\x00" in raw[:100_000]:
         raise Unreadable("binary content, not HTML")
     # The same extraction as web pages: hidden text (where injections hide) is left out.
-    return [Section(extract.html_to_markdown(raw, path.as_uri()))]
+    return [Section(extract.html_to_markdown(raw, path.as_uri()))], ""
 
 
-def _docx(raw: bytes, path: Path) -> list[Section]:
+def _docx(raw: bytes, path: Path) -> Read:
     import docx
 
     try:
@@ -158,9 +221,23 @@ def _docx(raw: bytes, path: Path) -> list[Section]:
     document = docx.Document(io.BytesIO(raw))
     lines = [paragraph.text for paragraph in document.paragraphs]
     for table in document.tables:
-        for row in table.rows:
-            lines.append(" | ".join(cell.text for cell in row.cells))
-    return [Section("\n\n".join(line for line in lines if line.strip()))]
+        lines.extend(_rows(table))
+    return [Section("\n\n".join(line for line in lines if line.strip()))], ""
+
+
+def _rows(table: Table) -> Iterator[str]:
+    """A table's rows as text, one entry per cell written in the file.
+
+    python-docx's `row.cells` repeats a cell once per grid column it spans: a cell
+    declaring `gridSpan` 2,000,000,000 in a 1 KB file asks for a list of two billion
+    entries. The cells as written are read instead; a cell continuing a vertical merge
+    holds no text of its own (its text is the cell above's, already read).
+    """
+    from docx.table import _Cell
+
+    for row in table._tbl.tr_lst:
+        cells = (_Cell(tc, table).text for tc in row.tc_lst if tc.vMerge != "continue")
+        yield " | ".join(cells)
 
 
 _READERS = {"pdf": _pdf, "markdown": _text, "text": _text, "html": _html, "docx": _docx}

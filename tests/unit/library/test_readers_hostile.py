@@ -11,9 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from deep_research.library import readers, scan
+from deep_research.library import readers, scan, worker
 from deep_research.library.readers import Unreadable, read_document
-from tests.support.documents import write_docx, write_pdf, write_zip_bomb_docx
+from tests.support.documents import (
+    write_docx,
+    write_pdf,
+    write_shared_content_pdf,
+    write_wide_cell_docx,
+    write_zip_bomb_docx,
+)
 
 
 def statuses(*paths: Path) -> dict[str, str]:
@@ -56,7 +62,7 @@ def test_text_past_the_limit_is_cut_and_says_so(
     big = tmp_path / "big.txt"
     big.write_text("word " * 10_000)
     document = read_document(big, big.read_bytes())
-    assert document.cut and document.chars == 1000
+    assert document.cut == "text cut at the size limit" and document.chars == 1000
 
 
 def test_oversized_unsupported_fifo_and_symlinks_out_of_the_folder(
@@ -133,3 +139,47 @@ def test_a_file_swapped_for_a_symlink_after_the_scan_is_not_read(tmp_path: Path)
     notes.symlink_to(secret)
     with pytest.raises(OSError):
         scan.load(candidate.path)
+
+
+async def test_a_table_cell_spanning_two_billion_columns_is_read_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """984 bytes that python-docx's `row.cells` expands into a two-billion-entry list
+    (past 2 GB in 20 s): the cells are read as written. Read in the worker, so that a
+    regression fails within the deadline instead of taking the machine's memory."""
+    monkeypatch.setattr(worker, "MAX_READ_SECONDS", 30)
+    wide = write_wide_cell_docx(tmp_path / "wide.docx")
+    assert wide.stat().st_size < 1500
+    async with worker.Reader() as reader:
+        document = await reader.read(wide, wide.read_bytes())
+    assert document.sections[0].text == "Before the table.\n\nA very wide cell."
+
+
+def test_pages_sharing_one_huge_content_stream_are_cut_at_the_content_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pypdf parses a shared content stream (or form) again for every page that draws it:
+    each use counts, so 2,000 pages of one 70 MB stream stop at the limit (here 1 MB)."""
+    monkeypatch.setattr(readers, "MAX_PDF_CONTENT", 1_000_000)
+    shared = write_shared_content_pdf(tmp_path / "shared.pdf", pages=40, drawn=200_000)
+    document = read_document(shared, shared.read_bytes())
+    assert [s.page for s in document.sections] == [1, 2, 3, 4]
+    assert document.cut == "cut after page 4: its pages draw over 1 MB of content"
+    assert document.sections[0].text == "Shared page text."
+    form = write_shared_content_pdf(tmp_path / "form.pdf", pages=40, drawn=200_000, form=True)
+    drawn_as_a_form = read_document(form, form.read_bytes())
+    assert [s.page for s in drawn_as_a_form.sections] == [1, 2, 3, 4]
+    assert drawn_as_a_form.sections[0].text == "Shared page text."
+    huge_first_page = write_shared_content_pdf(tmp_path / "one.pdf", pages=1, drawn=1_100_000)
+    with pytest.raises(Unreadable, match="^PDF pages draw over 1 MB of content$"):
+        read_document(huge_first_page, huge_first_page.read_bytes())
+
+
+def test_pages_past_the_page_limit_are_cut_and_say_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(readers, "MAX_PDF_PAGES", 2)
+    pdf = write_pdf(tmp_path / "three.pdf", ["One.", "Two.", "Three."])
+    document = read_document(pdf, pdf.read_bytes())
+    assert [s.text for s in document.sections] == ["One.", "Two."]
+    assert document.cut == "cut after page 2, the page limit"

@@ -1,0 +1,63 @@
+"""library.worker: each file read in a child bounded in time and memory; a file that
+stalls, asks for too much memory or crashes the reader is reported and the next is read."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from deep_research.library import worker
+from deep_research.library.readers import Document, Section, Unreadable
+from deep_research.library.worker import Reader
+
+UNBOUNDED = [sys.executable, "-m", "tests.support.unbounded_reader"]
+
+
+async def outcomes(reader: Reader, names: list[str]) -> dict[str, str]:
+    said: dict[str, str] = {}
+    for name in names:
+        try:
+            document = await reader.read(Path(name), f"text of {name}".encode())
+            said[name] = document.sections[0].text
+        except Unreadable as error:
+            said[name] = f"unreadable: {error}"
+    return said
+
+
+async def test_a_file_that_stalls_hogs_memory_or_crashes_is_skipped_and_the_rest_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(worker, "MAX_READ_SECONDS", 15)  # room for a busy machine
+    names = ["first.txt", "stall.txt", "next.txt", "hog.txt", "crash.txt", "last.txt"]
+    async with Reader(UNBOUNDED) as reader:
+        said = await outcomes(reader, names)
+    assert said == {
+        "first.txt": "text of first.txt",
+        "stall.txt": "unreadable: took over 15 s to read; skipped",
+        "next.txt": "text of next.txt",
+        "hog.txt": "unreadable: needed over 1.5 GB of memory to read; skipped",
+        "crash.txt": "unreadable: the reader crashed (signal 11) or ran out of memory; skipped",
+        "last.txt": "text of last.txt",
+    }
+
+
+async def test_the_real_reader_gives_back_what_was_read(tmp_path: Path) -> None:
+    note = tmp_path / "note.md"
+    note.write_text("# Über\n\nNon-ASCII text and a \u202e bidi override.\n")
+    async with Reader() as reader:
+        document = await reader.read(note, note.read_bytes())
+        with pytest.raises(Unreadable, match="binary content"):
+            await reader.read(tmp_path / "junk.txt", bytes(range(256)) * 40)
+        again = await reader.read(note, note.read_bytes())  # the same child, still there
+    expected = Document("note.md", "markdown", [Section(note.read_text().strip())], "")
+    assert document == again == expected
+
+
+def test_a_malformed_reply_is_unreadable_not_an_error() -> None:
+    for reply in [{}, {"document": {"sections": "x"}}, {"document": {"title": "t"}}]:
+        with pytest.raises(Unreadable, match="malformed"):
+            worker._document(reply)
+    with pytest.raises(Unreadable, match="^no text found$"):
+        worker._document({"unreadable": "no text found"})
