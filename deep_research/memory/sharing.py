@@ -31,6 +31,7 @@ from deep_research.memory.record import (
     read_record,
     remove_record,
 )
+from deep_research.runtime.private import private_directory
 from deep_research.text.controls import without_controls
 
 START_SECONDS = 90.0  # the keeper's own start-up wait, and then some
@@ -62,7 +63,7 @@ def attach(directory: Path, idle: float) -> Attached:
     except ImportError:
         raise CannotShare("sharing needs POSIX file locks (fcntl)") from None
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        private_directory(directory)  # the store, its token and its record: the user's only
     except OSError as error:
         raise MemoryUnavailable(
             f"memory directory {directory} cannot be created: {error}"

@@ -91,11 +91,11 @@ def test_a_port_nobody_listens_on_is_no_ones(tmp_path: Path) -> None:
 
 
 def test_writing_a_record_never_writes_through_a_planted_link(tmp_path: Path) -> None:
-    """The temporary file's name is the keeper's pid, which anyone may guess."""
+    """The temporary file's name is the writer's pid, which anyone may guess."""
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me")
     record = ServerRecord(12345, 4567, str(tmp_path))
-    (tmp_path / f".{RECORD_NAME}.{record.pid}").symlink_to(victim)
+    (tmp_path / f".{RECORD_NAME}.{os.getpid()}").symlink_to(victim)
     write_record(tmp_path, record)
     assert victim.read_text() == "keep me"
     assert json.loads((tmp_path / RECORD_NAME).read_text())["port"] == 4567
