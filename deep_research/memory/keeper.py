@@ -197,12 +197,12 @@ def chroma_server(directory: Path, host: str, port: int, token: str) -> uvicorn.
         chroma_server_authn_provider=TOKEN_AUTHN,
         chroma_server_authn_credentials=token,
     )
-    app = _fastapi_server()(settings).app()
+    app = fastapi_server()(settings).app()
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
     return uvicorn.Server(config)
 
 
-def _fastapi_server() -> type:
+def fastapi_server() -> type:
     """chromadb's FastAPI server class. It imports OpenTelemetry's FastAPI instrumentation,
     which chromadb does not install; the keeper traces nothing, so a no-op stands in."""
     import types

@@ -52,8 +52,11 @@ _open_lock = threading.Lock()
 # tries again) and beyond `MAX_UNREACHABLE` entries, the oldest first.
 _unreachable: OrderedDict[tuple[Location, str], tuple[float, MemoryUnavailable]] = OrderedDict()
 UNREACHABLE_SECONDS = 3600.0
-# A keeper's token that does not match: its file was replaced, or another program serves.
-REFUSED_ADVICE = "`deep-research memory stop` and run again starts a keeper with a new token"
+# A token refused: CHROMA_TOKEN is not the server's, or a keeper's file was replaced.
+REFUSED_ADVICE = (
+    "with CHROMA_HOST, set CHROMA_TOKEN to the server's token; for the shared MEMORY_DIR, "
+    "`deep-research memory stop` and run again starts a keeper with a new token"
+)
 MAX_UNREACHABLE = 1000
 
 
@@ -113,6 +116,9 @@ def _connect(location: Location) -> Store:
 
     settings = Settings(anonymized_telemetry=False)
     if location.host is not None:
+        token = read_endpoints().chroma_token  # never in `Location`: its repr is logged
+        if token is not None:
+            settings = with_token(settings, token.get_secret_value())
         try:
             client = bounded_client(location.host, location.port, settings)
             client.heartbeat()
@@ -152,7 +158,7 @@ def _reason(error: BaseException) -> str:
         if isinstance(cause, ServerSilent):
             return str(cause)
         if isinstance(cause, AuthorizationError | ChromaAuthError):
-            return f"it refused this process's token ({cause}); {REFUSED_ADVICE}"
+            return f"it refused the token ({cause}); {REFUSED_ADVICE}"
         if isinstance(cause, httpx.TimeoutException):
             return f"it did not answer in time ({cause})"
         cause = cause.__cause__ or cause.__context__

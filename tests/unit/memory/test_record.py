@@ -12,13 +12,16 @@ import pytest
 from deep_research.memory.record import (
     MAX_BYTES,
     RECORD_NAME,
+    TOKEN_NAME,
     ServerRecord,
     _keeper_args,
     is_keeper,
     keeper_command,
     listens,
+    new_token,
     parse_record,
     read_record,
+    read_token,
     remove_record,
     write_record,
 )
@@ -100,3 +103,23 @@ def test_writing_a_record_never_writes_through_a_planted_link(tmp_path: Path) ->
     assert victim.read_text() == "keep me"
     assert json.loads((tmp_path / RECORD_NAME).read_text())["port"] == 4567
     assert not (tmp_path / RECORD_NAME).is_symlink()
+
+
+def test_a_keepers_token_is_new_each_time_and_its_users_only(tmp_path: Path) -> None:
+    first = new_token(tmp_path)
+    assert read_token(tmp_path) == first and len(first) >= 40
+    assert (tmp_path / TOKEN_NAME).stat().st_mode & 0o777 == 0o600
+    assert new_token(tmp_path) != first
+
+
+@pytest.mark.parametrize("planted", [b"", b"x" * 5000, b"short", b"has spaces in a long token"])
+def test_a_token_file_that_is_no_token_is_none(tmp_path: Path, planted: bytes) -> None:
+    (tmp_path / TOKEN_NAME).write_bytes(planted)
+    assert read_token(tmp_path) is None
+
+
+def test_a_token_file_that_is_a_link_is_not_followed(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_text("a" * 43)
+    (tmp_path / TOKEN_NAME).symlink_to(elsewhere)
+    assert read_token(tmp_path) is None
