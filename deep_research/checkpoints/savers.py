@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from deep_research.checkpoints.postgres import CONNECT_TIMEOUT, unreachable
 from deep_research.checkpoints.target import Target, target_from
-from deep_research.runtime.private import private_directory
+from deep_research.config.private import private_directory
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from deep_research.checkpoints.target import Target, target_from
 from deep_research.cli.counts import totals
+from deep_research.config.private import private_directory
 from deep_research.errors import DeepResearchError, OldDataError, ReadableError
-from deep_research.runtime.private import private_directory
 from deep_research.text.controls import without_controls
 
 if TYPE_CHECKING:

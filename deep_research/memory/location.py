@@ -17,8 +17,8 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from deep_research.config.endpoints import read_endpoints
+from deep_research.config.private import private_directory
 from deep_research.errors import ReadableError
-from deep_research.runtime.private import private_directory
 
 LOCK_NAME = "lock"
 CATALOGUE = "chroma.sqlite3"  # the file in which Chroma's persistent client keeps its catalogue

@@ -24,13 +24,13 @@ from filelock import FileLock
 from langgraph.config import get_config
 
 from deep_research.config.endpoints import read_endpoints
+from deep_research.config.private import private_directory
 from deep_research.embedding import loader
 from deep_research.embedding.files import WeightsUnavailable
 from deep_research.memory.location import Location, MemoryUnavailable, configured, hold_directory
 from deep_research.memory.record import HOST, TOKEN_NAME, read_token
 from deep_research.memory.server import ServerSilent, bounded_client, with_token
 from deep_research.memory.store import Store, store_errors
-from deep_research.runtime.private import private_directory
 
 log = logging.getLogger(__name__)
 

@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from deep_research.config.private import private_directory
 from deep_research.errors import DeepResearchError
 from deep_research.memory.location import LOCK_NAME, MemoryUnavailable
 from deep_research.memory.record import (
@@ -31,7 +32,6 @@ from deep_research.memory.record import (
     read_record,
     remove_record,
 )
-from deep_research.runtime.private import private_directory
 from deep_research.text.controls import without_controls
 
 START_SECONDS = 90.0  # the keeper's own start-up wait, and then some

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from deep_research.runtime.private import private_directory
+from deep_research.config.private import private_directory
 
 
 def mode(path: Path) -> int:
