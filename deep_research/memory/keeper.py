@@ -253,6 +253,10 @@ def main(argv: list[str] | None = None) -> int:
     code = Keeper(directory, args.port, args.idle).run()
     sys.stdout.flush()
     sys.stderr.flush()
+    # Let go of the directory now: a process whose threads are still being torn down (a
+    # zombie to `_alive`) keeps its files open, and the starter, told the keeper ended,
+    # opens the directory itself at once.
+    os.close(lock)
     os._exit(code)  # Chroma's thread is not joined past STOP_SECONDS
 
 
