@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from deep_research.checkpoints.postgres import CONNECT_TIMEOUT, unreachable
 from deep_research.checkpoints.target import Target, target_from
+from deep_research.config.private import private_directory
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -36,7 +37,7 @@ async def open_checkpointer(
     if target.dsn is None:
         from deep_research.checkpoints.sqlite import open_sqlite
 
-        target.sqlite.parent.mkdir(parents=True, exist_ok=True)
+        private_directory(target.sqlite.parent)  # checkpointed runs: the user's only
         async with open_sqlite(target.sqlite) as saver:
             yield saver
         return

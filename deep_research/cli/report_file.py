@@ -4,6 +4,7 @@ says where it went (and what the report file alone does not say).
 
 from __future__ import annotations
 
+import os
 import re
 from datetime import date
 from pathlib import Path
@@ -44,11 +45,13 @@ def save_report(
     report = unsourced_note(status) + report
     words = re.sub(r"[^a-z0-9]+", " ", question.lower()).split()[:8]
     first = Path(name or f"{date.today().isoformat()}-{'-'.join(words) or 'report'}.md")
-    reports.mkdir(parents=True, exist_ok=True)
+    # A new folder is the user's only; one the user made keeps its mode, each report is 0600.
+    reports.mkdir(mode=0o700, parents=True, exist_ok=True)
     path = reports / first
     for n in range(2, MAX_NUMBERED + 2):
         try:
-            with path.open("x", encoding="utf-8") as file:  # "x": fails if it exists
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # fails if it exists
+            with open(fd, "w", encoding="utf-8") as file:
                 file.write(report)
             return path
         except FileExistsError:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from deep_research.checkpoints.target import Target, target_from
 from deep_research.cli.counts import totals
+from deep_research.config.private import private_directory
 from deep_research.errors import DeepResearchError, OldDataError, ReadableError
 from deep_research.text.controls import without_controls
 
@@ -277,7 +278,7 @@ async def durable_graph(home: Home) -> AsyncIterator[CompiledStateGraph[Any, Any
     from deep_research.checkpoints import open_checkpointer
     from deep_research.graph import builder
 
-    home.root.mkdir(parents=True, exist_ok=True)
+    private_directory(home.root)  # checkpoints and run logs: the user's only
     async with open_checkpointer(home.target()) as saver:
         yield builder.compile(checkpointer=saver)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import os
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # The key `Endpoints` itself holds; other providers' credentials are in `model_providers`.
@@ -20,6 +20,12 @@ APP_NAME = "deep-research"  # the folder named after the app in the user's data 
 # What the default memory directory is computed from (platformdirs reads them), so a change
 # to one is a new environment for `read_endpoints`' cache.
 DATA_HOME_VARIABLES = ("XDG_DATA_HOME", "HOME", "LOCALAPPDATA", "APPDATA")
+MIN_TOKEN, MAX_TOKEN = 16, 512
+# Said without the value: a validation error's text is printed, and must not show the token.
+CHROMA_TOKEN_RULE = (
+    f"CHROMA_TOKEN must be {MIN_TOKEN} to {MAX_TOKEN} printable ASCII characters without "
+    "spaces (e.g. `openssl rand -hex 32`)"
+)
 
 
 def default_memory_dir() -> str:
@@ -35,7 +41,10 @@ def default_memory_dir() -> str:
 class Endpoints(BaseSettings):
     """Environment-only settings: where the agent connects and with which keys."""
 
-    model_config = SettingsConfigDict(env_ignore_empty=True, extra="ignore", frozen=True)
+    # Inputs are hidden in errors: a rejected value may be a key or a token.
+    model_config = SettingsConfigDict(
+        env_ignore_empty=True, extra="ignore", frozen=True, hide_input_in_errors=True
+    )
 
     llm_base_url: str = "http://localhost:8080/v1"
     llm_api_key: SecretStr | None = None
@@ -58,11 +67,25 @@ class Endpoints(BaseSettings):
     memory_dir: str = Field(default_factory=default_memory_dir)
     chroma_host: str | None = None
     chroma_port: int = Field(default=8000, ge=1, le=65535)
+    # Sent as `Authorization: Bearer` to CHROMA_HOST (chromadb's token authentication).
+    chroma_token: SecretStr | None = None
     # Without CHROMA_HOST, the processes of one user share MEMORY_DIR through a Chroma server
     # the first of them starts (`memory.sharing`), which stops MEMORY_SERVER_IDLE seconds
     # after the last one ends; false: each process opens the directory itself, one at a time.
     memory_share: bool = True
     memory_server_idle: float = Field(default=300.0, gt=0, le=7 * 24 * 3600)
+
+    @field_validator("chroma_token")
+    @classmethod
+    def _header_safe(cls, token: SecretStr | None) -> SecretStr | None:
+        """A token goes into a header: printable ASCII, no spaces, of a length worth having."""
+        if token is None:
+            return None
+        value = token.get_secret_value()
+        printable = value.isascii() and value.isprintable() and " " not in value
+        if not (MIN_TOKEN <= len(value) <= MAX_TOKEN and printable):
+            raise ValueError(CHROMA_TOKEN_RULE)
+        return token
 
     @property
     def call_deadline(self) -> float:

@@ -49,6 +49,8 @@ ENDPOINT_NOTES = {
     "memory (a relative path is the working directory's)",
     "chroma_host": "a Chroma server to keep them in instead, shared by several processes",
     "chroma_port": "that server's port",
+    "chroma_token": "the token that server asks for (chromadb's token authentication); "
+    "see [Beyond one machine](distributed.md)",
     "memory_share": "share the memory directory between your processes (a CLI run beside "
     "`langgraph dev`) through a local Chroma server the first one starts; false: one "
     "process at a time",

@@ -5,11 +5,15 @@
 Started by the first process that opens a shared memory (`memory/sharing.py`), it detaches
 (a second fork: it outlives its starter, and init reaps it), takes the directory's lock
 (`MEMORY_DIR/lock`, the one an embedded store takes, so the directory never has two
-writers), runs Chroma's own server (`chromadb_rust_bindings.cli`, what the `chroma run`
-entry point calls) in a thread on 127.0.0.1:PORT, and writes `server.json` once it
-answers. Every process using it holds a shared lock on `server.users`; when none has for
-SECONDS, or on SIGTERM (`deep-research memory stop`), it stops Chroma (which shuts down
-cleanly on that signal), removes `server.json` and exits, all under the launch lock so a
+writers), runs Chroma's server in a thread on 127.0.0.1:PORT, and writes `server.json`
+once it answers. Any local user can reach that port, so the server is chromadb's Python
+one with its token authentication (`chroma run`'s server takes no credentials): the token
+is made here (`record.new_token`, `server.token`, 0600) and every client reads it there.
+Everything the keeper creates is its user's only (umask 077).
+
+Every process using it holds a shared lock on `server.users`; when none has for SECONDS, or
+on SIGTERM (`deep-research memory stop`), it stops Chroma (the requests under way finish),
+removes `server.json` and exits, all under the launch lock so a
 process attaching at that moment starts a new keeper instead of finding a dying one.
 """
 
@@ -26,15 +30,20 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from deep_research.memory.record import (
     HOST,
     NOFOLLOW,
     ServerRecord,
+    new_token,
     read_record,
     remove_record,
     write_record,
 )
+
+if TYPE_CHECKING:
+    import uvicorn
 
 LOCK_NAME = "lock"  # location.LOCK_NAME: the directory's one writer
 LAUNCH_NAME = "server.lock"  # held while a server is looked up, started or stopped
@@ -46,6 +55,9 @@ LAUNCH_WAIT_SECONDS = 10.0
 POLL_SECONDS = 0.5  # how often the keeper looks for users: the idle clock's resolution
 LOCK_WAIT_SECONDS = 5.0  # a keeper that is stopping lets go of the directory within it
 HELD = "is held by another process"  # the log's words when the directory has another writer
+TOKEN_AUTHN = "chromadb.auth.token_authn.TokenAuthenticationServerProvider"
+TOKEN_CLIENT = "chromadb.auth.token_authn.TokenAuthClientProvider"
+PRIVATE_UMASK = 0o077  # the store, its log and its lock files: this user's only
 
 
 def open_lock(path: Path) -> int:
@@ -93,18 +105,19 @@ class Keeper:
         self.users = open_lock(directory / USERS_NAME)
         self.chroma = threading.Thread(target=self._serve, name="chroma", daemon=True)
         self.failure = "it ended"
+        self.token = new_token(directory)  # before Chroma serves: no client waits for it
+        self.server: uvicorn.Server | None = None
 
     def _serve(self) -> None:
-        args = ["chroma", "run", "--path", str(self.directory), "--port", str(self.port)]
         try:
-            import chromadb_rust_bindings  # Chroma's server: what `chroma run` calls
-
-            chromadb_rust_bindings.cli([*args, "--host", HOST])
+            self.server = chroma_server(self.directory, HOST, self.port, self.token)
+            self.server.run()
+            if self.server.started is False:
+                self.failure = f"{HOST}:{self.port} could not be served"
         except BaseException as error:  # noqa: BLE001  # said in the log, for the starter
             self.failure = f"{type(error).__name__}: {error}"
 
     def run(self) -> int:
-        # Before Chroma's thread starts: Chroma chains to this handler, so both see SIGTERM.
         signal.signal(signal.SIGTERM, lambda *_: self.stopping.set())
         signal.signal(signal.SIGINT, lambda *_: self.stopping.set())
         self.chroma.start()
@@ -167,9 +180,45 @@ class Keeper:
 
     def _shut_down(self) -> None:
         remove_record(self.directory, os.getpid())
-        if self.chroma.is_alive():
-            os.kill(os.getpid(), signal.SIGTERM)  # Chroma's own clean shutdown
-            self.chroma.join(STOP_SECONDS)
+        if self.server is not None:
+            self.server.should_exit = True  # finishes the requests under way, then stops
+        self.chroma.join(STOP_SECONDS)
+
+
+def chroma_server(directory: Path, host: str, port: int, token: str) -> uvicorn.Server:
+    """chromadb's server for `directory` on host:port, asking every request for `token`."""
+    import uvicorn
+    from chromadb.config import Settings
+
+    settings = Settings(
+        is_persistent=True,
+        persist_directory=str(directory),
+        anonymized_telemetry=False,
+        chroma_server_authn_provider=TOKEN_AUTHN,
+        chroma_server_authn_credentials=token,
+    )
+    app = fastapi_server()(settings).app()
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False)
+    return uvicorn.Server(config)
+
+
+def fastapi_server() -> type:
+    """chromadb's FastAPI server class. It imports OpenTelemetry's FastAPI instrumentation,
+    which chromadb does not install; the keeper traces nothing, so a no-op stands in."""
+    import types
+
+    name = "chromadb.telemetry.opentelemetry.fastapi"
+    try:
+        __import__(name)
+    except ModuleNotFoundError as error:
+        if not (error.name or "").startswith("opentelemetry"):
+            raise
+        stand_in = types.ModuleType(name)
+        stand_in.instrument_fastapi = lambda *_args, **_kwargs: None  # type: ignore[attr-defined]
+        sys.modules[name] = stand_in
+    from chromadb.server.fastapi import FastAPI
+
+    return FastAPI
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -184,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
         print(child, flush=True)
         return 0
     os.setsid()
+    os.umask(PRIVATE_UMASK)
     # Appended to until the directory is ours: a keeper refused it keeps the running one's log.
     log = os.open(directory / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND | NOFOLLOW, 0o600)
     null = os.open(os.devnull, os.O_RDONLY)
@@ -203,6 +253,10 @@ def main(argv: list[str] | None = None) -> int:
     code = Keeper(directory, args.port, args.idle).run()
     sys.stdout.flush()
     sys.stderr.flush()
+    # Let go of the directory now: a process whose threads are still being torn down (a
+    # zombie to `_alive`) keeps its files open, and the starter, told the keeper ended,
+    # opens the directory itself at once.
+    os.close(lock)
     os._exit(code)  # Chroma's thread is not joined past STOP_SECONDS
 
 

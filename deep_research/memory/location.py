@@ -17,6 +17,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from deep_research.config.endpoints import read_endpoints
+from deep_research.config.private import private_directory
 from deep_research.errors import ReadableError
 
 LOCK_NAME = "lock"
@@ -70,10 +71,10 @@ def configured_store() -> Location | None:
 def hold_directory(path: Path) -> FileLock:
     """Take `path`'s lock for this process, or raise `MemoryUnavailable` if another has it."""
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        private_directory(path)
     except OSError as error:
         raise MemoryUnavailable(f"memory directory {path} cannot be created: {error}") from None
-    lock = FileLock(str(path / LOCK_NAME), timeout=0, thread_local=False)
+    lock = FileLock(str(path / LOCK_NAME), timeout=0, thread_local=False, mode=0o600)
     try:
         lock.acquire()
     except Timeout:

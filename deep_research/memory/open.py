@@ -24,11 +24,12 @@ from filelock import FileLock
 from langgraph.config import get_config
 
 from deep_research.config.endpoints import read_endpoints
+from deep_research.config.private import private_directory
 from deep_research.embedding import loader
 from deep_research.embedding.files import WeightsUnavailable
 from deep_research.memory.location import Location, MemoryUnavailable, configured, hold_directory
-from deep_research.memory.record import HOST
-from deep_research.memory.server import ServerSilent, bounded_client
+from deep_research.memory.record import HOST, TOKEN_NAME, read_token
+from deep_research.memory.server import ServerSilent, bounded_client, with_token
 from deep_research.memory.store import Store, store_errors
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,11 @@ _open_lock = threading.Lock()
 # tries again) and beyond `MAX_UNREACHABLE` entries, the oldest first.
 _unreachable: OrderedDict[tuple[Location, str], tuple[float, MemoryUnavailable]] = OrderedDict()
 UNREACHABLE_SECONDS = 3600.0
+# A token refused: CHROMA_TOKEN is not the server's, or a keeper's file was replaced.
+REFUSED_ADVICE = (
+    "with CHROMA_HOST, set CHROMA_TOKEN to the server's token; for the shared MEMORY_DIR, "
+    "`deep-research memory stop` and run again starts a keeper with a new token"
+)
 MAX_UNREACHABLE = 1000
 
 
@@ -110,6 +116,9 @@ def _connect(location: Location) -> Store:
 
     settings = Settings(anonymized_telemetry=False)
     if location.host is not None:
+        token = read_endpoints().chroma_token  # never in `Location`: its repr is logged
+        if token is not None:
+            settings = with_token(settings, token.get_secret_value())
         try:
             client = bounded_client(location.host, location.port, settings)
             client.heartbeat()
@@ -127,6 +136,7 @@ def _connect(location: Location) -> Store:
     try:
         client = chromadb.PersistentClient(path=str(location.path), settings=settings)
         client.list_collections()  # a damaged database fails here, not in the middle of a run
+        private_directory(location.path)  # the catalogue Chroma just made: the user's only
     except (ChromaError, OSError, ValueError) as error:
         lock.release()
         damaged = MemoryUnavailable(
@@ -141,10 +151,14 @@ def _connect(location: Location) -> Store:
 
 def _reason(error: BaseException) -> str:
     """What went wrong; a timeout chromadb rewrote as "Are you sure it exists?" says so."""
+    from chromadb.errors import AuthorizationError, ChromaAuthError
+
     cause: BaseException | None = error
     while cause is not None:
         if isinstance(cause, ServerSilent):
             return str(cause)
+        if isinstance(cause, AuthorizationError | ChromaAuthError):
+            return f"it refused the token ({cause}); {REFUSED_ADVICE}"
         if isinstance(cause, httpx.TimeoutException):
             return f"it did not answer in time ({cause})"
         cause = cause.__cause__ or cause.__context__
@@ -164,8 +178,16 @@ def _attach(location: Location, settings: Settings) -> Store | None:
             _said.add(location)
             log.warning("memory at %s is not shared (%s); opened alone", location.path, error)
         return None
+    token = read_token(location.path)
+    if token is None:
+        os.close(attached.lease)
+        raise MemoryUnavailable(
+            f"memory server for {location.path} ({attached.record.describe()}) has no "
+            f"readable token ({location.path / TOKEN_NAME}); stop it with `deep-research "
+            "memory stop` and run again: the next keeper writes a new one"
+        )
     try:
-        client = bounded_client(HOST, attached.record.port, settings)
+        client = bounded_client(HOST, attached.record.port, with_token(settings, token))
     except store_errors() + (TypeError,) as error:
         os.close(attached.lease)  # not used: the keeper may stop when idle
         # Its keeper holds the directory: opening it embedded would only be refused.

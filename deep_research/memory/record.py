@@ -7,12 +7,18 @@ directory can forge it. So it is read bounded (a regular file of ours, at most `
 no symlink, no FIFO), typed field by field, and believed only when the pid is alive, is a
 keeper of this very directory and port (its command line says so), and, where the system
 shows it, is the process listening on that port.
+
+`server.token` is the keeper's secret: Chroma's server asks every request but its heartbeat
+for it, so another user who finds the port cannot read or write the memory. The keeper makes
+a new one each start, writes it 0600 in the 0700 directory, and hands it to Chroma inside
+its own process: it is on no command line and in no environment another process can read.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import stat
 import subprocess
 import sys
@@ -23,7 +29,9 @@ from pathlib import Path
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 RECORD_NAME = "server.json"
+TOKEN_NAME = "server.token"
 MAX_BYTES = 4096
+TOKEN_BYTES = 32  # 256 bits: never guessed, over a port any local user can reach
 KEEPER_MODULE = "deep_research.memory.keeper"
 HOST = "127.0.0.1"
 PS_SECONDS = 2.0  # `ps` where /proc is missing (macOS): a command line, bounded
@@ -43,9 +51,15 @@ class ServerRecord:
 
 def read_record(directory: Path) -> ServerRecord | None:
     """The record in `directory`, or None when there is none or it is not a keeper's."""
+    raw = _read_own(directory / RECORD_NAME)
+    return None if raw is None else parse_record(raw)
+
+
+def _read_own(path: Path) -> bytes | None:
+    """A small regular file of this user's (no link, no FIFO), or None."""
     flags = os.O_RDONLY | NOFOLLOW | getattr(os, "O_NONBLOCK", 0)
     try:
-        fd = os.open(directory / RECORD_NAME, flags)
+        fd = os.open(path, flags)
     except OSError:  # missing, a symlink, unreadable
         return None
     try:
@@ -54,12 +68,28 @@ def read_record(directory: Path) -> ServerRecord | None:
             return None
         if hasattr(os, "getuid") and info.st_uid != os.getuid():
             return None  # another user's file in a shared directory: not our keeper
-        raw = os.read(fd, MAX_BYTES + 1)
+        return os.read(fd, MAX_BYTES + 1)
     except OSError:
         return None
     finally:
         os.close(fd)
-    return parse_record(raw)
+
+
+def new_token(directory: Path) -> str:
+    """A fresh secret for the keeper of `directory`, written 0600 before Chroma serves."""
+    token = secrets.token_urlsafe(TOKEN_BYTES)
+    _write_whole(directory, TOKEN_NAME, token)
+    return token
+
+
+def read_token(directory: Path) -> str | None:
+    """The keeper's secret, or None when the file is missing, not ours, or not a token."""
+    raw = _read_own(directory / TOKEN_NAME)
+    if raw is None:
+        return None
+    token = raw.decode("ascii", "replace").strip()
+    safe = token.replace("-", "").replace("_", "")
+    return token if 16 <= len(token) <= 128 and safe.isascii() and safe.isalnum() else None
 
 
 def parse_record(raw: bytes) -> ServerRecord | None:
@@ -81,12 +111,18 @@ def parse_record(raw: bytes) -> ServerRecord | None:
 
 def write_record(directory: Path, record: ServerRecord) -> None:
     """Write the record whole or not at all: readers never see half a file."""
-    temporary = directory / f".{RECORD_NAME}.{record.pid}"
+    data = {"pid": record.pid, "port": record.port, "path": record.path}
+    _write_whole(directory, RECORD_NAME, json.dumps(data))
+
+
+def _write_whole(directory: Path, name: str, text: str) -> None:
+    """`name` in `directory`, 0600, whole or not at all."""
+    temporary = directory / f".{name}.{os.getpid()}"
     temporary.unlink(missing_ok=True)  # a keeper killed mid-write left it, or a link was put
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o600)
     with os.fdopen(fd, "w") as out:
-        json.dump({"pid": record.pid, "port": record.port, "path": record.path}, out)
-    os.replace(temporary, directory / RECORD_NAME)
+        out.write(text)
+    os.replace(temporary, directory / name)
 
 
 def remove_record(directory: Path, pid: int | None = None) -> None:

@@ -146,6 +146,15 @@ def check_heartbeat(host: str, port: int) -> None:
             raise ServerSilent(f"it did not answer within {OPEN_SECONDS:.0f} s") from None
 
 
+def with_token(settings: Settings, token: str) -> Settings:
+    """`settings` that send `token` with every request (chromadb's token authentication)."""
+    update = {
+        "chroma_client_auth_provider": "chromadb.auth.token_authn.TokenAuthClientProvider",
+        "chroma_client_auth_credentials": token,
+    }
+    return settings.model_copy(update=update)
+
+
 def bounded_client(host: str, port: int, settings: Settings) -> ClientAPI:
     """chromadb's client for the server at host:port, its every request bounded."""
     import chromadb

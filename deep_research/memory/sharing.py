@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from deep_research.config.private import private_directory
 from deep_research.errors import DeepResearchError
 from deep_research.memory.location import LOCK_NAME, MemoryUnavailable
 from deep_research.memory.record import (
@@ -62,7 +63,7 @@ def attach(directory: Path, idle: float) -> Attached:
     except ImportError:
         raise CannotShare("sharing needs POSIX file locks (fcntl)") from None
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        private_directory(directory)  # the store, its token and its record: the user's only
     except OSError as error:
         raise MemoryUnavailable(
             f"memory directory {directory} cannot be created: {error}"

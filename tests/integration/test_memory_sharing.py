@@ -84,3 +84,35 @@ async def test_two_processes_writing_to_one_server_lose_nothing(server_port: int
         for i in range(25):
             (best,) = await store.query(LIBRARY_COLLECTION, note(prefix, i), k=1)
             assert best.key == f"{prefix}{i}"
+
+
+TOKEN = "a-token-of-the-servers-" + "7" * 24  # what `openssl rand -hex 32` would stand for
+
+
+@pytest.fixture
+def token_port(tmp_path: Path) -> Iterator[int]:
+    """Chroma started as docs/distributed.md starts it: asking every client for TOKEN."""
+    with chroma_server(tmp_path / "chroma-data", tmp_path / "chroma.log", TOKEN) as port:
+        yield port
+
+
+async def test_a_server_asking_for_a_token_takes_the_writes_of_one_that_has_it(
+    token_port: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CHROMA_TOKEN", TOKEN)
+    store = await open_store(Location(host="127.0.0.1", port=token_port))
+    await store.add(LIBRARY_COLLECTION, "kept", note("token", 1), {})
+    (best,) = await store.query(LIBRARY_COLLECTION, note("token", 1), k=1)
+    assert best.key == "kept"
+
+
+@pytest.mark.parametrize("token", [None, "not-the-servers-token-" + "9" * 24])
+async def test_a_missing_or_wrong_token_is_refused_and_said_without_it(
+    token: str | None, token_port: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if token is not None:
+        monkeypatch.setenv("CHROMA_TOKEN", token)
+    with pytest.raises(MemoryUnavailable, match="refused the token.*CHROMA_TOKEN") as refused:
+        await open_store(Location(host="127.0.0.1", port=token_port))
+    assert TOKEN not in str(refused.value)
+    assert token is None or token not in str(refused.value)

@@ -1,4 +1,6 @@
-"""A real Chroma server (`chroma run`, installed by chromadb), started offline for a test."""
+"""A real Chroma server, started offline for a test: `chroma run`, or with a token the one
+docs/distributed.md starts (chromadb's own app, its token authentication set by environment:
+`chroma run`'s server takes no credentials)."""
 
 from __future__ import annotations
 
@@ -14,19 +16,40 @@ from pathlib import Path
 import httpx
 import pytest
 
+from deep_research.memory.keeper import TOKEN_AUTHN
 from tests.support.langgraph_dev import free_port
 
 STARTUP_DEADLINE = 60.0
 
 
+# As `uvicorn chromadb.app:app`, with OpenTelemetry's FastAPI instrumentation, which chromadb
+# imports but does not install, stood in for as the keeper does.
+APP = """
+import sys, uvicorn
+from deep_research.memory.keeper import fastapi_server
+fastapi_server()
+uvicorn.run("chromadb.app:app", host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
+"""
+
+
 @contextlib.contextmanager
-def chroma_server(data: Path, log: Path) -> Iterator[int]:
-    """`chroma run` on 127.0.0.1 storing in `data`; yields its port, stops it after."""
+def chroma_server(data: Path, log: Path, token: str | None = None) -> Iterator[int]:
+    """A Chroma server on 127.0.0.1 storing in `data`, asking for `token` when given;
+    yields its port, stops it after."""
     port = free_port()
     binary = Path(sys.executable).parent / "chroma"
     command = [str(binary), "run", "--path", str(data), "--port", str(port)]
     command += ["--host", "127.0.0.1"]
     env = {**os.environ, "ANONYMIZED_TELEMETRY": "False", "NO_PROXY": "127.0.0.1"}
+    if token is not None:
+        command = [sys.executable, "-c", APP, str(port)]
+        env |= {
+            "IS_PERSISTENT": "TRUE",
+            "PERSIST_DIRECTORY": str(data),
+            "CHROMA_SERVER_AUTHN_PROVIDER": TOKEN_AUTHN,
+            "CHROMA_SERVER_AUTHN_CREDENTIALS": token,
+            "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+        }
     with log.open("wb") as out:
         proc = subprocess.Popen(
             command, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True

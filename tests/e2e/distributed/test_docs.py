@@ -53,3 +53,18 @@ def test_the_numbers_come_from_the_benchmark_the_page_names() -> None:
     numbers = PAGE.split("<!-- distributed-numbers -->")[1]
     assert "| instances | threads | seconds | threads/min | Postgres per thread |" in numbers
     assert "| lease | reaper every | SIGKILL → resumed elsewhere | finished |" in numbers
+
+
+def test_the_recipe_asks_every_client_of_redis_and_chroma_for_a_secret() -> None:
+    recipe = PAGE.split("## One PostgreSQL, one Redis, one Chroma server")[1].split("## ")[0]
+    compose = (REPO / "deploy" / "compose.yaml").read_text(encoding="utf-8")
+    assert "--protected-mode no" not in recipe + compose
+    assert "requirepass" in recipe and "--requirepass" in compose
+    assert "chroma run" not in recipe.split("```")[1]  # its server takes no credentials
+    for text in (recipe, compose):
+        assert "CHROMA_SERVER_AUTHN_PROVIDER" in text
+        assert "TokenAuthenticationServerProvider" in text
+    assert "image: chromadb/chroma" not in compose
+    instances = PAGE.split("## N instances on M machines")[1].split("```")[1]
+    assert "redis://:REDIS_PASSWORD@" in instances and "CHROMA_TOKEN=" in instances
+    assert "REDIS_PASSWORD}@redis" in compose and "CHROMA_TOKEN:" in compose

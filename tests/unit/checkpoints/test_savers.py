@@ -65,3 +65,12 @@ async def test_an_unreachable_server_is_a_config_error_without_the_password(
 
 def _thread(thread_id: str) -> Any:
     return {"configurable": {"thread_id": thread_id}}
+
+
+async def test_the_checkpoint_folder_is_the_users_only(tmp_path: Path) -> None:
+    folder = tmp_path / ".deep_research"
+    folder.mkdir(mode=0o755)
+    folder.chmod(0o755)  # made by an older version under umask 022
+    async with open_checkpointer(sqlite=folder / "checkpoints.sqlite"):
+        pass
+    assert folder.stat().st_mode & 0o777 == 0o700

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from datetime import date
 from pathlib import Path
 
@@ -52,3 +54,13 @@ def test_a_report_that_is_not_complete_says_so_in_its_first_lines(
 def test_a_complete_report_is_saved_as_written(tmp_path: Path) -> None:
     path = save_report(tmp_path, "q", "# Heat pumps", status="complete")
     assert path.read_text() == "# Heat pumps"
+
+
+def test_a_new_reports_folder_and_every_report_are_the_users_only(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        path = save_report(tmp_path / "reports", "q", "# r\n")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600

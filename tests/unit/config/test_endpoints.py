@@ -85,3 +85,17 @@ def test_the_default_memory_is_the_users_data_directory_whatever_the_folder(
         monkeypatch.delenv("MEMORY_DIR")
     monkeypatch.setenv("MEMORY_DIR", "project/memory")  # asked for: kept as given
     assert read_endpoints().memory_dir == "project/memory"
+
+
+@pytest.mark.parametrize("bad", ["short", "has a space in it, long enough", "x" * 513, "é" * 20])
+def test_a_chroma_token_that_cannot_be_a_header_is_refused_without_showing_it(bad: str) -> None:
+    with pytest.raises(ValidationError) as refused:
+        Endpoints(chroma_token=bad)
+    assert "CHROMA_TOKEN must be" in str(refused.value) and bad not in str(refused.value)
+
+
+def test_a_chroma_token_is_a_secret(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CHROMA_TOKEN", "0123456789abcdef0123")
+    token = read_endpoints().chroma_token
+    assert token is not None and token.get_secret_value() == "0123456789abcdef0123"
+    assert "0123456789abcdef0123" not in repr(read_endpoints())

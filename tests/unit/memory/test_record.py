@@ -12,13 +12,16 @@ import pytest
 from deep_research.memory.record import (
     MAX_BYTES,
     RECORD_NAME,
+    TOKEN_NAME,
     ServerRecord,
     _keeper_args,
     is_keeper,
     keeper_command,
     listens,
+    new_token,
     parse_record,
     read_record,
+    read_token,
     remove_record,
     write_record,
 )
@@ -91,12 +94,32 @@ def test_a_port_nobody_listens_on_is_no_ones(tmp_path: Path) -> None:
 
 
 def test_writing_a_record_never_writes_through_a_planted_link(tmp_path: Path) -> None:
-    """The temporary file's name is the keeper's pid, which anyone may guess."""
+    """The temporary file's name is the writer's pid, which anyone may guess."""
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me")
     record = ServerRecord(12345, 4567, str(tmp_path))
-    (tmp_path / f".{RECORD_NAME}.{record.pid}").symlink_to(victim)
+    (tmp_path / f".{RECORD_NAME}.{os.getpid()}").symlink_to(victim)
     write_record(tmp_path, record)
     assert victim.read_text() == "keep me"
     assert json.loads((tmp_path / RECORD_NAME).read_text())["port"] == 4567
     assert not (tmp_path / RECORD_NAME).is_symlink()
+
+
+def test_a_keepers_token_is_new_each_time_and_its_users_only(tmp_path: Path) -> None:
+    first = new_token(tmp_path)
+    assert read_token(tmp_path) == first and len(first) >= 40
+    assert (tmp_path / TOKEN_NAME).stat().st_mode & 0o777 == 0o600
+    assert new_token(tmp_path) != first
+
+
+@pytest.mark.parametrize("planted", [b"", b"x" * 5000, b"short", b"has spaces in a long token"])
+def test_a_token_file_that_is_no_token_is_none(tmp_path: Path, planted: bytes) -> None:
+    (tmp_path / TOKEN_NAME).write_bytes(planted)
+    assert read_token(tmp_path) is None
+
+
+def test_a_token_file_that_is_a_link_is_not_followed(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_text("a" * 43)
+    (tmp_path / TOKEN_NAME).symlink_to(elsewhere)
+    assert read_token(tmp_path) is None
