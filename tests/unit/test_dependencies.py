@@ -41,7 +41,6 @@ SERVER_ONLY = {
     "aegra_api": "aegra-api",
     "fastapi": "fastapi",
     "starlette": "starlette",
-    "uvicorn": "uvicorn",
 }
 # Libraries whose private parts the code reaches into, and where: each needs an upper bound
 # wherever pyproject.toml names it, so a release that moves them cannot break an install.
