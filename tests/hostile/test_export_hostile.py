@@ -19,6 +19,7 @@ import pypdf
 import pytest
 
 from deep_research.export import ExportError, ReportInfo, render
+from deep_research.export.bounded import EXPORT_SECONDS
 from deep_research.text.limits import EXPORT_CHARS
 from tests.support.cli import REPO
 from tests.support.reports import LIBRARY_PATH, LIBRARY_URL, citation_url, many_citations
@@ -174,3 +175,34 @@ def test_2000_citations_export_within_bounds_with_every_link(to: str, tmp_path: 
         document = docx.Document(str(out))
         links = {r.target_ref for r in document.part.rels.values()}
     assert wanted <= links
+
+
+# A 20,000-row table (389,000 characters, under the size limit) did not end as a PDF: each
+# page's layout did work in proportion to the whole table. Now it is 200 tables of 100 rows,
+# and whatever is still too slow stops at the child's limits with one line naming them.
+EXPORT_TABLE = """
+import sys
+from deep_research.export import ExportLimitError, render
+rows = "\\n".join(f"| {n} | value {n} | x |" for n in range(20_000))
+try:
+    data = render(f"# Table\\n\\n| a | b | c |\\n|---|---|---|\\n{rows}\\n", "pdf")
+except ExportLimitError as error:
+    print("limit", error)
+else:
+    print("pdf", data[:5].decode(), len(data))
+"""
+
+
+@pytest.mark.slow
+def test_a_20000_row_table_ends_as_a_pdf_or_at_a_named_limit() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", EXPORT_TABLE],
+        cwd=REPO,
+        env={"PYTHONPATH": str(REPO), "DEEP_RESEARCH_DOTENV": "0", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=EXPORT_SECONDS + 120,  # the child's own deadline, and room to start
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    kind, _, rest = done.stdout.partition(" ")
+    assert kind == "pdf" and rest.startswith("%PDF-") or "limit of" in rest, done.stdout
