@@ -133,7 +133,7 @@ def test_the_word_file_reopens_with_headings_links_and_sources(
     assert sources[:3] == [
         "Heat pumps in cold climates",
         "Heating in Norwegian homes, 2024 (retrieved 2026-11-30)",
-        "field-test.pdf, page 3",
+        f"[field-test.pdf, page 3]({LIBRARY_URL})",  # not the library's: shown as written
     ]
 
 
