@@ -3,12 +3,15 @@
 The report file holds only the Markdown; the footer's facts (question, thread, models,
 searches, the citation check) come from the traffic log of the run that saved it, found
 by the report path its end record names. A report written elsewhere exports with what
-the file itself holds.
+the file itself holds. A `file:` link stays a link only to a document of the user's
+library (`library list`); any other file is exported as text.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import dataclasses
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,7 +46,7 @@ def export_command(argv: list[str], console: Console) -> int:
 
     if not args.report.is_file():
         raise UsageError(f"no report at {args.report}")
-    path = export(args.report, args.to, args.out, info_for(HOME, args.report))
+    path = export(args.report, args.to, args.out, full_info(args.report, console))
     console.print(plain(f"Exported: {path}"))
     return 0
 
@@ -66,7 +69,7 @@ def export_beside(report: Path, formats: list[Format], console: Console) -> None
     """Each format written beside the run's saved report."""
     from deep_research.export import export
 
-    info = info_for(HOME, report)
+    info = full_info(report, console)
     for name in formats:
         out = free_beside(report, name)
         console.print(plain(f"Exported: {export(report, name, out=out, info=info)}"))
@@ -81,6 +84,31 @@ def free_beside(report: Path, to: str) -> Path:
         if not candidate.exists() and not candidate.is_symlink():
             return candidate
     raise UsageError(f"no free name for the {to} export beside {report}")
+
+
+def full_info(report: Path, console: Console) -> ReportInfo:
+    """What the run knew (`info_for`) and the library's documents a link may open."""
+    return dataclasses.replace(info_for(HOME, report), library=library_documents(report, console))
+
+
+def library_documents(report: Path, console: Console) -> frozenset[str]:
+    """The paths of the library's documents, asked only of a report that links a file."""
+    try:
+        if b"file:" not in report.read_bytes().lower():
+            return frozenset()
+    except OSError:  # export() says why it cannot read the report
+        return frozenset()
+    from deep_research.library import entries_of
+    from deep_research.memory import LIBRARY_COLLECTION, MemoryUnavailable, list_chunks
+
+    try:
+        chunks = asyncio.run(list_chunks(LIBRARY_COLLECTION))
+    except MemoryUnavailable as error:
+        console.print(
+            plain(f"Library links exported as text: the library is unavailable ({error})")
+        )
+        return frozenset()
+    return frozenset(entry.path for entry in entries_of(chunks.records))
 
 
 def info_for(home: Home, report: Path) -> ReportInfo:

@@ -2,17 +2,28 @@
 
 One path for every face (the CLI's `export` command and `--export`, the MCP tool, Python):
 Markdown → the safe HTML page (`html.report_html`) → WeasyPrint's PDF or pandoc's Word
-file. A report larger than `limits.EXPORT_CHARS` is refused before any work is done.
+file. A report larger than `limits.EXPORT_CHARS` is refused before any work is done, and
+the rendering runs in a child process bounded in time and memory (`bounded`).
 """
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 from typing import Literal, get_args
 
-from deep_research.errors import ReadableError
+from deep_research.errors import DeepResearchError
+from deep_research.export.bounded import (
+    NO_MEMORY,
+    READABLE,
+    UNAVAILABLE,
+    ExportError,
+    cap_memory,
+    render_in_child,
+)
 from deep_research.export.html import report_html
-from deep_research.export.needs import require
+from deep_research.export.needs import ExportUnavailableError, require
 from deep_research.export.report import ReportInfo
 from deep_research.text.limits import EXPORT_CHARS
 
@@ -25,10 +36,6 @@ MEDIA_TYPES: dict[Format, str] = {
 }
 # What each format needs beyond the core install (needs.py), checked before a long run.
 _NEEDS: dict[Format, tuple[str, str]] = {"pdf": ("weasyprint", "PDF"), "docx": ("pypandoc", "Word")}
-
-
-class ExportError(ReadableError, ValueError):
-    """The report cannot be exported as asked (unknown format, too large, unreadable)."""
 
 
 def check_format(name: str) -> Format:
@@ -46,10 +53,15 @@ def check_available(to: Format) -> None:
 
 
 def render(markdown: str, to: Format, info: ReportInfo | None = None) -> bytes:
-    """The report's Markdown as the bytes of an HTML, PDF or .docx file."""
+    """The report's Markdown as the bytes of an HTML, PDF or .docx file, made in a child
+    process under `bounded.EXPORT_SECONDS` and `EXPORT_MEMORY_MB` (`ExportLimitError`)."""
     to = check_format(to)
     check_size(markdown)
-    info = info or ReportInfo()
+    return render_in_child(markdown, to, info or ReportInfo())
+
+
+def draw(markdown: str, to: Format, info: ReportInfo) -> bytes:
+    """What `render` returns, made in this process, unbounded: the child's work."""
     # NUL is no character a document may hold (lxml and Word refuse it); show it replaced.
     markdown = markdown.replace("\0", "\ufffd")
     if to == "docx":
@@ -62,6 +74,24 @@ def render(markdown: str, to: Format, info: ReportInfo | None = None) -> bytes:
 
         return pdf_bytes(page)
     return page.encode("utf-8")
+
+
+def child(memory_mb: str) -> int:
+    """The child's work: the request from stdin, the file to stdout; the exit code says how."""
+    cap_memory(int(memory_mb))  # before WeasyPrint and Pango load: they count too
+    try:
+        given = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+        facts = given["info"]
+        facts["library"] = frozenset(facts.get("library") or ())
+        data = draw(given["markdown"], given["to"], ReportInfo(**facts))
+    except MemoryError:
+        return NO_MEMORY
+    except DeepResearchError as error:  # pandoc's failure, a missing package: one line
+        print(str(error).replace("\n", " "), file=sys.stderr)
+        return UNAVAILABLE if isinstance(error, ExportUnavailableError) else READABLE
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+    return 0
 
 
 def export(

@@ -3,17 +3,21 @@
 A saved report is the Markdown alone; the run that wrote it knows the rest (its question,
 thread, models, searches and the citation check's counts). Whoever holds that run (the
 CLI's traffic log, the MCP tool's finished run) fills a `ReportInfo`; every field may be
-missing, and the footer then says only what is known.
+missing, and the footer then says only what is known. `library` names the documents of
+the user's library a `file:` link may open (the CLI's library listing, the MCP run's
+sources); a `file:` link to anything else is exported as text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from markdown_it import MarkdownIt
 
+from deep_research.text.urls import is_file_url
 from deep_research.text.wording import one_line, plural
 
 TITLE_CHARS = 300  # a title is a line, whatever the question or heading held
@@ -29,6 +33,7 @@ class ReportInfo:
     models: Mapping[str, str] = field(default_factory=dict)  # role -> "provider:model"
     searches: int | None = None
     citation_check: Mapping[str, Any] | None = None  # `CitationCheck` from `finalize`
+    library: frozenset[str] = frozenset()  # absolute paths of the library's documents
 
     def footer_lines(self) -> list[str]:
         """Short plain lines for the end of the document (no Markdown, no HTML)."""
@@ -63,6 +68,16 @@ class ReportInfo:
             )
         except (TypeError, ValueError):  # a hand-edited log: say nothing rather than guess
             return ""
+
+
+def library_paths(urls: Iterable[object]) -> frozenset[str]:
+    """The absolute paths the `file:///…` URLs among `urls` name (a library source's URL,
+    `search.library.document_url`); anything else is left out."""
+    return frozenset(
+        unquote(urlsplit(url.strip()).path)
+        for url in urls
+        if isinstance(url, str) and is_file_url(url)
+    )
 
 
 def title_of(markdown: str, info: ReportInfo) -> tuple[str, bool]:

@@ -15,7 +15,7 @@ from typing import Literal
 
 from mcp.types import BlobResourceContents, EmbeddedResource, TextContent, TextResourceContents
 
-from deep_research.export import MEDIA_TYPES, ReportInfo, render
+from deep_research.export import MEDIA_TYPES, ReportInfo, library_paths, render
 from deep_research.mcp.run import Answer
 
 ReportFormat = Literal["markdown", "html", "pdf", "docx"]
@@ -30,12 +30,18 @@ async def with_file(
     values = answer.values
     searches = values.get("searches_used")
     check = values.get("citation_check")
+    sources = values.get("sources")
+    # Only the library makes `file:` sources: the documents this run read may be linked.
+    read = (
+        [s.get("url") for s in sources if isinstance(s, dict)] if isinstance(sources, list) else []
+    )
     info = ReportInfo(
         question=question,
         date=date.today().isoformat(),
         thread_id=answer.thread_id,
         searches=searches if isinstance(searches, int) else None,
         citation_check=check if isinstance(check, dict) else None,
+        library=library_paths(read),
     )
     data = await asyncio.to_thread(render, answer.text, to, info)
     uri = f"deep-research://reports/{answer.thread_id}.{to}"

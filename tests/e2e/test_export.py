@@ -16,7 +16,7 @@ import pytest
 
 from tests.support.cli import REPO, cli_command
 from tests.support.readme import block_after
-from tests.support.reports import SAMPLE_URLS, sample_report
+from tests.support.reports import LIBRARY_URL, SAMPLE_URLS, sample_report
 from tests.support.viewers import (
     colours,
     counting_server,
@@ -26,6 +26,8 @@ from tests.support.viewers import (
 )
 
 pytestmark = pytest.mark.slow
+# No library here: the sample's library link is exported as text (#35), the web ones as links.
+WEB_URLS = tuple(url for url in SAMPLE_URLS if url != LIBRARY_URL)
 REPORT = "reports/2026-12-01-heat-pumps.md"
 
 
@@ -68,8 +70,9 @@ def test_the_html_in_chromium_has_every_link_ran_nothing_and_loaded_nothing(
         shot = screenshot(page, tmp_path / "shot.png")
         assert seen == []
     hrefs = [h.replace("&amp;", "&") for h in re.findall(r'<a href="([^"]+)"', dom)]
-    for url in SAMPLE_URLS:
+    for url in WEB_URLS:
         assert url in hrefs, url
+    assert LIBRARY_URL not in hrefs
     # No run log here: the title is the report's heading, and the script did not change it.
     assert "<title>Heat pumps in Norway</title>" in dom
     assert "<script" not in dom.split("</head>")[1]
@@ -109,8 +112,9 @@ def test_the_pdf_renders_and_every_citation_is_a_link(report: Path, tmp_path: Pa
     uris = [
         str(a.get_object()["/A"]["/URI"]) for page in reader.pages for a in page.get("/Annots", [])
     ]
-    for url in SAMPLE_URLS:
+    for url in WEB_URLS:
         assert url in uris, url
+    assert LIBRARY_URL not in uris
     assert "retrieved 2026-11-30" in "".join(page.extract_text() for page in reader.pages)
 
 
@@ -123,13 +127,13 @@ def test_the_word_file_reopens_with_headings_links_and_sources(
     headings = [p.text for p in document.paragraphs if p.style and "Heading" in p.style.name]
     assert headings[0] == "Heat pumps in Norway" and "Sources" in headings
     targets = {r.target_ref for r in document.part.rels.values() if r.reltype.endswith("hyperlink")}
-    assert set(SAMPLE_URLS) <= targets
+    assert set(WEB_URLS) <= targets and LIBRARY_URL not in targets
     after = [p.text for p in document.paragraphs]
     sources = after[after.index("Sources") + 1 :]
     assert sources[:3] == [
         "Heat pumps in cold climates",
         "Heating in Norwegian homes, 2024 (retrieved 2026-11-30)",
-        "field-test.pdf, page 3",
+        f"[field-test.pdf, page 3]({LIBRARY_URL})",  # not the library's: shown as written
     ]
 
 

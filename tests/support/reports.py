@@ -12,7 +12,8 @@ QUESTION = "Are heat pumps worth it in Norway?"
 FRAGMENT_URL = "https://energy.example/heat-pumps#:~:text=saves%20about%20half"
 PAGE_URL = "https://energy.example/heat-pumps"
 STATS_URL = "https://stats.example/norway/2024?table=heating"
-LIBRARY_URL = "file:///home/ada/library/field-test.pdf#page=3"
+LIBRARY_PATH = "/home/ada/library/field-test.pdf"  # a document in the library
+LIBRARY_URL = f"file://{LIBRARY_PATH}#page=3"
 SAMPLE_URLS = (FRAGMENT_URL, STATS_URL, LIBRARY_URL)
 INFO = {
     "question": QUESTION,
@@ -27,6 +28,7 @@ INFO = {
         "fragments_built": 1,
         "fragments_dropped": 0,
     },
+    "library": frozenset({LIBRARY_PATH}),
 }
 
 

@@ -96,3 +96,26 @@ def test_an_export_beside_the_report_never_replaces_a_file(tmp_path: Path) -> No
     saved = tmp_path / "notes.html"
     saved.write_text("# the Markdown report\n")
     assert cli_export.free_beside(saved, "html") == tmp_path / "notes-2.html"
+
+
+def test_a_file_link_outside_the_library_is_exported_as_text(
+    saved_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    saved_run.write_text("[a](file:///etc/passwd) [b](https://a.example/)", encoding="utf-8")
+    assert main(["export", str(saved_run), "--to", "html"]) == 0
+    page = saved_run.with_suffix(".html").read_text(encoding="utf-8")
+    assert 'href="https://a.example/"' in page and "file:///etc/passwd" in page
+    assert 'href="file:' not in page  # the library (empty here) holds no such document
+
+
+def test_an_unreadable_library_is_said_and_the_export_still_made(
+    saved_run: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = saved_run.parent / "broken"
+    broken.mkdir()
+    (broken / "chroma.sqlite3").write_bytes(b"garbage" * 100)
+    monkeypatch.setenv("MEMORY_DIR", str(broken))
+    assert main(["export", str(saved_run), "--to", "html"]) == 0
+    out = capsys.readouterr().out
+    assert "Library links exported as text: the library is unavailable" in out
+    assert 'href="file:' not in saved_run.with_suffix(".html").read_text(encoding="utf-8")

@@ -4,9 +4,22 @@ from __future__ import annotations
 
 import re
 
-from deep_research.export.html import CSP, allowed_href, render_body, report_html
+from deep_research.export.html import (
+    CSP,
+    TABLE_ROWS,
+    allowed_href,
+    render_body,
+    report_html,
+)
 from deep_research.export.report import ReportInfo
-from tests.support.reports import INFO, LIBRARY_URL, QUESTION, SAMPLE_URLS, sample_report
+from tests.support.reports import (
+    INFO,
+    LIBRARY_PATH,
+    LIBRARY_URL,
+    QUESTION,
+    SAMPLE_URLS,
+    sample_report,
+)
 
 
 def hrefs(page: str) -> list[str]:
@@ -62,11 +75,42 @@ def test_raw_html_is_text_and_other_schemes_are_not_links() -> None:
 
 
 def test_allowed_href() -> None:
+    library = frozenset({"/home/u/d.pdf", "/home/u/a b.md"})
     assert allowed_href("https://a.example/x#:~:text=b")
-    assert allowed_href("file:///home/u/d.pdf#page=2")
+    assert allowed_href("file:///home/u/d.pdf#page=2", library)
+    assert allowed_href("file:///home/u/a%20b.md", library)
     assert allowed_href("#sources")
     for url in ("javascript:alert(1)", "data:text/html,x", "file://host/x", "ftp://a/b", "x"):
-        assert not allowed_href(url), url
+        assert not allowed_href(url, library), url
+    assert not allowed_href("file:///home/u/d.pdf")  # no library given: no file is one
+    for url in ("file:///etc/passwd", "file:///home/u/../../etc/passwd", "file:///home/u/d.pdf?x"):
+        assert not allowed_href(url, library), url
+
+
+def test_a_file_link_outside_the_library_is_plain_text() -> None:
+    report = (
+        f"[passwd](file:///etc/passwd) [ssh](<file:///home/ada/.ssh/id_rsa>) file:///etc/shadow"
+        f" ![key](file:///etc/ssh/key) [doc]({LIBRARY_URL})"
+    )
+    body = render_body(report, frozenset({LIBRARY_PATH}))
+    assert hrefs(body) == [LIBRARY_URL]
+    assert "[passwd](file:///etc/passwd)" in body  # shown as written, not followed
+    assert hrefs(render_body(report)) == []  # no library, no file link at all
+    page = report_html(report, ReportInfo(library=frozenset({LIBRARY_PATH})))
+    assert hrefs(page) == [LIBRARY_URL]
+
+
+def test_a_long_table_is_cut_into_tables_that_repeat_the_header() -> None:
+    rows = "\n".join(f"| r{n} | [c{n}](https://a.example/{n}) |" for n in range(2 * TABLE_ROWS + 5))
+    body = render_body(f"Intro\n\n| key | link |\n|---|---:|\n{rows}\n\nAfter.")
+    assert body.count("<table>") == body.count("</table>") == 3
+    assert body.count("<th>key</th>") == 3 and body.count("</tbody>") == 3
+    cells = re.findall(r"<td>r(\d+)</td>", body)
+    assert cells == [str(n) for n in range(2 * TABLE_ROWS + 5)]  # every row, in order
+    assert body.count('<td style="text-align:right"><a href=') == 2 * TABLE_ROWS + 5
+    assert body.rstrip().endswith("<p>After.</p>")
+    exact = "\n".join(f"| {n} |" for n in range(TABLE_ROWS))
+    assert render_body(f"| h |\n|---|\n{exact}").count("<table>") == 1
 
 
 def test_direction_overrides_are_removed_and_rtl_text_kept() -> None:

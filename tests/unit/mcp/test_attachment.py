@@ -10,7 +10,7 @@ from mcp.types import BlobResourceContents, EmbeddedResource, TextContent, TextR
 
 from deep_research.mcp.attachment import with_file
 from deep_research.mcp.run import Answer
-from tests.support.reports import FRAGMENT_URL, INFO, QUESTION, sample_report
+from tests.support.reports import FRAGMENT_URL, INFO, LIBRARY_URL, QUESTION, sample_report
 
 VALUES = {"searches_used": 7, "citation_check": INFO["citation_check"]}
 
@@ -42,3 +42,13 @@ async def test_pdf_is_a_base64_blob_with_the_links() -> None:
     reader = pypdf.PdfReader(io.BytesIO(base64.b64decode(resource.blob)))
     uris = [a.get_object()["/A"]["/URI"] for page in reader.pages for a in page.get("/Annots", [])]
     assert FRAGMENT_URL in uris
+
+
+async def test_only_the_library_documents_the_run_read_stay_file_links() -> None:
+    values = {**VALUES, "sources": [{"url": LIBRARY_URL, "title": "t", "content": "c"}, "junk"]}
+    report = f"[doc]({LIBRARY_URL}) [passwd](file:///etc/passwd)"
+    result = await with_file(Answer(report, "t-3", values), "html", QUESTION)
+    page = result[1].resource.text  # type: ignore[union-attr,index]
+    assert f'href="{LIBRARY_URL}"' in page and 'href="file:///etc/passwd"' not in page
+    bare = await with_file(Answer(report, "t-4", VALUES), "html", QUESTION)
+    assert 'href="file:' not in bare[1].resource.text  # type: ignore[union-attr,index]
