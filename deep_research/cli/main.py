@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from deep_research.cli.args import HOME, UsageError
 from deep_research.cli.plain import plain, terminal_console
 from deep_research.cli.research import ask
-from deep_research.cli.runs import THREAD_ID, BadThreadIdError, read_log
+from deep_research.cli.runs import THREAD_ID, BadThreadIdError, UnknownRunError, read_log
 from deep_research.cli.runs_table import show_runs
 from deep_research.config import envfile
 from deep_research.config.names import ConfigError
@@ -69,7 +69,7 @@ def _logs_elsewhere(thread_id: str) -> str | None:
     """With a shared run list, where a thread's traffic logs are: they stay where written."""
     if not THREAD_ID.fullmatch(thread_id) or not HOME.target().shared:
         return None
-    from deep_research.cli.runs import UnknownRunError, load_run
+    from deep_research.cli.runs import load_run
 
     try:
         logs = load_run(HOME, thread_id).logs
@@ -131,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     command = COMMANDS.get(argv[0]) if argv else None
     try:
         return command(argv[1:], console) if command else ask(argv, console)
-    except (UsageError, ConfigError, BadThreadIdError) as error:
+    # Bad input, exit 2: an unknown thread id (`--resume deadbeef`) is one too.
+    except (UsageError, ConfigError, BadThreadIdError, UnknownRunError) as error:
         print(f"deep-research: {without_controls(error)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # before a run started (a run's Ctrl-C ends in `ask`)

@@ -76,4 +76,4 @@ def test_a_thread_from_another_directory_points_to_memory_not_to_resume(tmp_path
         "  it ran in another folder: deep-research memory search shows what it found"
     )
     refused = run_cli(second_dir, env, "--resume", earlier)
-    assert refused.returncode == 1 and f"no run {earlier!r}" in refused.stderr
+    assert refused.returncode == 2 and f"no run {earlier!r}" in refused.stderr

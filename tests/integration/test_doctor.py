@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from deep_research.cli.args import UsageError
 from deep_research.cli.doctor import REPLY_DEADLINE, doctor_parser
 from deep_research.cli.doctor.checks import (
     Check,
@@ -313,6 +314,27 @@ async def test_tavily_with_a_valid_key_answers(monkeypatch: pytest.MonkeyPatch) 
     assert check.status == "ok"
 
 
+async def test_the_probe_asks_the_users_own_query(monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeTavilyServer(api_keys={"tvly-good-key"}) as tavily:
+        monkeypatch.setenv("TAVILY_API_KEY", "tvly-good-key")
+        monkeypatch.setenv("TAVILY_API_BASE_URL", tavily.url)
+        query = doctor_parser().parse_args(["--query", "  Wärmepumpen \n im Winter "]).query
+        check = await check_search("tavily", 5.0, query)
+        assert tavily.queries == ["Wärmepumpen im Winter"]
+    assert check.status == "ok"
+
+
+@pytest.mark.parametrize("query", ["", "   ", "x" * 401])
+def test_an_empty_or_huge_probe_query_is_bad_input(query: str) -> None:
+    with pytest.raises(UsageError, match="--query wants 1 to 400 characters"):
+        doctor_parser().parse_args(["--query", query])
+
+
+def test_doctor_help_names_every_search_provider() -> None:
+    text = doctor_parser().format_help()
+    assert "library" in text and "searxng" in text
+
+
 async def test_tavily_with_an_invalid_key_fails_without_printing_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -411,6 +433,7 @@ def test_the_command_passes_a_good_setup_and_leaves_nothing_behind(tmp_path: Pat
     assert {status for status, _ in checks} == {"ok"}, result.stdout
     named = [name.split(" (")[0] for _, name in checks]
     assert named == [
+        "settings",
         "endpoint",
         "model name",
         "tool calls",

@@ -1,7 +1,7 @@
 """`deep-research doctor`: before a first run, whether a run can succeed and what to change.
 
-    deep-research doctor [--model SPEC] [--search NAME] [--set FIELD=VALUE] [--timeout S]
-                         [--json] [--fetch]
+    deep-research doctor [--model SPEC] [--search NAME] [--query TEXT] [--set FIELD=VALUE]
+                         [--timeout S] [--json] [--fetch]
 
 It reads the configuration a run with the same flags would use, probes every model
 endpoint, search provider and local prerequisite at once (each under its own deadline),
@@ -23,7 +23,7 @@ from rich.text import Text
 from deep_research.checkpoints.target import DEFAULT_SQLITE, Target, target_from
 from deep_research.cli.args import HOME, REPORTS_DIR, Parser, settings_from
 from deep_research.cli.doctor import relevance
-from deep_research.cli.doctor.checks import Check, check_searches
+from deep_research.cli.doctor.checks import PROBE_QUERY, Check, check_searches
 from deep_research.cli.doctor.local import (
     check_checkpoints,
     check_memory,
@@ -32,9 +32,11 @@ from deep_research.cli.doctor.local import (
     check_writable,
 )
 from deep_research.cli.doctor.model_checks import check_model, model_targets
+from deep_research.config.names import SEARCH_CHOICES
 from deep_research.config.settings import Context, load_context
 
 DEFAULT_TIMEOUT = 10.0
+MAX_QUERY_CHARS = 400  # Tavily refuses longer queries; a probe needs no more
 # A model's reply is not a network round trip: a small model on a laptop CPU takes ~10 s
 # for a run's first call, so its probe waits this long unless --timeout says otherwise.
 REPLY_DEADLINE = 60.0
@@ -51,7 +53,18 @@ def doctor_parser() -> argparse.ArgumentParser:
         "checks what you will run.",
     )
     parser.add_argument("--model", help="model for every role, as provider:model")
-    parser.add_argument("--search", help="search provider: auto, tavily, searxng or ddgs")
+    parser.add_argument(
+        "--search",
+        metavar="PROVIDER",
+        help=f"search provider: {', '.join(SEARCH_CHOICES[:-1])} or {SEARCH_CHOICES[-1]}",
+    )
+    parser.add_argument(
+        "--query",
+        type=_query,
+        default=PROBE_QUERY,
+        help="what each search provider is asked, one search each (your own topic, in your "
+        f"language, say; default {PROBE_QUERY!r})",
+    )
     parser.add_argument(
         "--set",
         action="append",
@@ -79,6 +92,15 @@ def doctor_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _query(text: str) -> str:
+    query = " ".join(text.split())
+    if not query or len(query) > MAX_QUERY_CHARS:
+        raise argparse.ArgumentTypeError(
+            f"--query wants 1 to {MAX_QUERY_CHARS} characters, got {len(query)}"
+        )
+    return query
+
+
 def _seconds(text: str) -> float:
     try:
         value = float(text)
@@ -96,9 +118,11 @@ async def run_checks(
     reports: Path = REPORTS_DIR,
     checkpoints: Target | None = None,
     reply_timeout: float | None = None,
+    query: str = PROBE_QUERY,
 ) -> list[Check]:
     """Every check, run at once, in reading order: models, search, this machine;
-    `reply_timeout`: a model reply's deadline, when not `timeout`."""
+    `reply_timeout`: a model reply's deadline, when not `timeout`; `query`: what each search
+    provider is asked."""
     targets = model_targets(context)
     where = checkpoints or Target(sqlite=home / DEFAULT_SQLITE.name)
     async with asyncio.TaskGroup() as group:
@@ -106,7 +130,7 @@ async def run_checks(
         models = [
             group.create_task(check_model(context, t, timeout, reply_timeout)) for t in targets
         ]
-        searches = group.create_task(check_searches(context, timeout))
+        searches = group.create_task(check_searches(context, timeout, query))
         model = group.create_task(
             relevance.check_relevance(context, max(timeout, RELEVANCE_DEADLINE))
         )
@@ -138,6 +162,7 @@ def doctor(argv: list[str], console: Console) -> int:
                 args.timeout or DEFAULT_TIMEOUT,
                 checkpoints=checkpoints,
                 reply_timeout=args.timeout or REPLY_DEADLINE,
+                query=args.query,
             )
         )
     failed = [check for check in checks if check.status == "fail"]

@@ -97,13 +97,14 @@ def search_names(context: Context) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-async def check_searches(context: Context, timeout: float) -> list[Check]:
-    """Every provider of the run's chain answers one query.
+async def check_searches(context: Context, timeout: float, query: str = PROBE_QUERY) -> list[Check]:
+    """Every provider of the run's chain answers one query (`query`: one search each).
 
     A run falls back along the chain, so one working provider is enough: the others'
     failures are then warnings.
     """
-    checks = await asyncio.gather(*(check_search(name, timeout) for name in search_names(context)))
+    names = search_names(context)
+    checks = await asyncio.gather(*(check_search(name, timeout, query) for name in names))
     if any(check.status == "ok" for check in checks):
         return [
             Check(c.name, "warn", c.detail + " (the run can use another provider)", c.fix)
@@ -114,15 +115,15 @@ async def check_searches(context: Context, timeout: float) -> list[Check]:
     return list(checks)
 
 
-async def check_search(name: str, timeout: float) -> Check:
-    """Provider `name` answers one query within `timeout` seconds."""
+async def check_search(name: str, timeout: float, query: str = PROBE_QUERY) -> Check:
+    """Provider `name` answers `query` within `timeout` seconds."""
     label = f"search {name}"
     endpoints = read_endpoints()
     problem = search_provider_problem(name, endpoints)
     if problem:
         return Check(label, "fail", problem, f"set the variable it names, or drop {name}")
     if name == "ddgs":
-        return await _check_ddgs(timeout)
+        return await _check_ddgs(timeout, query)
     where = public_url(
         (endpoints.tavily_api_base_url or TAVILY_URL)
         if name == "tavily"
@@ -131,7 +132,7 @@ async def check_search(name: str, timeout: float) -> Check:
     started = time.monotonic()
     try:
         async with asyncio.timeout(timeout):
-            results = await make_provider(name).search(PROBE_QUERY, 3)
+            results = await make_provider(name).search(query, 3)
     except TimeoutError:
         return Check(
             label,
@@ -143,7 +144,7 @@ async def check_search(name: str, timeout: float) -> Check:
         return _search_failure(label, name, where, error)
     seconds = time.monotonic() - started
     if not results:
-        return Check(label, "warn", f"{where} answered but found nothing for {PROBE_QUERY!r}")
+        return Check(label, "warn", f"{where} answered but found nothing for {query!r}")
     found = f"{len(results)} result{'s' if len(results) != 1 else ''}"
     return Check(label, "ok", f"{where} answered with {found} in {seconds:.1f} s")
 
@@ -176,10 +177,10 @@ def _search_failure(label: str, name: str, where: str, error: SearchError) -> Ch
     return Check(label, "fail", f"{where}: {error}", "check the provider's URL and key")
 
 
-async def _check_ddgs(timeout: float) -> Check:
+async def _check_ddgs(timeout: float, query: str) -> Check:
     def search() -> list[dict[str, str]]:
         # ddgs's own per-request timeout, so its thread ends soon after our deadline.
-        return DDGS(timeout=max(1, round(timeout))).text(PROBE_QUERY, max_results=3)
+        return DDGS(timeout=max(1, round(timeout))).text(query, max_results=3)
 
     started = time.monotonic()
     try:

@@ -49,7 +49,8 @@ def test_runs_cuts_a_long_multi_line_error_to_one_short_line(
         (["--set", "nonsense", QUESTION], 2, "--set wants FIELD=VALUE"),
         (["--model", "gpt4", QUESTION], 2, "is not a model spec"),
         (["   "], 2, "give a question"),
-        (["--resume", "nope"], 1, "no run 'nope'"),
+        (["--resume", "nope"], 2, "no run 'nope'"),
+        (["--resume", "deadbeef"], 2, "no run 'deadbeef'"),
         (["replay", "missing.jsonl"], 2, "no traffic log at missing.jsonl"),
     ],
 )

@@ -53,7 +53,7 @@ async def test_one_working_provider_turns_the_others_failures_into_warnings(
 ) -> None:
     answers = dict(zip(["ddgs", "searxng"], statuses.split(), strict=True))
 
-    async def check_search(name: str, timeout: float) -> Check:
+    async def check_search(name: str, timeout: float, query: str) -> Check:
         return Check(f"search {name}", answers[name], "said", "fix")  # type: ignore[arg-type]
 
     monkeypatch.setattr(checks, "check_search", check_search)
