@@ -14,8 +14,11 @@ import docx
 import pypdf
 import pytest
 
+from tests.support.brain import LINK, ResearchBrain
 from tests.support.cli import REPO, cli_command
-from tests.support.readme import block_after
+from tests.support.fakes.openai_server import ScriptedOpenAIServer
+from tests.support.fakes.tavily_server import FakeTavilyServer
+from tests.support.readme import block_after, run_with_top_level_await, section
 from tests.support.reports import LIBRARY_URL, SAMPLE_URLS, sample_report
 from tests.support.viewers import (
     colours,
@@ -137,14 +140,28 @@ def test_the_word_file_reopens_with_headings_links_and_sources(
     ]
 
 
-def test_the_python_snippet_in_the_docs_runs_as_written(
-    report: Path,
+async def test_the_python_snippets_in_the_docs_run_as_written_one_after_the_other(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    tavily: FakeTavilyServer,
 ) -> None:
+    """From Python's research snippet, then its export snippet, in one session as a reader
+    runs them: the export writes the report the run made, in a folder that held nothing."""
     monkeypatch.chdir(tmp_path)
-    exec(block_after("<!-- python-export"), {})  # noqa: S102  # the documentation's own code
-    assert capsys.readouterr().out.split() == [REPORT.replace(".md", ".pdf"), "r.docx"]
-    assert report.with_suffix(".pdf").read_bytes().startswith(b"%PDF-")
-    assert docx.Document("r.docx").paragraphs[0].text == "Heat pumps"
+    research = block_after("```python", section("# From Python"))
+    names: dict[str, object] = {}
+    with ScriptedOpenAIServer(ResearchBrain()) as llm:
+        monkeypatch.setenv("LLM_BASE_URL", llm.base_url)
+        monkeypatch.setenv("LLM_MAX_RETRIES", "0")
+        await run_with_top_level_await(research, names)
+    capsys.readouterr()
+    exec(block_after("<!-- python-export"), names)  # noqa: S102  # the documentation's own code
+    assert capsys.readouterr().out.split() == ["heat-pumps.pdf", "heat-pumps.docx"]
+    pdf = pypdf.PdfReader(tmp_path / "heat-pumps.pdf")
+    cited = set(LINK.findall((tmp_path / "heat-pumps.md").read_text(encoding="utf-8")))
+    uris = {str(a.get_object()["/A"]["/URI"]) for p in pdf.pages for a in p.get("/Annots", [])}
+    assert cited and cited <= uris and cited <= tavily.returned_urls
+    footer = "".join(page.extract_text() for page in pdf.pages)
+    assert "thread 1" in footer and "Citation check:" in footer
+    assert docx.Document("heat-pumps.docx").paragraphs

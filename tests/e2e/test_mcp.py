@@ -19,6 +19,7 @@ from mcp.types import BlobResourceContents, CallToolResult, EmbeddedResource, Te
 from tests.support.brain import LINK, ResearchBrain, role_of
 from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer, message_text
 from tests.support.langgraph_dev import DevServer, langgraph_dev, server_env
+from tests.support.readme import block_after
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -198,3 +199,21 @@ def test_requests_addressed_to_another_host_are_refused(server: DevServer) -> No
         allowed = http.post(server.mcp_url, json=body, headers={"Accept": headers["Accept"]})
     assert refused.status_code in (400, 421), refused.text
     assert allowed.status_code == 200, allowed.text
+
+
+def test_the_python_client_snippet_in_the_docs_runs_as_written(
+    server: DevServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/mcp.md's Python client, as a reader runs it (a script: `asyncio.run`); only its
+    address is this server's, the port `langgraph dev` printed."""
+    snippet = block_after("<!-- mcp-python")
+    documented = "http://127.0.0.1:2024/mcp"
+    assert snippet.count(documented) == 1
+    server.model.reset()
+    exec(snippet.replace(documented, server.mcp_url), {"__name__": "__main__"})  # noqa: S102
+    printed = capsys.readouterr().out
+    progress, report = printed.split("\n#", 1)
+    assert "Researching: " in progress and "Searching: " in progress, progress
+    cited = set(LINK.findall(report))
+    assert cited and cited <= server.tavily.returned_urls, report
+    assert "## Sources" in report and "Not a finished report" not in printed

@@ -73,8 +73,11 @@ def section(heading: str) -> str:
     return text[match.start() : min(ends) if ends else len(text)]
 
 
-def run_with_top_level_await(source: str) -> Any:
-    """Compile `source` as Jupyter and `python -m asyncio` do: `await` allowed at the top."""
+def run_with_top_level_await(source: str, names: dict[str, Any] | None = None) -> Any:
+    """Compile `source` as Jupyter and `python -m asyncio` do: `await` allowed at the top.
+
+    `names` is the session's namespace, shared by the snippets a page runs one after another."""
     return eval(  # noqa: S307  # the documentation's own snippet
-        compile(source, "README.md", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT), {}
+        compile(source, "README.md", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT),
+        {} if names is None else names,
     )

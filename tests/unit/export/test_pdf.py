@@ -38,6 +38,33 @@ def test_every_citation_is_a_link_annotation_and_the_text_is_selectable() -> Non
     assert "thread a1b2c3d4" in text
 
 
+def page_texts(pdf: bytes) -> list[str]:
+    return [page.extract_text() for page in pypdf.PdfReader(io.BytesIO(pdf)).pages]
+
+
+def test_a_one_paragraph_report_is_one_page() -> None:
+    report = "# Heat pumps\n\nOne [cited page](https://example.org/) says they pay off.\n"
+    [page] = page_texts(pdf_bytes(report_html(report, ReportInfo(**INFO))))
+    assert "they pay off" in page and "Exported by deep_research" in page
+
+
+def test_the_footer_never_sits_alone_on_a_page_nor_splits() -> None:
+    """Reports growing a few lines at a time past the first page's end: at some length the
+    report fills the page but for the footer. The footer then takes the report's last lines
+    along to the next page; it never splits, never leaves a page to itself."""
+    info = ReportInfo(**INFO)
+    first, last = info.footer_lines()[0], info.footer_lines()[-1]
+    paragraph = "Heat pumps save about half the electricity a panel heater uses. " * 4
+    seen_two_pages = False
+    for count in range(4, 14):  # a page and a half, four lines a step
+        body = "\n\n".join(f"Paragraph {n}. {paragraph}" for n in range(count))
+        pages = page_texts(pdf_bytes(report_html(f"# Heat pumps\n\n{body}\n", info)))
+        seen_two_pages |= len(pages) > 1
+        assert first in pages[-1] and last in pages[-1], (count, pages[-1])
+        assert "panel heater" in pages[-1], (count, pages[-1])  # the report's last lines
+    assert seen_two_pages, "the reports overflow the first page"
+
+
 @pytest.fixture
 def counting_server() -> Iterator[tuple[str, list[str]]]:
     seen: list[str] = []
