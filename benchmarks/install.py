@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+MIB = 1024 * 1024  # `du -sh` units
 HEAVY = ("torch", "transformers", "sentence-transformers", "scipy", "scikit-learn")
 SKIP = shutil.ignore_patterns(".venv", ".git", "__pycache__", "*.egg-info", ".mypy_cache")
 
@@ -74,15 +75,39 @@ def measure(python: str, extra: str | None, no_cache: bool, smoke: bool) -> dict
             "python": python,
             "install": f"pip install -e {target!r}" if extra else "pip install -e .",
             "seconds": round(seconds, 1),
-            "venv_mb": round(total / 1e6),
+            "venv_mib": round(total / MIB),
             "packages": len(names),
             "heavy": sorted(name for name in HEAVY if name in names),
-            "largest_mb": {name: round(size / 1e6) for name, size in sizes[:8]},
+            "largest_mib": {name: round(size / MIB) for name, size in sizes[:8]},
+            "conditions": conditions(python, no_cache, env, pip),
         }
 
 
+def conditions(python: str, no_cache: bool, env: dict[str, str], pip: list[str]) -> str:
+    """What the numbers were measured under, to be stated beside them."""
+    pip_version = subprocess.run([*pip, "--version"], capture_output=True, text=True, env=env)
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    )
+    version = subprocess.run([python, "--version"], capture_output=True, text=True)
+    return (
+        f"commit {commit.stdout.strip() or '?'}, {os.cpu_count()} cores, load "
+        f"{os.getloadavg()[0]:.1f} at the end, {version.stdout.strip()}, "
+        f"pip {pip_version.stdout.split()[1] if pip_version.stdout else '?'}, "
+        f"pip's cache {'empty (--no-cache)' if no_cache else 'as it was'}"
+    )
+
+
 def _size(folder: Path) -> int:
-    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+    """The disk space `folder` takes, as `du` counts it (allocated blocks, each file once)."""
+    seen: set[tuple[int, int]] = set()
+    total = 0
+    for path in folder.rglob("*"):
+        stat = path.lstat()
+        if (stat.st_dev, stat.st_ino) not in seen:
+            seen.add((stat.st_dev, stat.st_ino))
+            total += stat.st_blocks * 512
+    return total
 
 
 def _package_sizes(venv: Path) -> list[tuple[str, int]]:
@@ -111,10 +136,11 @@ def main() -> None:
         return
     print(
         f"{result['install']} with {args.python}: {result['seconds']} s, "
-        f"{result['venv_mb']} MB, {result['packages']} packages; "
+        f"{result['venv_mib']} MiB (as du -sh counts it), {result['packages']} packages; "
         f"heavy: {', '.join(result['heavy']) or 'none'}; smoke: {result['smoke']}"
     )
-    print("largest:", ", ".join(f"{k} {v} MB" for k, v in result["largest_mb"].items()))
+    print("largest:", ", ".join(f"{k} {v} MiB" for k, v in result["largest_mib"].items()))
+    print("measured at:", result["conditions"])
     sys.stdout.flush()
 
 
