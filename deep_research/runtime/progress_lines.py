@@ -1,7 +1,8 @@
 """The one wording of each progress event (`runtime/progress.py`): a line for a person.
 
 The CLI's live view and `replay` show these lines as they are; the MCP tool shows the
-events worth a waiting caller's attention, capitalised, with the model's words cut short.
+events worth a waiting caller's attention, capitalised, with the model's words cut short;
+a notebook prints `printable_line`'s.
 Light on purpose (no LangGraph): the CLI's `--help` path imports it.
 
 A missing field the line needs raises `KeyError` (a replayed record of the wrong shape is
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from deep_research.text.controls import without_controls
 from deep_research.text.wording import plural
 
 if TYPE_CHECKING:  # only the type: `progress.py` imports LangGraph
@@ -78,6 +80,19 @@ def progress_line(
         warning = UNSOURCED.get(str(event.get("status")))
         return f"report written ({size}), but {warning}" if warning else f"report written ({size})"
     return None
+
+
+def printable_line(event: object) -> str | None:
+    """The CLI's line for an event of a run's custom stream, for a notebook or a script that
+    prints them: without the control codes a model or a page may put in a topic or a query,
+    and None for an event not worth a line or not of an event's shape."""
+    if not isinstance(event, Mapping):
+        return None
+    try:
+        line = progress_line(event)
+    except (KeyError, TypeError, ValueError):  # an event of the wrong shape: no line
+        return None
+    return None if line is None else without_controls(line)
 
 
 # Why a model call was sent again (`llm.attempts.RetryReason`), in the user's words.
