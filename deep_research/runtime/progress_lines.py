@@ -45,7 +45,7 @@ def progress_line(
     if name == "orchestrator_turn":
         return f"orchestrator turn {event['turn']} of {event['cap']}"
     if name == "todos":
-        return "plan: " + "; ".join(t["content"] for t in event.get("todos") or [])
+        return _plan_line(event.get("todos") or [])
     if name == "plan_review":
         return _review_line(event)
     if name == "research_started":
@@ -90,7 +90,7 @@ def printable_line(event: object) -> str | None:
         return None
     try:
         line = progress_line(event)
-    except (KeyError, TypeError, ValueError):  # an event of the wrong shape: no line
+    except (KeyError, TypeError, ValueError, AttributeError):  # the wrong shape: no line
         return None
     return None if line is None else without_controls(line)
 
@@ -138,6 +138,13 @@ def _model_line(event: Mapping[str, Any], words: Callable[[Any], str]) -> str:
             f"{CUT_OUTCOMES.get(outcome, outcome)}"
         )
     return f"clarifier gave up ({words(event['reason'])}): researching the question as asked"
+
+
+def _plan_line(todos: list[Mapping[str, Any]]) -> str:
+    """`plan: a; b`, and once research ticked items off, how many: `(1 of 2 done)`."""
+    done = sum(t.get("status") == "completed" for t in todos)
+    count = f" ({done} of {len(todos)} done)" if done else ""
+    return "plan: " + "; ".join(t["content"] for t in todos) + count
 
 
 def _topic(event: Mapping[str, Any], known: str | None) -> Any:

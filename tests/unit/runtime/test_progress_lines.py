@@ -74,8 +74,10 @@ def test_counts_and_plans_are_written_out() -> None:
     assert turn == "orchestrator turn 2 of 6"
     written = progress_line({"event": "report_written", "chars": 1200})
     assert written == "report written (1,200 characters)"
-    todos = [{"content": "a", "status": "pending"}, {"content": "b", "status": "completed"}]
+    todos = [{"content": "a", "status": "pending"}, {"content": "b", "status": "pending"}]
     assert progress_line({"event": "todos", "todos": todos}) == "plan: a; b"
+    todos[1]["status"] = "completed"  # research ticked it off
+    assert progress_line({"event": "todos", "todos": todos}) == "plan: a; b (1 of 2 done)"
 
 
 def test_events_not_worth_a_line_get_none() -> None:
@@ -182,5 +184,6 @@ def test_a_printed_line_is_the_clis_without_control_codes_and_never_raises() -> 
     assert printable_line(refused) == "search cap reached (3): 'q\\x1b[2J' not run"
     assert printable_line({"event": "plan_review", "outcome": "approved"}) == "plan approved"
     assert printable_line({"event": "research_done"}) is None, "a wrong shape: no line"
+    assert printable_line({"event": "todos", "todos": ["not an item"]}) is None
     assert printable_line(("namespace", {"event": "orchestrator_turn"})) is None
     assert printable_line({"event": "fetch", "url": "u"}) is None, "not worth a line"
