@@ -20,6 +20,7 @@ from deep_research.cli.counts import Totals, cited_sources, page_keys
 from deep_research.cli.plain import plain
 from deep_research.cli.runs import Home, earlier_thread_hint
 from deep_research.runtime.progress_lines import progress_line
+from deep_research.text.topics import topic_key
 from deep_research.text.wording import plural
 
 if TYPE_CHECKING:  # only the type: `progress.py` imports LangGraph
@@ -62,6 +63,7 @@ class Tracker:
             self.todos = list(event.get("todos") or [])
         elif name == "research_started":
             self.researchers[str(event["id"])] = Researcher(str(event["topic"]))
+            self._tick(str(event["topic"]), "in_progress")
         elif name == "search" or name == "search_refused":
             self.search_cap = event.get("cap", self.search_cap)
             if name == "search" and who:
@@ -70,6 +72,8 @@ class Tracker:
             if not who:
                 return None  # a researcher this view never saw start
             who.status = "done" if name == "research_done" else "failed"
+            # Ticked now, as it finishes: the state's list says so only after the whole turn.
+            self._tick(who.topic, "completed" if who.status == "done" else "pending")
             # Its own distinct pages: the subgraph's `sources`, merged by `page_key`.
             pages = plural(int(event.get("sources", 0)), "page")
             who.detail = pages if who.status == "done" else event["error"]
@@ -85,6 +89,16 @@ class Tracker:
             if self.phase in ("starting", "resuming"):
                 self.phase = "researching"
         return line
+
+    def _tick(self, topic: str, status: str) -> None:
+        """Mark the todo researched as `topic` (`topic_key`); a completed one stays so."""
+        key = topic_key(topic)
+        self.todos = [
+            {**t, "status": status}
+            if t.get("status") != "completed" and topic_key(str(t.get("content", ""))) == key
+            else t
+            for t in self.todos
+        ]
 
     def settle(self, update: Mapping[str, Any]) -> None:
         """Apply what the graph's state takes from a node of the top graph (or the state

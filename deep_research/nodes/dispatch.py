@@ -15,6 +15,7 @@ from deep_research.nodes import churn
 from deep_research.nodes.planning import Research, WriteTodos
 from deep_research.state import RESEARCH, WRITE_TODOS, ResearchState, ResearchTask, Share, Todo
 from deep_research.text import limits
+from deep_research.text.topics import distinct
 
 
 def dispatch_reply(state: ResearchState) -> list[Send | str] | Literal["finalize"]:
@@ -66,9 +67,9 @@ def valid_research(reply: AIMessage, refused: dict[str, str]) -> dict[str, str]:
 def plan_of(state: ResearchState, reply: AIMessage) -> list[Todo]:
     """The plan in an orchestrator reply, as shown: its runnable research topics, else its
     todos (the last valid call's), each item cut to `PLAN_ITEM_CHARS`."""
-    topics = runnable_research(state, reply)
+    topics = distinct(runnable_research(state, reply).values())
     if topics:
-        return [Todo(content=_shown_item(topic), status="pending") for topic in topics.values()]
+        return [Todo(content=_shown_item(topic), status="pending") for topic in topics]
     refused = state.get("churn", churn.fresh())["refused"]
     plan: list[Todo] = []
     for call in reply.tool_calls:

@@ -20,9 +20,9 @@ from deep_research.nodes import dispatch
 from deep_research.nodes.planning import Research
 from deep_research.runtime import progress
 from deep_research.state import RESEARCH, ResearchState
+from deep_research.text.topics import as_topic, distinct
 
 MAX_FLOOR_TOPICS = 3  # a small model's run: each topic costs a researcher's calls
-TOPIC_CHARS = 300
 LEAD_CHARS = 150  # the words before a question's list, said with each of its items
 # A question's parts: its list items.
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(.+)$", re.MULTILINE)
@@ -106,15 +106,8 @@ def question_parts(question: str) -> list[str]:
 
 
 def as_topics(texts: list[str]) -> list[str]:
-    """`texts` as valid `research` topics, each once, in order."""
-    chosen = (_topic(text) for text in texts)
-    return list(dict.fromkeys(topic for topic in chosen if _valid(topic)))
-
-
-def _topic(text: str) -> str:
-    """One line, cut at a word: a topic is also what the floor's researcher searches for."""
-    text = " ".join(text.split())
-    return text if len(text) <= TOPIC_CHARS else text[:TOPIC_CHARS].rsplit(" ", 1)[0]
+    """`texts` as valid `research` topics (`as_topic`), each once (`distinct`), in order."""
+    return distinct(topic for topic in map(as_topic, texts) if _valid(topic))
 
 
 def _valid(topic: str) -> bool:

@@ -17,6 +17,7 @@ from deep_research.llm.prices import price_of
 from deep_research.llm.toolcalls import invalid_arguments
 from deep_research.nodes import churn, dispatch, floor, plan_review, planning, report_writer
 from deep_research.nodes.planning import EXAMPLES, TOOLS, Research, WriteTodos
+from deep_research.nodes.todo_list import ticked
 from deep_research.runtime import durable, process, progress, prompts
 from deep_research.state import (
     RESEARCH,
@@ -55,6 +56,7 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     turns = state.get("orchestrator_turns", 0) + (0 if edited else 1)
     reserve = report_writer.report_reserve(model) if budget is not None else 0
     update: dict[str, Any] = {"plan_edited": False} if state.get("plan_edited") else {}
+    update |= ticked(state)  # the research that came back ticks its items off
     if state.get("budget_note") and _affordable(state, context, model, ledger, reserve):
         update["budget_note"] = ""  # a bigger budget on resume: planning goes on
         state = {**state, "budget_note": ""}

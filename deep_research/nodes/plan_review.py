@@ -31,6 +31,7 @@ from deep_research.nodes.clarify import MAX_BAD_ANSWERS, shown
 from deep_research.runtime import durable, process, progress, prompts
 from deep_research.state import ResearchState, Todo, handed_out
 from deep_research.text import limits
+from deep_research.text.topics import distinct
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +79,8 @@ def read_review(value: object, max_items: int = limits.MAX_PLAN_ITEMS) -> Review
         for number, item in enumerate(value, start=1):
             if not isinstance(item, str):
                 raise BadReview(f"item {number} is {type(item).__name__}, not a string.")
-        items = tuple(limits.cut(i.strip(), limits.PLAN_ITEM_CHARS) for i in value if i.strip())
+        cut = (limits.cut(i.strip(), limits.PLAN_ITEM_CHARS) for i in value if i.strip())
+        items = tuple(distinct(cut))  # an item written twice is researched once
         if not items:
             raise BadReview("the plan is empty.")
         return Review("replace", items=items)

@@ -6,12 +6,13 @@ from __future__ import annotations
 from typing import Literal
 
 from langchain_core.messages import BaseMessage, SystemMessage, ToolMessage
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from deep_research.config.settings import Context
 from deep_research.runtime import prompts
 from deep_research.state import RESEARCH, WRITE_TODOS, ResearchState
 from deep_research.text import fences
+from deep_research.text.topics import topic_key
 
 
 class Research(BaseModel):
@@ -32,6 +33,15 @@ class WriteTodos(BaseModel):
 
     model_config = ConfigDict(title=WRITE_TODOS)
     todos: list[TodoItem] = Field(description="The whole plan")
+
+    @field_validator("todos")
+    @classmethod
+    def _each_once(cls, todos: list[TodoItem]) -> list[TodoItem]:
+        # A small model often lists an item twice: the plan keeps its first (`topic_key`).
+        kept: dict[str, TodoItem] = {}
+        for todo in todos:
+            kept.setdefault(topic_key(todo.content), todo)
+        return list(kept.values())
 
 
 EXAMPLES = {

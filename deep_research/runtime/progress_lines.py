@@ -1,7 +1,8 @@
 """The one wording of each progress event (`runtime/progress.py`): a line for a person.
 
 The CLI's live view and `replay` show these lines as they are; the MCP tool shows the
-events worth a waiting caller's attention, capitalised, with the model's words cut short.
+events worth a waiting caller's attention, capitalised, with the model's words cut short;
+a notebook prints `printable_line`'s.
 Light on purpose (no LangGraph): the CLI's `--help` path imports it.
 
 A missing field the line needs raises `KeyError` (a replayed record of the wrong shape is
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from deep_research.text.controls import without_controls
 from deep_research.text.wording import plural
 
 if TYPE_CHECKING:  # only the type: `progress.py` imports LangGraph
@@ -43,7 +45,7 @@ def progress_line(
     if name == "orchestrator_turn":
         return f"orchestrator turn {event['turn']} of {event['cap']}"
     if name == "todos":
-        return "plan: " + "; ".join(t["content"] for t in event.get("todos") or [])
+        return _plan_line(event.get("todos") or [])
     if name == "plan_review":
         return _review_line(event)
     if name == "research_started":
@@ -78,6 +80,19 @@ def progress_line(
         warning = UNSOURCED.get(str(event.get("status")))
         return f"report written ({size}), but {warning}" if warning else f"report written ({size})"
     return None
+
+
+def printable_line(event: object) -> str | None:
+    """The CLI's line for an event of a run's custom stream, for a notebook or a script that
+    prints them: without the control codes a model or a page may put in a topic or a query,
+    and None for an event not worth a line or not of an event's shape."""
+    if not isinstance(event, Mapping):
+        return None
+    try:
+        line = progress_line(event)
+    except (KeyError, TypeError, ValueError, AttributeError):  # the wrong shape: no line
+        return None
+    return None if line is None else without_controls(line)
 
 
 # Why a model call was sent again (`llm.attempts.RetryReason`), in the user's words.
@@ -123,6 +138,13 @@ def _model_line(event: Mapping[str, Any], words: Callable[[Any], str]) -> str:
             f"{CUT_OUTCOMES.get(outcome, outcome)}"
         )
     return f"clarifier gave up ({words(event['reason'])}): researching the question as asked"
+
+
+def _plan_line(todos: list[Mapping[str, Any]]) -> str:
+    """`plan: a; b`, and once research ticked items off, how many: `(1 of 2 done)`."""
+    done = sum(t.get("status") == "completed" for t in todos)
+    count = f" ({done} of {len(todos)} done)" if done else ""
+    return "plan: " + "; ".join(t["content"] for t in todos) + count
 
 
 def _topic(event: Mapping[str, Any], known: str | None) -> Any:

@@ -125,9 +125,9 @@ async def test_a_list_replaces_the_todos_and_the_paused_research_never_runs(
     out = await graph.ainvoke(Command(resume=["  gamma  ", "", "delta"]), config, context=REVIEW)
     assert out["final_report"].startswith("# Report")
     state = (await graph.aget_state(config)).values
-    assert state["todos"] == [
-        {"content": "gamma", "status": "pending"},
-        {"content": "delta", "status": "pending"},
+    assert state["todos"] == [  # the user's items, each ticked off as its research came back
+        {"content": "gamma", "status": "completed"},
+        {"content": "delta", "status": "completed"},
     ]
     assert sorted(researched(model)) == ["delta", "gamma"], "alpha and beta were not run"
     # The paused reply's shares were never counted: the count is exactly the searches sent.

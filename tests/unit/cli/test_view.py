@@ -75,6 +75,22 @@ def test_a_researcher_ends_done_with_its_sources_or_failed_with_its_error() -> N
     assert tracker.handle({"event": "research_done", "id": 3}) is None, "never seen start"
 
 
+def test_a_todo_is_ticked_as_its_research_finishes_and_unticked_when_it_fails() -> None:
+    tracker = Tracker("t1")
+    plan = ["Heat pump  COSTS", "Noise", "Grants"]
+    tracker.handle({"event": "todos", "todos": [{"content": c, "status": "pending"} for c in plan]})
+    for n, topic in enumerate(("heat pump costs", "noise", "unplanned"), start=1):
+        tracker.handle({"event": "research_started", "id": n, "topic": topic})
+    assert [t["status"] for t in tracker.todos] == ["in_progress", "in_progress", "pending"]
+    tracker.handle({"event": "research_done", "id": 1, "sources": 2})
+    tracker.handle({"event": "research_failed", "id": 2, "error": "model died"})
+    tracker.handle({"event": "research_done", "id": 3, "sources": 1})
+    assert [t["status"] for t in tracker.todos] == ["completed", "pending", "pending"]
+    out = io.StringIO()
+    Console(file=out, width=120).print(tracker)
+    assert "[x] Heat pump  COSTS" in out.getvalue() and "[ ] Noise" in out.getvalue()
+
+
 def test_the_phase_follows_the_orchestrator_and_the_report() -> None:
     tracker = Tracker("t1")
     assert tracker.phase == "starting"

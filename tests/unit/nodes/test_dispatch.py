@@ -30,3 +30,13 @@ def test_else_the_last_valid_todo_call_that_was_not_refused() -> None:
 def test_a_reply_with_no_plan_has_an_empty_one() -> None:
     paused = reply(call("write_todos", "a", todos="bad"), call("unknown", "b"))
     assert plan_of(state(paused), paused) == []
+
+
+def test_an_item_written_twice_is_shown_once() -> None:
+    researching = reply(
+        call("research", "r1", topic="Heat pump costs"),
+        call("research", "r2", topic="heat pump  COSTS"),
+    )
+    assert [t["content"] for t in plan_of(state(researching), researching)] == ["Heat pump costs"]
+    planning = reply(call("write_todos", "t", todos=todos("Noise", "Grants", " noise")))
+    assert [t["content"] for t in plan_of(state(planning), planning)] == ["Noise", "Grants"]

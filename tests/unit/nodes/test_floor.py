@@ -8,6 +8,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from deep_research.nodes import floor
 from deep_research.state import RESEARCH, ResearchState, Todo
+from deep_research.text.topics import TOPIC_CHARS
 from tests.support.graph_scripts import call
 
 
@@ -82,8 +83,8 @@ def test_topics_are_capped_cut_and_deduplicated() -> None:
     ]
     huge = "word " * 10_000
     [topic] = floor.topics(state(question=huge), TALK, limit=6)
-    assert len(topic) <= floor.TOPIC_CHARS and topic.endswith("word")
-    same = "Compare:\n- Same\n- Same"
+    assert len(topic) <= TOPIC_CHARS and topic.endswith("word")
+    same = "Compare:\n- Same\n- Same\n- SAME"
     assert floor.topics(state(question=same), TALK, limit=6) == ["Compare: Same"]
 
 

@@ -11,7 +11,7 @@ from langgraph.types import Send
 from deep_research.config.settings import Context
 from deep_research.nodes import churn
 from deep_research.nodes.orchestrator import route_orchestrate
-from deep_research.nodes.plan_review import route_review
+from deep_research.nodes.plan_review import read_review, route_review
 
 REVIEWING = Runtime(context=Context(review_plan=True))
 
@@ -54,3 +54,8 @@ def test_after_review_an_approved_reply_runs_and_a_changed_plan_replans() -> Non
     [sent] = routed
     assert isinstance(sent, Send) and sent.arg["share"] == {"searches": 4}
     assert route_review(state(HumanMessage("Change the plan."))) == "orchestrate"
+
+
+def test_a_plan_the_user_wrote_holds_each_item_once() -> None:
+    review = read_review(["Heat pump costs", "Noise", "heat pump  costs ", "NOISE"])
+    assert review.items == ("Heat pump costs", "Noise")

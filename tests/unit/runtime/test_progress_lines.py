@@ -7,7 +7,12 @@ from typing import Any, get_args
 
 import pytest
 
-from deep_research.runtime.progress_lines import UNSOURCED, memory_notice, progress_line
+from deep_research.runtime.progress_lines import (
+    UNSOURCED,
+    memory_notice,
+    printable_line,
+    progress_line,
+)
 from deep_research.state import ReportStatus
 
 SEARCH = {"event": "search", "id": "r", "query": "cop", "sent": 2, "share": 3, "cap": 9}
@@ -69,8 +74,10 @@ def test_counts_and_plans_are_written_out() -> None:
     assert turn == "orchestrator turn 2 of 6"
     written = progress_line({"event": "report_written", "chars": 1200})
     assert written == "report written (1,200 characters)"
-    todos = [{"content": "a", "status": "pending"}, {"content": "b", "status": "completed"}]
+    todos = [{"content": "a", "status": "pending"}, {"content": "b", "status": "pending"}]
     assert progress_line({"event": "todos", "todos": todos}) == "plan: a; b"
+    todos[1]["status"] = "completed"  # research ticked it off
+    assert progress_line({"event": "todos", "todos": todos}) == "plan: a; b (1 of 2 done)"
 
 
 def test_events_not_worth_a_line_get_none() -> None:
@@ -168,3 +175,15 @@ def test_what_a_model_or_server_wrote_in_these_lines_goes_through_words() -> Non
     assert "BOOM" in str(progress_line({**retry, "error": "boom"}, words=shouted))
     floor = {"event": "floor", "acted": "searched", "detail": "heat"}
     assert str(progress_line(floor, words=shouted)).endswith(": HEAT")
+
+
+def test_a_printed_line_is_the_clis_without_control_codes_and_never_raises() -> None:
+    started = {"event": "research_started", "id": "r1", "topic": "heat\x1b]8;;http://x\x07 pumps"}
+    assert printable_line(started) == "researching: heat]8;;http://x pumps"
+    refused = {"event": "search_refused", "query": "q\x1b[2J", "cap": 3}
+    assert printable_line(refused) == "search cap reached (3): 'q\\x1b[2J' not run"
+    assert printable_line({"event": "plan_review", "outcome": "approved"}) == "plan approved"
+    assert printable_line({"event": "research_done"}) is None, "a wrong shape: no line"
+    assert printable_line({"event": "todos", "todos": ["not an item"]}) is None
+    assert printable_line(("namespace", {"event": "orchestrator_turn"})) is None
+    assert printable_line({"event": "fetch", "url": "u"}) is None, "not worth a line"
