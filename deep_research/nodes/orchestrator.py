@@ -56,7 +56,9 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     turns = state.get("orchestrator_turns", 0) + (0 if edited else 1)
     reserve = report_writer.report_reserve(model) if budget is not None else 0
     update: dict[str, Any] = {"plan_edited": False} if state.get("plan_edited") else {}
-    update |= ticked(state)  # the research that came back ticks its items off
+    if done := ticked(state):  # the research that came back ticks its items off
+        update |= done
+        state = {**state, "todos": done["todos"]}  # and the model plans from the ticked list
     if state.get("budget_note") and _affordable(state, context, model, ledger, reserve):
         update["budget_note"] = ""  # a bigger budget on resume: planning goes on
         state = {**state, "budget_note": ""}
