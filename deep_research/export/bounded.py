@@ -12,8 +12,11 @@ come back on stdout, and a failure as one line on stderr.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
+import os
+import signal
 import subprocess
 import sys
 from typing import Any
@@ -52,12 +55,11 @@ def render_in_child(
     facts = dataclasses.asdict(info)
     facts["library"] = sorted(info.library)
     payload = json.dumps({"markdown": markdown, "to": to, "info": facts}, default=str)
-    command = [sys.executable, "-c", _CHILD, str(memory_mb)]
+    # `-P`: a `weasyprint.py` in the working directory is never imported by the child.
+    command = [sys.executable, "-P", "-c", _CHILD, str(memory_mb)]
     try:
-        done = subprocess.run(
-            command, input=payload.encode("utf-8"), capture_output=True, timeout=seconds
-        )
-    except subprocess.TimeoutExpired:  # subprocess.run has killed the child
+        done = _run(command, payload.encode("utf-8"), seconds)
+    except subprocess.TimeoutExpired:  # the child and what it started (pandoc) are killed
         raise ExportLimitError(
             f"the {to} export took over its limit of {seconds:g} s and was stopped; "
             "the report is unchanged: shorten it (a long table, say), or export it as html"
@@ -95,3 +97,23 @@ def cap_memory(memory_mb: int) -> None:
         return
     cap = memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+
+def _run(command: list[str], data: bytes, seconds: float) -> subprocess.CompletedProcess[bytes]:
+    """`command` fed `data`, in a process group of its own: past `seconds` the whole group
+    is killed, so a pandoc the child started does not go on converting."""
+    with subprocess.Popen(
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    ) as child:
+        try:
+            out, err = child.communicate(data, timeout=seconds)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signal.SIGKILL)
+            child.communicate()
+            raise
+    return subprocess.CompletedProcess(command, child.returncode, out, err)

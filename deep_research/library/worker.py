@@ -31,7 +31,9 @@ START_SECONDS = 60  # a child's imports, not counted in a file's time
 MAX_READER_MEMORY = 1_500_000_000  # bytes of address space, the imports (~100 MB) included
 MAX_REPLY_BYTES = 8 * MAX_TEXT_CHARS + 1_000_000  # the text as JSON, escapes included
 MEMORY_NOTE = f"needed over {MAX_READER_MEMORY / 1e9:g} GB of memory to read; skipped"
-COMMAND = [sys.executable, "-m", "deep_research.library.worker"]
+# `-P`: the working directory is not on the child's path, so a `pypdf.py` among the files
+# being added is a file to read, never a module to run.
+COMMAND = [sys.executable, "-P", "-m", "deep_research.library.worker"]
 _FRAME = 8  # bytes of a frame's length
 
 

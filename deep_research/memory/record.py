@@ -141,6 +141,7 @@ def keeper_command(directory: Path, port: int, idle: float) -> list[str]:
     """How a keeper is started; `is_keeper` recognises a process by this line."""
     return [
         sys.executable,
+        "-P",  # nothing in the starter's working directory is imported by the keeper
         "-m",
         KEEPER_MODULE,
         "--path",

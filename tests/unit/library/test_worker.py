@@ -61,3 +61,18 @@ def test_a_malformed_reply_is_unreadable_not_an_error() -> None:
             worker._document(reply)
     with pytest.raises(Unreadable, match="^no text found$"):
         worker._document({"unreadable": "no text found"})
+
+
+async def test_a_module_among_the_files_is_never_run_by_the_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`library add .` in a folder of untrusted files: a `json.py` or `pypdf.py` there is a
+    file, not a module the reader's child imports from its working directory."""
+    marker = tmp_path / "ran"
+    for module in ("json", "pypdf", "docx", "lxml"):
+        (tmp_path / f"{module}.py").write_text(f"open({str(marker)!r}, 'a').write('{module}')\n")
+    monkeypatch.chdir(tmp_path)
+    async with Reader() as reader:
+        document = await reader.read(Path("notes.txt"), b"Heat pumps in the cold.")
+    assert document.sections[0].text == "Heat pumps in the cold."
+    assert not marker.exists(), marker.read_text()
