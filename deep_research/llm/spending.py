@@ -27,13 +27,18 @@ from deep_research.state import NO_USAGE, RoleUsage, Usage, add_usage
 # Role, message framing and tool-call wrapping tokens per message (OpenAI's count is 3-4).
 PER_MESSAGE_TOKENS = 8
 # For estimates only (marked as such), by script, tokenizer-free (docs/cost.md measures it):
-# ASCII letters, digits and white space run at about 4 a token; ASCII punctuation (links,
-# JSON, code) splits words, so each counts as one; any other character is one token per 2
-# of its UTF-8 bytes (Cyrillic 1, Chinese 1.5), but 3 outside the BMP (emoji: 4 bytes).
+# an ASCII word is one token per 4 letters or part of 4 (letters next to a digit, in hashes
+# and identifiers, per 2); each digit and each punctuation mark
+# (links, JSON, code) is a token of its own, as is a space before a digit (tokenizers that
+# split every digit split it off too); any other character is one token per 2 of its UTF-8
+# bytes (Cyrillic 1, Chinese 1.5), but 3 outside the BMP (emoji: 4 bytes).
 WORD_CHARS_PER_TOKEN = 4
+MIXED_CHARS_PER_TOKEN = 2
 NON_ASCII_BYTES_PER_TOKEN = 2
 ASTRAL_TOKENS = 3
-_PUNCTUATION = re.compile(r"[!-/:-@\[-`{-~]")
+# A run of letters, with whether a digit is just before (group 1) or after (group 3) it.
+_LETTERS = re.compile(r"(?:(?<=([0-9])))?([A-Za-z]+)(?:(?=([0-9])))?")
+_SINGLES = re.compile(r"[0-9]|[!-/:-@\[-`{-~]| (?=[0-9])")
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 
@@ -91,14 +96,14 @@ def estimated_tokens(text: str) -> int:
     as the common tokenizers count, so a budget held with it is not overspent."""
     size = len(text.encode("utf-8", "surrogatepass"))  # a lone surrogate is 3 bytes, no error
     ascii_chars = len(text.encode("ascii", "ignore"))
-    punctuation = len(_PUNCTUATION.findall(text))
     astral = len(_ASTRAL.findall(text))
     other_bytes = size - ascii_chars - 4 * astral
+    ascii_tokens = len(_SINGLES.findall(text)) + sum(
+        -(-len(word) // (MIXED_CHARS_PER_TOKEN if before or after else WORD_CHARS_PER_TOKEN))
+        for before, word, after in _LETTERS.findall(text)
+    )
     return (
-        math.ceil((ascii_chars - punctuation) / WORD_CHARS_PER_TOKEN)
-        + punctuation
-        + math.ceil(other_bytes / NON_ASCII_BYTES_PER_TOKEN)
-        + ASTRAL_TOKENS * astral
+        ascii_tokens + math.ceil(other_bytes / NON_ASCII_BYTES_PER_TOKEN) + ASTRAL_TOKENS * astral
     )
 
 

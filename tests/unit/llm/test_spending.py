@@ -38,19 +38,21 @@ def test_provider_usage_is_taken_as_reported_and_an_estimate_is_marked() -> None
 
 
 # (text, tokens at least): about one a character in Chinese, Japanese and Korean, whatever
-# their bytes; Cyrillic one a character; an emoji (4 bytes) three; ASCII words 4 a token;
-# each ASCII punctuation mark one (links and JSON split there). benchmarks/tokens.py has the
-# real tokenizers' counts (docs/cost.md).
+# their bytes; Cyrillic one a letter; an emoji (4 bytes) three; ASCII words 4 a token; each
+# digit and ASCII punctuation mark one (links and JSON split there), letters beside digits 2
+# a token. benchmarks/tokens.py has the real tokenizers' counts (docs/cost.md).
 @pytest.mark.parametrize(
     ("text", "least"),
     [
         ("热泵在寒冷的天气里也能工作", 13),
         ("ヒートポンプは寒い日でも動きます", 16),
         ("히트펌프는 추운 날에도", 11),
-        ("Тепловые насосы", 15),
+        ("Тепловые насосы", 14),
         ("🔥🏠", 6),
         ("heat pumps work", 4),
         ('{"q": "x"}', 7),
+        ("2024 1,284 17.5%", 14),  # every digit split off, the spaces before them too
+        ("9f86d081884c7d65", 16),  # a hash: digits one each, the letters between them
     ],
 )
 def test_an_estimate_holds_for_any_script(text: str, least: int) -> None:
