@@ -24,7 +24,14 @@ from deep_research.memory.research import (
     valid_date,
 )
 from deep_research.memory.store import Hit, Store
+from deep_research.text import limits
 from deep_research.text.urls import is_web_url
+
+# What a recalled report's pages may bring into a run: a store is outside input.
+MAX_CITED_PAGES = 60
+MAX_CHUNKS_PER_PAGE = 40  # a page is stored in MiniLM windows of about 1,000 characters
+MAX_CITED_PAGE_CHARS = 40_000
+TITLE_CHARS = 300
 
 
 async def remembered_pages(
@@ -71,15 +78,19 @@ async def remembered_pages(
 async def cited_pages(
     store: Store, urls: list[str], *, max_age_days: float, now: float | None = None
 ) -> list[RememberedPage]:
-    """The stored pages of `urls` younger than `max_age_days`, whole, in `urls`' order."""
+    """The stored pages of `urls` younger than `max_age_days`, in `urls`' order: at most
+    `MAX_CITED_PAGES`, each cut at `MAX_CITED_PAGE_CHARS` (a shared or damaged store may hold
+    any number of chunks under one page)."""
     now = time.time() if now is None else now
-    keys = [page_key(url) for url in dict.fromkeys(urls)]
+    urls = list(dict.fromkeys(urls))[:MAX_CITED_PAGES]
+    keys = [page_key(url) for url in urls]
     hits: list[Hit] = []
     for start in range(0, len(keys), KEYS_PER_CALL):
         some = keys[start : start + KEYS_PER_CALL]
         young = {"ts": {"$gte": now - max_age_days * DAY}}
         where = {"$and": [{KEY: {"$in": some}}, young]}
-        hits += await store.items(PASSAGES_COLLECTION, where=where)
+        limit = len(some) * MAX_CHUNKS_PER_PAGE
+        hits += await store.items(PASSAGES_COLLECTION, where=where, limit=limit)
     by_url: dict[str, list[Hit]] = {}
     for hit in hits:
         by_url.setdefault(str(hit.metadata.get("url", "")), []).append(hit)
@@ -89,7 +100,8 @@ async def cited_pages(
         retrieved = group[0].metadata.get("retrieved") if group else None
         if not group or not valid_date(retrieved):
             continue
-        text = "\n\n".join(dict.fromkeys(hit.text for hit in group))
-        title = str(group[0].metadata.get("title", ""))
+        whole = "\n\n".join(dict.fromkeys(hit.text for hit in group))
+        text = limits.cut(whole, MAX_CITED_PAGE_CHARS)
+        title = limits.cut(str(group[0].metadata.get("title", "")), TITLE_CHARS)
         pages.append(RememberedPage(url, title, text, str(retrieved), similarity=0.0))
     return pages

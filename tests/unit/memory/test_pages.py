@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from deep_research.memory import Location, Store, open_store
+from deep_research.memory import Location, Store, open_store, pages
 from deep_research.memory.pages import cited_pages, remembered_pages
 from deep_research.memory.research import (
     DAY,
@@ -94,3 +94,17 @@ async def test_a_damaged_pages_entry_gives_no_page(store: Store) -> None:
     assert json.loads(str(stored.metadata[PAGES])) == []
     assert await cited_pages(store, ["https://example.org/never"], max_age_days=30) == []
     assert not await store.items(PASSAGES_COLLECTION)
+
+
+async def test_a_store_stuffed_under_one_page_gives_back_a_bounded_page(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A shared or damaged store is outside input: a page of a thousand chunks (or a huge
+    title) comes back cut, not whole."""
+    monkeypatch.setattr(pages, "MAX_CHUNKS_PER_PAGE", 5)
+    monkeypatch.setattr(pages, "MAX_CITED_PAGE_CHARS", 2_000)
+    huge = CitedPage(PAGE.url, "T" * 5_000, [f"Passage {n}. " + "word " * 100 for n in range(40)])
+    await remember(store, thread_id="t1", question=HEAT_PUMPS, report="# R", cited=[huge], now=NOW)
+    assert len(await store.items(PASSAGES_COLLECTION)) > 5, "the store holds more than allowed"
+    (page,) = await cited_pages(store, [PAGE.url] * 3, max_age_days=30, now=NOW)
+    assert len(page.text) <= 2_000 + 20 and len(page.title) <= pages.TITLE_CHARS + 20
