@@ -11,6 +11,7 @@ and then find the schema at its head; the app's own start then has nothing left 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import time
@@ -18,6 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from deep_research.errors import DeepResearchError
+from deep_research.text.secrets import redact
 
 if TYPE_CHECKING:
     import psycopg
@@ -47,18 +49,24 @@ def under_lock(dsn: str, work: Callable[[], None], wait: float = LOCK_WAIT) -> N
     instance that finds it held waits up to `wait` seconds, then `SchemaError`."""
     import psycopg
 
+    from deep_research.checkpoints.bounded import BoundedConnection
+
     try:
-        conn = psycopg.connect(dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+        conn = BoundedConnection.connect(dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
     except psycopg.Error as error:
         reason = _first_line(error)
         raise SchemaError(f"cannot reach the database to prepare it: {reason}") from None
     with conn:
-        _take(conn, wait)
+        try:
+            _take(conn, wait)
+        except psycopg.Error as error:  # a server gone silent, or gone
+            raise SchemaError(f"the database stopped answering: {_first_line(error)}") from None
         try:
             work()
         finally:
             # Closing the session frees the lock too; unlocking says so sooner.
-            conn.execute("SELECT pg_advisory_unlock(%s)", (LOCK_KEY,))
+            with contextlib.suppress(psycopg.Error):
+                conn.execute("SELECT pg_advisory_unlock(%s)", (LOCK_KEY,))
 
 
 def _take(conn: psycopg.Connection[Any], wait: float) -> None:
@@ -84,8 +92,12 @@ def prepare_aegra() -> None:
     from aegra_api.settings import settings
 
     def steps() -> None:
-        run_migrations_if_needed()
-        asyncio.run(_langgraph_tables(settings.db.database_url_sync))
+        try:
+            run_migrations_if_needed()
+            asyncio.run(_langgraph_tables(settings.db.database_url_sync))
+        except Exception as error:  # any failure here is the launch's, said in one line
+            reason = redact(_first_line(error))
+            raise SchemaError(f"preparing the database failed: {reason}") from None
 
     log.info("preparing the database schema (one instance at a time)")
     under_lock(settings.db.database_url_sync, steps)
@@ -95,13 +107,23 @@ async def _langgraph_tables(dsn: str) -> None:
     from aegra_api.config import load_store_config
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
     from langgraph.store.postgres.aio import AsyncPostgresStore
+    from psycopg.rows import dict_row
 
-    async with AsyncPostgresSaver.from_conn_string(dsn) as saver:
-        await saver.setup()
+    from deep_research.checkpoints.bounded import BoundedAsyncConnection
+
     config = load_store_config()
     index = config.get("index") if config else None
-    async with AsyncPostgresStore.from_conn_string(dsn, index=index) as store:
-        await store.setup()
+    # Every query bounded, as the checkpointer's are: a server gone silent is an error.
+    conn = await BoundedAsyncConnection.connect(
+        dsn,
+        autocommit=True,
+        prepare_threshold=0,
+        row_factory=dict_row,
+        connect_timeout=CONNECT_TIMEOUT,
+    )
+    async with conn:
+        await AsyncPostgresSaver(conn=conn).setup()  # type: ignore[arg-type]
+        await AsyncPostgresStore(conn=conn, index=index).setup()  # type: ignore[arg-type]
 
 
 def _first_line(error: Exception) -> str:

@@ -10,7 +10,9 @@ import time
 
 import pytest
 
+from deep_research.checkpoints import bounded
 from deep_research.server import schema
+from tests.support.fakes.stalling_server import StallingServer
 
 pytestmark = pytest.mark.slow  # a PostgreSQL cluster for the session
 
@@ -68,3 +70,15 @@ def test_a_database_that_cannot_be_reached_says_so_without_its_password() -> Non
 @pytest.mark.parametrize(("value", "wanted"), [("", True), ("true", True), ("False", False)])
 def test_an_operator_who_migrates_out_of_band_skips_it(value: str, wanted: bool) -> None:
     assert schema.wanted({schema.SKIP_VARIABLE: value}) is wanted
+
+
+def test_a_database_that_goes_silent_after_start_up_is_a_readable_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every query of the launcher's is bounded like the checkpointer's."""
+    monkeypatch.setattr(bounded, "QUERY_TIMEOUT", 0.5)
+    with StallingServer("postgres") as server:
+        dsn = f"postgresql://u:hunter2-secret@127.0.0.1:{server.port}/db"
+        with pytest.raises(schema.SchemaError, match="stopped answering: no answer") as raised:
+            schema.under_lock(dsn, lambda: None)
+    assert "hunter2-secret" not in str(raised.value)
