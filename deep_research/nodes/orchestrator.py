@@ -62,7 +62,8 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     if state.get("budget_note") and _affordable(state, context, model, ledger, reserve):
         update["budget_note"] = ""  # a bigger budget on resume: planning goes on
         state = {**state, "budget_note": ""}
-    progress.emit("orchestrator_turn", turn=turns, cap=context.max_orchestrator_turns)
+    if not edited:  # the edited plan's dispatch is the reviewed turn's, already announced
+        progress.emit("orchestrator_turn", turn=turns, cap=context.max_orchestrator_turns)
     if not edited and writes_report(state, context):
         return {**update, **await _report_turn(state, model, ledger, turns)}
     # Planning may not use what the report needs: it is held to what is left after it.

@@ -154,7 +154,7 @@ def review_plan(state: ResearchState, runtime: Runtime[Context]) -> dict[str, An
 def edited_plan(state: ResearchState, context: Context) -> list[str]:
     """The items of a plan the user replaced that run at the next turn: as many as a reply
     may research and searches are left (the rest stay pending todos); [] for any other turn."""
-    if not state.get("plan_edited"):
+    if not state.get("plan_edited") or state.get("budget_note"):  # the budget ended planning
         return []
     pending = [t["content"] for t in state.get("todos", []) if t["status"] != "completed"]
     limit = min(context.max_research_calls_per_reply, floor.searches_left(state, context))
