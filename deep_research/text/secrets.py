@@ -23,6 +23,7 @@ import logging
 import numbers
 import os
 import re
+import sys
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, unquote
@@ -190,7 +191,7 @@ def redact_log_records() -> None:
 
     def scrubbed_record(*args: Any, **kwargs: Any) -> logging.LogRecord:
         record = made(*args, **kwargs)
-        record.msg = _log_value(record.msg)
+        record.msg = _log_value(_event_traceback(record.msg))
         if isinstance(record.args, tuple | Mapping):
             record.args = _log_value(record.args)
         if record.exc_info and record.exc_info[0] is not None:
@@ -208,13 +209,33 @@ def redact_log_records() -> None:
     logging.setLogRecordFactory(scrubbed_record)
 
 
+def _event_traceback(msg: Any) -> Any:
+    """A structured event (structlog's dict) with its `exc_info` formatted now, while the
+    exception is at hand, into the `exception` text its renderers print, so it is scrubbed."""
+    if not isinstance(msg, Mapping) or not msg.get("exc_info"):
+        return msg
+    exc_info = msg["exc_info"]
+    if isinstance(exc_info, BaseException):
+        exc_info = (type(exc_info), exc_info, exc_info.__traceback__)
+    elif not isinstance(exc_info, tuple):
+        exc_info = sys.exc_info()
+    event = {key: value for key, value in msg.items() if key != "exc_info"}
+    if exc_info[0] is not None:
+        event["exception"] = logging.Formatter().formatException(exc_info).rstrip("\n")
+    return event
+
+
 class _ScrubbedFields(dict[str, Any]):
     """A log record's fields: each one added by key (as `Logger.makeRecord` adds `extra=`)
-    is scrubbed on its way in."""
+    is scrubbed on its way in. Only text and JSON-like data: an object passed this way is
+    for a formatter to use (structlog passes its logger), so it stays what it is."""
 
     def __setitem__(self, key: str, value: Any) -> None:
-        secret = SECRET_NAME.search(str(key)) and isinstance(value, str) and value
-        super().__setitem__(key, REDACTED if secret else _log_value(value))
+        if SECRET_NAME.search(str(key)) and isinstance(value, str) and value:
+            value = REDACTED
+        elif isinstance(value, str | Mapping) or type(value) in (tuple, list):
+            value = _log_value(value)
+        super().__setitem__(key, value)
 
 
 def _log_value(value: Any) -> Any:

@@ -165,7 +165,9 @@ def test_objects_tracebacks_and_extra_fields_are_scrubbed_too(
             raise ValueError("refused key-0123456789abcdef")
         except ValueError:
             logger.exception("call failed")
-        logger.info("done", extra={"url": "/r?token=t1", "password": "pw", "n": 3})
+            logger.error({"event": "failed", "exc_info": True})  # as structlog passes one
+        kept = URL("for a formatter")
+        logger.info("done", extra={"url": "/r?token=t1", "password": "pw", "n": 3, "o": kept})
     finally:
         logging.setLogRecordFactory(before)
         logger.removeHandler(handler)
@@ -173,8 +175,12 @@ def test_objects_tracebacks_and_extra_fields_are_scrubbed_too(
     shown = logging.Formatter().format(seen[1])
     assert "ValueError: refused" in shown and "0123456789abcdef" not in shown
     assert seen[1].exc_info is None
-    assert [seen[2].__dict__[k] for k in ("url", "password", "n")] == [
+    event = seen[2].msg
+    assert "exc_info" not in event and "0123456789abcdef" not in event["exception"]
+    assert event["exception"].endswith(f"ValueError: refused {REDACTED}")
+    assert [seen[3].__dict__[k] for k in ("url", "password", "n", "o")] == [
         f"/r?token={REDACTED}",
         REDACTED,
         3,
+        kept,
     ]
