@@ -48,16 +48,17 @@ MIN_SECRET_CHARS = 6
 # A URL query's parameter (`?token=`, `&api_key=`, `;X-Amz-Signature=`): its value is replaced
 # when one of the name's words, or the whole name, is a credential's; matched whole, so
 # `?keywords=`, `?author=` and `?design=` keep theirs. Names are decoded first (`t%6Fken`).
-QUERY_PARAMETER = re.compile(r"([?&;])([^=&;#\s\"'<>]+)=([^&;#\s\"'<>]+)")
+QUERY_PARAMETER = re.compile(r"([?&;])([^=?&;#\s\"'<>]+)=([^&;#\s\"'<>]+)")
 CREDENTIAL_WORDS = frozenset(
     "token key secret password passwd pwd passphrase auth authorization credential credentials"
     " sig signature apikey accesstoken authtoken refreshtoken clientsecret".split()
 )
 NAME_WORD = re.compile(r"[^a-z0-9]+")
 CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-# A run of URL text with percent escapes: decoded before matching, as a client may send a
-# secret escaped in any case (`%2f`, `%2F`) and a server logs what it was sent.
-PERCENT_RUN = re.compile(r"[^\s\"'<>]*%[0-9A-Fa-f]{2}[^\s\"'<>]*")
+# A run of URL text: one with percent escapes is decoded before matching, as a client may
+# send a secret escaped in any case (`%2f`, `%2F`) and a server logs what it was sent.
+URL_RUN = re.compile(r"[^\s\"'<>]+")
+PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 # A URL's password in any environment variable (DEEP_RESEARCH_CHECKPOINTS=postgresql://u:p@…):
 # scrubbed by value too, so a driver's text that quotes it without the URL around is clean.
 URL_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:([^/@\s]+)@")
@@ -88,7 +89,7 @@ class Redactor:
 
     def text(self, value: str) -> str:
         if "%" in value:
-            value = PERCENT_RUN.sub(self._decoded_if_secret, value)
+            value = URL_RUN.sub(self._decoded_if_secret, value)
         for secret in self._values:
             value = value.replace(secret, self._marker)
         return SECRET_SHAPES.sub(self._replace_shape, value)
@@ -109,6 +110,8 @@ class Redactor:
         return self.text(str(data))
 
     def _decoded_if_secret(self, match: re.Match[str]) -> str:
+        if not PERCENT_ESCAPE.search(match.group(0)):
+            return match.group(0)
         decoded = unquote(match.group(0))
         return decoded if any(secret in decoded for secret in self._values) else match.group(0)
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+import time
 
 import pytest
 
 from deep_research.text.secrets import (
     REDACTED,
     Redactor,
+    redact,
     redact_log_records,
     without,
     without_query_secrets,
@@ -184,3 +186,10 @@ def test_objects_tracebacks_and_extra_fields_are_scrubbed_too(
         3,
         kept,
     ]
+
+
+@pytest.mark.parametrize("text", ["?" * 400_000, "?a" * 200_000, "%" * 400_000])
+def test_a_hostile_line_is_scrubbed_in_linear_time(text: str) -> None:
+    started = time.perf_counter()
+    assert redact(without_query_secrets(text)) == text
+    assert time.perf_counter() - started < 5  # quadratic, it took minutes
