@@ -109,7 +109,7 @@ def export(
         if out is None:
             raise ExportError("give out=PATH: a report passed as text has no file to sit beside")
     data = render(markdown, to, info)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    out.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     # 0600 like the report beside it: what it says is the user's only (umask can only narrow).
     fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with open(fd, "wb") as file:
