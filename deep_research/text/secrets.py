@@ -51,7 +51,7 @@ MIN_SECRET_CHARS = 6
 QUERY_PARAMETER = re.compile(r"([?&;])([^=?&;#\s\"'<>]+)=([^&;#\s\"'<>]+)")
 CREDENTIAL_WORDS = frozenset(
     "token key secret password passwd pwd passphrase auth authorization credential credentials"
-    " sig signature apikey accesstoken authtoken refreshtoken clientsecret".split()
+    " sig signature apikey accesstoken authtoken refreshtoken clientsecret jwt sessionid".split()
 )
 NAME_WORD = re.compile(r"[^a-z0-9]+")
 CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")

@@ -127,6 +127,7 @@ def test_every_log_record_is_scrubbed_before_a_handler_sees_it(
         ("/s?client-secret=a", False),
         ("/s?apikey=a", False),
         ("/s?sig=a", False),
+        ("/s?sessionId=a", False),
     ],
 )
 def test_query_names_are_matched_whole_and_decoded(text: str, kept: bool) -> None:
