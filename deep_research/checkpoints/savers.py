@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deep_research.checkpoints.postgres import CONNECT_TIMEOUT, unreachable
-from deep_research.checkpoints.target import Target, target_from
-from deep_research.config.private import private_directory
+from deep_research.checkpoints.target import DEFAULT_SQLITE, Target, target_from
+from deep_research.config.private import folder_for_file, private_directory, private_file
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -37,7 +37,13 @@ async def open_checkpointer(
     if target.dsn is None:
         from deep_research.checkpoints.sqlite import open_sqlite
 
-        private_directory(target.sqlite.parent)  # checkpointed runs: the user's only
+        # Checkpointed runs are the user's only: `.deep_research/` is the agent's own and is
+        # closed; a folder the user named for the file is only said when open to others.
+        if target.sqlite.parent.name == DEFAULT_SQLITE.parent.name:
+            private_directory(target.sqlite.parent)
+        else:
+            folder_for_file(target.sqlite)
+        private_file(target.sqlite)
         async with open_sqlite(target.sqlite) as saver:
             yield saver
         return

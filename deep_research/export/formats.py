@@ -9,6 +9,7 @@ the rendering runs in a child process bounded in time and memory (`bounded`).
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Literal, get_args
@@ -108,8 +109,11 @@ def export(
         if out is None:
             raise ExportError("give out=PATH: a report passed as text has no file to sit beside")
     data = render(markdown, to, info)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(data)
+    out.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    # 0600 like the report beside it: what it says is the user's only (umask can only narrow).
+    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with open(fd, "wb") as file:
+        file.write(data)
     return out
 
 

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import functools
 import logging
+import numbers
 import os
 import re
+import sys
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, unquote
@@ -43,12 +45,20 @@ SECRET_SHAPES = re.compile(
 # Below this length a value is replaced only where it stands as the secret (`without`):
 # "x" or "exp" replaced wherever it occurs would shred ordinary words ("ex[REDACTED]ired").
 MIN_SECRET_CHARS = 6
-# A URL query's parameter named like a credential (`?token=`, `&api_key=`, `access_token=`):
-# its value, as a client may send one where it does not belong and a server logs URLs.
-QUERY_SECRET = re.compile(
-    r"(?i)([?&;][^=&;#\s\"'<>]*?(?:token|key|secret|passw(?:or)?d|pwd|auth|credential|sig)"
-    r"[^=&;#\s\"'<>]*=)[^&;#\s\"'<>]+"
+# A URL query's parameter (`?token=`, `&api_key=`, `;X-Amz-Signature=`): its value is replaced
+# when one of the name's words, or the whole name, is a credential's; matched whole, so
+# `?keywords=`, `?author=` and `?design=` keep theirs. Names are decoded first (`t%6Fken`).
+QUERY_PARAMETER = re.compile(r"([?&;])([^=?&;#\s\"'<>]+)=([^&;#\s\"'<>]+)")
+CREDENTIAL_WORDS = frozenset(
+    "token key secret password passwd pwd passphrase auth authorization credential credentials"
+    " sig signature apikey accesstoken authtoken refreshtoken clientsecret jwt sessionid".split()
 )
+NAME_WORD = re.compile(r"[^a-z0-9]+")
+CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+# A run of URL text: one with percent escapes is decoded before matching, as a client may
+# send a secret escaped in any case (`%2f`, `%2F`) and a server logs what it was sent.
+URL_RUN = re.compile(r"[^\s\"'<>]+")
+PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 # A URL's password in any environment variable (DEEP_RESEARCH_CHECKPOINTS=postgresql://u:p@…):
 # scrubbed by value too, so a driver's text that quotes it without the URL around is clean.
 URL_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:([^/@\s]+)@")
@@ -78,6 +88,8 @@ class Redactor:
         self._marker = marker
 
     def text(self, value: str) -> str:
+        if "%" in value:
+            value = URL_RUN.sub(self._decoded_if_secret, value)
         for secret in self._values:
             value = value.replace(secret, self._marker)
         return SECRET_SHAPES.sub(self._replace_shape, value)
@@ -96,6 +108,12 @@ class Redactor:
             return data
         # Anything else (an exception, a path) is written as text: scrub that text.
         return self.text(str(data))
+
+    def _decoded_if_secret(self, match: re.Match[str]) -> str:
+        if not PERCENT_ESCAPE.search(match.group(0)):
+            return match.group(0)
+        decoded = unquote(match.group(0))
+        return decoded if any(secret in decoded for secret in self._values) else match.group(0)
 
     def _replace_shape(self, match: re.Match[str]) -> str:
         scheme = match.group(0).split(maxsplit=1)[0]
@@ -149,41 +167,97 @@ def scrub(data: Any) -> Any:
 
 def without_query_secrets(text: str) -> str:
     """`text` with the value of every URL query parameter named like a credential replaced."""
-    return QUERY_SECRET.sub(rf"\1{REDACTED}", text)
+    return QUERY_PARAMETER.sub(_query_parameter, text) if "=" in text else text
+
+
+def _query_parameter(match: re.Match[str]) -> str:
+    lead, name, _ = match.groups()
+    return f"{lead}{name}={REDACTED}" if credential_name(unquote(name)) else match.group(0)
+
+
+def credential_name(name: str) -> bool:
+    """Whether a parameter's name says its value is a credential: the whole name, or one of
+    its words (`Access_Token`, `x-api-key`, `accessToken`), is a credential's."""
+    words = NAME_WORD.split(CAMEL.sub("_", name).lower())
+    return any(word in CREDENTIAL_WORDS for word in (*words, "".join(words)))
 
 
 def redact_log_records() -> None:
-    """Scrub every log record from now on, before any handler sees it: its message and
-    arguments (an access log's URL, a structured event's fields) lose the environment's
-    secrets, key shapes and credential-named query values. A record factory, not a
-    handler's filter, so a server that configures its own logging later is covered too."""
+    """Scrub every log record from now on, before any handler sees it: its message, its
+    arguments (an access log's URL object, a structured event's fields), its traceback and
+    its `extra=` fields lose the environment's secrets, key shapes and credential-named query
+    values. A record factory, not a handler's filter, so a server that configures its own
+    logging later is covered too."""
     made = logging.getLogRecordFactory()
     if getattr(made, "redacts", False):
         return
 
     def scrubbed_record(*args: Any, **kwargs: Any) -> logging.LogRecord:
         record = made(*args, **kwargs)
-        record.msg = _log_value(record.msg)
+        record.msg = _log_value(_event_traceback(record.msg))
         if isinstance(record.args, tuple | Mapping):
             record.args = _log_value(record.args)
+        if record.exc_info and record.exc_info[0] is not None:
+            # Formatted now and scrubbed, and the exception let go, so no handler formats
+            # it again from the frames (a handler prints `exc_text` when `exc_info` is gone).
+            text = record.exc_text or logging.Formatter().formatException(record.exc_info)
+            record.exc_text, record.exc_info = _log_value(text), None
+        if record.stack_info:
+            record.stack_info = _log_value(record.stack_info)
+        # `extra=` fields are put in the record's __dict__ after the factory returns.
+        record.__dict__ = _ScrubbedFields(record.__dict__)
         return record
 
     scrubbed_record.redacts = True  # type: ignore[attr-defined]
     logging.setLogRecordFactory(scrubbed_record)
 
 
+def _event_traceback(msg: Any) -> Any:
+    """A structured event (structlog's dict) with its `exc_info` formatted now, while the
+    exception is at hand, into the `exception` text its renderers print, so it is scrubbed."""
+    if not isinstance(msg, Mapping) or not msg.get("exc_info"):
+        return msg
+    exc_info = msg["exc_info"]
+    if isinstance(exc_info, BaseException):
+        exc_info = (type(exc_info), exc_info, exc_info.__traceback__)
+    elif not isinstance(exc_info, tuple):
+        exc_info = sys.exc_info()
+    event = {key: value for key, value in msg.items() if key != "exc_info"}
+    if exc_info[0] is not None:
+        event["exception"] = logging.Formatter().formatException(exc_info).rstrip("\n")
+    return event
+
+
+class _ScrubbedFields(dict[str, Any]):
+    """A log record's fields: each one added by key (as `Logger.makeRecord` adds `extra=`)
+    is scrubbed on its way in. Only text and JSON-like data: an object passed this way is
+    for a formatter to use (structlog passes its logger), so it stays what it is."""
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if SECRET_NAME.search(str(key)) and isinstance(value, str) and value:
+            value = REDACTED
+        elif isinstance(value, str | Mapping) or type(value) in (tuple, list):
+            value = _log_value(value)
+        super().__setitem__(key, value)
+
+
 def _log_value(value: Any) -> Any:
     """A log record's message or argument scrubbed, its shape kept: `%d` still gets a number,
-    and a structured event's `exc_info` stays what its formatter expects."""
+    and a structured event's `exc_info` stays what its formatter expects. Any other object
+    (an `httpx.URL`, an exception) becomes its scrubbed text, as `%s` would print it."""
     if isinstance(value, str):
         return redact(without_query_secrets(value))
+    if value is None or isinstance(value, numbers.Number):  # `%d` and `%.2f` still work
+        return value
     if isinstance(value, Mapping):
         return {
-            key: REDACTED
+            key: item
+            if key == "exc_info"
+            else REDACTED
             if SECRET_NAME.search(str(key)) and isinstance(item, str) and item
             else _log_value(item)
             for key, item in value.items()
         }
     if type(value) in (tuple, list):  # not a named tuple: its fields are positional
         return type(value)(_log_value(item) for item in value)
-    return value
+    return _log_value(str(value))

@@ -4,7 +4,10 @@ compose file runs that same launcher with the variables the page names."""
 
 from __future__ import annotations
 
+import re
 import shlex
+
+import yaml
 
 from tests.support.readme import REPO, block_after
 
@@ -59,7 +62,7 @@ def test_the_recipe_asks_every_client_of_redis_and_chroma_for_a_secret() -> None
     recipe = PAGE.split("## One PostgreSQL, one Redis, one Chroma server")[1].split("## ")[0]
     compose = (REPO / "deploy" / "compose.yaml").read_text(encoding="utf-8")
     assert "--protected-mode no" not in recipe + compose
-    assert "requirepass" in recipe and "--requirepass" in compose
+    assert "requirepass" in recipe and "requirepass" in compose
     assert "chroma run" not in recipe.split("```")[1]  # its server takes no credentials
     for text in (recipe, compose):
         assert "CHROMA_SERVER_AUTHN_PROVIDER" in text
@@ -68,3 +71,22 @@ def test_the_recipe_asks_every_client_of_redis_and_chroma_for_a_secret() -> None
     instances = PAGE.split("## N instances on M machines")[1].split("```")[1]
     assert "redis://:REDIS_PASSWORD@" in instances and "CHROMA_TOKEN=" in instances
     assert "REDIS_PASSWORD}@redis" in compose and "CHROMA_TOKEN:" in compose
+
+
+SECRETS = ("POSTGRES_PASSWORD", "REDIS_PASSWORD", "CHROMA_TOKEN", "DEEP_RESEARCH_SERVER_TOKEN")
+
+
+def test_the_compose_file_requires_every_secret_and_puts_none_on_a_command_line() -> None:
+    text = (REPO / "deploy" / "compose.yaml").read_text(encoding="utf-8")
+    services = yaml.safe_load(text)["services"]  # what `docker compose` parses
+    for name in SECRETS:
+        assert f"${{{name}:?" in text, f"{name} is not required"
+        assert not re.search(rf"\$\{{{name}:?-", text), f"{name} has a default"
+    for service in services.values():
+        for key in ("command", "entrypoint"):
+            value = service.get(key) or ""
+            line = " ".join(value) if isinstance(value, list) else value
+            # `$$NAME` is the container's shell reading its environment, not compose's value
+            assert "--requirepass" not in line
+            for name in SECRETS:
+                assert not re.search(rf"(?<!\$)\$\{{?{name}", line), line

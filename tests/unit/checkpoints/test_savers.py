@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -74,3 +76,26 @@ async def test_the_checkpoint_folder_is_the_users_only(tmp_path: Path) -> None:
     async with open_checkpointer(sqlite=folder / "checkpoints.sqlite"):
         pass
     assert folder.stat().st_mode & 0o777 == 0o700
+
+
+async def test_a_folder_the_user_named_is_left_as_it_is_and_said(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    theirs = tmp_path / "work"  # the working directory of `sqlite="runs.sqlite"`, or $HOME
+    theirs.mkdir()
+    theirs.chmod(0o755)
+    notes = theirs / "notes.txt"
+    notes.write_text("")
+    notes.chmod(0o644)
+    old = os.umask(0o022)
+    try:
+        async with open_checkpointer(sqlite=theirs / "runs.sqlite"):
+            pass
+    finally:
+        os.umask(old)
+    assert [mode(p) for p in (theirs, notes, theirs / "runs.sqlite")] == [0o755, 0o644, 0o600]
+    assert "open to other users" in caplog.text
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)

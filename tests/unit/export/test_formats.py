@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -33,6 +35,18 @@ def test_a_report_file_is_exported_beside_itself(tmp_path: Path) -> None:
     assert f"<title>{QUESTION}</title>" in out.read_text(encoding="utf-8")
     chosen = export(report, "pdf", out=tmp_path / "sub" / "r.pdf")
     assert chosen.read_bytes().startswith(b"%PDF-")
+
+
+def test_an_export_is_its_users_only_like_the_report(tmp_path: Path) -> None:
+    old = os.umask(0o022)  # the usual umask, which would make it 0644
+    try:
+        out = export("# Report", "html", out=tmp_path / "new" / "r.html")
+        again = export("# Report\n\nMore.", "html", out=out)  # written over, whole
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    assert stat.S_IMODE(out.parent.stat().st_mode) == 0o700
+    assert "More." in again.read_text(encoding="utf-8")
 
 
 def test_text_needs_somewhere_to_go(tmp_path: Path) -> None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+import time
 
 import pytest
 
 from deep_research.text.secrets import (
     REDACTED,
     Redactor,
+    redact,
     redact_log_records,
     without,
     without_query_secrets,
@@ -112,3 +114,83 @@ def test_every_log_record_is_scrubbed_before_a_handler_sees_it(
     assert seen[1].msg == {"event": "x", "http": {"url": f"/r?key={REDACTED}"}}
     assert seen[2].getMessage() == f"sent {{'Authorization': '{REDACTED}', 'n': 3}}"
     assert logging.getLogRecordFactory() is before
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("/s?keywords=a&author=b&design=c&monkey=d&tokens_used=3", True),
+        ("/s?token=a", False),
+        ("/s?t%6Fken=a", False),
+        ("/s?X-Amz-Signature=a", False),
+        ("/s?accessToken=a", False),
+        ("/s?client-secret=a", False),
+        ("/s?apikey=a", False),
+        ("/s?sig=a", False),
+        ("/s?sessionId=a", False),
+    ],
+)
+def test_query_names_are_matched_whole_and_decoded(text: str, kept: bool) -> None:
+    assert (without_query_secrets(text) == text) is kept
+
+
+def test_a_secret_percent_encoded_in_any_case_is_scrubbed() -> None:
+    redact = Redactor({"DEEP_RESEARCH_SERVER_TOKEN": "a/b=c-0123456789"})
+    assert redact.text("/x?t=a%2fb%3dc-0123456789 ok") == f"/x?t={REDACTED} ok"
+    assert redact.text("/x?q=100%25 ok") == "/x?q=100%25 ok"
+
+
+class URL:
+    """An object logged as an argument, as httpx logs its `URL`."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def test_objects_tracebacks_and_extra_fields_are_scrubbed_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("LLM_API_KEY", "key-0123456789abcdef")
+    before = logging.getLogRecordFactory()
+    seen: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = seen.append  # type: ignore[method-assign]
+    logger = logging.getLogger("test.secrets.objects")
+    logger.addHandler(handler)
+    monkeypatch.setattr(logger, "level", logging.INFO)
+    try:
+        redact_log_records()
+        logger.info("HTTP Request: %s %r %d", URL("https://u:pass-word@h/v1?key=k1"), 2.5, 7)
+        try:
+            raise ValueError("refused key-0123456789abcdef")
+        except ValueError:
+            logger.exception("call failed")
+            logger.error({"event": "failed", "exc_info": True})  # as structlog passes one
+        kept = URL("for a formatter")
+        logger.info("done", extra={"url": "/r?token=t1", "password": "pw", "n": 3, "o": kept})
+    finally:
+        logging.setLogRecordFactory(before)
+        logger.removeHandler(handler)
+    assert seen[0].getMessage() == f"HTTP Request: https://{REDACTED}@h/v1?key={REDACTED} 2.5 7"
+    shown = logging.Formatter().format(seen[1])
+    assert "ValueError: refused" in shown and "0123456789abcdef" not in shown
+    assert seen[1].exc_info is None
+    event = seen[2].msg
+    assert "exc_info" not in event and "0123456789abcdef" not in event["exception"]
+    assert event["exception"].endswith(f"ValueError: refused {REDACTED}")
+    assert [seen[3].__dict__[k] for k in ("url", "password", "n", "o")] == [
+        f"/r?token={REDACTED}",
+        REDACTED,
+        3,
+        kept,
+    ]
+
+
+@pytest.mark.parametrize("text", ["?" * 400_000, "?a" * 200_000, "%" * 400_000])
+def test_a_hostile_line_is_scrubbed_in_linear_time(text: str) -> None:
+    started = time.perf_counter()
+    assert redact(without_query_secrets(text)) == text
+    assert time.perf_counter() - started < 5  # quadratic, it took minutes
