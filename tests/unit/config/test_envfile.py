@@ -119,3 +119,19 @@ def test_an_unreadable_users_env_is_not_counted_as_read(fresh: Path, user_env: P
 
 def test_a_variable_never_in_a_file_is_named_as_the_environments(fresh: Path) -> None:
     assert envfile.source_of("LLM_TIMEOUT") == "environment variable LLM_TIMEOUT"
+
+
+@pytest.mark.parametrize("config_home", [None, "", "  ", "/tmp/xdg-elsewhere"])
+def test_the_users_env_is_where_platformdirs_says(
+    config_home: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Worked out without platformdirs on Linux (for a fast `--help`), the same path."""
+    import platformdirs
+
+    if config_home is None:
+        monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_CONFIG_HOME", config_home)
+    expected = platformdirs.user_config_path(envfile.APP_NAME) / ".env"
+    assert envfile.user_env_path() == expected
+
