@@ -134,4 +134,3 @@ def test_the_users_env_is_where_platformdirs_says(
         monkeypatch.setenv("XDG_CONFIG_HOME", config_home)
     expected = platformdirs.user_config_path(envfile.APP_NAME) / ".env"
     assert envfile.user_env_path() == expected
-
