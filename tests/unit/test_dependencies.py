@@ -15,7 +15,7 @@ import re
 import sys
 import tomllib
 from functools import cache
-from importlib.metadata import distribution, packages_distributions
+from importlib.metadata import PackageNotFoundError, distribution, packages_distributions
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -178,3 +178,47 @@ def test_a_library_reached_into_has_an_upper_bound_wherever_it_is_named() -> Non
         if _name(requirement) == name and "<" not in requirement
     ]
     assert unbounded == []
+
+
+def test_what_the_keepers_chroma_app_imports_comes_with_a_users_install() -> None:
+    """memory/keeper.py serves `chromadb.server.fastapi`; chromadb lists some of what that
+    app imports (FastAPI) only in its dev extra, so a user's install must bring it itself."""
+    spec = importlib.util.find_spec("chromadb.server.fastapi")
+    assert spec is not None and spec.origin
+    tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    tops = {
+        alias.name.partition(".")[0]
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Import)
+        for alias in n.names
+    }
+    tops |= {
+        n.module.partition(".")[0]
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom) and n.module and not n.level
+    }
+    brought = _installed_with({_name(r) for r in _project()[""]})
+    # A namespace package (`opentelemetry`) has several owners: one brought is enough.
+    missing = {
+        top: owners
+        for top in tops - set(sys.stdlib_module_names)
+        if (owners := {_canonical(o) for o in _owners().get(top, [])}) and not owners & brought
+    }
+    assert missing == {}, "imported by the keeper's app, in no user's install"
+
+
+def _installed_with(names: set[str]) -> set[str]:
+    """`names` and everything they require, extras aside (what a user's install brings)."""
+    seen: set[str] = set()
+    todo = list(names)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            requires = distribution(name).requires or []
+        except PackageNotFoundError:
+            continue
+        todo += [_name(r) for r in requires if "extra ==" not in r]
+    return seen
