@@ -44,11 +44,9 @@ class BoundedConnection(psycopg.Connection[Any]):
         try:
             return super().wait(gen, interval, limit)
         except psycopg.OperationalError:
-            if time.monotonic() - started < limit:
+            if (silence := _went_silent(self, started, limit)) is None:
                 raise
-            self.pgconn.finish()
-            self.silence = _no_answer(limit)
-            raise self.silence from None
+            raise silence from None
 
 
 class BoundedAsyncConnection(psycopg.AsyncConnection[Any]):
@@ -66,16 +64,26 @@ class BoundedAsyncConnection(psycopg.AsyncConnection[Any]):
         try:
             return await super().wait(gen, interval, limit)
         except psycopg.OperationalError:
-            if time.monotonic() - started < limit:
+            if (silence := _went_silent(self, started, limit)) is None:
                 raise
-            self.pgconn.finish()
-            self.silence = _no_answer(limit)
-            raise self.silence from None
+            raise silence from None
 
 
 def _deadline(asked: float | None, own: float | None) -> float:
     """The shortest of psycopg's own wait (a cancel's), the connection's, `QUERY_TIMEOUT`."""
     return min(x for x in (asked, own, QUERY_TIMEOUT) if x is not None)
+
+
+def _went_silent(
+    conn: BoundedConnection | BoundedAsyncConnection, started: float, limit: float
+) -> NoAnswerError | None:
+    """The error for a wait that ran to `limit` (the connection, in an unknown state, is
+    closed and remembers it), or None for an error of another kind."""
+    if time.monotonic() - started < limit:
+        return None
+    conn.pgconn.finish()
+    conn.silence = _no_answer(limit)
+    return conn.silence
 
 
 def _no_answer(seconds: float) -> NoAnswerError:
