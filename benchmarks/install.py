@@ -12,7 +12,8 @@ included in the time); by default pip's cache is used as a user's second install
 Also reports whether torch, transformers, sentence-transformers, scipy or scikit-learn
 came in (none should) and the largest packages. `--smoke` then installs the model's files
 as the README's offline line does and, in that venv, runs the CLI's help, imports the graph
-and embeds one text (CI runs it for each Python the README names: `.ci/pythons`). Needs the
+and embeds one text, and has `library add` start the memory's keeper (its Chroma server)
+and `memory stop` stop it (CI runs it for each Python the README names: `.ci/pythons`). Needs the
 package registry; not a test.
 """
 
@@ -70,8 +71,11 @@ def measure(python: str, extra: str | None, no_cache: bool, smoke: bool) -> dict
             run = {"cwd": tmp, "env": env, "check": True, "stdout": subprocess.DEVNULL}
             subprocess.run([str(venv / "bin" / "deep-research"), "--help"], **run)
             subprocess.run([str(venv / "bin" / "python"), "-c", SMOKE], **run)
+            _smoke_keeper(venv, Path(tmp), env)
         return {
-            "smoke": "installed, imported, embedded; no torch" if smoke else "not run",
+            "smoke": "installed, imported, embedded, memory served; no torch"
+            if smoke
+            else "not run",
             "python": python,
             "install": f"pip install -e {target!r}" if extra else "pip install -e .",
             "seconds": round(seconds, 1),
@@ -81,6 +85,34 @@ def measure(python: str, extra: str | None, no_cache: bool, smoke: bool) -> dict
             "largest_mib": {name: round(size / MIB) for name, size in sizes[:8]},
             "conditions": conditions(python, no_cache, env, pip),
         }
+
+
+def _smoke_keeper(venv: Path, tmp: Path, env: dict[str, str]) -> None:
+    """`library add` in a fresh home starts the memory's keeper (its Chroma server, in the
+    user's install: a dependency it imports and the install lacks fails here), then
+    `memory stop` must find it running."""
+    home, note = tmp / "home", tmp / "note.txt"
+    home.mkdir()
+    note.write_text("Heat pumps keep working in cold climates.\n")
+    cli, run_env = str(venv / "bin" / "deep-research"), {**env, "HOME": str(home)}
+    for name in ("MEMORY_DIR", "XDG_DATA_HOME", "MEMORY_SHARE", "CHROMA_HOST"):
+        run_env.pop(name, None)
+    added = subprocess.run(
+        [cli, "library", "add", str(note)],
+        cwd=tmp,
+        env=run_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    stopped = subprocess.run(
+        [cli, "memory", "stop"], cwd=tmp, env=run_env, capture_output=True, text=True, timeout=120
+    )
+    if added.returncode or "Stopped the memory server" not in stopped.stdout:
+        raise SystemExit(
+            f"the memory keeper did not run:\n{added.stdout}{added.stderr}"
+            f"{stopped.stdout}{stopped.stderr}"
+        )
 
 
 def conditions(python: str, no_cache: bool, env: dict[str, str], pip: list[str]) -> str:
