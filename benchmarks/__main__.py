@@ -75,6 +75,14 @@ def markdown(results: dict[str, Any]) -> str:
             f"{g['after']} → {g['before']}: {g['cause']}"
             for c, g in gaps
         ]
+    lines += ["", 'Checkpoint writes (SQLite, durability "sync", as the CLI runs):', ""]
+    for c in results["cases"]:
+        w = c["checkpoints"]
+        lines.append(
+            f"- {c['profile']} K={c['k']}: {w['steps']} steps, {w['task_writes']} task writes, "
+            f"{w['seconds']:.2f} s in all ({w['ms_per_step'] or 0:.1f} ms a step, "
+            f"{w['share_of_wall'] or 0:.1%} of the wall time)"
+        )
     s = results["startup"]
     scaled = sorted({c["profile"] for c in results["cases"] if c["time_scale"] != 1})
     lines += [

@@ -116,6 +116,22 @@ def efficiency(calls: list[dict[str, Any]]) -> float:
     return round(sum(spans) / (len(lanes) * phase), 3) if phase > 0 else 1.0
 
 
+def checkpoint_cost(activities: list[list[Any]], wall: float) -> dict[str, Any]:
+    """What the SQLite checkpointer's writes cost the run: one checkpoint a step, and each
+    task's writes (durability "sync": the step waits for them). Seconds are summed over
+    writes, so writes that overlapped (researchers in parallel) count each."""
+    steps = [end - start for kind, start, end in activities if kind == "checkpoint"]
+    writes = [end - start for kind, start, end in activities if kind == "checkpoint writes"]
+    seconds = sum(steps) + sum(writes)
+    return {
+        "steps": len(steps),
+        "task_writes": len(writes),
+        "seconds": round(seconds, 3),
+        "ms_per_step": round(1000 * seconds / len(steps), 2) if steps else None,
+        "share_of_wall": round(seconds / wall, 4) if wall else None,
+    }
+
+
 def summarise(case: dict[str, Any], parallel: bool, time_scale: float) -> dict[str, Any]:
     calls, start = case["calls"], case["run_started"]
     path = chain(calls, parallel)
@@ -151,5 +167,6 @@ def summarise(case: dict[str, Any], parallel: bool, time_scale: float) -> dict[s
             default=0.0,
         ),
         "parallel_efficiency": efficiency(calls),
+        "checkpoints": checkpoint_cost(case["activities"], wall),
         "peak_rss_mb": round(case["peak_rss_mb"]),
     }

@@ -56,6 +56,10 @@ def test_the_readme_quick_benchmark_runs_and_reports_every_number() -> None:
     assert 0 < case["report_s"] <= case["wall_s"], "the report comes out before the run ends"
     assert 0 < case["parallel_efficiency"] <= 1
     assert all({"after", "before", "seconds", "cause"} <= set(g) for g in case["idle_gaps"])
+    # The CLI's checkpointer, as durable: every step's checkpoint written, and timed.
+    writes = case["checkpoints"]
+    assert writes["steps"] > case["model_calls"] and writes["task_writes"] >= writes["steps"]
+    assert 0 < writes["seconds"] and 0 < writes["share_of_wall"] < 1, writes
     startup = results["startup"]
     assert 0 < startup["help_over_import"] < 1, "--help imports no graph"
     # The listings read Chroma's catalogue: cheaper than the graph, and than an add, which
