@@ -100,6 +100,7 @@ class MiniLM(Embeddings):
         return future
 
     def _serve(self, requests: queue.SimpleQueue[_Request]) -> None:
+        _one_blas_thread()
         later: deque[_Request] = deque()  # background requests, taken when none else waits
         while True:
             waiting: list[_Request] = []
@@ -172,3 +173,21 @@ def _renew_lock(reference: weakref.ref[MiniLM]) -> None:
     model = reference()
     if model is not None:
         model._lock = threading.Lock()
+
+
+# The variables a user sets to choose BLAS's threads; one of them set is left as it is.
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _one_blas_thread() -> None:
+    """BLAS computes on the model's thread alone (a process-wide setting of the BLAS
+    library, made once the thread starts). Its default, a thread a core that spins while it
+    waits, fights whatever else keeps the cores busy (a local model server, other
+    researchers' page extraction): `python -m benchmarks.embedding --busy 2` measured 0.59x
+    the wall time and 0.25x the CPU time of two BLAS threads (docs/speed.md). A user who set
+    one of BLAS_THREAD_VARIABLES keeps that choice."""
+    if any(os.environ.get(name) for name in BLAS_THREAD_VARIABLES):
+        return
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")

@@ -98,3 +98,21 @@ def test_the_real_model_benchmark_times_every_call_it_logged() -> None:
         assert call["generate_s"] + call["prompt_s"] <= call["seconds"] + 1, call
     assert result["largest_prompt"] == max(c["tokens_in"] for c in result["calls"])
     assert "| role | calls |" in real_markdown(result)
+
+
+def test_the_blas_threads_benchmark_compares_both_ways_in_fresh_processes() -> None:
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.embedding", "--texts", "4", "--busy", "1", "--json"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=BENCHMARK_TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(done.stdout)
+    assert results["cores"] == os.cpu_count()
+    for way in ("one_thread", "thread_a_core"):
+        assert results[way]["wall"] > 0 and results[way]["cpu"] > 0, results

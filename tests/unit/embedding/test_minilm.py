@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from deep_research.embedding.encoder import CHARS_PER_TOKEN
+from deep_research.embedding.minilm import BLAS_THREAD_VARIABLES as MINILM_BLAS_VARIABLES
 from deep_research.embedding.minilm import MiniLM
 from deep_research.embedding.weights import mapped_tensors
 from tests.support import minilm_reference
@@ -325,3 +326,31 @@ def test_characters_the_tokenizer_drops_never_hide_the_text_after_them(
     assert np.abs(np.asarray(ours.embed_query(hidden)) - ours.embed_query(words)).max() < 1e-5
     other = invisible * 40_000 + " tax law in Peru"  # the same first 32,768 characters
     assert np.dot(ours.embed_query(other), ours.embed_query(hidden)) < 0.5, "not its vector"
+
+
+BLAS_THREADS = f"""
+import threadpoolctl
+from deep_research.embedding.minilm import MiniLM
+from pathlib import Path
+MiniLM(Path({str(FOLDER)!r})).embed_query("heat pumps")
+print(sorted({{pool["num_threads"] for pool in threadpoolctl.threadpool_info()
+               if pool["user_api"] == "blas"}}))
+"""
+
+
+@pytest.mark.parametrize(("variable", "expected"), [(None, "[1]"), ("OPENBLAS_NUM_THREADS", "[2]")])
+def test_blas_computes_on_the_model_thread_alone_unless_the_user_chose(
+    variable: str | None, expected: str
+) -> None:
+    """A thread a core (BLAS's default on this 2-core machine) spins against a busy
+    machine's other work; a user's own choice of threads is kept."""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k not in MINILM_BLAS_VARIABLES}
+    if variable:
+        env[variable] = "2"
+    done = subprocess.run(
+        [sys.executable, "-c", BLAS_THREADS], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == expected

