@@ -13,34 +13,22 @@ import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.support.brain import LINK, ResearchBrain, _texts, role_of
+from tests.support.brain import LINK, _texts, role_of
 from tests.support.cli import QUESTION, cli_env, run_cli
-from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer, ToolCall, message_text
+from tests.support.fakes.openai_server import ScriptedOpenAIServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
+from tests.support.follow_up_brain import (
+    ANSWERED,
+    FIRST_TOPICS,
+    MISSING,
+    MISSING_TOPICS,
+    FollowUpBrain,
+)
 
 pytestmark = pytest.mark.slow  # starts subprocesses and server processes
-
-ANSWERED = "Which of the sources you read covers installation costs?"
-MISSING = "And what about noise and maintenance?"
-MISSING_TOPICS = ("heat pump noise levels", "heat pump maintenance schedules")
-FIRST_TOPICS = ResearchBrain().topics
-
-
-class FollowUpBrain(ResearchBrain):
-    """The orchestrator researches MISSING's two topics when that question has no research
-    results after it; any other question with results on the thread is answered from them."""
-
-    def _orchestrate(self, body: dict[str, Any]) -> Reply:
-        messages = body["messages"]
-        asked = [i for i, m in enumerate(messages) if MISSING in message_text(m)]
-        researched = any(m.get("role") == "tool" for m in messages[asked[-1] :]) if asked else True
-        if not researched:
-            return Reply(tool_calls=[ToolCall("research", {"topic": t}) for t in MISSING_TOPICS])
-        return super()._orchestrate(body)
 
 
 @dataclass
