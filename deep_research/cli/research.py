@@ -69,6 +69,8 @@ def ask(argv: list[str], console: Console) -> int:
         weights(say=lambda line: print(line, file=sys.stderr, flush=True), download=True)
     outcome = _run(console, thread, context, target, interactive)
     code = print_summary(console, outcome, context)
+    if interactive and outcome.report is not None:  # in a terminal only: never in a script's
+        console.print(f'Ask more about it: deep-research --follow-up {outcome.thread_id} "…"')
     return _export(console, outcome, formats, code)
 
 

@@ -9,6 +9,8 @@ answer is its own report file, `runs` lists the thread's questions and `replay` 
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,7 +19,14 @@ from pathlib import Path
 import pytest
 
 from tests.support.brain import LINK, _texts, role_of
-from tests.support.cli import QUESTION, cli_env, run_cli
+from tests.support.cli import (
+    CLI_TIMEOUT,
+    QUESTION,
+    cli_env,
+    read_until,
+    run_cli,
+    start_in_terminal,
+)
 from tests.support.fakes.openai_server import ScriptedOpenAIServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
 from tests.support.follow_up_brain import (
@@ -141,3 +150,29 @@ def test_a_thread_that_did_not_finish_is_refused_with_resume_named(thread: Threa
     assert "not finished" in result.stderr
     assert "deep-research --resume cut00000" in result.stderr
     assert log.read_text() == json.dumps(start) + "\n", "a refused follow-up logs nothing"
+
+
+def test_piped_runs_never_offer_a_follow_up(thread: Thread) -> None:
+    for run in (thread.first, thread.answered, thread.missing):
+        assert "--follow-up" not in run.stdout, "a script gets no offer"
+
+
+def test_in_a_terminal_a_finished_run_offers_a_follow_up(tmp_path: Path) -> None:
+    with ScriptedOpenAIServer(FollowUpBrain()) as llm, FakeTavilyServer() as tavily:
+        env = cli_env(llm, tavily, tmp_path)
+        proc, leader = start_in_terminal(tmp_path, env, "--no-clarify", QUESTION)
+        seen = bytearray()
+        try:
+            read_until(leader, b"traffic log", seen)
+            assert proc.wait(timeout=CLI_TIMEOUT) == 0, seen.decode(errors="replace")
+            read_until(leader, b"never-printed", seen)  # the rest, to the terminal's close
+        finally:
+            os.close(leader)
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", seen.decode(errors="replace"))
+    [log] = (tmp_path / ".deep_research" / "runs").glob("*.jsonl")
+    offer = f'Ask more about it: deep-research --follow-up {log.stem} "…"'
+    assert offer in screen, screen
+    assert screen.index("Report saved:") < screen.index(offer)
