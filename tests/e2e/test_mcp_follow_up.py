@@ -8,6 +8,8 @@ what is missing, within the first call's search cap (which the follow-up did not
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 
 import pytest
@@ -23,6 +25,7 @@ from tests.support.follow_up_brain import (
     FollowUpBrain,
 )
 from tests.support.langgraph_dev import DevServer
+from tests.support.readme import block_after, run_with_top_level_await, section
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -88,3 +91,24 @@ async def test_a_thread_this_tool_did_not_return_is_refused(server: DevServer) -
     assert both.is_error and "leave `clarify` false" in text_of(both)
     bad = await call(server.mcp_url, question=ANSWERED, thread="../x")
     assert bad.is_error and "thread" in text_of(bad)
+
+
+async def test_the_sdk_follow_up_snippet_runs_after_the_first_on_its_thread(
+    server: DevServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/agent-server.md: its first snippet, then its follow-up on the same thread."""
+    page = section("# Through the Agent Server and Studio")
+    first, follow_up = block_after("```python", page), block_after("<!-- sdk-follow-up", page)
+    monkeypatch.setenv("DEEP_RESEARCH_SERVER", server.url)
+    names: dict[str, object] = {}
+    with contextlib.redirect_stdout(io.StringIO()):
+        await run_with_top_level_await(first, names)
+    searched, asked = len(server.tavily.requests), len(server.model.requests)
+    assert searched, "the first question was researched"
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        await run_with_top_level_await(follow_up, names)
+    assert len(server.tavily.requests) == searched, "answered from the thread: no search"
+    assert researched(server, asked) == []
+    cited = set(LINK.findall(output.getvalue()))
+    assert cited and cited <= server.tavily.returned_urls, output.getvalue()
