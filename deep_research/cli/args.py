@@ -98,7 +98,8 @@ def _epilog() -> str:
         "                              past research remembered (MEMORY_DIR or CHROMA_HOST)\n"
         "  deep-research library add PATH… | list | remove PATH\n"
         "                              your documents as a source, beside the web\n"
-        "Ctrl-C stops a run at once; resume it with --resume THREAD_ID."
+        "Ctrl-C stops a run at once; resume it with --resume THREAD_ID.\n"
+        'Ask more about a finished run: deep-research --follow-up THREAD_ID "question".'
     )
 
 
@@ -112,6 +113,12 @@ def research_parser() -> argparse.ArgumentParser:
     parser.add_argument("question", nargs="?", help="what to research")
     parser.add_argument(
         "--resume", metavar="THREAD_ID", type=_thread_id, help="continue a stopped run"
+    )
+    parser.add_argument(
+        "--follow-up",
+        metavar="THREAD_ID",
+        type=_thread_id,
+        help="ask the question about a finished run: it starts from what that run read",
     )
     parser.add_argument("--no-clarify", action="store_true", help="skip clarifying questions")
     parser.add_argument(

@@ -3,6 +3,7 @@
     deep-research "question" [--no-clarify] [--review-plan] [--model SPEC] [--search NAME]
                              [--max-searches N] [--out PATH] [--export html,pdf,docx]
     deep-research --resume THREAD_ID
+    deep-research --follow-up THREAD_ID "question"
     deep-research runs
     deep-research replay THREAD_ID | FILE
     deep-research export REPORT.md --to html|pdf|docx [--out PATH]

@@ -30,8 +30,12 @@ def record_line(record: dict[str, Any], tracker: Tracker) -> str | None:
     if kind == "run":
         if record.get("action") == "start":
             return f"run start     {_preview(record.get('question', ''))}"
+        if record.get("action") == "follow_up":  # a new question on the finished thread
+            return f"run follow-up {_preview(record.get('question', ''))}"
         if record.get("action") == "end" and record.get("error"):
             return f"run failed    {record['error']}"
+        if record.get("action") == "end" and record.get("report"):  # each answer's file
+            return f"run end       report {_preview(record['report'])}"
         return f"run {record.get('action', '')}"
     if kind == "model_request":
         messages = record.get("messages") or []

@@ -1,4 +1,5 @@
-"""`deep-research "question"` and `--resume THREAD_ID`: run the research, then its summary."""
+"""`deep-research "question"`, `--resume THREAD_ID` and `--follow-up THREAD_ID "question"`:
+run the research, then its summary."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from deep_research.cli.summary import (
     sources_lines,
     totals_lines,
 )
+from deep_research.text.wording import one_line
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -67,6 +69,8 @@ def ask(argv: list[str], console: Console) -> int:
         weights(say=lambda line: print(line, file=sys.stderr, flush=True), download=True)
     outcome = _run(console, thread, context, target, interactive)
     code = print_summary(console, outcome, context)
+    if interactive and outcome.report is not None:  # in a terminal only: never in a script's
+        console.print(f'Ask more about it: deep-research --follow-up {outcome.thread_id} "…"')
     return _export(console, outcome, formats, code)
 
 
@@ -80,18 +84,26 @@ class _Thread:
     out: str | None
     export: str | None
     resume: bool
+    follow_up: bool = False  # a new question on a finished thread (`--follow-up`)
 
 
 def _thread(args: argparse.Namespace, console: Console) -> _Thread:
     """A new thread for the question, or the stopped one `--resume` names."""
     settings = settings_from(args)
-    if args.resume is not None and args.question:
+    if args.resume is not None and (args.question or args.follow_up):
         raise UsageError("give a question or --resume THREAD_ID, not both")
     if args.resume is not None:
         return _resumed(args, settings, console)
     if not (args.question and args.question.strip()):
+        if args.follow_up is not None:
+            raise UsageError(
+                f"give the follow-up question, e.g. deep-research --follow-up {args.follow_up} "
+                '"What about older houses?"'
+            )
         raise UsageError('give a question, e.g. deep-research "Are heat pumps worth it?"')
     question = readable(args.question).strip()
+    if args.follow_up is not None:
+        return _followed(args, settings, question, console)
     HOME.runs().check()  # a bad DEEP_RESEARCH_CHECKPOINTS stops here, before the run
     return _Thread(uuid.uuid4().hex[:8], question, settings, args.out, args.export, False)
 
@@ -106,7 +118,22 @@ def _resumed(args: argparse.Namespace, settings: dict[str, Any], console: Consol
     if record.report is None:  # not saved yet: where and as what the user asked, still
         out, export = out or record.out, export or record.export
     settings = {**record.settings, **settings}
-    return _Thread(record.thread_id, record.question, settings, out, export, True)
+    return _Thread(record.thread_id, record.latest_question, settings, out, export, True)
+
+
+def _followed(
+    args: argparse.Namespace, settings: dict[str, Any], question: str, console: Console
+) -> _Thread:
+    """The finished thread `--follow-up` names, asked `question` with its settings (its caps
+    and budget too) under the flags given now. Its report is a new file: the first stays."""
+    record = load_run(HOME, args.follow_up)  # an unknown thread stops here (exit 2)
+    warn_skipped(record)
+    for line in logs_elsewhere(record):
+        console.print(plain(line))
+    settings = {**record.settings, **settings}
+    return _Thread(
+        record.thread_id, question, settings, args.out, args.export, False, follow_up=True
+    )
 
 
 def _report_target(out: str | None, given: str | None) -> ReportTarget:
@@ -149,6 +176,8 @@ def _run(
 
     thread_id = thread.thread_id
     console.print(f"Thread {thread_id} · resume with: deep-research --resume {thread_id}")
+    if thread.follow_up:
+        console.print(plain(f"Follow-up on {thread_id}: {one_line(thread.question, 200)}"))
     try:
         return run_until_interrupted(
             run_research(
@@ -160,6 +189,7 @@ def _run(
                 question=thread.question,
                 settings=thread.settings,
                 resume=thread.resume,
+                follow_up=thread.follow_up,
                 interactive=interactive,
                 asked={"out": thread.out, "export": thread.export},
             ),

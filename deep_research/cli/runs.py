@@ -40,7 +40,7 @@ Status = Literal["done", "waiting for an answer", "stopped mid-run", "not starte
 # New threads are `uuid4().hex[:8]`; the pattern leaves room for ids given by other clients.
 THREAD_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 THREAD_ID_RULE = "a thread id is 1 to 64 letters, digits, '-' or '_'"
-RUN_ACTIONS = ("start", "resume", "end")
+RUN_ACTIONS = ("start", "resume", "follow_up", "end")  # follow_up: a new question on it
 
 
 class BadThreadIdError(DeepResearchError, ValueError):
@@ -137,6 +137,14 @@ class RunRecord:
     export: str | None = None
     # Each session's traffic log, as `host:path`, where it was written (they stay there).
     logs: list[str] = field(default_factory=list)
+    # Each question asked on the thread (the first, then each `--follow-up`), with the
+    # report saved for it (None: none yet).
+    answers: list[tuple[str, str | None]] = field(default_factory=list)
+
+    @property
+    def latest_question(self) -> str:
+        """The question the thread's last session worked on (the one `--resume` goes on with)."""
+        return self.answers[-1][0] if self.answers else self.question
 
 
 def warn_skipped(record: RunRecord) -> None:
@@ -216,10 +224,13 @@ def run_record(log: TrafficRecords, thread_id: str) -> RunRecord:
     record = RunRecord(thread_id, first.get("question") or "", first["t"], skipped=log.warning())
     counted = totals(records)
     record.searches, record.cost, record.sources = counted.searches, counted.usd, counted.sources
+    record.answers.append((record.question, None))
     for entry in records:
         if entry.get("kind") != "run":
             continue
-        if entry.get("action") in ("start", "resume"):
+        if entry.get("action") == "follow_up":
+            record.answers.append((entry.get("question") or "", None))
+        if entry.get("action") in ("start", "resume", "follow_up"):
             # A resume may change settings (say, another model); later ones win.
             record.settings.update(entry.get("settings") or {})
             record.out = entry.get("out") or record.out
@@ -229,6 +240,8 @@ def run_record(log: TrafficRecords, thread_id: str) -> RunRecord:
         elif entry.get("action") == "end":
             record.report = entry.get("report") or record.report
             record.error = entry.get("error")
+            if entry.get("report"):  # the latest question's answer (a resume's too)
+                record.answers[-1] = (record.answers[-1][0], entry["report"])
     return record
 
 

@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from deep_research.cli.args import HOME, UsageError
 from deep_research.cli.plain import plain
-from deep_research.cli.runs import durable_graph, list_runs, status_of, warn_skipped
+from deep_research.cli.runs import (
+    RunRecord,
+    durable_graph,
+    list_runs,
+    status_of,
+    warn_skipped,
+)
 from deep_research.cli.summary import done_status
 from deep_research.errors import OldDataError
 from deep_research.text.wording import first_line
@@ -93,10 +99,24 @@ def show_runs(argv: list[str], console: Console) -> int:
             "-" if run.sources is None else str(run.sources),
             "unknown" if run.cost is None else f"${run.cost:,.4f}",
             run.question,
-            (run.report if status.startswith("done") else run.error) or "",
+            # The first question's report; each follow-up's is on its own line below.
+            (run.answers[0][1] if status.startswith("done") else run.error) or "",
         )
         for run, status in zip(runs, statuses, strict=True)
     ]
-    for line in runs_table(rows):
+    header, *lines = runs_table(rows)
+    console.print(plain(header))
+    for run, line in zip(runs, lines, strict=True):
         console.print(plain(line))
+        for more in follow_up_lines(run):  # the thread's other questions, under it
+            console.print(plain(more))
     return 0
+
+
+def follow_up_lines(run: RunRecord) -> list[str]:
+    """Under a thread's line, each follow-up question asked on it, with its report."""
+    lines = []
+    for question, report in run.answers[1:]:
+        line = f"{'':<8}  follow-up: {first_line(question, QUESTION_CHARS)}"
+        lines.append(f"{line}  {first_line(report or 'no report yet', DETAIL_CHARS)}")
+    return lines

@@ -19,7 +19,7 @@ from langgraph.types import Command, StateSnapshot
 from rich.console import Console
 
 from deep_research.cli import clarify, plan
-from deep_research.cli.args import ReportTarget
+from deep_research.cli.args import ReportTarget, UsageError
 from deep_research.cli.counts import totals
 from deep_research.cli.report_file import finished, save_report, saved_report
 from deep_research.cli.runs import Home, RunSource, durable_graph, status_of
@@ -38,6 +38,10 @@ if TYPE_CHECKING:
 
 class ResumeError(ReadableError, RuntimeError):
     """The thread cannot be resumed (it never started, or it has nothing left to do)."""
+
+
+class NotFinishedError(UsageError):
+    """A follow-up names a thread that has not finished: it is resumed, not followed up."""
 
 
 @dataclass(frozen=True)
@@ -61,13 +65,18 @@ async def run_research(
     resume: bool,
     interactive: bool,
     asked: dict[str, str | None] | None = None,
+    follow_up: bool = False,
 ) -> Outcome:
-    """Run a new thread, or resume one, until its report is written and saved. `asked`
-    (`--out`, `--export`) is logged with the session, for a later `--resume` to honour."""
+    """Run a new thread, resume one, or ask a finished one a new `question` (`follow_up`),
+    until its report is written and saved. `asked` (`--out`, `--export`) is logged with the
+    session, for a later `--resume` to honour."""
     started = time.monotonic()
     runs = home.runs()
     wanted = {key: value for key, value in (asked or {}).items() if value}
-    log = _open_log(home, runs, thread_id, question, settings, resume=resume, wanted=wanted)
+    if follow_up:  # refused before anything is logged: the thread's questions stay its own
+        await _check_finished(home, thread_id)
+    action = "follow_up" if follow_up else "resume" if resume else "start"
+    log = _open_log(home, runs, thread_id, question, settings, action=action, wanted=wanted)
     config = _graph_config(thread_id, log, context)
     run = _Session(
         target, console, context, runs, log, thread_id, question, interactive, config, started
@@ -90,7 +99,9 @@ async def run_research(
                     process.hand_over((thread_id, ""), "")
                 # None continues from the last checkpoint; a waiting question is asked first.
                 payload = await run.answer(earlier) if earlier.interrupts else None
-            tracker = await _tracker(run, earlier)
+            elif follow_up:  # its sources and findings stay: the panel counts them
+                earlier = await graph.aget_state(config)
+            tracker = await _tracker(run, earlier, follow_up=follow_up)
             state = await _research(graph, run, home, tracker, payload)
         return run.outcome(state.values, await run.save(state.values))
     except Exception as error:
@@ -98,6 +109,17 @@ async def run_research(
         raise
     finally:
         log.close()
+
+
+async def _check_finished(home: Home, thread_id: str) -> None:
+    """`NotFinishedError` unless the thread is done: a follow-up starts from a finished run."""
+    async with durable_graph(home) as graph:
+        status = await status_of(graph, thread_id)
+    if status != "done":
+        raise NotFinishedError(
+            f"thread {thread_id!r} is not finished ({status}): continue it with "
+            f"deep-research --resume {thread_id}, then ask the follow-up"
+        )
 
 
 def _ended_at_the_budget(records: list[dict[str, Any]]) -> bool:
@@ -152,7 +174,7 @@ def _open_log(
     question: str,
     settings: dict[str, Any],
     *,
-    resume: bool,
+    action: str,
     wanted: dict[str, str],
 ) -> TrafficLog:
     """This session's traffic log, opened with its first `run` record: what was asked."""
@@ -161,7 +183,6 @@ def _open_log(
     # Where this session's traffic log is: with a shared run list, another directory's
     # `--resume` tells the user where earlier sessions' logs stayed.
     here = {"log": str(log.path.absolute()), "host": socket.gethostname()}
-    action = "resume" if resume else "start"
     log.write(
         "run",
         action=action,
@@ -199,15 +220,18 @@ async def _done_before(run: _Session, values: dict[str, Any], wanted: dict[str, 
     return run.outcome(values, saved, already_done=True)
 
 
-async def _tracker(run: _Session, earlier: StateSnapshot | None) -> Tracker:
-    """The progress panel's counts, going on from a resumed thread's `earlier` state."""
+async def _tracker(
+    run: _Session, earlier: StateSnapshot | None, *, follow_up: bool = False
+) -> Tracker:
+    """The progress panel's counts, going on from a resumed or followed-up thread's
+    `earlier` state."""
     # A resumed run's view goes on from the searches earlier sessions sent, as the
     # summary counts them: one `search` event each in the log. Not `searches_used`:
     # mid-run it also counts the shares handed to unfinished research tasks.
     sent = totals(await asyncio.to_thread(run.runs.records, run.thread_id))
     tracker = Tracker(
         run.thread_id,
-        phase="starting" if earlier is None else "resuming",
+        phase="starting" if earlier is None or follow_up else "resuming",
         totals=sent,
         search_cap=run.context.max_searches_per_run,
         max_cost_usd=run.context.max_cost_usd,

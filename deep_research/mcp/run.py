@@ -15,6 +15,7 @@ from typing import Any
 
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
+from langgraph_sdk.errors import APIStatusError
 
 from deep_research.config.agent_server import agent_url, server_token
 from deep_research.errors import DeepResearchError
@@ -26,6 +27,9 @@ ERROR_CHARS = 600  # of a run's error message, in the tool error
 # A run's events can be minutes apart (one long model call), so no read deadline; a run
 # that stalls is bounded by LLM_CALL_DEADLINE inside the graph.
 TIMEOUT = (10.0, None, 30.0, 10.0)  # connect, read, write, pool
+
+SOURCE = "mcp"  # the metadata of the threads this tool creates: the only ones it follows up
+KEPT = ("max_searches_per_run", "search_provider")  # a thread's settings its follow-ups keep
 
 ReportProgress = Callable[[float, float | None, str | None], Awaitable[None]]
 
@@ -45,12 +49,23 @@ class Answer:
 
 
 async def research(
-    question: str, context: dict[str, Any], *, clarify: bool, progress: ReportProgress
+    question: str,
+    context: dict[str, Any],
+    *,
+    clarify: bool,
+    progress: ReportProgress,
+    thread: str | None = None,
 ) -> Answer:
-    """Run the graph on `question`; the report, or with `clarify` the questions as text."""
+    """Run the graph on `question`; the report, or with `clarify` the questions as text.
+    With `thread` (one a call of this tool returned), `question` is a follow-up on it."""
     client = agent_client()
-    thread = await client.threads.create(metadata={"source": "mcp"})
-    thread_id = thread["thread_id"]
+    if thread is None:
+        # The caps it was asked with stay the thread's: a follow-up keeps within them.
+        kept = {key: context[key] for key in KEPT if key in context}
+        created = await client.threads.create(metadata={"source": SOURCE, **kept})
+        thread_id = created["thread_id"]
+    else:
+        thread_id, context = thread, await follow_up_context(client, thread, context)
     # With `clarify`, stop before planning: the questions are the whole answer.
     stop = ["orchestrate"] if clarify else None
     first: dict[str, Any] = {"messages": [{"role": "user", "content": question}]}
@@ -82,6 +97,31 @@ async def research(
         paused = " (it paused for an answer)" if state["interrupts"] else ""
         raise RunFailed(f"The run ended without a report{paused}; thread {thread_id}.")
     return Answer(report, thread_id, values)
+
+
+async def follow_up_context(
+    client: LangGraphClient, thread: str, context: dict[str, Any]
+) -> dict[str, Any]:
+    """The context of a follow-up on `thread`: the thread's own cap and search provider
+    under the ones given now. `RunFailed` unless it is a finished thread of this tool."""
+    unknown = f"No research thread {thread!r}: pass the `thread` a deep_research call returned."
+    try:
+        found = await client.threads.get(thread)
+    except APIStatusError as error:
+        if 400 <= error.status_code < 500:  # not found, or not a thread id at all
+            raise RunFailed(unknown) from None
+        raise
+    metadata = found.get("metadata") or {}
+    if metadata.get("source") != SOURCE:  # another client's thread is not this tool's to read
+        raise RunFailed(unknown)
+    state = await client.threads.get_state(thread)
+    values = state["values"] if isinstance(state["values"], Mapping) else {}
+    if state["next"] or state["interrupts"] or not values.get("final_report"):
+        raise RunFailed(
+            f"Thread {thread!r} has not finished its research (or is still running): a "
+            "follow-up asks about a finished one. Wait for it, or leave `thread` unset."
+        )
+    return {**{key: metadata[key] for key in KEPT if key in metadata}, **context}
 
 
 def agent_client() -> LangGraphClient:

@@ -26,6 +26,8 @@ from deep_research.mcp.attachment import ReportFormat, with_file
 from deep_research.text import limits
 from deep_research.text.wording import plural
 
+THREAD_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"  # an Agent Server thread id (a UUID)
+
 DESCRIPTION = """\
 Research a question on the web and return a long Markdown report with inline citations.
 
@@ -39,7 +41,11 @@ the answer is for): no clarifying questions are asked during the call. To ask th
 first, call with `clarify: true`: you get back 2-3 questions to put to the user (and no \
 research is done); then call again with the question and their answers written into \
 `question`. With `format` html, pdf or docx the report also comes as a file (an embedded \
-resource), its citations still links.\
+resource), its citations still links.
+
+Each report ends with its `thread`. To ask more about that research (a follow-up), call \
+again with the new question and that `thread`: it starts from the pages already read, \
+and searches only for what they do not answer, within the first call's search cap.\
 """
 
 
@@ -83,16 +89,32 @@ async def deep_research(
             "and the report as that file (an embedded resource; pdf and docx in base64)."
         ),
     ] = "markdown",
+    thread: Annotated[
+        str | None,
+        Field(
+            pattern=THREAD_PATTERN,
+            description="The `thread` a previous call's report ended with: `question` is "
+            "then a follow-up on that finished research. Leave unset for a new research.",
+        ),
+    ] = None,
 ) -> str | list[Any]:
-    """The tool: research `question` and return the report (or, with `clarify`, questions)."""
+    """The tool: research `question` and return the report (or, with `clarify`, questions);
+    with `thread`, a follow-up on that research."""
     text = checked_question(question)
+    if thread is not None and clarify:
+        raise ToolError(
+            "`clarify` asks before a new research; a follow-up on `thread` is researched at "
+            "once: put what narrows it into `question` and leave `clarify` false."
+        )
     context = run_context(clarify=clarify, max_searches=max_searches, provider=search_provider)
     try:
         if format != "markdown":
             # Before minutes of research, not after; off the loop: importing WeasyPrint
             # reads files, which langgraph dev's blocking check refuses on the loop.
             await asyncio.to_thread(check_available, format)
-        answer = await run.research(text, context, clarify=clarify, progress=ctx.report_progress)
+        answer = await run.research(
+            text, context, clarify=clarify, progress=ctx.report_progress, thread=thread
+        )
         if clarify:
             return answer.text
     except (run.RunFailed, ReadableError) as failure:
@@ -104,7 +126,7 @@ async def deep_research(
         result = await with_file(answer, format, text)
     except DeepResearchError as failure:  # the research is done: its text is not lost
         result = f"{answer.text}\n\n(The {format} file could not be made: {failure})"
-    return with_cost(result, answer.values)
+    return with_cost(result, answer.values, answer.thread_id)
 
 
 def with_outcome(report: str, values: Mapping[str, Any]) -> str:
@@ -162,13 +184,26 @@ def cost_note(values: Mapping[str, Any]) -> str:
     )
 
 
-def with_cost(result: str | list[Any], values: Mapping[str, Any]) -> str | list[Any]:
-    """The result with its cost after the report's text (never inside an attached file)."""
-    note = cost_note(values)
+def with_cost(
+    result: str | list[Any], values: Mapping[str, Any], thread_id: str = ""
+) -> str | list[Any]:
+    """The result with its cost and its thread after the report's text (never inside an
+    attached file)."""
+    note = cost_note(values) + thread_note(thread_id)
     if isinstance(result, str):
         return result + note
     first, *rest = result
     return [first.model_copy(update={"text": first.text + note}), *rest]
+
+
+def thread_note(thread_id: str) -> str:
+    """How to ask a follow-up on this research: its thread, as the `thread` argument."""
+    if not thread_id:
+        return ""
+    return (
+        f"\nthread: {thread_id} (call deep_research with a new question and this `thread` "
+        "to ask a follow-up on this research)"
+    )
 
 
 def checked_question(question: str) -> str:

@@ -77,6 +77,7 @@ async def test_lists_one_tool_that_reads_well(server: DevServer) -> None:
         "max_searches",
         "search_provider",
         "format",
+        "thread",
     }
     assert all(prop.get("description") for prop in schema["properties"].values()), schema
     # The built-in tool (input `messages`, "Tool based on the deep_research assistant") is gone.

@@ -64,3 +64,7 @@ def test_quickstart_notebook_runs_top_to_bottom(tmp_path: Path) -> None:
     assert "found by: heat pump" in outputs_text(code[5])
     orchestrator = [b for b in bodies if role_of(b) == "orchestrator"]
     assert all("Nordic climate, detached homes" in _texts(b, "user") for b in orchestrator)
+    follow_up = outputs_text(code[6])
+    assert "new searches: 0" in follow_up, "the follow-up is answered from what was read"
+    cited = set(LINK.findall(follow_up))
+    assert cited and cited <= tavily.returned_urls, follow_up

@@ -113,3 +113,10 @@ def test_every_give_up_repair_time_out_retry_cut_and_floor_has_one_line() -> Non
         assert word in text and "unreadable record" not in text
     assert "  model calls   1 retry, 1 time-out, 1 reply cut at the limit, 1 reply mended" in lines
     assert "  floor         the floor acted: dispatched 1" in lines
+
+
+def test_a_follow_up_and_each_answers_report_have_their_lines() -> None:
+    """A thread asked again keeps each question and each report in its timeline (#39)."""
+    assert line(kind="run", action="follow_up", question="and noise?") == "run follow-up and noise?"
+    ended = line(kind="run", action="end", status="done", report="reports/b.md")
+    assert ended == "run end       report reports/b.md"

@@ -87,3 +87,14 @@ def test_the_example_in_the_docs_is_this_table() -> None:
         ),
     ]
     assert "\n".join(["```", *runs_table(rows), "```"]) in docs
+
+
+def test_each_follow_up_is_a_line_under_its_thread() -> None:
+    from deep_research.cli.runs import RunRecord
+    from deep_research.cli.runs_table import follow_up_lines
+
+    record = RunRecord("abc12345", "First?", 1.0)
+    record.answers = [("First?", "r/1.md"), ("Second\nline?", "r/2.md"), ("Third?", None)]
+    second, third = follow_up_lines(record)
+    assert second.split() == ["follow-up:", "Second", "r/2.md"], "its first line, as above"
+    assert third.split() == ["follow-up:", "Third?", "no", "report", "yet"]

@@ -130,3 +130,59 @@ def test_the_client_is_langgraph_devs_loopback_unless_an_agent_url_is_set(
     monkeypatch.delenv("DEEP_RESEARCH_SERVER_TOKEN")
     run.agent_client()
     assert asked.pop()["headers"] is None
+
+
+def following(client: Client, metadata: dict[str, Any] | None) -> None:
+    """`client` knows one thread, "t-0", created with `metadata` (None: no thread at all)."""
+    from langgraph_sdk.errors import NotFoundError
+
+    async def get(thread_id: str) -> dict[str, Any]:
+        if metadata is None or thread_id != "t-0":
+            import httpx
+
+            response = httpx.Response(404, request=httpx.Request("GET", "http://x/threads"))
+            raise NotFoundError("no thread", response=response, body=None)
+        return {"thread_id": "t-0", "metadata": metadata}
+
+    client.threads.get = get
+
+
+async def test_a_follow_up_runs_on_its_thread_with_the_threads_own_cap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The caps of the call that made the thread stay its follow-ups' unless given (#39)."""
+    client = serve(monkeypatch, [], values={"final_report": "# R"}, next=[])
+    following(client, {"source": "mcp", "max_searches_per_run": 3, "search_provider": "ddgs"})
+
+    async def progress(done: float, total: float | None, message: str | None) -> None: ...
+
+    given = {"allow_clarification": False, "search_provider": "tavily"}
+    answer = await run.research("Q2?", given, clarify=False, progress=progress, thread="t-0")
+    assert answer.thread_id == "t-0" and client.streamed["thread_id"] == "t-0"
+    assert client.streamed["context"] == {
+        "max_searches_per_run": 3,
+        "search_provider": "tavily",
+        "allow_clarification": False,
+    }
+
+
+@pytest.mark.parametrize(
+    ("metadata", "state", "says"),
+    [
+        (None, {"values": {"final_report": "# R"}}, "No research thread 't-0'"),
+        ({"source": "studio"}, {"values": {"final_report": "# R"}}, "No research thread"),
+        ({"source": "mcp"}, {"values": {}}, "has not finished"),
+        ({"source": "mcp"}, {"values": {"final_report": "# R"}, "next": ["x"]}, "not finished"),
+    ],
+)
+async def test_a_follow_up_needs_a_finished_thread_of_this_tool(
+    monkeypatch: pytest.MonkeyPatch, metadata: dict[str, Any] | None, state: Any, says: str
+) -> None:
+    client = serve(monkeypatch, [], **{"next": [], **state})
+    following(client, metadata)
+
+    async def progress(done: float, total: float | None, message: str | None) -> None: ...
+
+    with pytest.raises(run.RunFailed, match=says):
+        await run.research("Q2?", {}, clarify=False, progress=progress, thread="t-0")
+    assert client.streamed == {}, "nothing ran"

@@ -225,3 +225,13 @@ def test_an_unsourced_report_the_budget_stopped_names_the_budget_not_the_search(
         "\n\n# R"
     )
     assert "search" not in text.split("\n\n")[0].replace("research", "")
+
+
+def test_the_result_ends_with_its_thread_for_a_follow_up() -> None:
+    """The caller needs the thread to ask a follow-up: it comes after the cost (#39)."""
+    from deep_research.mcp.tool import thread_note
+
+    result = with_cost("# Report", {"usage": {"usd": 0.0, "calls": 1}}, "t-42")
+    assert isinstance(result, str) and result.endswith(thread_note("t-42"))
+    assert "thread: t-42 (" in result and "follow-up" in thread_note("t-42")
+    assert with_cost("# Report", {}) == "# Report", "no thread: nothing added"
