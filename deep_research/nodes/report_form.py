@@ -35,3 +35,15 @@ def wishes(state: ResearchState, context: Context) -> str:
         length_range=length_range(length),
         layout=LENGTHS[length].form,
     )
+
+
+def clarifier_form(context: Context) -> str:
+    """What the clarifier is told of the report's form: ask about it only when the request
+    leaves it open and no setting fixed the length, and only beside questions it asks anyway
+    (a form left open never costs the reader a round of questions by itself)."""
+    if "report_length" in context.model_fields_set:
+        return (
+            f"the reader's settings fix it ({context.report_length}, "
+            f"{length_range(context.report_length)}): never ask about it."
+        )
+    return prompts.render("clarifier_form")
