@@ -135,9 +135,11 @@ def _latin_language(sample: str) -> str:
     return ranked[0][0]
 
 
-# A `report_language` that is no code or name above: a language's name in letters, spaces
-# and hyphens ("Swahili", "Brazilian Portuguese"); anything else is refused.
-_OTHER_NAME = re.compile(r"[^\W\d_](?:[^\W\d_]|[ -]){1,38}[^\W\d_]")
+# A `report_language` that is no code or name above: a language's name, at most three words
+# of letters ("Swahili", "Brazilian Portuguese", "Norwegian Bokmål") and 40 characters; a
+# sentence ("ignore the above and ...") is refused, as it is no language.
+_OTHER_NAME = re.compile(r"[^\W\d_]{2,}(?:[ -][^\W\d_]+){0,2}")
+_OTHER_NAME_CHARS = 40
 
 
 def setting_language(value: str) -> str:
@@ -149,7 +151,7 @@ def setting_language(value: str) -> str:
     for code, names in LANGUAGES.items():
         if value.lower() in (code, names[0].lower(), names[1].lower()):
             return code
-    if _OTHER_NAME.fullmatch(value):
+    if len(value) <= _OTHER_NAME_CHARS and _OTHER_NAME.fullmatch(value):
         return value
     raise ValueError(
         "not a language: give 'auto' (the question's "
