@@ -88,6 +88,9 @@ def test_a_huge_refused_value_is_shown_cut_to_one_short_line() -> None:
     text = str(error.value)
     assert text.startswith("Invalid configuration: report_language='x\\nx\\n")
     assert len(text) < 400 and "at most 80 characters" in text and "\n" not in text
+    with pytest.raises(ConfigError) as error:
+        Context(search_provider="x" * 1_000_000)  # a field older than the cut
+    assert len(str(error.value)) < 400
 
 
 def test_a_report_language_that_is_no_language_is_refused_naming_what_is_allowed() -> None:
