@@ -28,10 +28,23 @@ _SOURCES_TITLES = (
             "sources retrieved",
             "source list",
             "further reading",
+            # What a report in another language calls it, beside the headings code writes.
+            "literatur",
+            "referenzen",
+            "quellenangaben",
+            "références",
+            "referencias",
+            "riferimenti",
+            "referências",
+            "литература",
+            "参考文献",
+            "参考资料",
+            "참고 문헌",
+            "tài liệu tham khảo",
         }
     )
-    | sources_titles()
-)  # "Quellen", "来源": what a report in another language calls it
+    | sources_titles()  # "Quellen", "来源": the headings code writes, in every language
+)
 # What a list of references is made of; anything else (code, a table, a quote) is content.
 _ENTRY_BLOCKS = frozenset(
     {
