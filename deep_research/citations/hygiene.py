@@ -11,22 +11,39 @@ from markdown_it.token import Token
 
 from deep_research.citations.markdown import Inline, Link, describe_inline
 from deep_research.citations.registry import RegisteredSource
+from deep_research.text.language import heading, sources_titles
 from deep_research.text.wording import one_line
 
 # "1. Background", "2.3. Details", "4) Costs" — but not "2024 in review" or "3.5 million homes".
 _NUMBERED = re.compile(r"\d+(?:\.\d+)*[.)]\s+")
-_SOURCES_TITLES = frozenset(
-    {
-        "sources",
-        "references",
-        "bibliography",
-        "works cited",
-        "citations",
-        "sources cited",
-        "sources retrieved",
-        "source list",
-        "further reading",
-    }
+_SOURCES_TITLES = (
+    frozenset(
+        {
+            "sources",
+            "references",
+            "bibliography",
+            "works cited",
+            "citations",
+            "sources cited",
+            "sources retrieved",
+            "source list",
+            "further reading",
+            # What a report in another language calls it, beside the headings code writes.
+            "literatur",
+            "referenzen",
+            "quellenangaben",
+            "références",
+            "referencias",
+            "riferimenti",
+            "referências",
+            "литература",
+            "参考文献",
+            "参考资料",
+            "참고 문헌",
+            "tài liệu tham khảo",
+        }
+    )
+    | sources_titles()  # "Quellen", "来源": the headings code writes, in every language
 )
 # What a list of references is made of; anything else (code, a table, a quote) is content.
 _ENTRY_BLOCKS = frozenset(
@@ -237,14 +254,15 @@ def link_destination(url: str) -> str:
 
 
 def sources_section(
-    cited: Iterable[RegisteredSource], heading: str = "Sources", today: str = ""
+    cited: Iterable[RegisteredSource], language: str = "en", today: str = ""
 ) -> str:
-    """The closing list: each cited source once, in order of first citation, with the date
-    it was retrieved (a page recalled from memory its first; one read in this run `today`)."""
+    """The closing list, headed in the report's `language`: each cited source once, in
+    order of first citation, with the date it was retrieved (a page recalled from memory
+    its first; one read in this run `today`)."""
     lines = []
     for number, source in enumerate(cited, 1):
         line = f"{number}. [{source_label(source.title)}]({link_destination(source.url)})"
         if retrieved := source.retrieved_on or today:
-            line += f" (retrieved {retrieved})"
+            line += f" ({heading('retrieved', language)} {retrieved})"
         lines.append(line)
-    return f"## {heading}\n\n" + "\n".join(lines) if lines else ""
+    return f"## {heading('sources', language)}\n\n" + "\n".join(lines) if lines else ""

@@ -18,13 +18,14 @@ from deep_research.citations.hygiene import escape_label, link_destination, sour
 from deep_research.citations.registry import RegisteredSource, SourceRegistry
 from deep_research.state import Source
 from deep_research.text.controls import without_controls
+from deep_research.text.language import heading
 
 MAX_PASSAGES = 3
 PASSAGE_CHARS = 320  # a passage is one to three sentences, cut to whole sentences
 MIN_PASSAGE_CHARS = 20  # shorter text (a menu item, a button) is not evidence
 MAX_SENTENCES_SCANNED = 2_000  # per page: a huge page costs a bounded scan
 
-EVIDENCE_HEADING = "Quoted evidence"
+EVIDENCE_HEADING = heading("evidence", "en")  # a report in another language: its own
 EVIDENCE_NOTE = (
     "The model wrote no citation of the pages this run read, so these passages from them "
     "are quoted word for word, not written: read them as the sources' own words."

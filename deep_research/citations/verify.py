@@ -68,14 +68,14 @@ class CheckedReport:
         # A removed image or HTML link is not a claim's citation; a removed link is.
         return "unverified" if self.check["fabricated_removed"] else "no_sources"
 
-    def render(self, appendix: str = "", today: str = "") -> str:
+    def render(self, appendix: str = "", today: str = "", language: str = "en") -> str:
         """The report as the reader gets it; `appendix` goes before the Sources section, whose
-        pages read in this run are dated `today`."""
+        pages read in this run are dated `today`, headed in the report's `language`."""
         # Only blank lines and trailing whitespace go: leading indentation makes a code block
         # and trailing Unicode spaces can void a reference definition, and either change,
         # made after the check, could turn checked text into an unchecked link.
         body = _LEADING_BLANK_LINES.sub("", self.body).rstrip(" \t\n")
-        parts = [body, appendix.strip(), sources_section(self.cited, today=today)]
+        parts = [body, appendix.strip(), sources_section(self.cited, language, today)]
         return "\n\n".join(part for part in parts if part) + "\n"
 
 

@@ -22,6 +22,7 @@ from deep_research.config.names import (
     SEARCH_CHOICES,
     SETTING_NAMES,
 )
+from deep_research.config.report_lengths import REPORT_LENGTHS
 from deep_research.errors import DeepResearchError
 
 HOME = Home(Path(".deep_research"))
@@ -143,6 +144,16 @@ def research_parser() -> argparse.ArgumentParser:
         help="most the run's model calls may cost, in USD (see docs/cost.md)",
     )
     parser.add_argument(
+        "--language",
+        metavar="LANG",
+        help="the report's language, a code or name, e.g. de, zh, German (default: the question's)",
+    )
+    parser.add_argument(
+        "--length",
+        choices=REPORT_LENGTHS,
+        help="the report's length unless the question asks for one (default: standard)",
+    )
+    parser.add_argument(
         "--out",
         metavar="PATH",
         help="write the report to PATH (a new file), or into PATH/ under the usual name "
@@ -193,6 +204,10 @@ def settings_from(args: argparse.Namespace) -> dict[str, Any]:
         settings["max_searches_per_run"] = args.max_searches
     if args.max_cost is not None:
         settings["max_cost_usd"] = args.max_cost
+    if args.language is not None:
+        settings["report_language"] = args.language
+    if args.length is not None:
+        settings["report_length"] = args.length
     return settings
 
 

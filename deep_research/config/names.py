@@ -34,6 +34,8 @@ SETTING_NAMES = (
     "local_thinking",
     "allow_clarification",
     "max_clarification_rounds",
+    "report_language",
+    "report_length",
     "review_plan",
     "max_plan_reviews",
     "max_researchers_per_turn",

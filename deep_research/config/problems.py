@@ -16,9 +16,13 @@ from deep_research.config import model_providers as providers
 from deep_research.config.endpoints import PROVIDER_KEYS, Endpoints, read_endpoints
 from deep_research.config.names import DEFAULT_LLM_MODEL, MODEL_PROVIDERS, SEARCH_PROVIDERS
 from deep_research.text import secrets
+from deep_research.text.wording import one_line
 
 # Errors never echo secrets: a field named like a key shows this instead of its value.
 SECRET_MARKER = "[hidden]"
+# The most of a refused value an error shows: a per-run context is outside input, and a
+# megabyte value must not become a megabyte error line.
+SHOWN_VALUE_CHARS = 120
 
 
 def models_problem(models: dict[str, str]) -> str | None:
@@ -99,7 +103,8 @@ def explain_invalid(error: ValidationError, given: set[str]) -> str:
         if item["type"] == "value_error" and not item["loc"]:
             lines.append(str(item["msg"]).removeprefix("Value error, "))
             continue
-        value = SECRET_MARKER if secrets.SECRET_ENV.search(field) else repr(item["input"])
+        shown = one_line(repr(item["input"]), SHOWN_VALUE_CHARS)
+        value = SECRET_MARKER if secrets.SECRET_ENV.search(field) else shown
         lines.append(f"{field}={value}{source}: {item['msg']}")
     return "Invalid configuration: " + "; ".join(lines)
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from langgraph.runtime import Runtime
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from deep_research.config.names import DEFAULT_LLM_MODEL, ConfigError, SearchChoice
@@ -24,6 +24,8 @@ from deep_research.config.problems import (
     models_problem,
     search_problem,
 )
+from deep_research.config.report_lengths import ReportLength
+from deep_research.text.language import setting_language
 
 ROLES = ("clarifier", "orchestrator", "researcher")
 
@@ -76,6 +78,19 @@ class Context(BaseSettings):
     )
     max_clarification_rounds: int = Field(
         default=1, ge=0, le=5, description="Most rounds of clarifying questions per run."
+    )
+    report_language: str = Field(
+        default="auto",
+        max_length=80,
+        description="The report's language. auto: the language the question is written in; "
+        "else a code (de, zh, ...) or a name (German, Swahili). Headings code adds follow "
+        "it where it has them, else stay English; quoted page words are never translated.",
+    )
+    report_length: ReportLength = Field(
+        default="standard",
+        description="The report's length when the question does not ask for one: brief "
+        "(150-400 words), standard (600-1,200), detailed (1,500-3,000); the completion limit "
+        "of the report is sized to it. A form the question asks for (a table, sections) wins.",
     )
     review_plan: bool = Field(
         default=False,
@@ -246,6 +261,12 @@ class Context(BaseSettings):
             super().__init__(**values)
         except ValidationError as error:
             raise ConfigError(hide_secrets(explain_invalid(error, set(values)))) from None
+
+    @field_validator("report_language")
+    @classmethod
+    def _known_language(cls, value: str) -> str:
+        setting_language(value)  # raises with what is allowed
+        return value
 
     @model_validator(mode="after")
     def _check_cross_field(self) -> Context:

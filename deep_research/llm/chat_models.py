@@ -17,6 +17,7 @@ from langchain_core.language_models import BaseChatModel
 from deep_research.config.endpoints import read_endpoints
 from deep_research.config.model_providers import PROVIDERS
 from deep_research.config.names import MODEL_PROVIDERS, ConfigError
+from deep_research.config.report_lengths import LENGTHS
 from deep_research.config.settings import Context
 from deep_research.llm import init_chat
 from deep_research.llm.init_chat import CONNECT_TIMEOUT, LOCAL_TEMPERATURE
@@ -52,7 +53,8 @@ COMPLETION_LIMITS: dict[Role, int | None] = {
 # tool argument to the end of an 8k context (7,049 tokens, 9 minutes on 2 cores). The report
 # is the orchestrator's reply, so it is capped too: 4,096 tokens is about 12,000-16,000
 # characters (what the orchestrator reads of a topic is 12,000), and half of an 8k context
-# stays for the prompt. A reply cut at its limit is seen (`reply_cut`), not passed silently.
+# stays for the prompt (`report_length` sizes it: 2,048 brief, LLM_MAX_TOKENS detailed).
+# A reply cut at its limit is seen (`reply_cut`), not passed silently.
 LOCAL_COMPLETION_LIMITS: dict[Role, int | None] = {
     "clarifier": 2_048,
     "researcher": 4_096,
@@ -79,11 +81,21 @@ def chat_model(context: Context, role: Role) -> BaseChatModel:
     """The chat model configured for `role`, built from its 'provider:model' spec."""
     spec: str = getattr(context, f"{role}_model")
     temperature: float | None = getattr(context, f"{role}_temperature")
-    return spec_model(spec, temperature, context.local_thinking, role)
+    return spec_model(spec, temperature, context.local_thinking, role, report_tokens(context, role))
+
+
+def report_tokens(context: Context, role: Role) -> int | None:
+    """The orchestrator's completion limit sized to `report_length` (its reply without tool
+    calls is the report); None for the other roles, whose replies it does not change."""
+    return LENGTHS[context.report_length].tokens if role == "orchestrator" else None
 
 
 def spec_model(
-    spec: str, temperature: float | None, thinking: str = "server", role: str = "judge"
+    spec: str,
+    temperature: float | None,
+    thinking: str = "server",
+    role: str = "judge",
+    sized: int | None = None,
 ) -> BaseChatModel:
     """A chat model from a 'provider:model' spec and the environment's endpoints."""
     provider, _, name = spec.partition(":")
@@ -111,7 +123,7 @@ def spec_model(
             max_retries=0,
             # Servers fall back to tiny defaults (mlx_lm: 512) and silently drop truncated
             # tool calls; sent as both `max_completion_tokens` and `max_tokens` (lenient_chat).
-            max_completion_tokens=local_limit(role, endpoints.llm_max_tokens),
+            max_completion_tokens=local_limit(role, endpoints.llm_max_tokens, sized),
             extra_body=thinking_body(thinking),
             local_server=True,
         )
@@ -141,23 +153,27 @@ def spec_model(
     )
 
 
-def local_limit(role: str, configured: int) -> int:
-    """The completion limit a `local:` model of `role` is sent with: its job's, or lower."""
-    own = LOCAL_COMPLETION_LIMITS.get(role)  # type: ignore[call-overload]
+def local_limit(role: str, configured: int, sized: int | None = None) -> int:
+    """The completion limit a `local:` model of `role` is sent with: its job's (`sized` to
+    the report's length for the orchestrator), or lower."""
+    own = sized or LOCAL_COMPLETION_LIMITS.get(role)  # type: ignore[call-overload]
     return configured if own is None else min(own, configured)
 
 
-def completion_tokens(role: Role, price: Price, own: int | None, configured: int) -> int:
+def completion_tokens(
+    role: Role, price: Price, own: int | None, configured: int, sized: int | None = None
+) -> int:
     """The completion limit `role`'s calls are sent with under a budget and counted at.
 
     `own` is the client's own limit (Anthropic's `max_tokens`), `configured` LLM_MAX_TOKENS;
-    the lowest of them and the role's `COMPLETION_LIMITS` wins. A free model keeps its
+    the lowest of them and the role's `COMPLETION_LIMITS` (the orchestrator's `sized` to the
+    report's length) wins. A free model keeps its
     client's limit, as `spec_model` sends it: a `local:` one its role's
     (`LOCAL_COMPLETION_LIMITS`), others LLM_MAX_TOKENS (their calls cost nothing to bound).
     """
     if price.free:
         return own or configured
-    limits = [configured, own, COMPLETION_LIMITS[role]]
+    limits = [configured, own, sized or COMPLETION_LIMITS[role]]
     return min(limit for limit in limits if limit is not None)
 
 

@@ -331,7 +331,11 @@ def role_model(context: Context, role: Role) -> RoleModel:
     retries = 0 if init_chat.retries_natively(model) else endpoints.llm_max_retries
     price = price_of(spec)
     limit = chat_models.completion_tokens(
-        role, price, completion_limit(model), endpoints.llm_max_tokens
+        role,
+        price,
+        completion_limit(model),
+        endpoints.llm_max_tokens,
+        chat_models.report_tokens(context, role),
     )
     return RoleModel(
         model=model,

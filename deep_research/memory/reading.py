@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 
 from deep_research.citations.markdown import parse, plain_text
+from deep_research.text.language import HEADINGS
 
-# The list `finalize` appends (citations.hygiene.sources_section); a model's own Sources
-# section was removed by the citation check before that.
-SOURCES_HEADING = "\n## Sources\n"
+# The list `finalize` appends (citations.hygiene.sources_section), headed in the report's
+# language; a model's own Sources section was removed by the citation check before that.
+SOURCES_HEADINGS = tuple(f"\n## {table['sources']}\n" for table in HEADINGS.values())
 # One of its entries: "1. [Title](url)", with " (retrieved 2026-11-30)" when dated.
 _ENTRY = re.compile(r"\d+\. \[.*\)")
 # Bare URLs left in the text (a link whose label is its URL, an autolink): no space in
@@ -28,11 +29,11 @@ def reading_text(report: str) -> str:
     """`report` without its link targets, bare URLs and closing Sources list; each block
     (heading, paragraph, list item, table cell row, code) a paragraph of its own."""
     body = report
-    cut = report.rfind(SOURCES_HEADING)
+    cut, heading = max((report.rfind(heading), heading) for heading in SOURCES_HEADINGS)
     if cut >= 0:
         # Only that list: a report citing nothing has none, and a section of prose the
         # writer headed "Sources" (kept by the citation check) is content.
-        entries = report[cut + len(SOURCES_HEADING) :].strip().splitlines()
+        entries = report[cut + len(heading) :].strip().splitlines()
         if entries and all(_ENTRY.fullmatch(line) for line in entries):
             body = report[:cut]
     blocks = []

@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field, ValidationError
 from deep_research.config.settings import Context, context_of
 from deep_research.errors import DeepResearchError
 from deep_research.llm import models, spending, toolcalls
+from deep_research.nodes import report_form
 from deep_research.runtime import durable, process, progress, prompts
 from deep_research.state import ResearchState
 from deep_research.text import limits
@@ -79,8 +80,9 @@ def wants_questions(state: ResearchState, context: Context) -> bool:
     return context.allow_clarification and rounds < context.max_clarification_rounds
 
 
-def clarifier_messages(state: ResearchState) -> list[BaseMessage]:
-    return [SystemMessage(prompts.render("clarifier")), *state["messages"]]
+def clarifier_messages(state: ResearchState, context: Context) -> list[BaseMessage]:
+    system = prompts.render("clarifier", form=report_form.clarifier_form(context))
+    return [SystemMessage(system), *state["messages"]]
 
 
 async def clarify(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -99,7 +101,7 @@ async def clarify(state: ResearchState, runtime: Runtime[Context]) -> dict[str, 
         process.hand_over(here, "")
         return {"pending_questions": []}
     try:
-        decision = await _decide(context, clarifier_messages(state), ledger)
+        decision = await _decide(context, clarifier_messages(state, context), ledger)
     except models.CallLost:
         process.hand_over(here, "")  # the next start is fresh
         return {"pending_questions": None, **ledger.update()}

@@ -6,44 +6,53 @@ from datetime import UTC, datetime
 from typing import Any
 
 from langchain_core.messages import AIMessage
+from langgraph.runtime import Runtime
 
 from deep_research.citations import CheckedReport, check_report, quoted_evidence
 from deep_research.citations.hygiene import code_span
-from deep_research.citations.quoting import EVIDENCE_HEADING, passages_in
+from deep_research.citations.quoting import passages_in
+from deep_research.config.settings import Context, context_of
 from deep_research.llm import attempts
+from deep_research.nodes import report_form
 from deep_research.runtime import progress, tracing
 from deep_research.state import NO_USAGE, ResearchState
 from deep_research.text import secrets
+from deep_research.text.language import heading
 
 CUT_NOTE = (
-    "## Cut short\n\nThe model's reply was cut at its completion limit (LLM_MAX_TOKENS): "
+    "The model's reply was cut at its completion limit (LLM_MAX_TOKENS): "
     "this report may end mid-sentence. Raise the limit, or use a model that writes shorter."
 )
 
 
-def finalize(state: ResearchState) -> dict[str, Any]:
-    """Publish the report with verified citations, naming every research topic that failed."""
+def finalize(state: ResearchState, runtime: Runtime[Context] | None = None) -> dict[str, Any]:
+    """Publish the report with verified citations, naming every research topic that failed;
+    the headings code adds are in the report's language (`report_form.report_language`)."""
     last = state["messages"][-1]
+    language = report_form.report_language(state, context_of(runtime))
     # `RoleModel.ask` already removed the reasoning that opened the reply; removing tags
     # again here would cut a report that writes about `<think>` tags. `.text`, not
     # `.content`: models on the Responses API answer in content blocks.
-    checked = _with_evidence(state, last.text.strip())
+    checked = _with_evidence(state, last.text.strip(), language)
     gaps = ""
     if failures := state.get("failures", []):
         # Errors are redacted where they are born; again here, for failures stored before.
         listing = "\n".join(
             f"- {code_span(f['topic'])}: {code_span(secrets.redact(f['error']))}" for f in failures
         )
-        gaps = f"## Research gaps\n\nThese topics could not be researched:\n{listing}"
+        gaps = f"## {heading('gaps', language)}\n\nThese topics could not be researched:\n"
+        gaps += listing
     # The gaps are added after the check, so nothing in them may link: topics (model text)
     # and errors (which name URLs: "Cannot reach the model server at http://...") are code
     # spans, where no renderer links anything.
     # Why the report was written early (the cost budget), after the check: no links in it.
     if note := state.get("budget_note"):
-        gaps = f"## Cost budget\n\n{note}" + (f"\n\n{gaps}" if gaps else "")
+        gaps = f"## {heading('budget', language)}\n\n{note}" + (f"\n\n{gaps}" if gaps else "")
     if isinstance(last, AIMessage) and attempts.is_cut(last):  # said where it is read
-        gaps = f"{CUT_NOTE}\n\n{gaps}" if gaps else CUT_NOTE
-    report = checked.render(appendix=gaps, today=datetime.now(UTC).date().isoformat())
+        cut = f"## {heading('cut', language)}\n\n{CUT_NOTE}"
+        gaps = f"{cut}\n\n{gaps}" if gaps else cut
+    today = datetime.now(UTC).date().isoformat()
+    report = checked.render(appendix=gaps, today=today, language=language)
     progress.emit(
         "report_written", chars=len(report), failures=len(failures), status=checked.status
     )
@@ -59,14 +68,15 @@ def finalize(state: ResearchState) -> dict[str, Any]:
     }
 
 
-def _with_evidence(state: ResearchState, report: str) -> CheckedReport:
+def _with_evidence(state: ResearchState, report: str, language: str) -> CheckedReport:
     """The report, checked; when it cites nothing the run read, the floor adds the passages
     read that bear most on the question, quoted and linked, under their own heading."""
     sources = state.get("sources", [])
     checked = check_report(report, sources)
     if checked.cited or not sources:
         return checked
-    evidence = quoted_evidence(state.get("question", ""), sources, heading=EVIDENCE_HEADING)
+    title = heading("evidence", language)
+    evidence = quoted_evidence(state.get("question", ""), sources, heading=title)
     if not evidence:
         return checked
     quoted = passages_in(evidence)

@@ -15,7 +15,15 @@ from deep_research.config.settings import Context, context_of
 from deep_research.llm import models, spending
 from deep_research.llm.prices import price_of
 from deep_research.llm.toolcalls import invalid_arguments
-from deep_research.nodes import churn, dispatch, floor, plan_review, planning, report_writer
+from deep_research.nodes import (
+    churn,
+    dispatch,
+    floor,
+    plan_review,
+    planning,
+    report_form,
+    report_writer,
+)
 from deep_research.nodes.planning import EXAMPLES, TOOLS, Research, WriteTodos
 from deep_research.nodes.todo_list import ticked
 from deep_research.runtime import durable, process, progress, prompts
@@ -54,7 +62,8 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     # The user's edited plan takes the place of the reviewed reply, in its turn.
     edited = plan_review.edited_plan(state, context)
     turns = state.get("orchestrator_turns", 0) + (0 if edited else 1)
-    reserve = report_writer.report_reserve(model) if budget is not None else 0
+    wishes = report_form.wishes(state, context)
+    reserve = report_writer.report_reserve(model, wishes) if budget is not None else 0
     update: dict[str, Any] = {"plan_edited": False} if state.get("plan_edited") else {}
     if done := ticked(state):  # the research that came back ticks its items off
         update |= done
@@ -65,7 +74,7 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     if not edited:  # the edited plan's dispatch is the reviewed turn's, already announced
         progress.emit("orchestrator_turn", turn=turns, cap=context.max_orchestrator_turns)
     if not edited and writes_report(state, context):
-        return {**update, **await _report_turn(state, model, ledger, turns)}
+        return {**update, **await _report_turn(state, model, ledger, turns, wishes)}
     # Planning may not use what the report needs: it is held to what is left after it.
     planning_ledger = spending.Ledger(
         None if budget is None else budget - reserve, counted, fresh=ledger.fresh
@@ -178,13 +187,15 @@ def _affordable(
 
 
 async def _report_turn(
-    state: ResearchState, model: models.RoleModel, ledger: spending.Ledger, turns: int
+    state: ResearchState, model: models.RoleModel, ledger: spending.Ledger, turns: int, wishes: str
 ) -> dict[str, Any]:
     """The turn that writes the report. Not even the report fitting what is left stops the
     run (`BudgetExceeded`), once what the turn was billed before the refusal is counted."""
     here = durable.top_scope()
     try:
-        reply = await report_writer.write_report(model, lambda c: _findings(state, c), ledger)
+        reply = await report_writer.write_report(
+            model, lambda c: _findings(state, c), ledger, wishes
+        )
     except models.CallLost:
         process.hand_over(here, "")  # the turn's next start is fresh
         return ledger.update()

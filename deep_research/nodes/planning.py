@@ -9,6 +9,7 @@ from langchain_core.messages import BaseMessage, SystemMessage, ToolMessage
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from deep_research.config.settings import Context
+from deep_research.nodes import report_form
 from deep_research.runtime import prompts
 from deep_research.state import RESEARCH, WRITE_TODOS, ResearchState
 from deep_research.text import fences
@@ -61,17 +62,20 @@ def planning_messages(state: ResearchState, context: Context) -> list[BaseMessag
             max_turns=context.max_orchestrator_turns,
             max_searches=context.max_searches_per_run,
         )
-        + report_rules(state)
+        + report_rules(state, context)
         + earlier_reports(state)
     )
     return [SystemMessage(system), *state["messages"]]
 
 
-def report_rules(state: ResearchState) -> str:
-    """How to write the report, once there are findings to write it from: the planning
-    replies before any research came back do without (one stable prompt for each phase)."""
+def report_rules(state: ResearchState, context: Context) -> str:
+    """How to write the report, and the reader's wishes for it, once there are findings to
+    write it from: the planning replies before any research came back do without (one
+    stable prompt for each phase)."""
     researched = any(isinstance(m, ToolMessage) and m.name == RESEARCH for m in state["messages"])
-    return "\n\n" + prompts.render("orchestrator_report") if researched else ""
+    if not researched:
+        return ""
+    return f"\n\n{prompts.render('orchestrator_report')}\n\n{report_form.wishes(state, context)}"
 
 
 def earlier_reports(state: ResearchState) -> str:

@@ -17,10 +17,11 @@ FIT_ROUNDS = 6
 
 
 async def write_report(
-    model: models.RoleModel, findings: Callable[[int], str], ledger: spending.Ledger
+    model: models.RoleModel, findings: Callable[[int], str], ledger: spending.Ledger, wishes: str
 ) -> AIMessage:
-    """The report writer's reply; with a budget, the findings shrink until the call fits."""
-    system = SystemMessage(prompts.render("report_writer"))
+    """The report writer's reply, written as the reader wishes (`report_form.wishes`); with
+    a budget, the findings shrink until the call fits."""
+    system = SystemMessage(f"{prompts.render('report_writer')}\n\n{wishes}")
     chars = limits.FINDINGS_CHARS
     for _ in range(FIT_ROUNDS):
         try:
@@ -43,9 +44,10 @@ async def write_report(
 RESERVED_FINDINGS_CHARS = limits.FINDINGS_CHARS // 4
 
 
-def report_reserve(model: models.RoleModel) -> int:
+def report_reserve(model: models.RoleModel, wishes: str) -> int:
     """µUSD kept back at dispatch for the report: its prompt with a quarter of the findings,
     its reply at the completion limit."""
-    prompt = len(prompts.render("report_writer").encode()) + RESERVED_FINDINGS_CHARS + 64
+    system = f"{prompts.render('report_writer')}\n\n{wishes}"
+    prompt = len(system.encode()) + RESERVED_FINDINGS_CHARS + 64
     worst = (model.price or price_of(model.spec)).micros(prompt, model.max_tokens or 0)
     return worst or 0

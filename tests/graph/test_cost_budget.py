@@ -390,7 +390,9 @@ async def test_a_report_the_budget_stops_after_a_billed_request_counts_that_requ
 
     counted_at_start: list[int] = []
 
-    async def billed_then_refused(model: Any, findings: Any, ledger: Ledger) -> AIMessage:
+    async def billed_then_refused(
+        model: Any, findings: Any, ledger: Ledger, wishes: str
+    ) -> AIMessage:
         counted_at_start.append(ledger.counted)
         if len(counted_at_start) == 1:
             ledger.absorb(NO_USAGE, 5_000)  # the empty reply, billed

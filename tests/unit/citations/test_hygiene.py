@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from deep_research.citations import check_report
 from deep_research.citations.hygiene import escape_label
 from deep_research.citations.markdown import parse
@@ -104,3 +106,12 @@ def test_page_titles_cannot_inject_markdown_or_html() -> None:
     children = listed.children or []
     assert [c.attrs["href"] for c in children if c.type == "link_open"] == [A]
     assert not [c for c in children if c.type == "html_inline"]
+
+
+@pytest.mark.parametrize("title", ["Quellen", "Literatur", "来源", "参考文献", "Источники"])
+def test_the_model_s_own_closing_list_goes_under_its_name_in_another_language(title: str) -> None:
+    report = f"# Wärmepumpen\n\nText [a]({A}).\n\n## {title}\n\n- [A]({A})\n- [B]({B})\n"
+    checked = check_report(report, SOURCES)
+    assert title not in checked.body and checked.check["sources_listed"] == 1
+    rendered = checked.render(language="de")
+    assert rendered.endswith(f"## Quellen\n\n1. [Page A]({A})\n")

@@ -115,3 +115,10 @@ def test_out_below_a_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     with pytest.raises(UsageError, match=r"file is a file, not a directory"):
         report_target(str(tmp_path / "file" / "sub" / "r.md"))
+
+
+def test_language_and_length_become_the_report_settings() -> None:
+    args = research_parser().parse_args(["--language", "de", "--length", "brief", "q"])
+    assert settings_from(args) == {"report_language": "de", "report_length": "brief"}
+    with pytest.raises(UsageError, match="invalid choice: 'huge'"):
+        research_parser().parse_args(["--length", "huge", "q"])

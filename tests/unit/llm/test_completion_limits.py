@@ -62,3 +62,22 @@ def test_a_local_model_is_sized_for_its_role_so_no_reply_fills_an_8k_context() -
 def test_a_lower_llm_max_tokens_wins_for_a_local_model(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LLM_MAX_TOKENS", "1000")
     assert limits(Context()) == {"clarifier": 1000, "researcher": 1000, "orchestrator": 1000}
+
+
+def test_the_report_length_sizes_the_orchestrators_limit_and_no_other(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Local models are sent it always, priced ones under a budget; never above
+    LLM_MAX_TOKENS. `standard` keeps each role's usual limit."""
+    for length, local, priced in (("brief", 2048, 2048), ("detailed", 8192, 8192)):
+        assert limits(Context(report_length=length)) == {
+            "clarifier": 2048,
+            "researcher": 4096,
+            "orchestrator": local,
+        }
+        assert limits(Context(report_length=length, **GPT_41))["orchestrator"] == priced
+        sent = role_model(Context(report_length=length), "orchestrator").model
+        assert getattr(sent, "max_tokens", None) == local  # ChatOpenAI keeps it under this name
+    monkeypatch.setenv("LLM_MAX_TOKENS", "6000")
+    assert limits(Context(report_length="detailed"))["orchestrator"] == 6000
+    assert limits(Context(report_length="brief"))["orchestrator"] == 2048

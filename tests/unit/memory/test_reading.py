@@ -64,3 +64,9 @@ def test_a_sources_section_of_prose_is_kept_when_no_list_follows_it() -> None:
     )
     text = reading_text(report)
     assert "ground, air and water" in text and "Cheaper each year" in text
+
+
+def test_a_report_in_another_language_loses_its_sources_list_too() -> None:
+    german = REPORT.replace("## Sources", "## Quellen").replace("retrieved", "abgerufen")
+    text = reading_text(german)
+    assert "Quellen" not in text and "abgerufen" not in text and "Oslo" in text

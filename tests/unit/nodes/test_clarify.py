@@ -101,3 +101,16 @@ def test_a_rejected_value_is_shown_bounded_whatever_it_is() -> None:
 
     # Answered all the same: the user gets a new interrupt, not a crashed node.
     assert "Broken" in shown(Broken()) and len(shown(Broken())) <= SHOWN_CHARS
+
+
+async def test_the_clarifier_may_ask_about_form_only_while_nothing_fixed_it(
+    use_script: UseScript,
+) -> None:
+    decision = json.dumps({"need_clarification": False, "questions": [], "verification": "ok"})
+    model = use_script(replying(decision, decision))
+    await clarify(state(), Runtime(context=Context()))
+    await clarify(state(), Runtime(context=Context(report_length="brief")))
+    open_form, fixed = (str(messages[0].content) for messages, _ in model.calls[-2:])
+    assert "you may add ONE" in open_form and "never ask about the form alone" in open_form
+    assert "fix it (brief, 150-400 words): never ask about it." in fixed
+    assert "you may add ONE" not in fixed

@@ -106,3 +106,25 @@ def test_a_report_cut_at_the_completion_limit_says_so() -> None:
     )
     assert CUT_NOTE in finalize({"messages": [cut]})["final_report"]  # type: ignore[typeddict-item]
     assert "Cut short" not in finalize({"messages": [whole]})["final_report"]  # type: ignore[typeddict-item]
+
+
+def test_the_headings_code_adds_follow_the_question_s_language() -> None:
+    failure = ResearchFailure(topic="Kosten", error="timeout")
+    draft = f"# Bericht\n\nWärmepumpen [laufen]({PAGE}).\n\n## Quellen\n\n- [Real]({PAGE})"
+    state: dict[str, Any] = {
+        "messages": [AIMessage(draft)],
+        "sources": SOURCES,
+        "failures": [failure],
+        "question": "Wie effizient sind Wärmepumpen?",
+    }
+    report = finalize(state)["final_report"]  # type: ignore[arg-type]
+    assert "## Forschungslücken" in report and "## Research gaps" not in report
+    assert report.count("## Quellen") == 1, "the model's own list goes, code writes the real one"
+    assert "(abgerufen " in report and "## Sources" not in report
+    assert hrefs(report) == [PAGE, PAGE]
+
+
+def test_the_setting_names_the_language_of_the_headings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REPORT_LANGUAGE", "zh")
+    report = published(AIMessage(f"# Report\n\nClaim [a]({PAGE})."))
+    assert "\n## 来源\n" in report and "(检索于 " in report

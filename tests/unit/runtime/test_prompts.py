@@ -30,7 +30,7 @@ def test_the_date_defaults_to_today_and_can_be_given() -> None:
 
 
 def test_json_examples_keep_their_braces() -> None:
-    text = render("clarifier")
+    text = render("clarifier", form="open")
     assert '{"need_clarification": true, "questions": ["...", "..."], "verification": ""}' in text
 
 
