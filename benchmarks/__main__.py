@@ -9,6 +9,7 @@ Markdown table, or JSON with `--json`. Ratios, not seconds, are what a test may 
     python -m benchmarks                       # both profiles, K = 1, 3, 6
     python -m benchmarks --profile cloud --k 3
     python -m benchmarks --quick --json        # cloud, K = 1, one start-up sample
+    python -m benchmarks --busy 2              # the cores kept busy, as a model server does
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import sys
 from typing import Any
 
 from benchmarks import analysis, startup
+from benchmarks.embedding import busy
 from benchmarks.world import PROFILES
 
 
@@ -35,9 +37,14 @@ def run_case(profile: str, k: int) -> dict[str, Any]:
     return analysis.summarise(case, chosen.parallel, chosen.time_scale)
 
 
-def measure(profiles: list[str], ks: list[int], startup_runs: int) -> dict[str, Any]:
-    cases = [run_case(profile, k) for profile in profiles for k in ks]
-    return {"cases": cases, "startup": {**startup.measure(startup_runs), "runs": startup_runs}}
+def measure(profiles: list[str], ks: list[int], startup_runs: int, load: int = 0) -> dict[str, Any]:
+    with busy(load):  # the cores kept busy while each case runs, as a local model server does
+        cases = [run_case(profile, k) for profile in profiles for k in ks]
+    return {
+        "cases": cases,
+        "busy": load,
+        "startup": {**startup.measure(startup_runs), "runs": startup_runs},
+    }
 
 
 def markdown(results: dict[str, Any]) -> str:
@@ -83,6 +90,8 @@ def markdown(results: dict[str, Any]) -> str:
             f"{w['seconds']:.2f} s in all ({w['ms_per_step'] or 0:.1f} ms a step, "
             f"{w['share_of_wall'] or 0:.1%} of the wall time)"
         )
+    if results.get("busy"):
+        lines += ["", f"Each case ran beside {results['busy']} busy processes (`--busy`)."]
     s = results["startup"]
     scaled = sorted({c["profile"] for c in results["cases"] if c["time_scale"] != 1})
     lines += [
@@ -116,12 +125,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--k", type=int, nargs="+", default=[1, 3, 6], help="research topics")
     parser.add_argument("--quick", action="store_true", help="cloud, K=1, one start-up sample")
     parser.add_argument("--json", action="store_true", help="JSON instead of Markdown")
+    parser.add_argument(
+        "--busy", type=int, default=0, help="processes that keep the cores busy during each case"
+    )
     args = parser.parse_args(argv)
     profiles = list(PROFILES) if args.profile == "all" else [args.profile]
     ks, runs = args.k, startup.RUNS
     if args.quick:
         profiles, ks, runs = (profiles if args.profile != "all" else ["cloud"]), [1], 1
-    results = measure(profiles, ks, runs)
+    results = measure(profiles, ks, runs, args.busy)
     print(json.dumps(results, indent=2) if args.json else markdown(results))
 
 
