@@ -197,7 +197,11 @@ class Searcher:
             zip(searched.results, searched.relevance, strict=True), key=lambda pair: -pair[1]
         )
         kept = [(result, score) for result, score in ranked if score >= self.threshold]
-        readable = [result.url for result, _ in kept if result.url.lower().startswith(WEB_SCHEMES)]
+        readable = [
+            result.url
+            for result, _ in kept
+            if result.url.lower().startswith(WEB_SCHEMES) and not result.complete
+        ]
         findings = [Finding(result, score) for result, score in kept]
         dropped = len(ranked) - len(kept)
         urls = [result.url for result, _ in kept]
