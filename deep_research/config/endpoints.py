@@ -66,6 +66,8 @@ class Endpoints(BaseSettings):
     # The keyless scholarly and encyclopedic sources' APIs (a mirror's, or a test's fake).
     arxiv_api_url: str = "https://export.arxiv.org/api/query"
     wikipedia_api_url: str = "https://en.wikipedia.org/w/api.php"
+    openalex_api_url: str = "https://api.openalex.org/works"
+    europepmc_api_url: str = "https://www.ebi.ac.uk/europepmc/webservices/rest/search"
     # Widening what page fetching may reach is a property of the machine, never of a run.
     fetch_allow_private: bool = False
     fetch_allowed_hosts: str = ""
@@ -83,7 +85,7 @@ class Endpoints(BaseSettings):
     memory_share: bool = True
     memory_server_idle: float = Field(default=300.0, gt=0, le=7 * 24 * 3600)
 
-    @field_validator("arxiv_api_url", "wikipedia_api_url")
+    @field_validator("arxiv_api_url", "wikipedia_api_url", "openalex_api_url", "europepmc_api_url")
     @classmethod
     def _api_url(cls, url: str) -> str:
         """An http(s) URL with a host, without credentials, a query or a fragment."""

@@ -31,6 +31,11 @@ USER_AGENT = "deep_research/0.1 (research agent; keyless scholarly search)"
 MAX_RETRY_AFTER_CHARS = 40
 
 
+def printable_line(text: str) -> str:
+    """`text` on one line, without control or format characters (bidi overrides included)."""
+    return " ".join("".join(c if c.isprintable() else " " for c in text).split())
+
+
 def retry_after(header: str | None, now: float | None = None) -> float | None:
     """Seconds a Retry-After header asks to wait (a number or an HTTP date), or None."""
     if not header or len(header) > MAX_RETRY_AFTER_CHARS:

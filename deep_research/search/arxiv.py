@@ -97,10 +97,13 @@ def parse_feed(body: bytes, query: str) -> Results:
 def _paper(entry: Element) -> SearchResult | None:
     match = _ID_IN_URL.fullmatch(_text(entry, "id").strip())
     arxiv_id = match["id"] if match else ""
-    title, abstract = _line(_text(entry, "title")), _line(_text(entry, "summary"))
+    title, abstract = (
+        api_call.printable_line(_text(entry, "title")),
+        api_call.printable_line(_text(entry, "summary")),
+    )
     if not ARXIV_ID.fullmatch(arxiv_id) or not title or not abstract:
         return None
-    authors = [_line(_text(a, "name")) for a in entry.findall(f"{ATOM}author")]
+    authors = [api_call.printable_line(_text(a, "name")) for a in entry.findall(f"{ATOM}author")]
     authors = [a for a in authors if a]
     year = _text(entry, "published").strip()[:4]
     byline = ", ".join(
@@ -123,8 +126,3 @@ def _paper(entry: Element) -> SearchResult | None:
 def _text(element: Element, child: str) -> str:
     found = element.find(f"{ATOM}{child}")
     return "".join(found.itertext()) if found is not None else ""
-
-
-def _line(text: str) -> str:
-    """Printable text on one line (the abs page shows an abstract's lines as one)."""
-    return " ".join("".join(c if c.isprintable() else " " for c in text).split())

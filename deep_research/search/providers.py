@@ -1,5 +1,5 @@
 """Search providers behind one small interface: the web's here, arXiv and Wikipedia in
-modules of their own (`arxiv`, `wikipedia`)."""
+modules of their own (`arxiv`, `wikipedia`, `openalex`, `europepmc`)."""
 
 from __future__ import annotations
 
@@ -194,6 +194,14 @@ def make_provider(name: str) -> SearchProvider:
         from deep_research.search.wikipedia import WikipediaProvider
 
         return WikipediaProvider(endpoints.wikipedia_api_url)
+    if name == "openalex":
+        from deep_research.search.openalex import OpenAlexProvider
+
+        return OpenAlexProvider(endpoints.openalex_api_url)
+    if name == "europepmc":
+        from deep_research.search.europepmc import EuropePmcProvider
+
+        return EuropePmcProvider(endpoints.europepmc_api_url)
     if name == LIBRARY_PROVIDER:
         from deep_research.search.library import LibraryProvider  # Chroma loads only when used
 

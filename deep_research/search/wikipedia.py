@@ -109,7 +109,7 @@ def _article(page: dict[str, Any], base: str) -> SearchResult | None:
     title, extract = page.get("title"), page.get("extract")
     if not isinstance(title, str) or not isinstance(extract, str):
         return None
-    title = " ".join("".join(c if c.isprintable() else " " for c in title).split())
+    title = api_call.printable_line(title)
     extract = "".join(c if c.isprintable() or c == "\n" else " " for c in extract).strip()
     if not title or not extract or len(title) > MAX_TITLE_CHARS:
         return None  # MediaWiki titles are at most 255 bytes

@@ -129,6 +129,8 @@ async def check_search(name: str, timeout: float, query: str = PROBE_QUERY) -> C
             "tavily": endpoints.tavily_api_base_url or TAVILY_URL,
             "arxiv": endpoints.arxiv_api_url,
             "wikipedia": endpoints.wikipedia_api_url,
+            "openalex": endpoints.openalex_api_url,
+            "europepmc": endpoints.europepmc_api_url,
         }.get(name, endpoints.searxng_url or "")
     )
     started = time.monotonic()

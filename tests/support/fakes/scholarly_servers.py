@@ -168,3 +168,57 @@ class FakeWikipediaServer(_Scripted):
 
 def json_body(payload: object) -> bytes:
     return json.dumps(payload).encode()
+
+
+class FakeJsonApi(_Scripted):
+    """A JSON search API at `path` (OpenAlex's `/works`, Europe PMC's `/rest/search`)
+    answering `payload` to every request the script does not answer."""
+
+    def __init__(self, path: str, payload: object, script: list[Answer] | None = None) -> None:
+        self.path, self.payload = path, payload
+        app = web.Application()
+        app.router.add_get(path, self._answer)
+        super().__init__(app, script)
+
+    @property
+    def api_url(self) -> str:
+        return self.url + self.path
+
+    async def _answer(self, request: web.Request) -> web.Response:
+        scripted = self._scripted(request)
+        if scripted is not None:
+            return scripted
+        return web.Response(body=json_body(self.payload), content_type="application/json")
+
+
+def openalex_work(title: str, abstract: str, doi: str | None, year: int = 2020) -> dict[str, Any]:
+    """A work as OpenAlex's /works lists it: the abstract as an inverted index."""
+    index: dict[str, list[int]] = {}
+    for position, word in enumerate(abstract.split()):
+        index.setdefault(word, []).append(position)
+    return {
+        "id": "https://openalex.org/W2741809807",
+        "doi": doi,
+        "title": title,
+        "display_name": title,
+        "publication_year": year,
+        "abstract_inverted_index": index,
+        "authorships": [{"author": {"display_name": "Heather Piwowar"}}],
+        "primary_location": {"landing_page_url": "https://journal.example/article/1"},
+    }
+
+
+def europepmc_record(
+    title: str, abstract: str, pmid: str = "33301246", source: str = "MED"
+) -> dict[str, Any]:
+    """A record as Europe PMC's search lists it with resultType=core."""
+    return {
+        "id": pmid,
+        "source": source,
+        "pmid": pmid,
+        "doi": "10.1000/xyz",
+        "title": title,
+        "authorString": "Polack FP, Thomas SJ.",
+        "pubYear": "2020",
+        "abstractText": abstract,
+    }
