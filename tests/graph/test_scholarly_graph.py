@@ -3,13 +3,17 @@ scripted model server, the real arXiv provider against a fake arXiv API speaking
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from deep_research.graph import builder
 from deep_research.search.fetch import Page, PageFetcher
 from tests.support.brain import ResearchBrain
-from tests.support.fakes.scholarly_servers import FakeArxivServer, Paper
+from tests.support.fakes.openai_server import Reply
+from tests.support.fakes.scholarly_servers import FakeArxivServer, FakeWikipediaServer, Paper
 from tests.support.live import QUESTION, cited, serve
 
 PAPER = Paper(
@@ -48,3 +52,51 @@ async def test_a_paper_question_searched_on_arxiv_cites_the_paper_s_abs_page(
     assert ABS_PAGE in cited(state["final_report"])
     (source,) = [s for s in state["sources"] if s["url"] == ABS_PAGE]
     assert source["content"] == " ".join(PAPER.summary.split()), "the abstract, not a fetched page"
+
+
+class SourcePickingBrain(ResearchBrain):
+    """Its researchers name a source in their search call, as the tool's enum offers."""
+
+    def __init__(self, source: str) -> None:
+        super().__init__(topics=["attention-based heat pump control"])
+        self.source = source
+
+    async def _research(self, body: dict[str, Any]) -> Reply:
+        reply = await super()._research(body)
+        for call in reply.tool_calls:
+            assert isinstance(call.arguments, dict)
+            call.arguments["source"] = self.source
+        return reply
+
+
+@pytest.mark.parametrize("source", ["arxiv", "pubmed"])
+async def test_a_researcher_sends_a_search_to_the_source_it_names_among_the_enabled(
+    monkeypatch: pytest.MonkeyPatch, source: str
+) -> None:
+    """Default wikipedia, arxiv enabled as a fallback: a call naming arxiv goes to arXiv
+    first; one naming a source that is not enabled goes to the default, and is told so."""
+    with (
+        FakeArxivServer([PAPER]) as arxiv,
+        FakeWikipediaServer([]) as wiki,
+        serve(SourcePickingBrain(source), monkeypatch) as llm,
+    ):
+        monkeypatch.setenv("ARXIV_API_URL", arxiv.api_url)
+        monkeypatch.setenv("WIKIPEDIA_API_URL", wiki.api_url)
+        graph = builder.compile(checkpointer=InMemorySaver())
+        config = {"configurable": {"thread_id": f"pick-{source}"}}
+        context = {
+            "allow_clarification": False,
+            "search_provider": "wikipedia",
+            "search_fallback": "arxiv",
+        }
+        await graph.ainvoke(QUESTION, config, context=context)
+        state = (await graph.aget_state(config)).values
+        asked = (len(arxiv.requests), len(wiki.requests))
+        bodies = json.dumps(llm.requests)
+    assert state["searches_used"] == 1 and ABS_PAGE in cited(state["final_report"])
+    if source == "arxiv":
+        assert asked == (1, 0), "the named source first: Wikipedia never asked"
+    else:
+        assert asked == (1, 1), "the default first (it found nothing), then the fallback"
+        assert "That source is not enabled" in bodies
+    assert '"enum": ["wikipedia", "arxiv"]' in bodies, "the tool offered the enabled sources"
