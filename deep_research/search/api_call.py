@@ -41,7 +41,7 @@ def retry_after(header: str | None, now: float | None = None) -> float | None:
     if not header or len(header) > MAX_RETRY_AFTER_CHARS:
         return None
     value = header.strip()
-    if value.isdigit():
+    if value.isascii() and value.isdigit():  # "²" is a digit to str.isdigit, not to float
         return float(value)
     try:
         when = email.utils.parsedate_to_datetime(value)

@@ -20,6 +20,8 @@ from tests.support.fakes.http_server import BackgroundServer, closed_port
         ("Thu, 01 Jan 1970 00:00:01 GMT", 0.0),
         (None, None),
         ("-3", None),
+        ("²", None),
+        ("５", None),
         ("soon", None),
         ("9" * 100, None),
         ("Thu, 01 Jan 1970 00:00:30", None),
