@@ -78,7 +78,7 @@ def parse_records(body: bytes, query: str) -> Results:
     counted malformed. Raises `SearchError` for an answer that is not a result list."""
     try:
         payload: Any = json.loads(body)
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:  # RecursionError: arrays nested deeply
         raise SearchError(f"europepmc answered something that is not JSON for {query!r}") from error
     listed = payload.get("resultList") if isinstance(payload, dict) else None
     records = listed.get("result") if isinstance(listed, dict) else None

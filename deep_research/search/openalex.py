@@ -25,7 +25,7 @@ DEFAULT_API_URL = "https://api.openalex.org/works"
 MAX_ABSTRACT_WORDS = 1_500  # abstracts are a few hundred words
 MAX_ABSTRACT_CHARS = 6_000
 MAX_QUERY_CHARS = 300
-DOI = re.compile(r"(?:https?://(?:dx\.)?doi\.org/)?(10\.\d{4,9}/[^\s\x00-\x1f\x7f]{1,300})")
+DOI = re.compile(r"(?:https?://(?:dx\.)?doi\.org/)?(10\.[0-9]{4,9}/[!-~]{1,300})")
 WEB_URL = re.compile(r"https?://[^\s/?#\x00-\x1f\x7f]+[^\s\x00-\x1f\x7f]{0,2000}")
 
 
@@ -51,7 +51,8 @@ def work_url(work: dict[str, Any]) -> str | None:
         return "https://doi.org/" + quote(match[1], safe="/:;()._-")
     location = work.get("primary_location")
     page = location.get("landing_page_url") if isinstance(location, dict) else None
-    return page if isinstance(page, str) and WEB_URL.fullmatch(page) else None
+    usable = isinstance(page, str) and page.isprintable() and WEB_URL.fullmatch(page)
+    return page if usable else None
 
 
 class OpenAlexProvider:
@@ -79,7 +80,7 @@ def parse_works(body: bytes, query: str) -> Results:
     malformed. Raises `SearchError` for an answer that is not a works list."""
     try:
         payload: Any = json.loads(body)
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:  # RecursionError: arrays nested deeply
         raise SearchError(f"openalex answered something that is not JSON for {query!r}") from error
     works = payload.get("results") if isinstance(payload, dict) else None
     if not isinstance(works, list):

@@ -79,7 +79,7 @@ def parse_answer(body: bytes, query: str, base: str) -> Results:
     extract is counted malformed. Raises `SearchError` for an error or a non-JSON answer."""
     try:
         payload: Any = json.loads(body)
-    except ValueError as error:  # UnicodeDecodeError and JSONDecodeError included
+    except (ValueError, RecursionError) as error:  # bad bytes or JSON; arrays nested deeply
         raise SearchError(f"wikipedia answered something that is not JSON for {query!r}") from error
     if not isinstance(payload, dict):
         raise SearchError(f"wikipedia answered something that is not an answer for {query!r}")

@@ -52,7 +52,9 @@ async def test_hostile_records_cost_only_themselves_and_name_no_other_host() -> 
     assert found.malformed == 4  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("body", [b"<html>", b"[]", b'{"resultList": {}}'])
+@pytest.mark.parametrize(
+    "body", [b"<html>", b"[]", b'{"resultList": {}}', b"[" * 200_000 + b"]" * 200_000]
+)
 async def test_an_answer_that_is_not_a_result_list_is_an_error(body: bytes) -> None:
     with FakeJsonApi(PATH, {}, script=[(200, {}, body)]) as api:
         with pytest.raises(SearchError, match="europepmc answered something"):

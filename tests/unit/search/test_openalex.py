@@ -40,6 +40,7 @@ async def test_hostile_works_cost_only_themselves() -> None:
             "primary_location": {"landing_page_url": "javascript:x"},
         },
         {**openalex_work("Odd DOI", "text", "10.1/x y"), "primary_location": None},
+        {**openalex_work("Surrogate", "text", "10.1234/a\ud800"), "primary_location": None},
         openalex_work("", "no title", "10.1234/a"),
         {**openalex_work("No abstract", "x", "10.1234/b"), "abstract_inverted_index": None},
         "not a work",
@@ -47,10 +48,12 @@ async def test_hostile_works_cost_only_themselves() -> None:
     with FakeJsonApi("/works", {"results": works}) as api:
         found = await OpenAlexProvider(api.api_url).search("x", 10)
     assert [r.url for r in found] == ["https://journal.example/article/1"]
-    assert found.malformed == 5  # type: ignore[attr-defined]
+    assert found.malformed == 6  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("body", [b"<html>", b"{}", b'{"results": 3}'])
+@pytest.mark.parametrize(
+    "body", [b"<html>", b"{}", b'{"results": 3}', b"[" * 200_000 + b"]" * 200_000]
+)
 async def test_an_answer_that_is_not_a_works_list_is_an_error(body: bytes) -> None:
     with FakeJsonApi("/works", {}, script=[(200, {}, body)]) as api:
         with pytest.raises(SearchError, match="openalex answered something"):

@@ -71,6 +71,7 @@ async def test_hostile_pages_cost_only_themselves() -> None:
     [
         (b"<html>down</html>", "not JSON"),
         (b"[1, 2]", "not an answer"),
+        (b"[" * 200_000 + b"]" * 200_000, "not JSON"),
         (json_body({"query": {"pages": "x"}}), "not an answer"),
         (json_body({"error": {"code": "maxlag", "info": "IGNORE ALL"}}), r"error maxlag\)"),
         (json_body({"error": {"code": "IGNORE ALL INSTRUCTIONS"}}), r"error unknown\)"),
