@@ -77,7 +77,8 @@ def _epilog() -> str:
     return (
         "search providers (--search, --set search_fallback=A,B):\n"
         f"  {', '.join(SEARCH_CHOICES)}. auto: tavily when TAVILY_API_KEY is set, else\n"
-        "  searxng when SEARXNG_URL is set, else ddgs (keyless). library: only the\n"
+        "  searxng when SEARXNG_URL is set, else ddgs (keyless). arxiv, openalex,\n"
+        "  europepmc: papers' abstracts; wikipedia: articles (keyless). library: only the\n"
         "  documents added with deep-research library add, never the web.\n"
         "model providers (--model, --set ROLE_model=provider:model):\n"
         "  local: the OpenAI-compatible server at LLM_BASE_URL; openai: OpenAI's cloud,\n"

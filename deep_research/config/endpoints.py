@@ -21,6 +21,11 @@ APP_NAME = "deep-research"  # the folder named after the app in the user's data 
 # to one is a new environment for `read_endpoints`' cache.
 DATA_HOME_VARIABLES = ("XDG_DATA_HOME", "HOME", "LOCALAPPDATA", "APPDATA")
 MIN_TOKEN, MAX_TOKEN = 16, 512
+MAX_API_URL = 2_048
+API_URL_RULE = (
+    "must be an http:// or https:// URL with a host and a path, without credentials, "
+    "a query or a fragment (e.g. https://export.arxiv.org/api/query)"
+)
 # Said without the value: a validation error's text is printed, and must not show the token.
 CHROMA_TOKEN_RULE = (
     f"CHROMA_TOKEN must be {MIN_TOKEN} to {MAX_TOKEN} printable ASCII characters without "
@@ -58,6 +63,11 @@ class Endpoints(BaseSettings):
     tavily_api_key: SecretStr | None = None
     tavily_api_base_url: str | None = None
     searxng_url: str | None = None
+    # The keyless scholarly and encyclopedic sources' APIs (a mirror's, or a test's fake).
+    arxiv_api_url: str = "https://export.arxiv.org/api/query"
+    wikipedia_api_url: str = "https://en.wikipedia.org/w/api.php"
+    openalex_api_url: str = "https://api.openalex.org/works"
+    europepmc_api_url: str = "https://www.ebi.ac.uk/europepmc/webservices/rest/search"
     # Widening what page fetching may reach is a property of the machine, never of a run.
     fetch_allow_private: bool = False
     fetch_allowed_hosts: str = ""
@@ -74,6 +84,25 @@ class Endpoints(BaseSettings):
     # after the last one ends; false: each process opens the directory itself, one at a time.
     memory_share: bool = True
     memory_server_idle: float = Field(default=300.0, gt=0, le=7 * 24 * 3600)
+
+    @field_validator("arxiv_api_url", "wikipedia_api_url", "openalex_api_url", "europepmc_api_url")
+    @classmethod
+    def _api_url(cls, url: str) -> str:
+        """An http(s) URL with a host, without credentials, a query or a fragment."""
+        from urllib.parse import urlsplit
+
+        printable = url.isascii() and url.isprintable() and " " not in url
+        parts = urlsplit(url) if printable and len(url) <= MAX_API_URL else None
+        if (
+            parts is None
+            or parts.scheme not in ("http", "https")
+            or not parts.hostname
+            or parts.username is not None
+            or parts.query
+            or parts.fragment
+        ):
+            raise ValueError(API_URL_RULE)
+        return url
 
     @field_validator("chroma_token")
     @classmethod

@@ -16,8 +16,11 @@ DEFAULT_LLM_MODEL = "mlx-community/Qwen3-8B-4bit"
 MODEL_PROVIDERS = ("local", *PROVIDERS)
 # The one list of search-provider names (a name, not the `search.types.SearchProvider`
 # protocol a provider implements). "library": the documents added with `deep-research
-# library add`, and nothing else.
-SearchProviderName = Literal["tavily", "searxng", "ddgs", "library"]
+# library add`, and nothing else. "arxiv", "wikipedia", "openalex", "europepmc": keyless
+# scholarly and encyclopedic sources (ARXIV_API_URL, WIKIPEDIA_API_URL, ...).
+SearchProviderName = Literal[
+    "tavily", "searxng", "ddgs", "library", "arxiv", "wikipedia", "openalex", "europepmc"
+]
 # What a setting may say: a provider, or `auto` (the best one this environment allows).
 SearchChoice = Literal["auto", SearchProviderName]
 SEARCH_PROVIDERS: tuple[SearchProviderName, ...] = get_args(SearchProviderName)

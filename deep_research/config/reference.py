@@ -41,6 +41,11 @@ ENDPOINT_NOTES = {
     "tavily_api_base_url": "another Tavily endpoint "
     "(the Tavily client does not read this variable itself)",
     "searxng_url": "a SearXNG instance with the JSON format enabled in its `settings.yml`",
+    "arxiv_api_url": "arXiv's Atom API (`search_provider=arxiv`), or a mirror of it",
+    "wikipedia_api_url": "a MediaWiki API (`search_provider=wikipedia`); articles are read "
+    "from the same host, e.g. `https://de.wikipedia.org/w/api.php`",
+    "openalex_api_url": "OpenAlex's works API (`search_provider=openalex`)",
+    "europepmc_api_url": "Europe PMC's REST search (`search_provider=europepmc`)",
     "fetch_allow_private": "allow fetching pages at private addresses (metadata services and "
     "link-local addresses stay refused; see [security](security.md))",
     "fetch_allowed_hosts": "hosts page fetching may reach although private, comma-separated",

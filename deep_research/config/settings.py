@@ -178,7 +178,8 @@ class Context(BaseSettings):
     search_provider: SearchChoice = Field(
         default="auto",
         description="Search backend. auto: tavily when TAVILY_API_KEY is set, else searxng "
-        "when SEARXNG_URL is set, else ddgs. library: only your documents (deep-research "
+        "when SEARXNG_URL is set, else ddgs. arxiv, openalex, europepmc: papers' abstracts; "
+        "wikipedia: articles (all keyless). library: only your documents (deep-research "
         "library add), never the web; search_fallback is then ignored.",
     )
     search_fallback: str = Field(

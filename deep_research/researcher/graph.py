@@ -27,6 +27,7 @@ from deep_research.llm import models, spending
 from deep_research.llm.prices import MICROS
 from deep_research.llm.toolcalls import invalid_arguments
 from deep_research.researcher import floor
+from deep_research.researcher.sources import chosen_source, search_tool
 from deep_research.runtime import durable, process, progress, prompts
 from deep_research.state import NO_USAGE, ResearcherState, RoleUsage, Source, Usage
 
@@ -54,7 +55,7 @@ def _turn(state: ResearcherState, context: Context) -> tuple[list[Any], list[typ
     if state.get("turns", 0) + 1 >= context.max_researcher_turns:
         wrap_up = HumanMessage(prompts.render("researcher_wrap_up"))
         return [system, *_as_plain_text(state["messages"]), wrap_up], []
-    return [system, *state["messages"]], [WebSearch]
+    return [system, *state["messages"]], [search_tool(context, WebSearch)]
 
 
 def _cost_share(state: ResearcherState, context: Context) -> int | None:
@@ -202,7 +203,9 @@ async def search(state: ResearcherState, runtime: Runtime[Context]) -> dict[str,
         context, run_key=here[0], owner=state["tool_call_id"], topic=state["topic"], grant=grant
     ) as searching:
         # One call after another: each call's durable searches start in a fixed order.
-        answers = [await _answer_call(call, searching, chars, shown) for call in last.tool_calls]
+        answers = [
+            await _answer_call(call, searching, chars, shown, context) for call in last.tool_calls
+        ]
     messages = [message for message, _ in answers]
     searches = state["searches"] + grant.used
     ran = [i for i, message in enumerate(messages) if message.status != "error"]
@@ -250,6 +253,7 @@ async def _answer_call(
     searching: search_service.SearchSession,
     max_chars: int,
     shown: tuple[frozenset[str], frozenset[str]],
+    context: Context,
 ) -> tuple[ToolMessage, list[Source]]:
     """One tool call's message and the sources its queries retrieved."""
     call_id = call.get("id") or ""
@@ -263,8 +267,9 @@ async def _answer_call(
     except ValidationError as error:
         text = f"{invalid_arguments(call['args'], error)} Example: {WEB_SEARCH_EXAMPLE}"
         return ToolMessage(text, tool_call_id=call_id, status="error"), []
-    answer = await searching.answer(queries[:MAX_QUERIES_PER_CALL], max_chars, *shown)
-    text = answer.text
+    source, note = chosen_source(call, context)
+    answer = await searching.answer(queries[:MAX_QUERIES_PER_CALL], max_chars, *shown, source)
+    text = f"{note}\n\n{answer.text}" if note else answer.text
     if len(queries) > MAX_QUERIES_PER_CALL:
         text += f"\n\nOnly the first {MAX_QUERIES_PER_CALL} queries were run."
     # The artifact is not shown to the model; it keeps fallbacks and skipped pages in the trace.

@@ -9,10 +9,28 @@ retrieved; a trace of what happened on the way. Each search request and page fet
 durable call (runtime/durable.py): answered before a stop, it is not sent again on resume.
 The search cap's shares and grants are in `budget`, re-exported here; so is `clean`, which
 tells a query worth sending from junk (an empty string, a placeholder, markup).
+`enabled_sources` names the sources a researcher may pick for a search (`answer(...,
+source=)`), `SOURCE_USES` what each is for.
 """
 
 from deep_research.search.budget import Grant, split
 from deep_research.search.cleaning import Cleaned, clean
-from deep_research.search.step import Answer, SearchSession, session
+from deep_research.search.step import (
+    SOURCE_USES,
+    Answer,
+    SearchSession,
+    enabled_sources,
+    session,
+)
 
-__all__ = ["Answer", "Cleaned", "Grant", "SearchSession", "clean", "session", "split"]
+__all__ = [
+    "SOURCE_USES",
+    "Answer",
+    "Cleaned",
+    "Grant",
+    "SearchSession",
+    "clean",
+    "enabled_sources",
+    "session",
+    "split",
+]

@@ -67,9 +67,13 @@ class SearchChain:
                 async with provider_slots(provider):
                     return await provider.search(query, max_results)
             except SearchError as error:
-                if not error.transient or error.rate_limited or attempt == RETRY_ATTEMPTS - 1:
+                # A provider that says when to come back, soon, is waited for that long.
+                soon = error.retry_after is not None and error.retry_after <= BACKOFF_MAX
+                retried = soon or (error.transient and not error.rate_limited)
+                if not retried or attempt == RETRY_ATTEMPTS - 1:
                     raise
                 delay = random.uniform(0, min(BACKOFF_MAX, BACKOFF_BASE * 2**attempt))
+                delay = error.retry_after if soon and error.retry_after is not None else delay
                 log.info("retrying %s in %.2f s after: %s", provider.name, delay, error)
                 await asyncio.sleep(delay)  # outside the slot: a waiting retry holds no slot
         raise AssertionError("unreachable: the last attempt returns or raises")

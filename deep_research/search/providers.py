@@ -1,4 +1,5 @@
-"""Web search providers behind one small interface."""
+"""Search providers behind one small interface: the web's here, arXiv and Wikipedia in
+modules of their own (`arxiv`, `wikipedia`, `openalex`, `europepmc`)."""
 
 from __future__ import annotations
 
@@ -19,12 +20,16 @@ from deep_research.config.endpoints import Endpoints, read_endpoints
 from deep_research.config.names import LIBRARY_PROVIDER, ConfigError
 from deep_research.config.problems import search_provider_problem
 from deep_research.runtime.http import tls_context
-from deep_research.search.types import Results, SearchError, SearchProvider, SearchResult
+from deep_research.search.types import (
+    MAX_TITLE_CHARS,
+    Results,
+    SearchError,
+    SearchProvider,
+    SearchResult,
+)
 from deep_research.text import secrets
 from deep_research.text.extract import clip
 
-# A title is a one-line label: whitespace collapsed, and cut to this many characters.
-MAX_TITLE_CHARS = 300
 # Longer URLs are not links a page would give (browsers and CDNs stop near 2,000 or 8,000).
 MAX_URL_CHARS = 2_048
 # An http(s) URL with a host and no whitespace or control characters anywhere.
@@ -181,6 +186,22 @@ def make_provider(name: str) -> SearchProvider:
         return TavilyProvider(api_key=key, base_url=endpoints.tavily_api_base_url)
     if name == "searxng" and endpoints.searxng_url:
         return SearxngProvider(endpoints.searxng_url)
+    if name == "arxiv":
+        from deep_research.search.arxiv import ArxivProvider
+
+        return ArxivProvider(endpoints.arxiv_api_url)
+    if name == "wikipedia":
+        from deep_research.search.wikipedia import WikipediaProvider
+
+        return WikipediaProvider(endpoints.wikipedia_api_url)
+    if name == "openalex":
+        from deep_research.search.openalex import OpenAlexProvider
+
+        return OpenAlexProvider(endpoints.openalex_api_url)
+    if name == "europepmc":
+        from deep_research.search.europepmc import EuropePmcProvider
+
+        return EuropePmcProvider(endpoints.europepmc_api_url)
     if name == LIBRARY_PROVIDER:
         from deep_research.search.library import LibraryProvider  # Chroma loads only when used
 

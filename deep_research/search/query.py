@@ -79,6 +79,12 @@ class Searcher:
     recall: Callable[[str], Awaitable[list[Finding]]] | None = None
     library: SearchProvider | None = None  # searched beside the chain, spending no budget
     credit_usd: float = 0.0  # what one Tavily credit costs (`tavily_credit_usd`)
+    source: str = ""  # the source the researcher chose (its chain starts there); "": default
+
+    def key(self, query: str) -> str:
+        """The query's search: the same query sent to another source is another search."""
+        key = query_key(query, self.max_results)
+        return f"{key} @{self.source}" if self.source else key
 
     async def run(self, query: str) -> QueryOutcome:
         """One query end to end (a batch goes through `start`, `outcome` and `read`)."""
@@ -91,7 +97,7 @@ class Searcher:
         Every query is one durable call, started in the batch's order whatever the
         searches' timing, so a step run again finds each saved answer at its place: whether
         memory answered is part of the answer, not decided again (memory may have changed)."""
-        key = query_key(query, self.max_results)
+        key = self.key(query)
         searched = durable.call("search", durable.digest(key), lambda: self._stored(key, query))
         return Pending(query, searched=searched)
 
@@ -197,7 +203,11 @@ class Searcher:
             zip(searched.results, searched.relevance, strict=True), key=lambda pair: -pair[1]
         )
         kept = [(result, score) for result, score in ranked if score >= self.threshold]
-        readable = [result.url for result, _ in kept if result.url.lower().startswith(WEB_SCHEMES)]
+        readable = [
+            result.url
+            for result, _ in kept
+            if result.url.lower().startswith(WEB_SCHEMES) and not result.complete
+        ]
         findings = [Finding(result, score) for result, score in kept]
         dropped = len(ranked) - len(kept)
         urls = [result.url for result, _ in kept]
@@ -243,7 +253,7 @@ class Searcher:
 
     async def _search(self, query: str) -> Searched:
         # Only a query that reaches a provider spends budget: cache hits never get here.
-        if not self.grant.take(query_key(query, self.max_results)):
+        if not self.grant.take(self.key(query)):
             raise CapReached(query, self.owner)
         grant = self.grant
         progress.emit(

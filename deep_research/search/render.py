@@ -124,7 +124,11 @@ def _render_finding(number: int, finding: Finding, allowance: int, shown: set[st
     snippet = f"{link}\n{result.content}"
     if page is None:
         where = (
-            "passage from your documents" if result.url.startswith("file:") else "search snippet"
+            "passage from your documents"
+            if result.url.startswith("file:")
+            else "abstract, the text of its page"
+            if result.complete
+            else "search snippet"
         )
         return f"{header}, {where}:\n{snippet}"
     if page.skipped:

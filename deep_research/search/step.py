@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Collection
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from deep_research.config.names import LIBRARY_PROVIDER
@@ -19,12 +19,34 @@ from deep_research.search.chain import SearchChain
 from deep_research.search.cleaning import clean
 from deep_research.search.fetch import PageFetcher
 from deep_research.search.netguard import AddressPolicy
-from deep_research.search.providers import make_provider
+from deep_research.search.providers import make_provider, resolve_provider
 from deep_research.search.query import QueryOutcome, Searcher
 from deep_research.search.remembered import memory_lookup
 from deep_research.search.types import SearchProvider
 from deep_research.state import Source
 from deep_research.text import fences
+
+# What each source is for, in the words the researcher's tool shows a model.
+SOURCE_USES = {
+    "tavily": "the web",
+    "searxng": "the web",
+    "ddgs": "the web",
+    "arxiv": "papers in physics, mathematics, computer science (arXiv preprints)",
+    "europepmc": "medicine, drugs, clinical trials, biology (PubMed, Europe PMC)",
+    "openalex": "published research papers of any field",
+    "wikipedia": "background, history, definitions (encyclopedia articles)",
+}
+
+
+def enabled_sources(context: Context) -> list[str]:
+    """The sources a researcher may choose between: the run's provider (`auto` resolved),
+    then its fallbacks; none to choose from when there is only one, or when only the
+    user's documents are searched."""
+    if context.search_provider == LIBRARY_PROVIDER:
+        return []
+    names = [resolve_provider(context.search_provider), *context.fallback_providers]
+    sources = [name for name in dict.fromkeys(names) if name != LIBRARY_PROVIDER]
+    return sources if len(sources) > 1 else []
 
 
 def _library() -> SearchProvider:
@@ -56,6 +78,9 @@ class SearchSession:
     searcher: Searcher
     topic: str
     max_page_chars: int
+    # The chain for each source the researcher may choose (`enabled_sources`): it starts
+    # at that source and falls back to the others, in the run's order.
+    chains: dict[str, SearchChain] = field(default_factory=dict)
 
     async def answer(
         self,
@@ -63,6 +88,7 @@ class SearchSession:
         max_chars: int,
         shown_before: Collection[str] = (),
         listed_before: Collection[str] = (),
+        source: str | None = None,
     ) -> Answer:
         """Run `queries` in parallel; the text stays within `max_chars`, and pages whose text
         the researcher was given before (`shown_before`) are named, not repeated. Each query
@@ -71,11 +97,14 @@ class SearchSession:
         The searches start in the order of `queries`, then the pages to read in the order
         of their queries: durable calls are told apart by that order (runtime/durable.py)."""
         cleaned = [clean(query) for query in queries]
+        chain = self.chains.get(source or "")
+        searcher = replace(self.searcher, chain=chain, source=source or "") if chain else None
+        searcher = searcher or self.searcher
         # A refused query starts no durable call: the others keep their order on a resume.
-        started = [await self.searcher.start(c.query) for c in cleaned if not c.refused]
-        found = await asyncio.gather(*(self.searcher.outcome(pending) for pending in started))
-        pages = await self.searcher.read([url for _, to_read in found for url in to_read])
-        ran = iter([self.searcher.with_pages(outcome, pages) for outcome, _ in found])
+        started = [await searcher.start(c.query) for c in cleaned if not c.refused]
+        found = await asyncio.gather(*(searcher.outcome(pending) for pending in started))
+        pages = await searcher.read([url for _, to_read in found for url in to_read])
+        ran = iter([searcher.with_pages(outcome, pages) for outcome, _ in found])
         outcomes = [
             QueryOutcome(c.query, error=c.refused) if c.refused else next(ran) for c in cleaned
         ]
@@ -139,6 +168,13 @@ async def session(
     # in a shared .env), and the library is the chain itself rather than a side search.
     names = [context.search_provider, *context.fallback_providers]
     chain = SearchChain([_library()] if private else [make_provider(name) for name in names])
+    sources = enabled_sources(context)
+    chains = {
+        name: SearchChain(
+            sorted(chain.providers, key=lambda provider: provider.name != name)  # stable
+        )
+        for name in sources
+    }
     # A file check and the working directory: off the loop (langgraph dev refuses both on it).
     side = context.search_library and not private and await asyncio.to_thread(library_exists)
     policy = AddressPolicy.from_env()
@@ -160,4 +196,4 @@ async def session(
             recall=lookup.findings if lookup and not private else None,
             credit_usd=context.tavily_credit_usd,
         )
-        yield SearchSession(searcher, topic, context.max_page_chars)
+        yield SearchSession(searcher, topic, context.max_page_chars, chains)

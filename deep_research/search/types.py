@@ -12,6 +12,9 @@ from typing import Protocol
 
 from deep_research.errors import DeepResearchError
 
+# A title is a one-line label: whitespace collapsed, and cut to this many characters.
+MAX_TITLE_CHARS = 300
+
 
 @dataclass(frozen=True)
 class SearchResult:
@@ -19,6 +22,9 @@ class SearchResult:
     title: str
     content: str
     score: float | None = None  # the provider's own score, on its own scale (informational)
+    # The content is the text of the page at `url` (an arXiv abstract on its abs page):
+    # there is nothing more to read there, so the page is not fetched.
+    complete: bool = False
 
 
 class Results(list[SearchResult]):
@@ -33,13 +39,22 @@ class SearchError(DeepResearchError, RuntimeError):
     """A provider failed for one query; the message names the provider and the query.
 
     `transient` errors (timeouts, connection failures, 5xx) are worth retrying;
-    `rate_limited` ones are better answered by the next provider than by waiting.
+    `rate_limited` ones are better answered by the next provider than by waiting, unless
+    the provider said when to come back (`retry_after`, seconds) and that is soon.
     """
 
-    def __init__(self, message: str, *, transient: bool = False, rate_limited: bool = False):
+    def __init__(
+        self,
+        message: str,
+        *,
+        transient: bool = False,
+        rate_limited: bool = False,
+        retry_after: float | None = None,
+    ):
         super().__init__(message)
         self.transient = transient
         self.rate_limited = rate_limited
+        self.retry_after = retry_after
 
 
 class SearchProvider(Protocol):

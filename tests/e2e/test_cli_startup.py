@@ -58,8 +58,16 @@ def test_help_imports_neither_the_graph_nor_context_nor_the_model_stack() -> Non
 
 def test_help_lists_every_search_provider_model_provider_and_setting() -> None:
     text = " ".join(help_text().split())  # argparse wraps lines
-    assert "--search PROVIDER search provider: auto, tavily, searxng, ddgs or library" in text
-    assert "auto, tavily, searxng, ddgs, library. auto: tavily when TAVILY_API_KEY is set" in text
+    scholarly = "arxiv, wikipedia, openalex"
+    assert (
+        f"--search PROVIDER search provider: auto, tavily, searxng, ddgs, library, {scholarly} "
+        "or europepmc" in text
+    )
+    assert (
+        f"auto, tavily, searxng, ddgs, library, {scholarly}, europepmc. auto: tavily when "
+        "TAVILY_API_KEY is set" in text
+    )
+    assert "arxiv, openalex, europepmc: papers' abstracts; wikipedia: articles (keyless)" in text
     assert "library: only the documents added with deep-research library add" in text
     assert "model providers (--model, --set ROLE_model=provider:model): local: the" in text
     assert all(name in text for name in MODEL_PROVIDERS) and 'pip install -e ".[anthropic]"' in text

@@ -88,7 +88,14 @@ def doctor_parser() -> argparse.ArgumentParser:
         "damaged ones again",
     )
     # `settings_from` reads the research command's flags; doctor has no use for these.
-    parser.set_defaults(no_clarify=False, review_plan=False, max_searches=None, max_cost=None)
+    parser.set_defaults(
+        no_clarify=False,
+        review_plan=False,
+        max_searches=None,
+        max_cost=None,
+        language=None,
+        length=None,
+    )
     return parser
 
 

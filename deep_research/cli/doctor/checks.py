@@ -125,9 +125,13 @@ async def check_search(name: str, timeout: float, query: str = PROBE_QUERY) -> C
     if name == "ddgs":
         return await _check_ddgs(timeout, query)
     where = public_url(
-        (endpoints.tavily_api_base_url or TAVILY_URL)
-        if name == "tavily"
-        else (endpoints.searxng_url or "")
+        {
+            "tavily": endpoints.tavily_api_base_url or TAVILY_URL,
+            "arxiv": endpoints.arxiv_api_url,
+            "wikipedia": endpoints.wikipedia_api_url,
+            "openalex": endpoints.openalex_api_url,
+            "europepmc": endpoints.europepmc_api_url,
+        }.get(name, endpoints.searxng_url or "")
     )
     started = time.monotonic()
     try:
@@ -172,7 +176,7 @@ def _search_failure(label: str, name: str, where: str, error: SearchError) -> Ch
             label,
             "fail",
             f"unreachable: {where} ({type(cause).__name__}: {cause})",
-            "check the network (and SEARXNG_URL / TAVILY_API_BASE_URL if set)",
+            "check the network (and the provider's URL variable if set)",
         )
     return Check(label, "fail", f"{where}: {error}", "check the provider's URL and key")
 

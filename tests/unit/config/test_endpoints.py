@@ -99,3 +99,23 @@ def test_a_chroma_token_is_a_secret(monkeypatch: pytest.MonkeyPatch) -> None:
     token = read_endpoints().chroma_token
     assert token is not None and token.get_secret_value() == "0123456789abcdef0123"
     assert "0123456789abcdef0123" not in repr(read_endpoints())
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "ftp://export.arxiv.org/api/query",
+        "https:///api/query",
+        "https://user:pw@mirror.example/api/query",
+        "https://mirror.example/api/query?x=1",
+        "https://mirror.example/api/query#x",
+        "https://mirror.example/api query",
+        "https://mirror.example/\x00",
+        "https://mirror.example/" + "a" * 3_000,
+    ],
+)
+def test_a_scholarly_api_url_is_a_plain_web_url(url: str) -> None:
+    for field in ("arxiv_api_url", "wikipedia_api_url"):
+        with pytest.raises(ValidationError, match="must be an http:// or https:// URL"):
+            Endpoints(**{field: url})
+    assert Endpoints(arxiv_api_url="http://127.0.0.1:9/api/query").arxiv_api_url.endswith("query")

@@ -81,3 +81,23 @@ async def test_a_provider_error_text_is_quoted_in_the_fallback_note() -> None:
     text = "a failed: <html>" + "x" * 5_000
     found = await SearchChain([Provider("a", SearchError(text)), Provider("b", HIT)]).search("q", 1)
     assert found.provider == "b" and found.notes == [f"a failed ({text}); fell back to b."]
+
+
+async def test_a_rate_limit_that_names_a_short_wait_is_waited_for_then_retried(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    monkeypatch.setattr(chain_module.asyncio, "sleep", sleep)
+    soon = SearchError("429", rate_limited=True, retry_after=2.0)
+    patient = Provider("patient", soon, HIT)
+    found = await SearchChain([patient]).search("q", 3)
+    assert found.results == HIT and patient.calls == 2 and waits == [2.0]
+    # A wait longer than the backoff's longest is not waited for: the next provider answers.
+    later = Provider("later", SearchError("429", rate_limited=True, retry_after=3600.0))
+    other = Provider("other", HIT)
+    found = await SearchChain([later, other]).search("q", 3)
+    assert later.calls == 1 and found.provider == "other" and waits == [2.0]

@@ -81,6 +81,16 @@ async def test_results_below_the_threshold_are_dropped_and_only_web_pages_read()
     assert outcome.findings[0].page and outcome.findings[1].page is None
 
 
+async def test_a_result_that_is_its_page_s_text_is_not_fetched_again() -> None:
+    abstract = SearchResult("https://arxiv.org/abs/2101.00001v1", "P", "The abstract.", 0.9, True)
+    run, fetcher = searcher(Provider([abstract, RESULTS[1]]))
+    outcome = await run.run("heat pumps")
+    assert fetcher.urls == [RESULTS[1].url], "an abstract's abs page is not fetched again"
+    kept = outcome.findings[0]
+    assert kept.result == abstract and kept.page is None
+    assert kept.retrieved_text == "The abstract."
+
+
 async def test_unscored_keeps_every_result_in_the_providers_order_without_the_model(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import cast
+
+import pytest
 
 from deep_research.search.budget import Grant
 from deep_research.search.cache import RunCache
@@ -66,3 +69,31 @@ async def test_entity_soup_is_sent_cleaned_and_junk_beside_it_keeps_the_order() 
     sections = answer.text.split("## ")[1:]
     assert [s.splitlines()[0] for s in sections] == ['"query"', '"heat pumps"', '"your query here"']
     assert "Search cap reached" not in answer.text
+
+
+def test_the_enabled_sources_are_the_chain_s_with_a_choice_and_never_the_library(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from deep_research.config.settings import load_context
+    from deep_research.search.step import enabled_sources
+
+    monkeypatch.delenv("TAVILY_API_KEY", raising=False)
+    monkeypatch.delenv("SEARXNG_URL", raising=False)
+    chained = load_context({"search_provider": "auto", "search_fallback": "arxiv,ddgs,library"})
+    assert enabled_sources(chained) == ["ddgs", "arxiv"]
+    assert enabled_sources(load_context({"search_provider": "wikipedia"})) == []
+    private = load_context({"search_provider": "library", "search_fallback": "arxiv,ddgs"})
+    assert enabled_sources(private) == []
+
+
+async def test_a_named_source_is_asked_first_and_is_a_search_of_its_own() -> None:
+    default, other = Provider(), Provider()
+    other.name = "other"  # type: ignore[misc]
+    searching, grant = session(default, granted=3)
+    chains = {"other": SearchChain([other, default]), "scripted": SearchChain([default, other])}
+    searching = replace(searching, chains=chains)
+    await searching.answer(["heat pumps"], max_chars=5000)
+    await searching.answer(["heat pumps"], max_chars=5000, source="other")
+    again = await searching.answer(["heat pumps"], max_chars=5000, source="other")
+    assert default.queries == ["heat pumps"] and other.queries == ["heat pumps"]
+    assert grant.used == 2 and "Already searched in this run" in again.text

@@ -82,3 +82,22 @@ def test_each_search_failure_names_its_cause_and_its_fix() -> None:
     )
     other = failure("tavily", SearchError("odd answer"), forbidden)
     assert other.detail == "http://where: odd answer", "403 means JSON is off only for searxng"
+
+
+async def test_each_enabled_scholarly_source_is_probed_at_its_own_endpoint(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tests.support.fakes.http_server import closed_port
+    from tests.support.fakes.scholarly_servers import FakeArxivServer, Paper
+
+    paper = Paper("2101.00001v1", "Heat pumps", "Heat pump efficiency in cold climates.")
+    with FakeArxivServer([paper]) as arxiv:
+        monkeypatch.setenv("ARXIV_API_URL", arxiv.api_url)
+        monkeypatch.setenv("WIKIPEDIA_API_URL", f"http://127.0.0.1:{closed_port()}/w/api.php")
+        context = load_context({"search_provider": "arxiv", "search_fallback": "wikipedia"})
+        assert checks.search_names(context) == ["arxiv", "wikipedia"]
+        found, down = await checks.check_searches(context, 5.0)
+        assert len(arxiv.requests) == 1
+        assert found.detail.startswith(f"{arxiv.api_url} answered with 1 result")
+    assert found.status == "ok"
+    assert down.status == "warn" and "/w/api.php (ConnectError" in down.detail

@@ -1,0 +1,111 @@
+"""Europe PMC as a search provider: its REST search, each article's abstract as the result.
+
+Europe PMC covers PubMed and more. A result's content is the abstract (its section
+headings and markup taken out), and its URL the page that shows that abstract as text:
+PubMed's for a PubMed record (`https://pubmed.ncbi.nlm.nih.gov/PMID/`), Europe PMC's
+otherwise, built from the record's source and identifier, never taken from the answer.
+The page is not fetched (`complete`): the abstract is what it shows.
+
+Hand-written: no maintained client library for the REST API exists on PyPI.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any
+
+from deep_research.search import api_call
+from deep_research.search.types import MAX_TITLE_CHARS, Results, SearchError, SearchResult
+from deep_research.text.wording import one_line
+
+DEFAULT_API_URL = "https://www.ebi.ac.uk/europepmc/webservices/rest/search"
+MAX_ABSTRACT_CHARS = 6_000
+MAX_QUERY_CHARS = 300
+SOURCE = re.compile(r"[A-Z]{3}")
+RECORD_ID = re.compile(r"[A-Za-z0-9]{1,20}")
+PMID = re.compile(r"\d{1,10}")
+_TAG = re.compile(r"<[^<>]{0,200}>")
+
+
+def without_markup(text: str) -> str:
+    """An abstract's text: tags (`<h4>Background</h4>`, `<i>`) out, entities decoded."""
+    return api_call.printable_line(html.unescape(_TAG.sub(" ", text)))
+
+
+def record_url(record: dict[str, Any]) -> str | None:
+    source, record_id, pmid = record.get("source"), record.get("id"), record.get("pmid")
+    if source == "MED" and isinstance(pmid, str) and PMID.fullmatch(pmid):
+        return f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
+    if (
+        isinstance(source, str)
+        and SOURCE.fullmatch(source)
+        and isinstance(record_id, str)
+        and RECORD_ID.fullmatch(record_id)
+    ):
+        return f"https://europepmc.org/article/{source}/{record_id}"
+    return None
+
+
+class EuropePmcProvider:
+    name = "europepmc"
+    max_concurrency = 4
+
+    def __init__(self, api_url: str = DEFAULT_API_URL, timeout: float = api_call.TIMEOUT) -> None:
+        self._url = api_url
+        self._timeout = timeout
+
+    async def search(self, query: str, max_results: int) -> list[SearchResult]:
+        text = " ".join(query.split())[:MAX_QUERY_CHARS]
+        if not text:
+            return Results()
+        params = {
+            "query": text,
+            "format": "json",
+            "resultType": "core",
+            "pageSize": str(max_results),
+        }
+        body = await api_call.get(
+            self.name, query, self._url, params, accept="application/json", timeout=self._timeout
+        )
+        found = parse_records(body, query)
+        return Results(found[:max_results], found.malformed)
+
+
+def parse_records(body: bytes, query: str) -> Results:
+    """The records of an answer that have a title, an abstract and an identifier; the rest
+    counted malformed. Raises `SearchError` for an answer that is not a result list."""
+    try:
+        payload: Any = json.loads(body)
+    except (ValueError, RecursionError) as error:  # RecursionError: arrays nested deeply
+        raise SearchError(f"europepmc answered something that is not JSON for {query!r}") from error
+    listed = payload.get("resultList") if isinstance(payload, dict) else None
+    records = listed.get("result") if isinstance(listed, dict) else None
+    if not isinstance(records, list):
+        raise SearchError(f"europepmc answered something that is not a result list for {query!r}")
+    kept = [result for record in records if (result := _record(record)) is not None]
+    return Results(kept, malformed=len(records) - len(kept))
+
+
+def _record(record: object) -> SearchResult | None:
+    if not isinstance(record, dict):
+        return None
+    title, abstract = record.get("title"), record.get("abstractText")
+    title = without_markup(title) if isinstance(title, str) else ""
+    abstract = without_markup(abstract) if isinstance(abstract, str) else ""
+    url = record_url(record)
+    if not title or not abstract or url is None:
+        return None
+    authors, year = record.get("authorString"), record.get("pubYear")
+    byline = ", ".join(
+        api_call.printable_line(part)
+        for part in (authors, year)
+        if isinstance(part, str) and part.strip()
+    )
+    return SearchResult(
+        url=url,
+        title=one_line(f"{title} ({byline})" if byline else title, MAX_TITLE_CHARS),
+        content=one_line(abstract, MAX_ABSTRACT_CHARS),
+        complete=True,
+    )

@@ -1,0 +1,107 @@
+"""OpenAlex as a search provider: its works API, each work's abstract as the result.
+
+OpenAlex keeps an abstract as an inverted index (word -> positions); it is put back into
+text here, within a bound on words and positions a hostile answer cannot stretch. A
+result's URL is the work's DOI (`https://doi.org/...`, built from the DOI itself), read
+like any result page through the address guard, or, without a DOI, its landing page when
+that is a web URL; a work with neither is skipped.
+
+Hand-written: `pyalex` is synchronous (requests) and reads whole answers; the API is one
+GET of JSON here, through `api_call`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+from urllib.parse import quote
+
+from deep_research.search import api_call
+from deep_research.search.types import MAX_TITLE_CHARS, Results, SearchError, SearchResult
+from deep_research.text.wording import one_line
+
+DEFAULT_API_URL = "https://api.openalex.org/works"
+MAX_ABSTRACT_WORDS = 1_500  # abstracts are a few hundred words
+MAX_ABSTRACT_CHARS = 6_000
+MAX_QUERY_CHARS = 300
+DOI = re.compile(r"(?:https?://(?:dx\.)?doi\.org/)?(10\.[0-9]{4,9}/[!-~]{1,300})")
+WEB_URL = re.compile(r"https?://[^\s/?#\x00-\x1f\x7f]+[^\s\x00-\x1f\x7f]{0,2000}")
+
+
+def abstract_text(index: object) -> str:
+    """The abstract an inverted index holds; '' for anything that is not one."""
+    if not isinstance(index, dict):
+        return ""
+    placed: dict[int, str] = {}
+    for word, positions in index.items():
+        if not isinstance(word, str) or not isinstance(positions, list):
+            return ""
+        for position in positions:
+            if not isinstance(position, int) or not 0 <= position < MAX_ABSTRACT_WORDS:
+                continue  # beyond the bound (or not a position): dropped
+            placed[position] = word
+    return " ".join(placed[p] for p in sorted(placed))
+
+
+def work_url(work: dict[str, Any]) -> str | None:
+    doi = work.get("doi")
+    match = DOI.fullmatch(doi) if isinstance(doi, str) else None
+    if match:
+        return "https://doi.org/" + quote(match[1], safe="/:;()._-")
+    location = work.get("primary_location")
+    page = location.get("landing_page_url") if isinstance(location, dict) else None
+    usable = isinstance(page, str) and page.isprintable() and WEB_URL.fullmatch(page)
+    return page if usable else None
+
+
+class OpenAlexProvider:
+    name = "openalex"
+    max_concurrency = 4
+
+    def __init__(self, api_url: str = DEFAULT_API_URL, timeout: float = api_call.TIMEOUT) -> None:
+        self._url = api_url
+        self._timeout = timeout
+
+    async def search(self, query: str, max_results: int) -> list[SearchResult]:
+        text = " ".join(query.split())[:MAX_QUERY_CHARS]
+        if not text:
+            return Results()
+        params = {"search": text, "per-page": str(max_results)}
+        body = await api_call.get(
+            self.name, query, self._url, params, accept="application/json", timeout=self._timeout
+        )
+        found = parse_works(body, query)
+        return Results(found[:max_results], found.malformed)
+
+
+def parse_works(body: bytes, query: str) -> Results:
+    """The works of an answer that have a title, an abstract and a URL; the rest counted
+    malformed. Raises `SearchError` for an answer that is not a works list."""
+    try:
+        payload: Any = json.loads(body)
+    except (ValueError, RecursionError) as error:  # RecursionError: arrays nested deeply
+        raise SearchError(f"openalex answered something that is not JSON for {query!r}") from error
+    works = payload.get("results") if isinstance(payload, dict) else None
+    if not isinstance(works, list):
+        raise SearchError(f"openalex answered something that is not a works list for {query!r}")
+    kept = [result for work in works if (result := _work(work)) is not None]
+    return Results(kept, malformed=len(works) - len(kept))
+
+
+def _work(work: object) -> SearchResult | None:
+    if not isinstance(work, dict):
+        return None
+    title = work.get("display_name") or work.get("title")
+    title = api_call.printable_line(title) if isinstance(title, str) else ""
+    abstract = api_call.printable_line(abstract_text(work.get("abstract_inverted_index")))
+    url = work_url(work)
+    if not title or not abstract or url is None:
+        return None
+    year = work.get("publication_year")
+    label = f"{title} ({year})" if isinstance(year, int) and not isinstance(year, bool) else title
+    return SearchResult(
+        url=url,
+        title=one_line(label, MAX_TITLE_CHARS),
+        content=one_line(abstract, MAX_ABSTRACT_CHARS),
+    )

@@ -1,0 +1,102 @@
+"""A whole run on a paper question with search_provider=arxiv: the real ChatOpenAI against the
+scripted model server, the real arXiv provider against a fake arXiv API speaking Atom."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from deep_research.graph import builder
+from deep_research.search.fetch import Page, PageFetcher
+from tests.support.brain import ResearchBrain
+from tests.support.fakes.openai_server import Reply
+from tests.support.fakes.scholarly_servers import FakeArxivServer, FakeWikipediaServer, Paper
+from tests.support.live import QUESTION, cited, serve
+
+PAPER = Paper(
+    "2101.00001v2",
+    "Attention-based control of heat pumps in cold climates",
+    "We show that attention-based controllers raise the seasonal efficiency of air-source\n"
+    "  heat pumps by 12% in cold climates.",
+    authors=["Grace Hopper", "Alan Turing"],
+)
+ABS_PAGE = "https://arxiv.org/abs/2101.00001v2"
+
+
+async def test_a_paper_question_searched_on_arxiv_cites_the_paper_s_abs_page(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fetched: list[str] = []
+
+    async def fetch(self: PageFetcher, url: str) -> Page:
+        fetched.append(url)
+        return Page(url, skipped="not in this test")
+
+    monkeypatch.setattr(PageFetcher, "fetch", fetch)
+    brain = ResearchBrain(topics=["attention-based heat pump control"])
+    with FakeArxivServer([PAPER]) as arxiv, serve(brain, monkeypatch):
+        monkeypatch.setenv("ARXIV_API_URL", arxiv.api_url)
+        graph = builder.compile(checkpointer=InMemorySaver())
+        config = {"configurable": {"thread_id": "paper"}}
+        context = {"allow_clarification": False, "search_provider": "arxiv"}
+        await graph.ainvoke(QUESTION, config, context=context)
+        state = (await graph.aget_state(config)).values
+        sent = arxiv.requests
+    assert len(sent) == 1 and state["searches_used"] == 1, "one search, counted once"
+    words = ("attention-based", "heat", "pump", "control", "0")
+    assert sent[0]["search_query"] == " AND ".join(f"all:{word}" for word in words)
+    assert fetched == [], "the abstract is the abs page's text: nothing is fetched"
+    assert ABS_PAGE in cited(state["final_report"])
+    (source,) = [s for s in state["sources"] if s["url"] == ABS_PAGE]
+    assert source["content"] == " ".join(PAPER.summary.split()), "the abstract, not a fetched page"
+
+
+class SourcePickingBrain(ResearchBrain):
+    """Its researchers name a source in their search call, as the tool's enum offers."""
+
+    def __init__(self, source: str) -> None:
+        super().__init__(topics=["attention-based heat pump control"])
+        self.source = source
+
+    async def _research(self, body: dict[str, Any]) -> Reply:
+        reply = await super()._research(body)
+        for call in reply.tool_calls:
+            assert isinstance(call.arguments, dict)
+            call.arguments["source"] = self.source
+        return reply
+
+
+@pytest.mark.parametrize("source", ["arxiv", "pubmed"])
+async def test_a_researcher_sends_a_search_to_the_source_it_names_among_the_enabled(
+    monkeypatch: pytest.MonkeyPatch, source: str
+) -> None:
+    """Default wikipedia, arxiv enabled as a fallback: a call naming arxiv goes to arXiv
+    first; one naming a source that is not enabled goes to the default, and is told so."""
+    with (
+        FakeArxivServer([PAPER]) as arxiv,
+        FakeWikipediaServer([]) as wiki,
+        serve(SourcePickingBrain(source), monkeypatch) as llm,
+    ):
+        monkeypatch.setenv("ARXIV_API_URL", arxiv.api_url)
+        monkeypatch.setenv("WIKIPEDIA_API_URL", wiki.api_url)
+        graph = builder.compile(checkpointer=InMemorySaver())
+        config = {"configurable": {"thread_id": f"pick-{source}"}}
+        context = {
+            "allow_clarification": False,
+            "search_provider": "wikipedia",
+            "search_fallback": "arxiv",
+        }
+        await graph.ainvoke(QUESTION, config, context=context)
+        state = (await graph.aget_state(config)).values
+        asked = (len(arxiv.requests), len(wiki.requests))
+        bodies = json.dumps(llm.requests)
+    assert state["searches_used"] == 1 and ABS_PAGE in cited(state["final_report"])
+    if source == "arxiv":
+        assert asked == (1, 0), "the named source first: Wikipedia never asked"
+    else:
+        assert asked == (1, 1), "the default first (it found nothing), then the fallback"
+        assert "That source is not enabled" in bodies
+    assert '"enum": ["wikipedia", "arxiv"]' in bodies, "the tool offered the enabled sources"

@@ -1,0 +1,68 @@
+"""search/europepmc.py against a fake Europe PMC search: abstracts without markup, PubMed pages."""
+
+from __future__ import annotations
+
+import pytest
+
+from deep_research.search.europepmc import EuropePmcProvider, without_markup
+from deep_research.search.types import SearchError
+from tests.support.fakes.scholarly_servers import FakeJsonApi, europepmc_record
+
+PATH = "/europepmc/webservices/rest/search"
+TRIAL = europepmc_record(
+    "Safety and Efficacy of the BNT162b2 mRNA Covid-19 Vaccine",
+    "<h4>Background</h4>Severe acute respiratory syndrome coronavirus 2 (SARS-CoV-2) "
+    "infection &amp; <i>disease</i>.<h4>Methods</h4>A trial.",
+)
+
+
+def payload(*records: object) -> dict[str, object]:
+    return {"version": "6.9", "hitCount": len(records), "resultList": {"result": list(records)}}
+
+
+def test_an_abstract_loses_its_markup_and_keeps_its_words() -> None:
+    assert without_markup("<h4>Aim</h4>To <b>test</b> &lt;x&gt;\x07.") == "Aim To test <x> ."
+
+
+async def test_each_record_is_its_abstract_at_its_pubmed_page() -> None:
+    with FakeJsonApi(PATH, payload(TRIAL)) as api:
+        found = await EuropePmcProvider(api.api_url).search("bnt162b2 efficacy", 5)
+        sent = api.requests[0]
+    (paper,) = found
+    assert paper.url == "https://pubmed.ncbi.nlm.nih.gov/33301246/" and paper.complete
+    assert paper.title == (
+        "Safety and Efficacy of the BNT162b2 mRNA Covid-19 Vaccine (Polack FP, Thomas SJ., 2020)"
+    )
+    assert paper.content.startswith("Background Severe acute respiratory syndrome")
+    assert "infection & disease . Methods A trial." in paper.content
+    assert sent["query"] == "bnt162b2 efficacy" and sent["resultType"] == "core"
+
+
+async def test_hostile_records_cost_only_themselves_and_name_no_other_host() -> None:
+    records = [
+        europepmc_record("Preprint", "An abstract.", pmid="PPR123", source="PPR"),
+        europepmc_record("Hostile id", "text", pmid="1/../../x", source="MED"),
+        europepmc_record("Odd source", "text", pmid="x", source="evil.example"),
+        europepmc_record("No abstract", ""),
+        42,
+    ]
+    with FakeJsonApi(PATH, payload(*records)) as api:
+        found = await EuropePmcProvider(api.api_url).search("x", 10)
+    assert [r.url for r in found] == ["https://europepmc.org/article/PPR/PPR123"]
+    assert found.malformed == 4  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "body", [b"<html>", b"[]", b'{"resultList": {}}', b"[" * 200_000 + b"]" * 200_000]
+)
+async def test_an_answer_that_is_not_a_result_list_is_an_error(body: bytes) -> None:
+    with FakeJsonApi(PATH, {}, script=[(200, {}, body)]) as api:
+        with pytest.raises(SearchError, match="europepmc answered something"):
+            await EuropePmcProvider(api.api_url).search("x", 5)
+
+
+async def test_a_rate_limit_is_an_error_the_chain_can_tell() -> None:
+    with FakeJsonApi(PATH, payload(), script=[(429, {"Retry-After": "120"}, b"")]) as api:
+        with pytest.raises(SearchError, match="HTTP 429") as raised:
+            await EuropePmcProvider(api.api_url).search("x", 5)
+    assert raised.value.rate_limited and raised.value.retry_after == 120.0

@@ -1,0 +1,65 @@
+"""search/openalex.py against a fake OpenAlex /works API: abstracts rebuilt, DOIs as links."""
+
+from __future__ import annotations
+
+import pytest
+
+from deep_research.search.openalex import OpenAlexProvider, abstract_text
+from deep_research.search.types import SearchError
+from tests.support.fakes.scholarly_servers import FakeJsonApi, openalex_work
+
+WORK = openalex_work(
+    "The state of OA",
+    "Despite growing interest in Open Access, little is known.",
+    "https://doi.org/10.7717/peerj.4375",
+)
+
+
+def test_an_inverted_index_is_put_back_in_order_within_its_bound() -> None:
+    assert abstract_text({"b": [1], "a": [0, 2]}) == "a b a"
+    assert abstract_text({"a": [0, 10**9], "b": ["x", 1]}) == "a b"
+    assert abstract_text({"a": "0"}) == "" and abstract_text(None) == ""
+
+
+async def test_each_work_is_its_abstract_at_its_doi() -> None:
+    with FakeJsonApi("/works", {"meta": {"count": 1}, "results": [WORK]}) as api:
+        found = await OpenAlexProvider(api.api_url).search("open  access", 5)
+        sent = api.requests[0]
+    assert [(r.url, r.title) for r in found] == [
+        ("https://doi.org/10.7717/peerj.4375", "The state of OA (2020)")
+    ]
+    assert found[0].content == "Despite growing interest in Open Access, little is known."
+    assert sent == {"search": "open access", "per-page": "5"}
+
+
+async def test_hostile_works_cost_only_themselves() -> None:
+    works = [
+        openalex_work("No DOI", "Has a landing page.", None),
+        {
+            **openalex_work("Bad link", "text", None),
+            "primary_location": {"landing_page_url": "javascript:x"},
+        },
+        {**openalex_work("Odd DOI", "text", "10.1/x y"), "primary_location": None},
+        {**openalex_work("Surrogate", "text", "10.1234/a\ud800"), "primary_location": None},
+        openalex_work("", "no title", "10.1234/a"),
+        {**openalex_work("No abstract", "x", "10.1234/b"), "abstract_inverted_index": None},
+        "not a work",
+    ]
+    with FakeJsonApi("/works", {"results": works}) as api:
+        found = await OpenAlexProvider(api.api_url).search("x", 10)
+    assert [r.url for r in found] == ["https://journal.example/article/1"]
+    assert found.malformed == 6  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "body", [b"<html>", b"{}", b'{"results": 3}', b"[" * 200_000 + b"]" * 200_000]
+)
+async def test_an_answer_that_is_not_a_works_list_is_an_error(body: bytes) -> None:
+    with FakeJsonApi("/works", {}, script=[(200, {}, body)]) as api:
+        with pytest.raises(SearchError, match="openalex answered something"):
+            await OpenAlexProvider(api.api_url).search("x", 5)
+
+
+async def test_no_works_is_no_results() -> None:
+    with FakeJsonApi("/works", {"meta": {"count": 0}, "results": []}) as api:
+        assert await OpenAlexProvider(api.api_url).search("x", 5) == []
