@@ -47,10 +47,11 @@ LANGUAGES: dict[str, tuple[str, str]] = {
 _FUNCTION_WORDS: dict[str, frozenset[str]] = {
     code: frozenset(words.split())
     for code, words in {
-        "en": "the and of is are what how which why does do with for in on this",
+        "en": "the and of is are what how which why does do did with for in on this was "
+        "who about to a an can should when where were will would it its has have between",
         "de": "der die das und ist sind wie was welche warum nicht mit für ein eine im",
         "fr": "le la les et est sont quels quelle pourquoi comment des du une dans pour",
-        "es": "el los las y es son cuál cuáles qué cómo por qué del una en para",
+        "es": "el los las la y es son cuál cuáles qué cómo por qué del de una en para",
         "it": "il lo gli e è di sono quali quale quanto perché della degli una nel per",
         "pt": "o os as é são quais qual porque como da dos uma em para não",
         "nl": "de het en is zijn wat hoe welke waarom niet met voor een van",
@@ -68,12 +69,11 @@ _SHARED = frozenset(
 )
 # Letters only Vietnamese writes among the Latin-script languages above.
 _VIETNAMESE = re.compile("[ơưđƠƯĐ\u1ea0-\u1ef9]")
-# Letters that, with no short word to go by, name one of them ("Wärmepumpen Effizienz").
-_LETTER_HINTS = (
-    ("de", re.compile("[äöüß]")),
-    ("es", re.compile("[ñ¿¡]")),
-    ("pt", re.compile("[ãõ]")),
-)
+# A language is named only on this many votes, and by as many more than the next one: a
+# name or a title in another language ("Who founded Die Zeit?", "Tell me about Jürgen
+# Klopp") must not turn an English question's report German.
+MIN_VOTES = 2
+MIN_LEAD = 2
 _WORD = re.compile(r"[^\W\d_]+")
 
 
@@ -126,13 +126,9 @@ def _latin_language(sample: str) -> str:
         for code, words in _FUNCTION_WORDS.items():
             if word in words:
                 votes[code] += 1
-    ranked = votes.most_common(2)
-    if not ranked:
-        lowered = sample.lower()
-        return next((code for code, letters in _LETTER_HINTS if letters.search(lowered)), "")
-    if len(ranked) == 2 and ranked[0][1] == ranked[1][1]:
-        return ""
-    return ranked[0][0]
+    ranked = [*votes.most_common(2), ("", 0), ("", 0)]
+    (leader, most), (_, next_most) = ranked[0], ranked[1]
+    return leader if most >= MIN_VOTES and most - next_most >= MIN_LEAD else ""
 
 
 # A `report_language` that is no code or name above: a language's name, at most three words
