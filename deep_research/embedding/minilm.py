@@ -8,6 +8,7 @@ vectors of recent texts, so a text embedded twice is computed once.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import queue
 import threading
@@ -21,6 +22,8 @@ from langchain_core.embeddings import Embeddings
 
 from deep_research.embedding.encoder import Check, Encoder
 from deep_research.embedding.weights import FloatArray
+
+log = logging.getLogger(__name__)
 
 CACHED = 4096  # vectors (1.5 KB each) kept for texts embedded lately
 MAX_BATCHED_TEXTS = 256  # texts one pass of the model's thread takes from the queue
@@ -176,7 +179,13 @@ def _renew_lock(reference: weakref.ref[MiniLM]) -> None:
 
 
 # The variables a user sets to choose BLAS's threads; one of them set is left as it is.
-BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+BLAS_THREAD_VARIABLES = (
+    "OPENBLAS_NUM_THREADS",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "BLIS_NUM_THREADS",
+)
 
 
 def _one_blas_thread() -> None:
@@ -190,4 +199,8 @@ def _one_blas_thread() -> None:
         return
     from threadpoolctl import threadpool_limits
 
-    threadpool_limits(limits=1, user_api="blas")
+    try:
+        threadpool_limits(limits=1, user_api="blas")
+    except (OSError, AttributeError, ValueError, RuntimeError) as error:  # a BLAS it cannot
+        # drive: the model computes with BLAS's own threads, slower on a busy machine.
+        log.warning("BLAS threads left as they are: %s", error)

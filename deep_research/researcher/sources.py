@@ -32,6 +32,8 @@ def chosen_source(call: ToolCall, context: Context) -> tuple[str | None, str]:
     if source is None or source == "":
         return None, ""
     sources = search_service.enabled_sources(context)
+    if sources and source == sources[0]:  # the default named: the same search as without it
+        return None, ""
     if isinstance(source, str) and source in sources:
         return source, ""
     shown = ", ".join(sources) or "none"

@@ -354,3 +354,19 @@ def test_blas_computes_on_the_model_thread_alone_unless_the_user_chose(
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == expected
+
+
+def test_a_blas_that_cannot_be_held_to_one_thread_still_embeds(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import threadpoolctl
+
+    def refuses(**_kwargs: object) -> None:
+        raise OSError("no such symbol: openblas_set_num_threads")
+
+    monkeypatch.setattr(threadpoolctl, "threadpool_limits", refuses)
+    for name in MINILM_BLAS_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    model = MiniLM(FOLDER)  # its own thread, started by this request
+    assert len(model.submit(["an answer, not a hang"]).result(60)[0]) == 384
+    assert "BLAS threads left as they are" in caplog.text

@@ -30,5 +30,8 @@ def test_the_search_tool_offers_the_enabled_sources_as_an_enum_only_when_there_i
 
     assert chosen_source(call({"queries": ["q"], "source": "arxiv"}), context) == ("arxiv", "")
     assert chosen_source(call({"queries": ["q"]}), context) == (None, "")
+    # The default named is the same search as the default left out: one cache key, one
+    # count against the cap, and "already searched" for a repeat.
+    assert chosen_source(call({"queries": ["q"], "source": "ddgs"}), context) == (None, "")
     unknown, note = chosen_source(call({"queries": ["q"], "source": "pubmed"}), context)
     assert unknown is None and "not enabled" in note and "ddgs, arxiv, europepmc" in note
