@@ -11,6 +11,7 @@ Hand-written: no maintained client library for the REST API exists on PyPI.
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 import re
@@ -69,7 +70,7 @@ class EuropePmcProvider:
         body = await api_call.get(
             self.name, query, self._url, params, accept="application/json", timeout=self._timeout
         )
-        found = parse_records(body, query)
+        found = await asyncio.to_thread(parse_records, body, query)  # up to 4 MB: off the loop
         return Results(found[:max_results], found.malformed)
 
 

@@ -12,6 +12,7 @@ GET of JSON here, through `api_call`.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from typing import Any
@@ -71,7 +72,7 @@ class OpenAlexProvider:
         body = await api_call.get(
             self.name, query, self._url, params, accept="application/json", timeout=self._timeout
         )
-        found = parse_works(body, query)
+        found = await asyncio.to_thread(parse_works, body, query)  # up to 4 MB: off the loop
         return Results(found[:max_results], found.malformed)
 
 

@@ -13,6 +13,7 @@ no search; both use requests, outside `api_call`'s deadline and byte cap.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from typing import Any
@@ -70,7 +71,7 @@ class WikipediaProvider:
         body = await api_call.get(
             self.name, query, self._url, params, accept="application/json", timeout=self._timeout
         )
-        found = parse_answer(body, query, self._base)
+        found = await asyncio.to_thread(parse_answer, body, query, self._base)  # off the loop
         return Results(found[:max_results], found.malformed)
 
 
