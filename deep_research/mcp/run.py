@@ -18,6 +18,8 @@ from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import APIStatusError
 
 from deep_research.config.agent_server import agent_url, server_token
+from deep_research.config.names import ConfigError
+from deep_research.config.settings import follow_up_settings
 from deep_research.errors import DeepResearchError
 from deep_research.mcp.progress import progress_message
 from deep_research.text import secrets
@@ -121,7 +123,10 @@ async def follow_up_context(
             f"Thread {thread!r} has not finished its research (or is still running): a "
             "follow-up asks about a finished one. Wait for it, or leave `thread` unset."
         )
-    return {**{key: metadata[key] for key in KEPT if key in metadata}, **context}
+    try:  # never above the thread's search cap, nor off its library-only search
+        return follow_up_settings({key: metadata[key] for key in KEPT if key in metadata}, context)
+    except ConfigError as refused:
+        raise RunFailed(f"Thread {thread!r}: {refused}") from None
 
 
 def agent_client() -> LangGraphClient:
