@@ -217,3 +217,33 @@ async def test_a_follow_up_needs_a_finished_thread_of_this_tool(
     with pytest.raises(run.RunFailed, match=says):
         await run.research("Q2?", {}, clarify=False, progress=progress, thread="t-0")
     assert client.streamed == {}, "nothing ran"
+
+
+@pytest.mark.parametrize("status", [409, 500])
+async def test_a_follow_up_on_a_busy_thread_is_told_to_try_again(
+    monkeypatch: pytest.MonkeyPatch, status: int
+) -> None:
+    """The server refuses a second run on a thread that is running one (HTTP 409): the
+    caller is told so, not handed the SDK's raw error; other errors stay as they are."""
+    import httpx
+    from langgraph_sdk.errors import APIStatusError
+
+    client = serve(monkeypatch, [], values={"final_report": "# R"}, next=[])
+    following(client, {"source": "mcp"})
+
+    async def busy(thread_id: str, assistant: str, **kwargs: Any) -> AsyncIterator[Any]:
+        response = httpx.Response(status, request=httpx.Request("POST", "http://x/runs/stream"))
+        raise APIStatusError("refused", response=response, body=None)
+        yield  # an async generator, as the SDK's stream is
+
+    client.runs.stream = busy
+
+    async def progress(done: float, total: float | None, message: str | None) -> None: ...
+
+    expected = run.RunFailed if status == 409 else APIStatusError
+    with pytest.raises(expected) as raised:
+        await run.research("Q2?", {}, clarify=False, progress=progress, thread="t-0")
+    if status == 409:
+        assert str(raised.value) == (
+            "Thread 't-0' is running another question: try again when it finishes."
+        )
