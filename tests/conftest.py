@@ -91,7 +91,7 @@ def use_script(monkeypatch: pytest.MonkeyPatch) -> Callable[[Script], ScriptedCh
 
     def install(script: Script) -> ScriptedChatModel:
         model = ScriptedChatModel(script=script)
-        monkeypatch.setattr(chat_models, "chat_model", lambda context, role: model)
+        monkeypatch.setattr(chat_models, "chat_model", lambda context, role, report=False: model)
         return model
 
     return install

@@ -130,7 +130,13 @@ def _followed(
     warn_skipped(record)
     for line in logs_elsewhere(record):
         console.print(plain(line))
-    settings = {**record.settings, **settings}
+    from deep_research.config.names import ConfigError
+    from deep_research.config.settings import follow_up_settings
+
+    try:  # never above the thread's search cap, nor off its library-only search
+        settings = follow_up_settings(record.settings, settings)
+    except ConfigError as refused:
+        raise UsageError(f"--follow-up {record.thread_id}: {refused}") from None
     return _Thread(
         record.thread_id, question, settings, args.out, args.export, False, follow_up=True
     )

@@ -17,7 +17,12 @@ from langgraph.runtime import Runtime
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from deep_research.config.names import DEFAULT_LLM_MODEL, ConfigError, SearchChoice
+from deep_research.config.names import (
+    DEFAULT_LLM_MODEL,
+    LIBRARY_PROVIDER,
+    ConfigError,
+    SearchChoice,
+)
 from deep_research.config.problems import (
     explain_invalid,
     hide_secrets,
@@ -315,3 +320,28 @@ def context_of(runtime: Runtime[Context] | None) -> Context:
     if isinstance(context, dict):
         return load_context(context)
     return context
+
+
+def follow_up_settings(thread: Mapping[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
+    """A follow-up's settings: the thread's under the ones given now, except that it never
+    lifts the thread's search cap (the lower of the two holds; a thread started without one
+    had the default) nor leaves a library-only thread for the web (`ConfigError`)."""
+    merged = {**thread, **given}
+    cap = "max_searches_per_run"
+    had = thread.get(cap, Context.model_fields[cap].default)
+    asked = given.get(cap)
+    if _count(had) and _count(asked):
+        merged[cap] = min(had, asked)
+    started = thread.get("search_provider")
+    now = given.get("search_provider", LIBRARY_PROVIDER)
+    if started == LIBRARY_PROVIDER and now != LIBRARY_PROVIDER:
+        raise ConfigError(
+            "this thread searches only your own library (search_provider=library): a "
+            f"follow-up keeps to it, so search_provider={str(now)[:40]!r} is refused. Leave "
+            "it unset, or ask the question as a new run."
+        )
+    return merged
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)

@@ -53,7 +53,8 @@ COMPLETION_LIMITS: dict[Role, int | None] = {
 # tool argument to the end of an 8k context (7,049 tokens, 9 minutes on 2 cores). The report
 # is the orchestrator's reply, so it is capped too: 4,096 tokens is about 12,000-16,000
 # characters (what the orchestrator reads of a topic is 12,000), and half of an 8k context
-# stays for the prompt (`report_length` sizes it: 2,048 brief, LLM_MAX_TOKENS detailed).
+# stays for the prompt. `report_length` sizes it (`report_tokens`): 2,048 for the report
+# call at `brief`; `detailed` stays at this limit unless LLM_MAX_TOKENS is set.
 # A reply cut at its limit is seen (`reply_cut`), not passed silently.
 LOCAL_COMPLETION_LIMITS: dict[Role, int | None] = {
     "clarifier": 2_048,
@@ -77,17 +78,26 @@ def thinking_body(setting: str) -> dict[str, Any] | None:
     return {"chat_template_kwargs": {"enable_thinking": setting == "on"}}
 
 
-def chat_model(context: Context, role: Role) -> BaseChatModel:
-    """The chat model configured for `role`, built from its 'provider:model' spec."""
+def chat_model(context: Context, role: Role, report: bool = False) -> BaseChatModel:
+    """The chat model configured for `role`, built from its 'provider:model' spec; with
+    `report`, for the call that writes the report (its limit sized to `report_length`)."""
     spec: str = getattr(context, f"{role}_model")
     temperature: float | None = getattr(context, f"{role}_temperature")
-    return spec_model(spec, temperature, context.local_thinking, role, report_tokens(context, role))
+    sized = report_tokens(context, role, report)
+    return spec_model(spec, temperature, context.local_thinking, role, sized)
 
 
-def report_tokens(context: Context, role: Role) -> int | None:
-    """The orchestrator's completion limit sized to `report_length` (its reply without tool
-    calls is the report); None for the other roles, whose replies it does not change."""
-    return LENGTHS[context.report_length].tokens if role == "orchestrator" else None
+def report_tokens(context: Context, role: Role, report: bool = True) -> int | None:
+    """The completion limit `report_length` sets for the orchestrator's calls (None: the
+    role's usual one; other roles: always None). The call that writes the report at the
+    turn cap or the budget's stop (`report`) is sized to it. A planning call's reply
+    without tool calls is the report too, so a longer length raises its limit, but a
+    shorter one never lowers it: a thinking model's plan is not cut at `brief`'s 2,048."""
+    tokens = LENGTHS[context.report_length].tokens if role == "orchestrator" else None
+    if report or tokens is None:
+        return tokens
+    usual = LOCAL_COMPLETION_LIMITS["orchestrator"] or 0  # the lowest of its usual limits
+    return tokens if tokens > usual else None
 
 
 def spec_model(
@@ -123,7 +133,12 @@ def spec_model(
             max_retries=0,
             # Servers fall back to tiny defaults (mlx_lm: 512) and silently drop truncated
             # tool calls; sent as both `max_completion_tokens` and `max_tokens` (lenient_chat).
-            max_completion_tokens=local_limit(role, endpoints.llm_max_tokens, sized),
+            max_completion_tokens=local_limit(
+                role,
+                endpoints.llm_max_tokens,
+                sized,
+                explicit="llm_max_tokens" in endpoints.model_fields_set,
+            ),
             extra_body=thinking_body(thinking),
             local_server=True,
         )
@@ -153,10 +168,16 @@ def spec_model(
     )
 
 
-def local_limit(role: str, configured: int, sized: int | None = None) -> int:
-    """The completion limit a `local:` model of `role` is sent with: its job's (`sized` to
-    the report's length for the orchestrator), or lower."""
-    own = sized or LOCAL_COMPLETION_LIMITS.get(role)  # type: ignore[call-overload]
+def local_limit(
+    role: str, configured: int, sized: int | None = None, explicit: bool = False
+) -> int:
+    """The completion limit a `local:` model of `role` is sent with: its job's, or lower.
+    The report's call is `sized` to its length, but above the role's limit only when
+    LLM_MAX_TOKENS was set (`explicit`): its default is the whole of an 8k context."""
+    usual: int | None = LOCAL_COMPLETION_LIMITS.get(role)  # type: ignore[call-overload]
+    own = sized or usual
+    if sized is not None and usual is not None and not explicit:
+        own = min(sized, usual)
     return configured if own is None else min(own, configured)
 
 

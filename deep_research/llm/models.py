@@ -322,9 +322,10 @@ def _unique_call_ids(reply: AIMessage) -> AIMessage:
     return reply.model_copy(update={"tool_calls": calls})
 
 
-def role_model(context: Context, role: Role) -> RoleModel:
-    """The configured model for `role`, ready to call."""
-    model = chat_models.chat_model(context, role)
+def role_model(context: Context, role: Role, report: bool = False) -> RoleModel:
+    """The configured model for `role`, ready to call; with `report`, for the call that
+    writes the report, its completion limit sized to `report_length` (`report_tokens`)."""
+    model = chat_models.chat_model(context, role, report)
     spec = getattr(context, f"{role}_model")
     endpoint = public_url(init_chat.base_url(model, spec.partition(":")[0]))
     endpoints = read_endpoints()
@@ -335,7 +336,7 @@ def role_model(context: Context, role: Role) -> RoleModel:
         price,
         completion_limit(model),
         endpoints.llm_max_tokens,
-        chat_models.report_tokens(context, role),
+        chat_models.report_tokens(context, role, report),
     )
     return RoleModel(
         model=model,

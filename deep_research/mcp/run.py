@@ -18,6 +18,8 @@ from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import APIStatusError
 
 from deep_research.config.agent_server import agent_url, server_token
+from deep_research.config.names import ConfigError
+from deep_research.config.settings import follow_up_settings
 from deep_research.errors import DeepResearchError
 from deep_research.mcp.progress import progress_message
 from deep_research.text import secrets
@@ -69,6 +71,35 @@ async def research(
     # With `clarify`, stop before planning: the questions are the whole answer.
     stop = ["orchestrate"] if clarify else None
     first: dict[str, Any] = {"messages": [{"role": "user", "content": question}]}
+    try:
+        await _stream(client, thread_id, first, context, stop, progress)
+    except APIStatusError as error:
+        if error.status_code != 409:  # 409: the server refuses a second run on a busy thread
+            raise
+        raise RunFailed(
+            f"Thread {thread_id!r} is running another question: try again when it finishes."
+        ) from None
+    state = await client.threads.get_state(thread_id)
+    if clarify:
+        await client.threads.delete(thread_id)  # nothing to resume: the caller asks again
+        return Answer(questions_text(state["interrupts"]), thread_id)
+    values = state["values"] if isinstance(state["values"], Mapping) else {}
+    report = values.get("final_report")
+    if not isinstance(report, str) or not report.strip():
+        paused = " (it paused for an answer)" if state["interrupts"] else ""
+        raise RunFailed(f"The run ended without a report{paused}; thread {thread_id}.")
+    return Answer(report, thread_id, values)
+
+
+async def _stream(
+    client: LangGraphClient,
+    thread_id: str,
+    first: dict[str, Any],
+    context: dict[str, Any],
+    stop: list[str] | None,
+    progress: ReportProgress,
+) -> None:
+    """One run of the graph on the thread, its progress reported as it comes."""
     done = 0
     async for part in client.runs.stream(
         thread_id,
@@ -87,16 +118,6 @@ async def research(
             if (message := progress_message(part.data)) is not None:
                 done += 1
                 await progress(done, None, message)
-    state = await client.threads.get_state(thread_id)
-    if clarify:
-        await client.threads.delete(thread_id)  # nothing to resume: the caller asks again
-        return Answer(questions_text(state["interrupts"]), thread_id)
-    values = state["values"] if isinstance(state["values"], Mapping) else {}
-    report = values.get("final_report")
-    if not isinstance(report, str) or not report.strip():
-        paused = " (it paused for an answer)" if state["interrupts"] else ""
-        raise RunFailed(f"The run ended without a report{paused}; thread {thread_id}.")
-    return Answer(report, thread_id, values)
 
 
 async def follow_up_context(
@@ -121,7 +142,10 @@ async def follow_up_context(
             f"Thread {thread!r} has not finished its research (or is still running): a "
             "follow-up asks about a finished one. Wait for it, or leave `thread` unset."
         )
-    return {**{key: metadata[key] for key in KEPT if key in metadata}, **context}
+    try:  # never above the thread's search cap, nor off its library-only search
+        return follow_up_settings({key: metadata[key] for key in KEPT if key in metadata}, context)
+    except ConfigError as refused:
+        raise RunFailed(f"Thread {thread!r}: {refused}") from None
 
 
 def agent_client() -> LangGraphClient:

@@ -58,12 +58,13 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     here = durable.top_scope()
     counted = state.get("cost_counted", 0)
     ledger = spending.Ledger(budget, counted, fresh=process.take_over(here, ""))
-    model = models.role_model(context, "orchestrator")
+    model = models.role_model(context, "orchestrator")  # planning: the role's usual limit
+    writer = models.role_model(context, "orchestrator", report=True)  # sized to the length
     # The user's edited plan takes the place of the reviewed reply, in its turn.
     edited = plan_review.edited_plan(state, context)
     turns = state.get("orchestrator_turns", 0) + (0 if edited else 1)
     wishes = report_form.wishes(state, context)
-    reserve = report_writer.report_reserve(model, wishes) if budget is not None else 0
+    reserve = report_writer.report_reserve(writer, wishes) if budget is not None else 0
     update: dict[str, Any] = {"plan_edited": False} if state.get("plan_edited") else {}
     if done := ticked(state):  # the research that came back ticks its items off
         update |= done
@@ -74,7 +75,7 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     if not edited:  # the edited plan's dispatch is the reviewed turn's, already announced
         progress.emit("orchestrator_turn", turn=turns, cap=context.max_orchestrator_turns)
     if not edited and writes_report(state, context):
-        return {**update, **await _report_turn(state, model, ledger, turns, wishes)}
+        return {**update, **await _report_turn(state, writer, ledger, turns, wishes)}
     # Planning may not use what the report needs: it is held to what is left after it.
     planning_ledger = spending.Ledger(
         None if budget is None else budget - reserve, counted, fresh=ledger.fresh

@@ -1,8 +1,8 @@
 """The first node of every input: a new question on a thread starts its own run.
 
-The plan, orchestrator turns, clarification rounds, churn counters and research gaps start
-afresh; an over-long question is cut before any model reads it, and an input that holds no
-question stops here, before any model call or search.
+The plan, orchestrator turns, clarification rounds, churn counters, research gaps and the
+report start afresh; an over-long question is cut before any model reads it, and an input
+that holds no question stops here, before any model call or search.
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ class EmptyQuestionError(DeepResearchError, ValueError):
 
 
 def new_question(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Each question on a thread gets its own plan, turns, clarification rounds and gaps.
+    """Each question on a thread gets its own plan, turns, clarification rounds, gaps and
+    report (the previous one is cleared).
 
     The search budget and the sources stay: the cap is per thread, and earlier findings may
     still be cited. The relevance model starts loading now, in the background, so the first
@@ -51,6 +52,9 @@ def new_question(state: ResearchState, runtime: Runtime[Context]) -> dict[str, A
         "churn": churn.fresh(),
         "failures": None,
         "budget_note": "",
+        # This question's report, when `finalize` writes it: a run that ends without one
+        # must not hand back the previous answer (kept in the reports directory and log).
+        "final_report": "",
     }
     messages = state.get("messages") or []
     # The input's own message is the last one: an input without a user message ({} or only

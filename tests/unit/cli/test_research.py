@@ -114,6 +114,25 @@ def test_a_resume_takes_the_logged_question_and_settings_under_new_flags(
     assert call["context"].max_searches_per_run == 5 and call["context"].fetch_top_n == 1
 
 
+def test_a_follow_up_keeps_within_the_threads_cap_and_its_library(
+    sessions: list[dict[str, Any]],
+) -> None:
+    """The lower search cap holds; a library-only thread refuses the web (exit 2) (#39)."""
+    log = HOME.log_path("abc12345")
+    log.parent.mkdir(parents=True)
+    start = {"t": 1.0, "kind": "run", "action": "start", "question": "why?"}
+    start["settings"] = {"max_searches_per_run": 3, "search_provider": "library"}
+    for given in ("50", "2"):  # the recorder writes a log of its own: the thread's again
+        log.write_text(json.dumps(start) + "\n")
+        screen(["--follow-up", "abc12345", "--max-searches", given, "and noise?"])
+    log.write_text(json.dumps(start) + "\n")
+    assert [call["context"].max_searches_per_run for call in sessions] == [3, 2]
+    assert sessions[0]["context"].search_provider == "library"
+    with pytest.raises(UsageError, match="search_provider='tavily' is refused"):
+        research.ask(["--follow-up", "abc12345", "--search", "tavily", "and noise?"], Console())
+    assert len(sessions) == 2, "nothing ran"
+
+
 def test_a_resume_writes_where_the_first_session_was_asked_unless_told_otherwise(
     sessions: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -87,3 +87,26 @@ def test_env_example_documents_every_variable_with_a_valid_default(
     for name, value in settings.items():
         monkeypatch.setenv(name, value)
     assert Context().max_searches_per_run == 25 and Endpoints().llm_timeout == 600
+
+
+def test_a_follow_up_keeps_the_threads_lower_cap_and_its_library() -> None:
+    """Never above the thread's search cap (or the default it had); never off its library."""
+    from deep_research.config.settings import follow_up_settings
+
+    thread = {"max_searches_per_run": 3, "search_provider": "library", "fetch_top_n": 1}
+    assert follow_up_settings(thread, {"max_searches_per_run": 9, "fetch_top_n": 2}) == {
+        "max_searches_per_run": 3,
+        "search_provider": "library",
+        "fetch_top_n": 2,
+    }
+    assert follow_up_settings(thread, {"max_searches_per_run": 1})["max_searches_per_run"] == 1
+    default = Context.model_fields["max_searches_per_run"].default
+    lifted = follow_up_settings({}, {"max_searches_per_run": default + 50})
+    assert lifted["max_searches_per_run"] == default
+    kept = follow_up_settings(thread, {"search_provider": "library"})
+    assert kept["search_provider"] == "library"
+    with pytest.raises(ConfigError, match="searches only your own library"):
+        follow_up_settings(thread, {"search_provider": "ddgs"})
+    assert follow_up_settings({"search_provider": "ddgs"}, {"search_provider": "tavily"}) == {
+        "search_provider": "tavily"
+    }

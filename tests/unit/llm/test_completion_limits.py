@@ -64,20 +64,26 @@ def test_a_lower_llm_max_tokens_wins_for_a_local_model(monkeypatch: pytest.Monke
     assert limits(Context()) == {"clarifier": 1000, "researcher": 1000, "orchestrator": 1000}
 
 
-def test_the_report_length_sizes_the_orchestrators_limit_and_no_other(
+def test_the_report_length_sizes_the_report_call_and_no_other(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Local models are sent it always, priced ones under a budget; never above
-    LLM_MAX_TOKENS. `standard` keeps each role's usual limit."""
-    for length, local, priced in (("brief", 2048, 2048), ("detailed", 8192, 8192)):
-        assert limits(Context(report_length=length)) == {
-            "clarifier": 2048,
-            "researcher": 4096,
-            "orchestrator": local,
-        }
-        assert limits(Context(report_length=length, **GPT_41))["orchestrator"] == priced
-        sent = role_model(Context(report_length=length), "orchestrator").model
-        assert getattr(sent, "max_tokens", None) == local  # ChatOpenAI keeps it under this name
-    monkeypatch.setenv("LLM_MAX_TOKENS", "6000")
-    assert limits(Context(report_length="detailed"))["orchestrator"] == 6000
-    assert limits(Context(report_length="brief"))["orchestrator"] == 2048
+    LLM_MAX_TOKENS. Planning calls are never sized below the role's usual limit (a
+    thinking model's plan is not cut at `brief`'s 2,048); `standard` keeps it for all."""
+    for length in ("brief", "detailed"):  # planning: as `standard`
+        assert limits(Context(report_length=length)) == limits(Context())
+        assert limits(Context(report_length=length, **GPT_41)) == limits(Context(**GPT_41))
+    # A local `detailed` report stays within the role's 4,096 (LLM_MAX_TOKENS' default is
+    # the whole 8k context); a priced one may use LLM_MAX_TOKENS.
+    for length, local, priced in (("brief", 2048, 2048), ("detailed", 4096, 8192)):
+        writer = role_model(Context(report_length=length), "orchestrator", report=True)
+        assert writer.max_tokens == local
+        assert getattr(writer.model, "max_tokens", None) == local  # ChatOpenAI's name for it
+        priced_writer = role_model(Context(report_length=length, **GPT_41), "orchestrator", True)
+        assert priced_writer.max_tokens == priced
+    monkeypatch.setenv("LLM_MAX_TOKENS", "6000")  # set: a local detailed report may fill it
+    assert role_model(Context(report_length="detailed"), "orchestrator", True).max_tokens == 6000
+    assert role_model(Context(report_length="brief"), "orchestrator", True).max_tokens == 2048
+    assert role_model(Context(report_length="brief"), "orchestrator").max_tokens == 4096
+    # A planning reply without tool calls is the report too: `detailed` raises its limit.
+    assert role_model(Context(report_length="detailed"), "orchestrator").max_tokens == 6000

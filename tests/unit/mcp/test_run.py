@@ -167,6 +167,37 @@ async def test_a_follow_up_runs_on_its_thread_with_the_threads_own_cap(
 
 
 @pytest.mark.parametrize(
+    ("given", "cap"), [({"max_searches_per_run": 50}, 3), ({"max_searches_per_run": 2}, 2), ({}, 3)]
+)
+async def test_a_follow_up_never_lifts_the_threads_search_cap(
+    monkeypatch: pytest.MonkeyPatch, given: dict[str, Any], cap: int
+) -> None:
+    client = serve(monkeypatch, [], values={"final_report": "# R"}, next=[])
+    following(client, {"source": "mcp", "max_searches_per_run": 3})
+
+    async def progress(done: float, total: float | None, message: str | None) -> None: ...
+
+    await run.research("Q2?", given, clarify=False, progress=progress, thread="t-0")
+    assert client.streamed["context"]["max_searches_per_run"] == cap
+
+
+async def test_a_follow_up_on_a_library_only_thread_refuses_another_provider(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    client = serve(monkeypatch, [], values={"final_report": "# R"}, next=[])
+    following(client, {"source": "mcp", "search_provider": "library"})
+
+    async def progress(done: float, total: float | None, message: str | None) -> None: ...
+
+    with pytest.raises(run.RunFailed, match="searches only your own library"):
+        given = {"search_provider": "ddgs"}
+        await run.research("Q2?", given, clarify=False, progress=progress, thread="t-0")
+    assert client.streamed == {}, "nothing ran"
+    await run.research("Q2?", {}, clarify=False, progress=progress, thread="t-0")
+    assert client.streamed["context"]["search_provider"] == "library"
+
+
+@pytest.mark.parametrize(
     ("metadata", "state", "says"),
     [
         (None, {"values": {"final_report": "# R"}}, "No research thread 't-0'"),
@@ -186,3 +217,33 @@ async def test_a_follow_up_needs_a_finished_thread_of_this_tool(
     with pytest.raises(run.RunFailed, match=says):
         await run.research("Q2?", {}, clarify=False, progress=progress, thread="t-0")
     assert client.streamed == {}, "nothing ran"
+
+
+@pytest.mark.parametrize("status", [409, 500])
+async def test_a_follow_up_on_a_busy_thread_is_told_to_try_again(
+    monkeypatch: pytest.MonkeyPatch, status: int
+) -> None:
+    """The server refuses a second run on a thread that is running one (HTTP 409): the
+    caller is told so, not handed the SDK's raw error; other errors stay as they are."""
+    import httpx
+    from langgraph_sdk.errors import APIStatusError
+
+    client = serve(monkeypatch, [], values={"final_report": "# R"}, next=[])
+    following(client, {"source": "mcp"})
+
+    async def busy(thread_id: str, assistant: str, **kwargs: Any) -> AsyncIterator[Any]:
+        response = httpx.Response(status, request=httpx.Request("POST", "http://x/runs/stream"))
+        raise APIStatusError("refused", response=response, body=None)
+        yield  # an async generator, as the SDK's stream is
+
+    client.runs.stream = busy
+
+    async def progress(done: float, total: float | None, message: str | None) -> None: ...
+
+    expected = run.RunFailed if status == 409 else APIStatusError
+    with pytest.raises(expected) as raised:
+        await run.research("Q2?", {}, clarify=False, progress=progress, thread="t-0")
+    if status == 409:
+        assert str(raised.value) == (
+            "Thread 't-0' is running another question: try again when it finishes."
+        )

@@ -14,7 +14,7 @@ from deep_research.mcp.app import server
 from deep_research.mcp.progress import SHOWN_CHARS, progress_message
 from deep_research.mcp.run import error_text, questions_text
 from deep_research.mcp.tool import checked_question, cost_note, run_context, with_cost
-from tests.support.readme import section
+from tests.support.readme import REPO, section
 
 
 async def test_the_readme_table_lists_exactly_the_tool_arguments() -> None:
@@ -72,6 +72,13 @@ async def test_the_search_providers_offered_are_the_settings_own() -> None:
     [tool] = await server.list_tools()
     offered = tool.input_schema["properties"]["search_provider"]["anyOf"][0]["enum"]
     assert offered == ["auto", *SEARCH_PROVIDERS], "library included: private research"
+    # docs/mcp.md's table names each one a caller may pass.
+    row = next(
+        line
+        for line in (REPO / "docs/mcp.md").read_text().splitlines()
+        if line.startswith("| `search_provider`")
+    )
+    assert set(re.findall(r"`(\w+)`", row)) >= set(offered), row
 
 
 async def test_the_formats_offered_are_markdown_and_the_exports() -> None:

@@ -37,6 +37,8 @@ def test_an_input_without_a_user_question_is_refused(messages: list[Any]) -> Non
 
 def test_a_question_starts_its_own_plan_turns_and_gaps() -> None:
     update = new_question(asked(HumanMessage("Q?", id="q")), RUNTIME)
+    # A follow-up that ends without `finalize` must not return the previous report (#39).
+    assert update["final_report"] == ""
     assert update["orchestrator_turns"] == 0 and update["plan_reviewed"] is False
     assert update["todos"] == [] and update["failures"] is None  # None resets the list
     assert "messages" not in update and "sources" not in update  # sources stay per thread
