@@ -96,8 +96,8 @@ async def test_searches_before_a_crash_count_when_the_resumed_researcher_fails(
                 raise RuntimeError("model fell over")
             return await self.inner.ask(messages, tools, ledger)
 
-    def wrapped(context: Any, role: Role) -> Any:
-        model = real(context, role)
+    def wrapped(context: Any, role: Role, **kwargs: Any) -> Any:
+        model = real(context, role, **kwargs)
         return Dying(model) if role == "researcher" else model
 
     monkeypatch.setattr(models, "role_model", wrapped)
