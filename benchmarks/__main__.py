@@ -82,8 +82,10 @@ def markdown(results: dict[str, Any]) -> str:
             f"{g['after']} → {g['before']}: {g['cause']}"
             for c, g in gaps
         ]
-    lines += ["", 'Checkpoint writes (SQLite, durability "sync", as the CLI runs):', ""]
-    for c in results["cases"]:
+    timed = [c for c in results["cases"] if "checkpoints" in c]  # cases measured since #37
+    if timed:
+        lines += ["", 'Checkpoint writes (SQLite, durability "sync", as the CLI runs):', ""]
+    for c in timed:
         w = c["checkpoints"]
         lines.append(
             f"- {c['profile']} K={c['k']}: {w['steps']} steps, {w['task_writes']} task writes, "

@@ -61,12 +61,15 @@ def test_two_folders_and_the_notebook_share_one_memory(tmp_path: Path) -> None:
     )
     recalled = line_with(printed, "You researched a similar question")
     assert recalled.endswith(f"thread {second_thread}"), recalled
-    # Nothing landed in a working directory; one report for the one question, three threads.
+    # Nothing landed in a working directory; one report for the one question, three threads,
+    # and one for the notebook's follow-up on its thread.
     assert not any((folder / ".deep_research" / "memory").exists() for folder in (one, two))
     assert not (examples / ".deep_research").exists()
     listed = run_cli(three, env, "memory", "list")
     assert listed.returncode == 0, listed.stderr
     lines = listed.stdout.splitlines()
-    assert lines[0] == f"Memory at {memory}: 1 report", lines
-    assert NOTEBOOK_THREAD in lines[1]
-    assert lines[1].endswith(f"(also researched in {second_thread}, {first_thread})"), lines
+    assert lines[0] == f"Memory at {memory}: 2 reports", lines
+    follow_up, question = lines[1:]
+    assert NOTEBOOK_THREAD in follow_up and "Which of those sources" in follow_up, lines
+    assert NOTEBOOK_THREAD in question and QUESTION in question, lines
+    assert question.endswith(f"(also researched in {second_thread}, {first_thread})"), lines

@@ -351,7 +351,10 @@ def test_the_speed_table_is_what_python_m_benchmarks_prints_for_its_cases(
     assert abs(float(help_s) / float(graph_s) - float(ratio)) < 0.01, "the ratio is the two times'"
     asked: list[tuple[list[str], list[int], int]] = []
 
-    def measured(profiles: list[str], ks: list[int], startup_runs: int) -> dict[str, Any]:
+    def measured(
+        profiles: list[str], ks: list[int], startup_runs: int, load: int = 0
+    ) -> dict[str, Any]:
+        assert load == 0, "the page's table ran on an otherwise idle run (no --busy)"
         asked.append((profiles, ks, startup_runs))
         return {"cases": cases, "startup": startup}
 
