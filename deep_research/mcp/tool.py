@@ -19,11 +19,13 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from pydantic import ConfigDict, Field, ValidationError
 
 from deep_research.config.names import SearchChoice
+from deep_research.config.report_lengths import ReportLength, length_range
 from deep_research.errors import DeepResearchError, ReadableError
 from deep_research.export import check_available
 from deep_research.mcp import run
 from deep_research.mcp.attachment import ReportFormat, with_file
 from deep_research.text import limits
+from deep_research.text.language import setting_language
 from deep_research.text.wording import plural
 
 THREAD_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"  # an Agent Server thread id (a UUID)
@@ -32,7 +34,8 @@ DESCRIPTION = """\
 Research a question on the web and return a long Markdown report with inline citations.
 
 Several researchers search and read web pages in parallel; a code check keeps only links \
-to pages they really retrieved, and the report ends with a "## Sources" list. A call \
+to pages they really retrieved, and the report ends with its list of sources. It is \
+written in the question's language (or `language`), at the `length` asked for. A call \
 takes minutes (often 3-10 with a local model), not seconds: use it for questions that \
 need several sources, not for quick facts. Progress is reported while it runs.
 
@@ -47,6 +50,34 @@ Each report ends with its `thread`. To ask more about that research (a follow-up
 again with the new question and that `thread`: it starts from the pages already read, \
 and searches only for what they do not answer, within the first call's search cap.\
 """
+
+
+LanguageArgument = Annotated[
+    str | None,
+    Field(
+        max_length=40,
+        description="The report's language, as a code (de, zh, ...) or a name (German, "
+        "Swahili). Leave unset for the language the question is written in.",
+    ),
+]
+LengthArgument = Annotated[
+    ReportLength | None,
+    Field(
+        description=f"brief ({length_range('brief')}), standard ({length_range('standard')}) "
+        f"or detailed ({length_range('detailed')}). Leave unset for the server's "
+        "report_length; a form the question asks for (a table, given sections) is followed "
+        "either way.",
+    ),
+]
+
+ThreadArgument = Annotated[
+    str | None,
+    Field(
+        pattern=THREAD_PATTERN,
+        description="The `thread` a previous call's report ended with: `question` is then "
+        "a follow-up on that finished research. Leave unset for a new research.",
+    ),
+]
 
 
 async def deep_research(
@@ -89,14 +120,9 @@ async def deep_research(
             "and the report as that file (an embedded resource; pdf and docx in base64)."
         ),
     ] = "markdown",
-    thread: Annotated[
-        str | None,
-        Field(
-            pattern=THREAD_PATTERN,
-            description="The `thread` a previous call's report ended with: `question` is "
-            "then a follow-up on that finished research. Leave unset for a new research.",
-        ),
-    ] = None,
+    language: LanguageArgument = None,
+    length: LengthArgument = None,
+    thread: ThreadArgument = None,
 ) -> str | list[Any]:
     """The tool: research `question` and return the report (or, with `clarify`, questions);
     with `thread`, a follow-up on that research."""
@@ -106,7 +132,13 @@ async def deep_research(
             "`clarify` asks before a new research; a follow-up on `thread` is researched at "
             "once: put what narrows it into `question` and leave `clarify` false."
         )
-    context = run_context(clarify=clarify, max_searches=max_searches, provider=search_provider)
+    context = run_context(
+        clarify=clarify,
+        max_searches=max_searches,
+        provider=search_provider,
+        language=checked_language(language),
+        length=length,
+    )
     try:
         if format != "markdown":
             # Before minutes of research, not after; off the loop: importing WeasyPrint
@@ -220,10 +252,32 @@ def checked_question(question: str) -> str:
     return text
 
 
-def run_context(*, clarify: bool, max_searches: int | None, provider: str | None) -> dict[str, Any]:
+def checked_language(language: str | None) -> str | None:
+    """The `language` argument as `report_language` takes it, or a tool error saying why not."""
+    if language is None:
+        return None
+    try:
+        setting_language(language)
+    except ValueError as refused:
+        raise ToolError(f"`language`: {refused}.") from None
+    return language
+
+
+def run_context(
+    *,
+    clarify: bool,
+    max_searches: int | None,
+    provider: str | None,
+    language: str | None = None,
+    length: str | None = None,
+) -> dict[str, Any]:
     """The run's `Context`: nobody can answer a question mid-call, so only `clarify` asks one,
     and the plan is never held for review (even with REVIEW_PLAN=true on the server)."""
     context: dict[str, Any] = {"allow_clarification": clarify, "review_plan": False}
+    if language is not None:
+        context["report_language"] = language
+    if length is not None:
+        context["report_length"] = length
     if max_searches is not None:
         context["max_searches_per_run"] = max_searches
     if provider is not None:
