@@ -17,12 +17,13 @@ import asyncio
 import email.utils
 import math
 import time
+from collections.abc import Callable
 
 import httpx
 
 from deep_research.runtime.http import tls_context
 from deep_research.search.capped_body import ACCEPT_ENCODING, UnreadableBody, read_capped
-from deep_research.search.types import SearchError
+from deep_research.search.types import Results, SearchError
 
 MAX_ANSWER_BYTES = 4_000_000  # a page of 20 results is ~100 kB; more is not an answer
 TIMEOUT = 20.0  # seconds for the whole answer, retries not included
@@ -120,3 +121,21 @@ async def _get(
             f"{provider} failed for {query!r}: its answer is over {max_bytes:,} bytes, not read"
         )
     return body
+
+
+async def parsed(
+    provider: str,
+    query: str,
+    url: str,
+    params: dict[str, str],
+    parse: Callable[[bytes], Results],
+    *,
+    accept: str,
+    timeout: float,
+    max_results: int,
+) -> Results:
+    """One `get`, its answer (up to 4 MB) parsed off the event loop the other researchers
+    share, and cut to `max_results`: what each scholarly provider's search returns."""
+    body = await get(provider, query, url, params, accept=accept, timeout=timeout)
+    found = await asyncio.to_thread(parse, body)
+    return Results(found[:max_results], found.malformed)

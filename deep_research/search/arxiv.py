@@ -13,8 +13,8 @@ a byte cap, no redirects) and is parsed by defusedxml (no entity expansion, no D
 
 from __future__ import annotations
 
-import asyncio
 import re
+from functools import partial
 from xml.etree.ElementTree import Element, ParseError
 
 from defusedxml import DefusedXmlException
@@ -66,17 +66,16 @@ class ArxivProvider:
             "max_results": str(max_results),
             "sortBy": "relevance",
         }
-        body = await api_call.get(
+        return await api_call.parsed(
             self.name,
             query,
             self._url,
             params,
+            partial(parse_feed, query=query),
             accept="application/atom+xml",
             timeout=self._timeout,
+            max_results=max_results,
         )
-        # Up to 4 MB of XML: parsed off the event loop, which other researchers share.
-        found = await asyncio.to_thread(parse_feed, body, query)
-        return Results(found[:max_results], found.malformed)
 
 
 def parse_feed(body: bytes, query: str) -> Results:

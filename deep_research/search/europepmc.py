@@ -11,10 +11,10 @@ Hand-written: no maintained client library for the REST API exists on PyPI.
 
 from __future__ import annotations
 
-import asyncio
 import html
 import json
 import re
+from functools import partial
 from typing import Any
 
 from deep_research.search import api_call
@@ -67,11 +67,16 @@ class EuropePmcProvider:
             "resultType": "core",
             "pageSize": str(max_results),
         }
-        body = await api_call.get(
-            self.name, query, self._url, params, accept="application/json", timeout=self._timeout
+        return await api_call.parsed(
+            self.name,
+            query,
+            self._url,
+            params,
+            partial(parse_records, query=query),
+            accept="application/json",
+            timeout=self._timeout,
+            max_results=max_results,
         )
-        found = await asyncio.to_thread(parse_records, body, query)  # up to 4 MB: off the loop
-        return Results(found[:max_results], found.malformed)
 
 
 def parse_records(body: bytes, query: str) -> Results:

@@ -12,9 +12,9 @@ GET of JSON here, through `api_call`.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
+from functools import partial
 from typing import Any
 from urllib.parse import quote
 
@@ -69,11 +69,16 @@ class OpenAlexProvider:
         if not text:
             return Results()
         params = {"search": text, "per-page": str(max_results)}
-        body = await api_call.get(
-            self.name, query, self._url, params, accept="application/json", timeout=self._timeout
+        return await api_call.parsed(
+            self.name,
+            query,
+            self._url,
+            params,
+            partial(parse_works, query=query),
+            accept="application/json",
+            timeout=self._timeout,
+            max_results=max_results,
         )
-        found = await asyncio.to_thread(parse_works, body, query)  # up to 4 MB: off the loop
-        return Results(found[:max_results], found.malformed)
 
 
 def parse_works(body: bytes, query: str) -> Results:

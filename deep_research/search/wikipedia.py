@@ -13,9 +13,9 @@ no search; both use requests, outside `api_call`'s deadline and byte cap.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
+from functools import partial
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -68,11 +68,16 @@ class WikipediaProvider:
             "exlimit": "max",
             "redirects": "1",
         }
-        body = await api_call.get(
-            self.name, query, self._url, params, accept="application/json", timeout=self._timeout
+        return await api_call.parsed(
+            self.name,
+            query,
+            self._url,
+            params,
+            partial(parse_answer, query=query, base=self._base),
+            accept="application/json",
+            timeout=self._timeout,
+            max_results=max_results,
         )
-        found = await asyncio.to_thread(parse_answer, body, query, self._base)  # off the loop
-        return Results(found[:max_results], found.malformed)
 
 
 def parse_answer(body: bytes, query: str, base: str) -> Results:
