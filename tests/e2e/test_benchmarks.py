@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -26,12 +27,11 @@ pytestmark = pytest.mark.slow  # starts a subprocess or a server process
 BENCHMARK_TIMEOUT = 600.0
 
 
-def test_the_readme_quick_benchmark_runs_and_reports_every_number() -> None:
-    command = block_after("<!-- benchmark-quick", section("## Speed")).strip()
-    assert command == "python -m benchmarks --quick"
+def benchmark_json(*arguments: str) -> Any:
+    """What `python ARGUMENTS --json` printed, run from the checkout as a user runs it."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO)}
     done = subprocess.run(
-        [sys.executable, *command.split()[1:], "--json"],
+        [sys.executable, *arguments, "--json"],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -40,7 +40,13 @@ def test_the_readme_quick_benchmark_runs_and_reports_every_number() -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    results = json.loads(done.stdout)
+    return json.loads(done.stdout)
+
+
+def test_the_readme_quick_benchmark_runs_and_reports_every_number() -> None:
+    command = block_after("<!-- benchmark-quick", section("## Speed")).strip()
+    assert command == "python -m benchmarks --quick"
+    results = benchmark_json(*command.split()[1:])
     [case] = results["cases"]
     assert (case["profile"], case["k"]) == ("cloud", 1)
     assert set(case["roles"]) == {"orchestrator", "researcher"}, "clarification is off"
@@ -101,18 +107,7 @@ def test_the_real_model_benchmark_times_every_call_it_logged() -> None:
 
 
 def test_the_blas_threads_benchmark_compares_both_ways_in_fresh_processes() -> None:
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(REPO)}
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.embedding", "--texts", "4", "--busy", "1", "--json"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=BENCHMARK_TIMEOUT,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    results = json.loads(done.stdout)
+    results = benchmark_json("-m", "benchmarks.embedding", "--texts", "4", "--busy", "1")
     assert results["cores"] == os.cpu_count()
     for way in ("one_thread", "thread_a_core"):
         assert results[way]["wall"] > 0 and results[way]["cpu"] > 0, results
