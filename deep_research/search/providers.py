@@ -4,6 +4,7 @@ modules of their own (`arxiv`, `wikipedia`, `openalex`, `europepmc`)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 from typing import Any, TypeGuard
@@ -20,6 +21,7 @@ from deep_research.config.endpoints import Endpoints, read_endpoints
 from deep_research.config.names import LIBRARY_PROVIDER, ConfigError
 from deep_research.config.problems import search_provider_problem
 from deep_research.runtime.http import tls_context
+from deep_research.search import api_call
 from deep_research.search.types import (
     MAX_TITLE_CHARS,
     Results,
@@ -142,15 +144,23 @@ class SearxngProvider:
         self._timeout = timeout
 
     async def search(self, query: str, max_results: int) -> list[SearchResult]:
-        try:
-            async with httpx.AsyncClient(timeout=self._timeout, trust_env=False) as client:
-                response = await client.get(self._url, params={"q": query, "format": "json"})
-                response.raise_for_status()
-                payload: Any = response.json()
-        except (httpx.HTTPError, ValueError) as error:  # ValueError: the body is not JSON
-            raise _search_error(self.name, query, error) from error
-        found = _results(payload.get("results", []) if isinstance(payload, dict) else [])
-        return Results(found[:max_results], found.malformed)
+        # Read within api_call's byte cap and deadline, as the scholarly APIs are: an
+        # instance (or whatever answers at its address) can send an endless body.
+        params = {"q": query, "format": "json"}
+        accept = "application/json"
+        body = await api_call.get(
+            self.name, query, self._url, params, accept=accept, timeout=self._timeout
+        )
+        return await asyncio.to_thread(_searxng_results, self.name, query, body, max_results)
+
+
+def _searxng_results(provider: str, query: str, body: bytes, max_results: int) -> Results:
+    try:
+        payload: Any = json.loads(body)
+    except ValueError as error:  # not JSON (or not UTF-8): the server's text is not quoted
+        raise SearchError(f"{provider} failed for {query!r}: its answer is not JSON") from error
+    found = _results(payload.get("results", []) if isinstance(payload, dict) else [])
+    return Results(found[:max_results], found.malformed)
 
 
 class DdgsProvider:

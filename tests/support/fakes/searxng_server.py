@@ -1,7 +1,8 @@
 """A fake SearXNG JSON API: ``GET /search?q=...&format=json``.
 
 Queries containing FAIL_SEARCH get HTTP 500, RATE_LIMIT gets 429, NO_RESULTS gets an
-empty list. Result scores are unbounded, as SearXNG's are. ``json_format=False`` plays an
+empty list, FLOOD an endless JSON body (cut off at 64 MB), NOT_JSON a page of HTML.
+Result scores are unbounded, as SearXNG's are. ``json_format=False`` plays an
 instance whose settings.yml does not enable the JSON format: every request gets 403.
 A `corpus` (query -> results, any shape) replaces the default results.
 """
@@ -34,7 +35,7 @@ class FakeSearxngServer(BackgroundServer):
     def queries(self) -> list[str]:
         return self._snapshot(self._queries)
 
-    async def _search(self, request: web.Request) -> web.Response:
+    async def _search(self, request: web.Request) -> web.StreamResponse:
         query = request.query.get("q", "")
         with self._lock:
             self._queries.append(query)
@@ -44,6 +45,10 @@ class FakeSearxngServer(BackgroundServer):
             return web.Response(status=429, text="too many requests")
         if "FAIL_SEARCH" in query:
             return web.Response(status=500, text="engine crashed")
+        if "NOT_JSON" in query:
+            return web.Response(text="<html>maintenance</html>", content_type="text/html")
+        if "FLOOD" in query:
+            return await self._flood(request)
         slug = slugify(query)
         results: list[Any] = [
             {
@@ -60,3 +65,15 @@ class FakeSearxngServer(BackgroundServer):
         elif "NO_RESULTS" in query:
             results = []
         return web.json_response({"query": query, "number_of_results": 3, "results": results})
+
+    async def _flood(self, request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        await response.prepare(request)
+        await response.write(b'{"results": [' + b'{"url": "https://a.example/", "title": "x"},')
+        chunk = b" " * 65_536
+        try:
+            for _ in range(1_024):  # 64 MB, far past any cap; the client hangs up first
+                await response.write(chunk)
+        except (ConnectionResetError, RuntimeError):  # aiohttp's ways of saying "gone"
+            pass
+        return response

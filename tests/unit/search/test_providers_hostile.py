@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from deep_research.search.api_call import MAX_ANSWER_BYTES
 from deep_research.search.chain import SearchChain
 from deep_research.search.providers import make_provider
+from deep_research.search.types import SearchError
 from tests.support.fakes.searxng_server import FakeSearxngServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
 from tests.support.hostile import MALFORMED, mixed_results
@@ -34,3 +36,23 @@ async def test_one_malformed_searxng_result_costs_only_itself(
         found = await SearchChain([make_provider("searxng")]).search("heat pumps", 10)
     assert [r.url for r in found.results] == ["https://good.example/a", "https://good.example/b"]
     assert found.notes == [f"searxng: {len(MALFORMED)} malformed results skipped."]
+
+
+@pytest.mark.parametrize(
+    ("query", "said"),
+    [
+        ("FLOOD heat pumps", f"its answer is over {MAX_ANSWER_BYTES:,} bytes, not read"),
+        ("NOT_JSON heat pumps", "its answer is not JSON"),
+    ],
+)
+async def test_a_searxng_answer_past_the_cap_or_not_json_is_a_search_error(
+    query: str, said: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An endless body is cut at api_call's byte cap, as the scholarly APIs' are, and the
+    server's own text is never quoted back to the model."""
+    with FakeSearxngServer() as searxng:
+        monkeypatch.setenv("SEARXNG_URL", searxng.url)
+        with pytest.raises(SearchError) as raised:
+            await make_provider("searxng").search(query, 10)
+    assert str(raised.value) == f"searxng failed for {query!r}: {said}"
+    assert "maintenance" not in str(raised.value)
