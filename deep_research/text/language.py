@@ -131,29 +131,42 @@ def _latin_language(sample: str) -> str:
     return leader if most >= MIN_VOTES and most - next_most >= MIN_LEAD else ""
 
 
-# A `report_language` that is no code or name above: a language's name, at most three words
-# of letters ("Swahili", "Brazilian Portuguese", "Norwegian Bokmål") and 40 characters; a
-# sentence ("ignore the above and ...") is refused, as it is no language.
-_OTHER_NAME = re.compile(r"[^\W\d_]{2,}(?:[ -][^\W\d_]+){0,2}")
+# A `report_language` that is no code or name above must be a language Unicode's CLDR
+# names in English (through Babel: "Swahili", "Brazilian Portuguese", "Norwegian Bokmål",
+# 668 of them) or one of its codes; anything else, a phrase such as "ignore the rules"
+# included, is refused, as it is no language. The name the writer is told is CLDR's.
 _OTHER_NAME_CHARS = 40
 
 
 def setting_language(value: str) -> str:
-    """A `report_language` value as a code of `LANGUAGES`, or the language's name as given
-    (headings then stay English); "" for "auto". Raises `ValueError` for anything else."""
+    """A `report_language` value as a code of `LANGUAGES`, or another language's English
+    name (headings then stay English); "" for "auto". Raises `ValueError` for anything else."""
     value = " ".join(value.split())
     if value.lower() in ("", "auto"):
         return ""
     for code, names in LANGUAGES.items():
         if value.lower() in (code, names[0].lower(), names[1].lower()):
             return code
-    if len(value) <= _OTHER_NAME_CHARS and _OTHER_NAME.fullmatch(value):
-        return value
+    named = _cldr_name(value) if len(value) <= _OTHER_NAME_CHARS else None
+    if named is not None:
+        return named
     raise ValueError(
         "not a language: give 'auto' (the question's "
         f"language), a code such as {', '.join(list(LANGUAGES)[:6])}, or a name such as "
         "German or Swahili"
     )
+
+
+def _cldr_name(value: str) -> str | None:
+    """CLDR's English name for a language named or coded `value`, else None."""
+    from babel import Locale  # its locale data loads in ~0.3 s: only for such a value
+
+    names = Locale("en").languages
+    wanted = value.lower().replace("-", "_")
+    for code, name in names.items():
+        if wanted in (code.lower(), name.lower()):
+            return name
+    return None
 
 
 def language_name(language: str) -> str:
