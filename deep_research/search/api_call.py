@@ -60,12 +60,13 @@ def status_error(provider: str, query: str, response: httpx.Response) -> SearchE
     wait = retry_after(response.headers.get("retry-after"))
     message = f"{provider} failed for {query!r}: HTTP {status}"
     if 300 <= status < 400:
-        return SearchError(message + " (a redirect, not followed)")
+        return SearchError(message + " (a redirect, not followed)", status=status)
     return SearchError(
         message,
         transient=status >= 500,
         rate_limited=status == 429,
         retry_after=wait if status in (429, 503) else None,
+        status=status,
     )
 
 

@@ -50,11 +50,13 @@ class SearchError(DeepResearchError, RuntimeError):
         transient: bool = False,
         rate_limited: bool = False,
         retry_after: float | None = None,
+        status: int | None = None,
     ):
         super().__init__(message)
         self.transient = transient
         self.rate_limited = rate_limited
         self.retry_after = retry_after
+        self.status = status  # the HTTP status the provider answered, when that was the failure
 
 
 class SearchProvider(Protocol):

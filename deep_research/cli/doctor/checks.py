@@ -163,7 +163,9 @@ def _search_failure(label: str, name: str, where: str, error: SearchError) -> Ch
         )
     if error.rate_limited:
         return Check(label, "warn", f"{where} is rate-limiting: {error}", "wait, or add a fallback")
-    status = cause.response.status_code if isinstance(cause, httpx.HTTPStatusError) else None
+    status = error.status
+    if status is None and isinstance(cause, httpx.HTTPStatusError):
+        status = cause.response.status_code
     if name == "searxng" and status == 403:
         return Check(
             label,
