@@ -16,6 +16,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from deep_research import embedding
 from deep_research.embedding import loader
+from deep_research.memory import open as memory_open
 from deep_research.search.fetch import PageFetcher
 from deep_research.text import extract
 from tests.support.fakes.page_server import PageServer
@@ -151,6 +152,16 @@ async def test_an_empty_memory_is_not_opened_before_the_first_model_call(
         seen.append(memory.exists())
         return AIMessage("# Report\n\nNo research needed.")
 
+    opened: list[object] = []
+    real_open = memory_open.open_store
+
+    async def recorded(*args: Any, **kwargs: Any) -> Any:
+        opened.append(args)
+        return await real_open(*args, **kwargs)
+
+    # Recorded rather than looked for on disk: the directory comes from MEMORY_DIR, which a
+    # thread another test left running in this process may read while this test sets it.
+    monkeypatch.setattr(memory_open, "open_store", recorded)
     use_script(script_for(answer))
     values = await run({**NO_CLARIFY, "use_memory": True})
     # Nothing was remembered yet: no store (nor chromadb, nor the relevance model) stood
@@ -158,4 +169,4 @@ async def test_an_empty_memory_is_not_opened_before_the_first_model_call(
     # not remembered after either (nodes/remember.py): memory was on, and stayed unopened.
     assert seen[0] is False
     assert values["status"] == "no_sources"
-    assert not (memory / "chroma.sqlite3").exists()
+    assert opened == [], "the run never opened the store"
