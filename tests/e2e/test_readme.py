@@ -72,7 +72,7 @@ def test_ci_installs_in_the_readmes_order_and_nothing_else() -> None:
 
 def test_ci_checks_every_python_the_readme_names() -> None:
     pythons = (REPO / ".ci" / "pythons").read_text(encoding="utf-8")
-    assert "bash .ci/pythons" in CI_RUN.split("python -m pytest")[0]
+    assert "bash .ci/pythons" in CI_RUN.split("python -m pytest -n auto")[0]
     checked = re.search(r"for version in ([\d. ]+); do", pythons)
     assert checked is not None
     assert section("## Quickstart").startswith("## Quickstart\n\nPython 3.11, 3.12 or 3.13,")
@@ -111,7 +111,7 @@ def test_no_install_brings_a_deep_learning_framework() -> None:
 def test_ci_uses_the_pip_python_ships_and_runs_the_readme_test_command() -> None:
     assert "pip install --upgrade pip" not in CI_RUN and "-U pip" not in CI_RUN
     command, fast_loop = block_after("Run the tests", section("## Quickstart")).strip().splitlines()
-    assert command == "python -m pytest"
+    assert command == "python -m pytest -n auto"
     assert CI_RUN.rstrip().splitlines()[-1] == command
     # The fast loop is CI's command less the tests marked slow, a marker pytest knows.
     assert fast_loop == f'{command} -m "not slow"'
