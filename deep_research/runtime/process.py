@@ -12,6 +12,7 @@ container, a lock or thread, a `global` statement, a cached function) named nowh
 from __future__ import annotations
 
 import asyncio
+import time
 import weakref
 from collections import OrderedDict
 
@@ -91,6 +92,21 @@ def provider_slots(name: str, size: int) -> asyncio.Semaphore:
         slots = asyncio.Semaphore(size)
         _provider_slots[name] = (loop, slots)
     return slots
+
+
+# When this process next may send a request to each provider that asks for a pause
+# between requests (arXiv: 3 s, `search/chain.py`): each request reserves its start, so
+# researchers and threads queue behind one another. Losing it lets one request go sooner.
+_provider_next: dict[str, float] = {}
+
+
+def provider_pause(name: str, interval: float) -> float:
+    """Seconds to wait before this request to provider `name`, which asks `interval`
+    seconds between request starts; the start is reserved by this call."""
+    now = time.monotonic()
+    start = max(now, _provider_next.get(name, now))
+    _provider_next[name] = start + interval
+    return start - now
 
 
 # Kept beside their code, each for the reason given (they hold objects of a package above

@@ -65,6 +65,11 @@ class SearchChain:
         for attempt in range(RETRY_ATTEMPTS):
             try:
                 async with provider_slots(provider):
+                    # A provider that asks for a pause between requests (`min_interval`,
+                    # seconds: arXiv's terms ask 3) gets it, across every researcher here.
+                    interval = getattr(provider, "min_interval", 0.0)
+                    if interval > 0:
+                        await asyncio.sleep(process.provider_pause(provider.name, interval))
                     return await provider.search(query, max_results)
             except SearchError as error:
                 # A provider that says when to come back, soon, is waited for that long.

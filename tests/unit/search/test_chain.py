@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import itertools
+import time
+
 import pytest
 
 from deep_research.search import chain as chain_module
+from deep_research.search.arxiv import ArxivProvider
 from deep_research.search.chain import SearchChain
 from deep_research.search.types import Results, SearchError, SearchResult
 
@@ -101,3 +106,32 @@ async def test_a_rate_limit_that_names_a_short_wait_is_waited_for_then_retried(
     other = Provider("other", HIT)
     found = await SearchChain([later, other]).search("q", 3)
     assert later.calls == 1 and found.provider == "other" and waits == [2.0]
+
+
+class Spaced(Provider):
+    """A provider that asks for a pause between requests, recording when each started."""
+
+    def __init__(self, name: str, interval: float) -> None:
+        super().__init__(name, HIT)
+        self.max_concurrency = 3  # the pause holds even where requests could overlap
+        self.min_interval = interval
+        self.starts: list[float] = []
+
+    async def search(self, query: str, max_results: int) -> list[SearchResult]:
+        self.starts.append(time.monotonic())
+        return await super().search(query, max_results)
+
+
+async def test_a_provider_that_asks_for_a_pause_gets_it_across_concurrent_researchers() -> None:
+    spaced, plain = Spaced("spaced-test", 0.2), Spaced("plain-test", 0.0)
+    for provider in (spaced, plain):
+        chain = SearchChain([provider])
+        await asyncio.gather(*(chain.search(f"q{i}", 5) for i in range(3)))
+    gaps = [later - earlier for earlier, later in itertools.pairwise(spaced.starts)]
+    assert len(gaps) == 2 and min(gaps) >= 0.19, gaps
+    assert plain.starts[-1] - plain.starts[0] < 0.19, "no pause is asked: none is made"
+
+
+def test_arxivs_own_api_is_paused_3_s_and_a_mirror_is_not() -> None:
+    assert ArxivProvider().min_interval == 3.0
+    assert ArxivProvider("http://127.0.0.1:9/api/query").min_interval == 0.0
