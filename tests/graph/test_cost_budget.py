@@ -403,3 +403,31 @@ async def test_a_report_the_budget_stops_after_a_billed_request_counts_that_requ
         await run(use_script, 1.0, context={"max_orchestrator_turns": 1})
     assert len(counted_at_start) == 2, "the turn ran again with the billed request counted"
     assert counted_at_start[1] == counted_at_start[0] + 5_000
+
+
+async def test_a_follow_up_spends_from_the_threads_budget_not_a_fresh_one(
+    use_script: Callable[..., ScriptedChatModel], scripted_search: ScriptedSearch
+) -> None:
+    """The budget is the thread's, as the search cap is: a follow-up asked with $0.13 after
+    the first question spent $0.12 has $0.01 left and stops before any call, where the same
+    question and budget on a fresh thread runs."""
+    model = use_script(priced_script())
+    graph = builder.compile(checkpointer=InMemorySaver())
+    gpt41 = {
+        f"{role}_model": "openai:gpt-4.1" for role in ("clarifier", "orchestrator", "researcher")
+    }
+    thread = {"configurable": {"thread_id": "asked-twice"}}
+    await graph.ainvoke(Q, thread, context={**NO_CLARIFY, **gpt41, "max_cost_usd": 0.3})
+    spent = (await graph.aget_state(thread)).values["cost_counted"]
+    assert spent == 120_000, spent
+    follow_up = {"messages": [{"role": "user", "content": "And what do they cost?"}]}
+    context = {**NO_CLARIFY, **gpt41, "max_cost_usd": 0.13}
+    calls = len(model.calls)
+    with pytest.raises(BudgetExceeded, match=r"\$0\.0100 of the budget is left"):
+        await graph.ainvoke(follow_up, thread, context=context)
+    assert len(model.calls) == calls, "no request was sent"
+    assert (await graph.aget_state(thread)).values["cost_counted"] == spent
+    fresh = {"configurable": {"thread_id": "asked-once"}}
+    await graph.ainvoke(follow_up, fresh, context=context)
+    assert len(model.calls) > calls, "a fresh thread with that budget runs"
+    assert (await graph.aget_state(fresh)).values["cost_counted"] <= 130_000
