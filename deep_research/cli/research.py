@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +24,7 @@ from deep_research.cli.args import (
 from deep_research.cli.counts import totals
 from deep_research.cli.export import export_beside, export_formats
 from deep_research.cli.plain import plain
-from deep_research.cli.runs import RunRecord, load_run, warn_skipped
+from deep_research.cli.runs import RunRecord, check_thread_id, load_run, warn_skipped
 from deep_research.cli.summary import (
     citation_line,
     cost_line,
@@ -181,26 +183,27 @@ def _run(
     from deep_research.cli.session import run_research
 
     thread_id = thread.thread_id
-    console.print(f"Thread {thread_id} · resume with: deep-research --resume {thread_id}")
-    if thread.follow_up:
-        console.print(plain(f"Follow-up on {thread_id}: {one_line(thread.question, 200)}"))
     try:
-        return run_until_interrupted(
-            run_research(
-                HOME,
-                target,
-                console,
-                context,
-                thread_id=thread_id,
-                question=thread.question,
-                settings=thread.settings,
-                resume=thread.resume,
-                follow_up=thread.follow_up,
-                interactive=interactive,
-                asked={"out": thread.out, "export": thread.export},
-            ),
-            on_stop=lambda: print("stopping…", file=sys.stderr, flush=True),
-        )
+        with _only_session(thread_id):
+            console.print(f"Thread {thread_id} · resume with: deep-research --resume {thread_id}")
+            if thread.follow_up:
+                console.print(plain(f"Follow-up on {thread_id}: {one_line(thread.question, 200)}"))
+            return run_until_interrupted(
+                run_research(
+                    HOME,
+                    target,
+                    console,
+                    context,
+                    thread_id=thread_id,
+                    question=thread.question,
+                    settings=thread.settings,
+                    resume=thread.resume,
+                    follow_up=thread.follow_up,
+                    interactive=interactive,
+                    asked={"out": thread.out, "export": thread.export},
+                ),
+                on_stop=lambda: print("stopping…", file=sys.stderr, flush=True),
+            )
     except KeyboardInterrupt:
         print(f"Stopped. Resume with: deep-research --resume {thread_id}", file=sys.stderr)
         # Threads still loading the model or reading the terminal are not waited for (see
@@ -210,6 +213,30 @@ def _run(
         # LangSmith sends runs from a background thread; without this, the last ones
         # (the run's end, the report) may be lost when the process exits.
         wait_for_all_tracers()
+
+
+@contextmanager
+def _only_session(thread_id: str) -> Iterator[None]:
+    """Held while this process runs `thread_id`: a `--resume` or `--follow-up` of it from
+    another terminal in this directory is refused (exit 2) before it logs or runs anything,
+    rather than run beside the first on the same checkpoints. The kernel holds the lock: a
+    killed process leaves it free."""
+    from filelock import FileLock, Timeout
+
+    locks = HOME.root / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    try:
+        lock = FileLock(locks / f"{check_thread_id(thread_id)}.lock", timeout=0)
+        lock.acquire()
+    except Timeout:
+        raise UsageError(
+            f"thread {thread_id!r} is running in another process: let it finish (or stop "
+            "it), then try again"
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def _export(console: Console, outcome: Outcome, formats: list[Format], code: int) -> int:

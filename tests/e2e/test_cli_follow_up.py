@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from tests.support.brain import LINK, _texts, role_of
 from tests.support.cli import (
@@ -150,6 +151,27 @@ def test_a_thread_that_did_not_finish_is_refused_with_resume_named(thread: Threa
     assert "not finished" in result.stderr
     assert "deep-research --resume cut00000" in result.stderr
     assert log.read_text() == json.dumps(start) + "\n", "a refused follow-up logs nothing"
+
+
+def test_a_thread_running_in_another_process_is_refused_before_anything_is_logged(
+    thread: Thread,
+) -> None:
+    """Another terminal's `--follow-up` or `--resume` of a thread this directory is running
+    (its lock held, as the running CLI holds it) exits 2 and leaves the log as it was. The
+    fixture's three runs, one after another on this thread, show each lets it go."""
+    log = thread.cwd / ".deep_research" / "runs" / f"{thread.thread_id}.jsonl"
+    before = log.read_text()
+    lock = thread.cwd / ".deep_research" / "locks" / f"{thread.thread_id}.lock"
+    with FileLock(lock, timeout=0):
+        for args in (
+            ["--follow-up", thread.thread_id, "And the noise?"],
+            ["--resume", thread.thread_id],
+        ):
+            result = run_cli(thread.cwd, thread.env, *args)
+            assert result.returncode == 2, result.stderr
+            assert "is running in another process" in result.stderr, result.stderr
+            assert "Traceback" not in result.stderr
+    assert log.read_text() == before, "a refused session logs nothing"
 
 
 def test_piped_runs_never_offer_a_follow_up(thread: Thread) -> None:
