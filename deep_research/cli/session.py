@@ -22,8 +22,9 @@ from deep_research.cli import clarify, plan
 from deep_research.cli.args import ReportTarget, UsageError
 from deep_research.cli.counts import totals
 from deep_research.cli.report_file import finished, save_report, saved_report
-from deep_research.cli.runs import Home, RunSource, durable_graph, status_of
+from deep_research.cli.runs import Home, RunSource
 from deep_research.cli.summary import report_status
+from deep_research.cli.thread_state import durable_graph, status_of
 from deep_research.cli.traffic import TrafficHandler, TrafficLog
 from deep_research.cli.view import ProgressView, Tracker
 from deep_research.config.settings import Context
