@@ -14,11 +14,12 @@ from langgraph.graph.state import CompiledStateGraph
 from deep_research.config.settings import Context, reject_unknown_settings
 from deep_research.nodes.clarify import ask_user, clarify, route_clarify
 from deep_research.nodes.finalize import finalize
-from deep_research.nodes.orchestrator import answer_tools, orchestrate, route_orchestrate
+from deep_research.nodes.orchestrator import orchestrate, route_orchestrate
 from deep_research.nodes.plan_review import review_plan, route_review
 from deep_research.nodes.question import new_question
 from deep_research.nodes.recall import recall
 from deep_research.nodes.remember import remember
+from deep_research.nodes.tool_answers import answer_tools
 from deep_research.researcher.task import research_task
 from deep_research.state import InputState, OutputState, ResearchState
 

@@ -19,24 +19,18 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from deep_research.checkpoints.target import Target, target_from
 from deep_research.cli.counts import totals
-from deep_research.config.private import private_directory
-from deep_research.errors import DeepResearchError, OldDataError, ReadableError
+from deep_research.errors import DeepResearchError, ReadableError
 from deep_research.text.controls import without_controls
 
 if TYPE_CHECKING:
-    from langgraph.graph.state import CompiledStateGraph
-
     from deep_research.checkpoints.postgres import RunList
 
-Status = Literal["done", "waiting for an answer", "stopped mid-run", "not started"]
 # New threads are `uuid4().hex[:8]`; the pattern leaves room for ids given by other clients.
 THREAD_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 THREAD_ID_RULE = "a thread id is 1 to 64 letters, digits, '-' or '_'"
@@ -281,36 +275,3 @@ def list_runs(home: Home) -> list[RunRecord]:
         except UnknownRunError:
             continue  # records without a start are not a run we can resume or list
     return sorted(runs, key=lambda run: run.started)
-
-
-@asynccontextmanager
-async def durable_graph(home: Home) -> AsyncIterator[CompiledStateGraph[Any, Any, Any, Any]]:
-    """The research graph checkpointing to `.deep_research/checkpoints.sqlite`, or to the
-    PostgreSQL database DEEP_RESEARCH_CHECKPOINTS names."""
-    # Imported here: the graph costs ~2 s, and `--help` or a usage error should not wait.
-    from deep_research.checkpoints import open_checkpointer
-    from deep_research.graph import builder
-
-    private_directory(home.root)  # checkpoints and run logs: the user's only
-    async with open_checkpointer(home.target()) as saver:
-        yield builder.compile(checkpointer=saver)
-
-
-async def status_of(graph: CompiledStateGraph[Any, Any, Any, Any], thread_id: str) -> Status:
-    config: Any = {"configurable": {"thread_id": thread_id}}
-    state = await graph.aget_state(config)
-    if state.interrupts:
-        return "waiting for an answer"
-    if state.values.get("final_report") and not state.next:
-        return "done"
-    # A thread stopped in a step this version no longer has (the reserve steps) shows no
-    # next step at all: langgraph reads the checkpoint through today's graph.
-    from langgraph.checkpoint.base import BaseCheckpointSaver
-
-    saver = graph.checkpointer
-    saved = await saver.aget_tuple(config) if isinstance(saver, BaseCheckpointSaver) else None
-    channels = saved.checkpoint["channel_versions"] if saved else {}
-    if stale := sorted({c[10:] for c in channels if c.startswith("branch:to:")} - set(graph.nodes)):
-        said = f"it stopped at {', '.join(stale)}, a step this version no longer has"
-        raise OldDataError(f"Thread {thread_id!r}", f"{said}; ask the question again.")
-    return "stopped mid-run" if state.next else "not started"

@@ -8,14 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from deep_research.cli.args import HOME, UsageError
 from deep_research.cli.plain import plain
-from deep_research.cli.runs import (
-    RunRecord,
-    durable_graph,
-    list_runs,
-    status_of,
-    warn_skipped,
-)
+from deep_research.cli.runs import RunRecord, list_runs, warn_skipped
 from deep_research.cli.summary import done_status
+from deep_research.cli.thread_state import durable_graph, status_of
 from deep_research.errors import OldDataError
 from deep_research.text.wording import first_line
 

@@ -8,7 +8,6 @@ of research tasks that finished, and only unfinished work runs again.
 from __future__ import annotations
 
 import asyncio
-import socket
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,14 +21,15 @@ from deep_research.cli import clarify, plan
 from deep_research.cli.args import ReportTarget, UsageError
 from deep_research.cli.counts import totals
 from deep_research.cli.report_file import finished, save_report, saved_report
-from deep_research.cli.runs import Home, RunSource, durable_graph, status_of
+from deep_research.cli.runs import Home, RunSource
+from deep_research.cli.session_log import ended_at_the_budget, graph_config, open_log
 from deep_research.cli.summary import report_status
-from deep_research.cli.traffic import TrafficHandler, TrafficLog
+from deep_research.cli.thread_state import durable_graph, status_of
+from deep_research.cli.traffic import TrafficLog
 from deep_research.cli.view import ProgressView, Tracker
 from deep_research.config.settings import Context
 from deep_research.errors import ReadableError
-from deep_research.llm.spending import BudgetExceeded
-from deep_research.runtime import process, tracing
+from deep_research.runtime import process
 from deep_research.text.secrets import Redactor
 
 if TYPE_CHECKING:
@@ -76,8 +76,8 @@ async def run_research(
     if follow_up:  # refused before anything is logged: the thread's questions stay its own
         await _check_finished(home, thread_id)
     action = "follow_up" if follow_up else "resume" if resume else "start"
-    log = _open_log(home, runs, thread_id, question, settings, action=action, wanted=wanted)
-    config = _graph_config(thread_id, log, context)
+    log = open_log(home, runs, thread_id, question, settings, action=action, wanted=wanted)
+    config = graph_config(thread_id, log, context)
     run = _Session(
         target, console, context, runs, log, thread_id, question, interactive, config, started
     )
@@ -92,7 +92,7 @@ async def run_research(
                     return await _done_before(run, earlier.values, wanted)
                 if status == "not started":
                     raise ResumeError(f"thread {thread_id!r} has no checkpoint to resume from")
-                if _ended_at_the_budget(await asyncio.to_thread(runs.records, thread_id)):
+                if ended_at_the_budget(await asyncio.to_thread(runs.records, thread_id)):
                     # Refused before it sent anything: nothing was in flight, so the step
                     # the budget stopped starts fresh (runtime/process.py), its call not
                     # counted again at its worst case.
@@ -120,15 +120,6 @@ async def _check_finished(home: Home, thread_id: str) -> None:
             f"thread {thread_id!r} is not finished ({status}): continue it with "
             f"deep-research --resume {thread_id}, then ask the follow-up"
         )
-
-
-def _ended_at_the_budget(records: list[dict[str, Any]]) -> bool:
-    """Whether the session before this one ended with the budget's refusal (`BudgetExceeded`
-    is raised before a call is sent), rather than killed or failed mid-call."""
-    sessions = [r for r in records if r.get("kind") == "run"][:-1]  # this one's start is last
-    last = sessions[-1] if sessions else {}
-    error = str(last.get("error", ""))
-    return last.get("action") == "end" and error.startswith(f"{BudgetExceeded.__name__}:")
 
 
 @dataclass(frozen=True)
@@ -165,45 +156,6 @@ class _Session:
     async def answer(self, state: StateSnapshot) -> Command[Any]:
         """The answer to the question the run waits on."""
         return await _answer(self.console, state.interrupts[0].value, self.interactive, self.log)
-
-
-def _open_log(
-    home: Home,
-    runs: RunSource,
-    thread_id: str,
-    question: str,
-    settings: dict[str, Any],
-    *,
-    action: str,
-    wanted: dict[str, str],
-) -> TrafficLog:
-    """This session's traffic log, opened with its first `run` record: what was asked."""
-    shared = (runs.shared, thread_id) if runs.shared is not None else None
-    log = TrafficLog(home.log_path(thread_id), shared=shared)
-    # Where this session's traffic log is: with a shared run list, another directory's
-    # `--resume` tells the user where earlier sessions' logs stayed.
-    here = {"log": str(log.path.absolute()), "host": socket.gethostname()}
-    log.write(
-        "run",
-        action=action,
-        thread=thread_id,
-        question=question,
-        settings=settings,
-        **wanted,
-        **here,
-    )
-    return log
-
-
-def _graph_config(thread_id: str, log: TrafficLog, context: Context) -> RunnableConfig:
-    """The thread to checkpoint in, the traffic log's handler, and the tracing's names."""
-    return {
-        "configurable": {"thread_id": thread_id},
-        "callbacks": [TrafficHandler(log)],
-        "run_name": "deep_research",
-        "tags": ["deep-research-cli"],
-        "metadata": {"thread_id": thread_id, **tracing.run_metadata(context)},
-    }
 
 
 async def _done_before(run: _Session, values: dict[str, Any], wanted: dict[str, str]) -> Outcome:

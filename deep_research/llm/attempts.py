@@ -1,9 +1,9 @@
 """One model call's attempts, each seen: which failures are retried, in what words, and what a
 reply says about itself (cut at its completion limit, mended by `toolcalls`).
 
-`RoleModel` (models.py) retries here rather than inside the client, so every attempt is a
-`model_retry` event the live view and `replay` show: a time-out and its retry read as such,
-not as one long call.
+`RoleModel` (its requests: sending.py) retries here rather than inside the client, so every
+attempt is a `model_retry` event the live view and `replay` show: a time-out and its retry
+read as such, not as one long call.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Model errors in any provider's words: which mean unreachable, and how to scrub them;
-and the readable errors `RoleModel` (models.py) raises instead (`readable`).
+and the readable errors `RoleModel` (its requests: sending.py) raises instead (`readable`).
 
 The doctor asks the same questions of its probe.
 """

@@ -10,13 +10,11 @@ and an empty reply nudged once.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -27,17 +25,16 @@ from deep_research.config.endpoints import read_endpoints
 from deep_research.config.settings import Context
 from deep_research.errors import ReadableError
 from deep_research.llm import attempts, chat_models, init_chat, spending, toolcalls
-from deep_research.llm import errors as model_errors
 from deep_research.llm.chat_models import Role, public_url
-from deep_research.llm.errors import ContextTooLongError, ModelDeadlineError
 from deep_research.llm.errors import ModelEndpointError as ModelEndpointError
 from deep_research.llm.errors import ModelServerError as ModelServerError
 from deep_research.llm.errors import ReplyTimeoutError as ReplyTimeoutError
-from deep_research.llm.prices import Price, price_of
+from deep_research.llm.prices import price_of
+from deep_research.llm.sending import Sender
 from deep_research.llm.spending import Ledger
-from deep_research.runtime import durable, progress, prompts, tracing
+from deep_research.runtime import durable, progress, prompts
 from deep_research.state import NO_USAGE, Usage
-from deep_research.text import fences, limits, secrets
+from deep_research.text import fences
 
 log = logging.getLogger(__name__)
 
@@ -69,21 +66,9 @@ class Answer(TypedDict):
 
 
 @dataclass(frozen=True)
-class RoleModel:
-    """A role's chat model plus where it sends requests (for error messages; never a key)."""
-
-    model: BaseChatModel
-    endpoint: str
-    role: Role
-    spec: str
-    deadline: float  # seconds one `_call` may take, the client's retries included
-    retries: int = 0  # done around the call, for clients that do not retry themselves
-    price: Price | None = None  # None: priced from `spec` (llm/prices.py)
-    # The completion limit a budgeted call is sent with and counted at (the role's, see
-    # `chat_models.completion_tokens`); without a budget the client's own applies.
-    max_tokens: int | None = None
-    timeout: float | None = None  # LLM_TIMEOUT: how long one read may wait (for messages)
-    ledger: Ledger | None = None  # set per `ask`: the budget its requests are held to
+class RoleModel(Sender):
+    """A role's chat model with the call policy: each `ask` durable, held to its ledger,
+    settled for small models, never empty (its requests are `Sender`'s)."""
 
     async def ask(
         self,
@@ -195,116 +180,9 @@ class RoleModel:
             progress.emit("model_repaired", role=self.role, model=self.spec, repair=repair)
         return reply
 
-    async def _fitted(
-        self, messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]]
-    ) -> tuple[AIMessage, list[BaseMessage]]:
-        """The reply and the messages that got it: shortened while the server says too long.
-
-        Each retry is strictly shorter (`limits.shorten`), so the server never gets the same
-        prompt twice; after `limits.SHORTEN_ROUNDS` the error says how to raise the context.
-        """
-        attempt = list(messages)
-        for shortened in range(limits.SHORTEN_ROUNDS + 1):
-            try:
-                return await self._call(attempt, tools), attempt
-            except ContextTooLongError as refusal:
-                shorter = limits.shorten(attempt) if shortened < limits.SHORTEN_ROUNDS else None
-                if shorter is None:
-                    raise ContextTooLongError(
-                        f"The {self.role} model at {self.endpoint} refused the request as too "
-                        f"long for its context, also after shortening it {shortened} time(s) "
-                        f"to {_chars(attempt):,} characters ({refusal}). Raise the server's "
-                        "context size (llama.cpp: -c 32768; Ollama: OLLAMA_CONTEXT_LENGTH=32768; "
-                        "vLLM: --max-model-len), or use a model with a longer context."
-                    ) from None
-                attempts.seen_retry(
-                    self.role,
-                    self.spec,
-                    shortened + 2,
-                    "too_long",
-                    f"too long for the server's context ({_chars(attempt):,} characters); "
-                    f"shortened to {_chars(shorter):,}",
-                )
-                attempt = shorter
-        raise AssertionError("unreachable: the last round returns or raises")
-
-    async def _call(
-        self, messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]]
-    ) -> AIMessage:
-        """One request; an unreachable or stalled server becomes one clear `ModelEndpointError`."""
-        runnable: Any = self.model.bind_tools(list(tools)) if tools else self.model
-        price = self.price or price_of(self.spec)
-        if self.ledger is not None:
-            # Not sent if its worst case does not fit: the prompt's bound, the whole reply.
-            prompt = spending.prompt_bound(messages, tools)
-            self.ledger.admit(price, prompt, self.max_tokens)
-            if self.ledger.limit is not None and self.max_tokens is not None:
-                runnable = runnable.bind(max_tokens=self.max_tokens)
-        # A key never goes to a server other than its own: its own travels in the header,
-        # and no message may carry any (a search API's error text can quote its key).
-        sent = [_without_secrets(message) for message in messages]
-        # Around the client, not inside it: its retries and every provider are covered.
-        deadline = asyncio.timeout(self.deadline)
-        config = tracing.model_config(self.role, self.spec)
-
-        reasons: list[attempts.RetryReason] = []
-
-        def seen(attempt: int, reason: attempts.RetryReason, error: BaseException) -> None:
-            model_errors.scrub_error(error)
-            reasons.append(reason)
-            attempts.seen_retry(self.role, self.spec, attempt, reason, attempts.error_line(error))
-
-        try:
-            async with deadline:
-                reply = await attempts.retried(
-                    lambda: runnable.ainvoke(sent, config), self.retries, seen
-                )
-        except TimeoutError:
-            if not deadline.expired():
-                raise
-            if reasons and set(reasons) == {"timeout"}:
-                # Time-outs until the deadline: the last one cut short by it, not a trickle.
-                raise model_errors.reply_timeout(
-                    self.role, self.endpoint, self.timeout, len(reasons)
-                ) from None
-            raise ModelDeadlineError(
-                f"The {self.role} model at {self.endpoint} did not finish one call within "
-                f"{self.deadline:g} s, retries included. The server may be sending its reply "
-                "very slowly or only keep-alives; if it is just slow (loading weights, a long "
-                "report), raise LLM_CALL_DEADLINE."
-            ) from None
-        except Exception as error:
-            # Scrubbed in place before it propagates: LangGraph stores a failed task's error
-            # text in the checkpoint, and a server may echo the key it received.
-            model_errors.scrub_error(error)
-            translated = model_errors.readable(
-                error, self.role, self.endpoint, self.spec, self.timeout, self.retries
-            )
-            if translated is None:
-                raise
-            raise translated from None
-        if not isinstance(reply, AIMessage):
-            raise TypeError(f"expected an AIMessage from the model, got {type(reply).__name__}")
-        if self.ledger is not None:
-            used = self.ledger.record(self.role, price, spending.reply_tokens(reply, sent, tools))
-            # The live view adds these up: what the run has cost so far, call by call.
-            progress.emit("model_call", role=self.role, model=self.spec, **used)
-        return reply
-
-
-def _without_secrets(message: BaseMessage) -> BaseMessage:
-    content = secrets.scrub(message.content)
-    if content == message.content:
-        return message
-    return message.model_copy(update={"content": content})
-
 
 def _names(tools: Sequence[type[BaseModel]]) -> list[str]:
     return [str(tool.model_json_schema().get("title", tool.__name__)) for tool in tools]
-
-
-def _chars(messages: Sequence[BaseMessage]) -> int:
-    return sum(len(m.text) for m in messages)
 
 
 def _unique_call_ids(reply: AIMessage) -> AIMessage:

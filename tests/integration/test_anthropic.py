@@ -16,12 +16,8 @@ from pydantic import BaseModel, Field
 
 from deep_research.config.settings import load_context
 from deep_research.graph import builder
-from deep_research.llm.models import (
-    ContextTooLongError,
-    ModelDeadlineError,
-    ModelEndpointError,
-    role_model,
-)
+from deep_research.llm.errors import ContextTooLongError, ModelDeadlineError
+from deep_research.llm.models import ModelEndpointError, role_model
 from tests.support.brain import ResearchBrain
 from tests.support.fakes.anthropic_server import FakeAnthropicServer
 from tests.support.fakes.openai_server import Brain, Reply, ToolCall, tools_offered

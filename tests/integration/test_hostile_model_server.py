@@ -21,7 +21,7 @@ from deep_research.config.endpoints import read_endpoints
 from deep_research.config.settings import Context
 from deep_research.graph import builder
 from deep_research.llm.chat_models import chat_model
-from deep_research.llm.models import ModelDeadlineError
+from deep_research.llm.errors import ModelDeadlineError
 from tests.support.brain import ResearchBrain, role_of
 from tests.support.fakes.openai_server import Reply, ToolCall, message_text
 from tests.support.fakes.tavily_server import FakeTavilyServer

@@ -13,7 +13,8 @@ from pydantic import BaseModel, Field
 
 from deep_research.config.settings import load_context
 from deep_research.graph import builder
-from deep_research.llm.models import ModelDeadlineError, ModelEndpointError, role_model
+from deep_research.llm.errors import ModelDeadlineError
+from deep_research.llm.models import ModelEndpointError, role_model
 from tests.support.brain import ResearchBrain
 from tests.support.fakes.ollama_server import FakeOllamaServer
 from tests.support.fakes.openai_server import Reply, ToolCall, tools_offered

@@ -11,7 +11,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from deep_research.graph import builder
-from deep_research.llm.models import ContextTooLongError
+from deep_research.llm.errors import ContextTooLongError
 from deep_research.text.limits import SHORTEN_ROUNDS, USER_TEXT_CHARS
 from tests.support.brain import ResearchBrain, role_of
 from tests.support.context_brain import ContextWindowBrain, Shape, request_chars

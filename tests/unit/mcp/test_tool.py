@@ -3,23 +3,16 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import pytest
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import TextContent
 
 from deep_research.config.names import SEARCH_PROVIDERS
 from deep_research.mcp.app import server
+from deep_research.mcp.outcome import with_outcome
 from deep_research.mcp.progress import SHOWN_CHARS, progress_message
 from deep_research.mcp.run import error_text, questions_text
-from deep_research.mcp.tool import (
-    checked_language,
-    checked_question,
-    cost_note,
-    run_context,
-    with_cost,
-)
+from deep_research.mcp.tool import checked_language, checked_question, run_context
 from tests.support.readme import REPO, section
 
 
@@ -138,31 +131,6 @@ async def test_the_served_tool_refuses_unknown_and_mistyped_arguments_before_run
     assert text.count("For example: {") == 1
 
 
-USAGE = {
-    "calls": 8,
-    "tokens_in": 12_345,
-    "tokens_out": 678,
-    "usd": 0.0187,
-    "estimated": 0,
-    "by_role": {"search": {"calls": 2, "usd": 0.016}},
-}
-
-
-def test_the_result_says_what_the_research_cost_after_the_report() -> None:
-    note = "Cost of this research: $0.0187 (8 model calls, 12,345 tokens in, 678 out; 2 searches)."
-    assert with_cost("# Report", {"usage": USAGE}) == f"# Report\n\n---\n{note}"
-    text, attached = with_cost([TextContent(type="text", text="# R"), "file"], {"usage": USAGE})
-    assert text.text.endswith(note) and attached == "file", "the file is left as made"
-    unknown = cost_note({"usage": {**USAGE, "usd": None}})
-    assert "unknown (a model's price is not known)" in unknown and "$0.0000" not in unknown
-    assert cost_note({}) == "", "an older thread without usage: nothing claimed"
-
-
-def test_the_cost_marks_tokens_estimated_for_replies_without_usage() -> None:
-    note = cost_note({"usage": {**USAGE, "estimated": 3}})
-    assert "(8 model calls, ~12,345 tokens in, ~678 out, 3 calls' tokens estimated; 2" in note
-
-
 async def test_a_report_citing_nothing_is_said_first_and_a_failed_file_keeps_the_text(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -188,7 +156,7 @@ async def test_a_report_citing_nothing_is_said_first_and_a_failed_file_keeps_the
     assert result.startswith("Not a finished report: it cites no source. No search was sent")
     assert ".\n\nI could not find" in result
     assert "(The pdf file could not be made: the report is over 1,000,000 characters)" in result
-    assert tool.with_outcome("# R", {"status": "complete"}) == "# R"
+    assert with_outcome("# R", {"status": "complete"}) == "# R"
 
 
 async def test_the_file_made_of_an_unsourced_report_says_so_in_its_first_lines(
@@ -214,47 +182,3 @@ async def test_the_file_made_of_an_unsourced_report_says_so_in_its_first_lines(
     page = attached.resource.text
     assert "Not a finished report: it cites no source." in page
     assert page.index("Not a finished report") < page.index("They work."), "before the report"
-
-
-@pytest.mark.parametrize(
-    ("values", "says"),
-    [
-        ({"searches_used": 0}, "No search was sent: the server's model made no usable research"),
-        ({"searches_used": 3}, "The 3 searches sent found nothing worth keeping: try a wider"),
-        (
-            {"searches_used": 1, "sources": [{"url": "https://a.example/p"}]},
-            "The research read 1 page, but the report cites none of them.",
-        ),
-    ],
-)
-def test_an_unsourced_report_names_its_real_cause(values: dict[str, Any], says: str) -> None:
-    from deep_research.mcp import tool
-
-    text = tool.with_outcome("# R", {"status": "no_sources", **values})
-    assert text.startswith(f"Not a finished report: it cites no source. {says}"), text
-    if values["searches_used"] == 0:
-        assert "search_provider" not in text, "never the search provider for a model's failure"
-
-
-def test_an_unsourced_report_the_budget_stopped_names_the_budget_not_the_search() -> None:
-    values = {"status": "no_sources", "budget_note": "The run stopped at its cost budget."}
-    from deep_research.mcp import tool
-
-    text = tool.with_outcome("# R", values)
-    assert isinstance(text, str)
-    assert text.startswith(
-        "Not a finished report: it cites no source. The server's cost budget (max_cost_usd, "
-        "MAX_COST_USD in its environment) stopped the research before it found a page to cite."
-        "\n\n# R"
-    )
-    assert "search" not in text.split("\n\n")[0].replace("research", "")
-
-
-def test_the_result_ends_with_its_thread_for_a_follow_up() -> None:
-    """The caller needs the thread to ask a follow-up: it comes after the cost (#39)."""
-    from deep_research.mcp.tool import thread_note
-
-    result = with_cost("# Report", {"usage": {"usd": 0.0, "calls": 1}}, "t-42")
-    assert isinstance(result, str) and result.endswith(thread_note("t-42"))
-    assert "thread: t-42 (" in result and "follow-up" in thread_note("t-42")
-    assert with_cost("# Report", {}) == "# Report", "no thread: nothing added"

@@ -1,0 +1,76 @@
+"""llm/sending.py: one request to a role's model: fitted, scrubbed, under its deadline."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from langchain_core.exceptions import ContextOverflowError
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+from deep_research.llm.errors import ModelDeadlineError
+from deep_research.llm.sending import Sender
+from tests.support.scripted_model import ScriptedChatModel
+
+
+def sender(model: BaseChatModel, deadline: float = 30.0) -> Sender:
+    return Sender(model, "http://127.0.0.1:9/v1", "researcher", "local:m", deadline)
+
+
+async def test_a_request_too_long_for_the_context_is_sent_again_shorter() -> None:
+    seen: list[int] = []
+
+    def script(messages: list[BaseMessage], tools: set[str]) -> AIMessage:
+        seen.append(sum(len(m.text) for m in messages))
+        if seen[-1] > 5_000:
+            raise ContextOverflowError("this model's maximum context length is 2048 tokens")
+        return AIMessage("fits")
+
+    reply, sent = await sender(ScriptedChatModel(script=script))._fitted(
+        [HumanMessage("x" * 8_000), HumanMessage("the question")], ()
+    )
+    assert reply.text == "fits" and seen[0] > 5_000 > seen[-1] and len(seen) >= 2
+    assert sent[-1].text == "the question", "the short last message stays whole"
+
+
+async def test_a_secret_in_a_message_never_reaches_the_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TAVILY_API_KEY", "tvly-secret-value-1234567890")
+    seen: list[str] = []
+
+    def script(messages: list[BaseMessage], tools: set[str]) -> AIMessage:
+        seen.extend(m.text for m in messages)
+        return AIMessage("ok")
+
+    await sender(ScriptedChatModel(script=script))._call(
+        [HumanMessage("the search failed: bad key tvly-secret-value-1234567890")], ()
+    )
+    assert seen and not any("secret-value" in text for text in seen)
+
+
+class _Stalled(BaseChatModel):
+    """A model server that never finishes its reply."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "stalled"
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        raise NotImplementedError
+
+    async def _agenerate(
+        self, messages: list[BaseMessage], *args: Any, **kwargs: Any
+    ) -> ChatResult:
+        await asyncio.sleep(30)
+        return ChatResult(generations=[ChatGeneration(message=AIMessage("late"))])
+
+
+async def test_a_call_past_its_deadline_is_one_readable_error() -> None:
+    with pytest.raises(
+        ModelDeadlineError, match="within 0.2 s, retries included.*LLM_CALL_DEADLINE"
+    ):
+        await sender(_Stalled(), deadline=0.2)._call([HumanMessage("q")], ())
