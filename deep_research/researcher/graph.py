@@ -27,7 +27,7 @@ from deep_research.llm import models, spending
 from deep_research.llm.prices import MICROS
 from deep_research.llm.toolcalls import invalid_arguments
 from deep_research.researcher import floor
-from deep_research.researcher.sources import chosen_source, search_tool
+from deep_research.researcher.sources import chosen_source, chosen_years, search_tool
 from deep_research.runtime import durable, process, progress, prompts
 from deep_research.state import NO_USAGE, ResearcherState, RoleUsage, Source, Usage
 
@@ -268,7 +268,11 @@ async def _answer_call(
         text = f"{invalid_arguments(call['args'], error)} Example: {WEB_SEARCH_EXAMPLE}"
         return ToolMessage(text, tool_call_id=call_id, status="error"), []
     source, note = chosen_source(call, context)
-    answer = await searching.answer(queries[:MAX_QUERIES_PER_CALL], max_chars, *shown, source)
+    years, years_note = chosen_years(call, context)
+    note = " ".join(part for part in (note, years_note) if part)
+    answer = await searching.answer(
+        queries[:MAX_QUERIES_PER_CALL], max_chars, *shown, source, years
+    )
     text = f"{note}\n\n{answer.text}" if note else answer.text
     if len(queries) > MAX_QUERIES_PER_CALL:
         text += f"\n\nOnly the first {MAX_QUERIES_PER_CALL} queries were run."

@@ -1,8 +1,11 @@
 """Where a researcher's search goes: the tool's optional `source`, an enum of the enabled
-sources (`search.enabled_sources`), and the source a call names, checked."""
+sources (`search.enabled_sources`), and the source a call names, checked; and its optional
+`from_year`/`to_year`, offered when a source can limit a search to those publication years
+(`search.dated_sources`), checked to be plausible years before any provider sees them."""
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any, Literal
 
 from langchain_core.messages import ToolCall
@@ -10,11 +13,16 @@ from pydantic import BaseModel, Field, create_model
 
 from deep_research import search as search_service
 from deep_research.config.settings import Context
+from deep_research.search.types import Years
+
+FIRST_YEAR = 1900  # the earliest year a search may be limited to
+_YEARS_DROPPED = "(The years given are not a usable range, so they were not applied: {why}.)"
 
 
 def search_tool(context: Context, base: type[BaseModel]) -> type[BaseModel]:
     """The researcher's tool: with a choice of sources, it takes an optional `source`, an
     enum of them a small model can fill; leaving it out searches the run's default."""
+    base = _with_years(context, base)
     sources = search_service.enabled_sources(context)
     if not sources:
         return base
@@ -23,6 +31,50 @@ def search_tool(context: Context, base: type[BaseModel]) -> type[BaseModel]:
     described = Field(default=None, description=f"Where to search (default {sources[0]}). {uses}")
     name = str(base.model_config.get("title") or base.__name__)  # the tool's name
     return create_model(name, __base__=base, source=(choice | None, described))
+
+
+def _with_years(context: Context, base: type[BaseModel]) -> type[BaseModel]:
+    """The tool with optional first and last publication years, when a run's source can
+    limit a search to them; unchanged otherwise."""
+    dated = search_service.dated_sources(context)
+    if not dated:
+        return base
+    where = ", ".join(dated)
+    first = Field(default=None, description=f"Only work published in or after this year ({where})")
+    last = Field(default=None, description=f"Only work published in or before this year ({where})")
+    name = str(base.model_config.get("title") or base.__name__)
+    return create_model(
+        name, __base__=base, from_year=(int | None, first), to_year=(int | None, last)
+    )
+
+
+def chosen_years(call: ToolCall, context: Context) -> tuple[Years | None, str]:
+    """The range of years a call asks for (None: any), and a note when it gave years that
+    are not a usable range (dropped, never sent). Only checked integers are kept."""
+    args = call["args"] if isinstance(call["args"], dict) else {}
+    given = {key: args.get(key) for key in ("from_year", "to_year")}
+    if all(value is None or value == "" for value in given.values()):
+        return None, ""
+    if not search_service.dated_sources(context):
+        return None, "(No source of this run can limit a search to years; searched without them.)"
+    first, last = _year(given["from_year"]), _year(given["to_year"])
+    if first is False or last is False:
+        why = f"each year is a number from {FIRST_YEAR} to {date.today().year + 1}"
+        return None, _YEARS_DROPPED.format(why=why)
+    if first is not None and last is not None and first > last:
+        return None, _YEARS_DROPPED.format(why="from_year is after to_year")
+    return Years(first, last), ""
+
+
+def _year(value: object) -> int | None | Literal[False]:
+    """A year within bounds; None for none given; False for anything else."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str) and len(value) == 4 and value.isascii() and value.isdigit():
+        value = int(value)  # a small model may quote it
+    if isinstance(value, bool) or not isinstance(value, int):
+        return False
+    return value if FIRST_YEAR <= value <= date.today().year + 1 else False
 
 
 def chosen_source(call: ToolCall, context: Context) -> tuple[str | None, str]:

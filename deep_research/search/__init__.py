@@ -10,7 +10,8 @@ durable call (runtime/durable.py): answered before a stop, it is not sent again 
 The search cap's shares and grants are in `budget`, re-exported here; so is `clean`, which
 tells a query worth sending from junk (an empty string, a placeholder, markup).
 `enabled_sources` names the sources a researcher may pick for a search (`answer(...,
-source=)`), `SOURCE_USES` what each is for.
+source=)`), `SOURCE_USES` what each is for; `dated_sources` those that can limit a
+search to a range of publication years (`answer(..., years=)`).
 """
 
 from deep_research.search.budget import Grant, split
@@ -19,6 +20,7 @@ from deep_research.search.step import (
     SOURCE_USES,
     Answer,
     SearchSession,
+    dated_sources,
     enabled_sources,
     session,
 )
@@ -30,6 +32,7 @@ __all__ = [
     "Grant",
     "SearchSession",
     "clean",
+    "dated_sources",
     "enabled_sources",
     "session",
     "split",

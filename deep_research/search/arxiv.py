@@ -15,6 +15,7 @@ a byte cap, no redirects) and is parsed by defusedxml (no entity expansion, no D
 from __future__ import annotations
 
 import re
+from datetime import date
 from functools import partial
 from xml.etree.ElementTree import Element, ParseError
 
@@ -22,7 +23,13 @@ from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring
 
 from deep_research.search import api_call
-from deep_research.search.types import MAX_TITLE_CHARS, Results, SearchError, SearchResult
+from deep_research.search.types import (
+    MAX_TITLE_CHARS,
+    Results,
+    SearchError,
+    SearchResult,
+    Years,
+)
 from deep_research.text.wording import one_line
 
 DEFAULT_API_URL = "https://export.arxiv.org/api/query"
@@ -37,6 +44,7 @@ MAX_ABSTRACT_CHARS = 4_000
 # Query words: letters and digits (arXiv's query syntax, quotes and colons never sent).
 _WORD = re.compile(r"[^\W_]+(?:[-.][^\W_]+)*")
 MAX_TERMS = 6
+FIRST_YEAR = 1991  # arXiv's first papers
 _STOPWORDS = frozenset(
     "a an and are as at be by for from how in is it of on or that the this to what when "
     "which who why with vs versus about does do did".split()
@@ -50,6 +58,14 @@ def search_query(query: str) -> str:
     return " AND ".join(f"all:{term}" for term in terms)
 
 
+def submitted(years: Years) -> str:
+    """arXiv's clause for papers submitted within `years` (checked integers); arXiv began
+    in 1991, and an open end is next year's last minute."""
+    first = years.first if years.first is not None else FIRST_YEAR
+    last = years.last if years.last is not None else date.today().year + 1
+    return f"submittedDate:[{first:04d}01010000 TO {last:04d}12312359]"
+
+
 class ArxivProvider:
     name = "arxiv"
     max_concurrency = 1  # arXiv asks for one connection at a time
@@ -61,10 +77,14 @@ class ArxivProvider:
         # mirror set in ARXIV_API_URL is the operator's, with its own rules.
         self.min_interval = ARXIV_INTERVAL if api_url == DEFAULT_API_URL else 0.0
 
-    async def search(self, query: str, max_results: int) -> list[SearchResult]:
+    async def search(
+        self, query: str, max_results: int, *, years: Years | None = None
+    ) -> list[SearchResult]:
         terms = search_query(query)
         if not terms:
             return Results()  # nothing to look for: no request spent
+        if years is not None:
+            terms = f"{terms} AND {submitted(years)}"
         params = {
             "search_query": terms,
             "start": "0",

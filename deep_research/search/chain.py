@@ -6,10 +6,19 @@ import asyncio
 import logging
 import random
 from collections.abc import Sequence
+from typing import cast
 
 from deep_research.runtime import process
 from deep_research.search.cache import Searched
-from deep_research.search.types import Results, SearchError, SearchProvider, SearchResult
+from deep_research.search.types import (
+    DATED_PROVIDERS,
+    DatedSearchProvider,
+    Results,
+    SearchError,
+    SearchProvider,
+    SearchResult,
+    Years,
+)
 
 log = logging.getLogger(__name__)
 
@@ -33,14 +42,15 @@ class SearchChain:
         if not self.providers:
             raise ValueError("a search chain needs at least one provider")
 
-    async def search(self, query: str, max_results: int) -> Searched:
+    async def search(self, query: str, max_results: int, years: Years | None = None) -> Searched:
         """Results from the first provider that has some (not yet scored for relevance);
-        raises `SearchError` if all fail."""
+        raises `SearchError` if all fail. A provider that cannot limit its results to
+        `years` searches without them, and a note says so."""
         notes: list[str] = []
         failures: list[str] = []
         for provider, following in zip(self.providers, [*self.providers[1:], None], strict=True):
             try:
-                results = await self._with_retries(provider, query, max_results)
+                results = await self._with_retries(provider, query, max_results, years)
             except SearchError as error:
                 if len(self.providers) == 1:
                     raise
@@ -51,6 +61,8 @@ class SearchChain:
                     notes.append(f"{provider.name}: {results.malformed} malformed results skipped.")
                     log.warning("search for %r: %s", query, notes[-1])
                 if results or following is None:
+                    if years is not None and provider.name not in DATED_PROVIDERS:
+                        notes.append(f"{provider.name}: the date range was not applied there.")
                     return Searched(results, provider.name, notes=notes)
                 what = "found nothing"
             failures.append(f"{provider.name} {what}")
@@ -60,8 +72,9 @@ class SearchChain:
         raise SearchError(f"every provider failed for {query!r}: " + "; ".join(failures))
 
     async def _with_retries(
-        self, provider: SearchProvider, query: str, max_results: int
+        self, provider: SearchProvider, query: str, max_results: int, years: Years | None
     ) -> list[SearchResult]:
+        dated = years is not None and provider.name in DATED_PROVIDERS
         for attempt in range(RETRY_ATTEMPTS):
             try:
                 async with provider_slots(provider):
@@ -70,6 +83,9 @@ class SearchChain:
                     interval = getattr(provider, "min_interval", 0.0)
                     if interval > 0:
                         await asyncio.sleep(process.provider_pause(provider.name, interval))
+                    if dated:
+                        dated_provider = cast(DatedSearchProvider, provider)
+                        return await dated_provider.search(query, max_results, years=years)
                     return await provider.search(query, max_results)
             except SearchError as error:
                 # A provider that says when to come back, soon, is waited for that long.

@@ -18,7 +18,13 @@ from functools import partial
 from typing import Any
 
 from deep_research.search import api_call
-from deep_research.search.types import MAX_TITLE_CHARS, Results, SearchError, SearchResult
+from deep_research.search.types import (
+    MAX_TITLE_CHARS,
+    Results,
+    SearchError,
+    SearchResult,
+    Years,
+)
 from deep_research.text.wording import one_line
 
 DEFAULT_API_URL = "https://www.ebi.ac.uk/europepmc/webservices/rest/search"
@@ -49,6 +55,14 @@ def record_url(record: dict[str, Any]) -> str | None:
     return None
 
 
+def first_published(years: Years) -> str:
+    """Europe PMC's clause for records first published within `years` (checked integers);
+    an open end is the year 1000 or 9999."""
+    first = years.first if years.first is not None else 1000
+    last = years.last if years.last is not None else 9999
+    return f"FIRST_PDATE:[{first:04d}-01-01 TO {last:04d}-12-31]"
+
+
 class EuropePmcProvider:
     name = "europepmc"
     max_concurrency = 4
@@ -57,12 +71,14 @@ class EuropePmcProvider:
         self._url = api_url
         self._timeout = timeout
 
-    async def search(self, query: str, max_results: int) -> list[SearchResult]:
+    async def search(
+        self, query: str, max_results: int, *, years: Years | None = None
+    ) -> list[SearchResult]:
         text = " ".join(query.split())[:MAX_QUERY_CHARS]
         if not text:
             return Results()
         params = {
-            "query": text,
+            "query": f"({text}) AND {first_published(years)}" if years is not None else text,
             "format": "json",
             "resultType": "core",
             "pageSize": str(max_results),

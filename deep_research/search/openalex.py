@@ -19,7 +19,13 @@ from typing import Any
 from urllib.parse import quote
 
 from deep_research.search import api_call
-from deep_research.search.types import MAX_TITLE_CHARS, Results, SearchError, SearchResult
+from deep_research.search.types import (
+    MAX_TITLE_CHARS,
+    Results,
+    SearchError,
+    SearchResult,
+    Years,
+)
 from deep_research.text.wording import one_line
 
 DEFAULT_API_URL = "https://api.openalex.org/works"
@@ -56,6 +62,16 @@ def work_url(work: dict[str, Any]) -> str | None:
     return page if usable else None
 
 
+def publication_dates(years: Years) -> str:
+    """OpenAlex's filter for works published within `years` (checked integers)."""
+    ends = []
+    if years.first is not None:
+        ends.append(f"from_publication_date:{years.first:04d}-01-01")
+    if years.last is not None:
+        ends.append(f"to_publication_date:{years.last:04d}-12-31")
+    return ",".join(ends)
+
+
 class OpenAlexProvider:
     name = "openalex"
     max_concurrency = 4
@@ -64,11 +80,15 @@ class OpenAlexProvider:
         self._url = api_url
         self._timeout = timeout
 
-    async def search(self, query: str, max_results: int) -> list[SearchResult]:
+    async def search(
+        self, query: str, max_results: int, *, years: Years | None = None
+    ) -> list[SearchResult]:
         text = " ".join(query.split())[:MAX_QUERY_CHARS]
         if not text:
             return Results()
         params = {"search": text, "per-page": str(max_results)}
+        if years is not None and (dates := publication_dates(years)):
+            params["filter"] = dates
         return await api_call.parsed(
             self.name,
             query,

@@ -28,6 +28,7 @@ from deep_research.search.types import (
     SearchError,
     SearchProvider,
     SearchResult,
+    Years,
 )
 from deep_research.text import secrets
 from deep_research.text.extract import clip
@@ -66,9 +67,17 @@ class TavilyProvider:
             api_key=api_key, api_base_url=base_url, client=_tavily_http_client()
         )
 
-    async def search(self, query: str, max_results: int) -> list[SearchResult]:
+    async def search(
+        self, query: str, max_results: int, *, years: Years | None = None
+    ) -> list[SearchResult]:
+        # Its client sends `start_date`/`end_date` (YYYY-MM-DD) when they are given.
+        dates: dict[str, str] = {}
+        if years is not None and years.first is not None:
+            dates["start_date"] = f"{years.first:04d}-01-01"
+        if years is not None and years.last is not None:
+            dates["end_date"] = f"{years.last:04d}-12-31"
         try:
-            response: Any = await self._client.search(query, max_results=max_results)
+            response: Any = await self._client.search(query, max_results=max_results, **dates)
         except Exception as error:  # the client raises many unrelated exception types
             raise _search_error(self.name, query, error) from error
         if not isinstance(response, dict):  # Tavily answers a bare string when nothing matched

@@ -18,7 +18,7 @@ from deep_research.search.budget import Grant
 from deep_research.search.cache import RunCache, Searched, query_key, url_key
 from deep_research.search.chain import SearchChain, provider_slots
 from deep_research.search.fetch import Page, PageFetcher
-from deep_research.search.types import SearchError, SearchProvider, SearchResult
+from deep_research.search.types import SearchError, SearchProvider, SearchResult, Years
 
 WEB_SCHEMES = ("http://", "https://")  # what the fetcher reads; library results are not
 
@@ -80,11 +80,14 @@ class Searcher:
     library: SearchProvider | None = None  # searched beside the chain, spending no budget
     credit_usd: float = 0.0  # what one Tavily credit costs (`tavily_credit_usd`)
     source: str = ""  # the source the researcher chose (its chain starts there); "": default
+    years: Years | None = None  # the publication years the researcher asked for; None: any
 
     def key(self, query: str) -> str:
-        """The query's search: the same query sent to another source is another search."""
+        """The query's search: the same query sent to another source, or limited to other
+        years, is another search."""
         key = query_key(query, self.max_results)
-        return f"{key} @{self.source}" if self.source else key
+        key = f"{key} @{self.source}" if self.source else key
+        return f"{key} #{self.years.key()}" if self.years is not None else key
 
     async def run(self, query: str) -> QueryOutcome:
         """One query end to end (a batch goes through `start`, `outcome` and `read`)."""
@@ -224,7 +227,8 @@ class Searcher:
         search that may have gone out before the stop is not sent again (`lost`)."""
         if self.grant.may_have_gone(key):
             return {"kind": "lost"}
-        if self.recall is not None and await self.recall(query):
+        # Memory knows no publication years: a search limited to some is always sent.
+        if self.recall is not None and self.years is None and await self.recall(query):
             return {"kind": "remembered"}
         try:
             searched, started = await self._searched(key, query)
@@ -266,7 +270,7 @@ class Searcher:
         )
         first = self.chain.providers[0].name
         return await tracing.named_search(
-            query, first, lambda: self.chain.search(query, self.max_results)
+            query, first, lambda: self.chain.search(query, self.max_results, self.years)
         )
 
     async def _scores(self, query: str, results: Sequence[SearchResult]) -> list[float]:

@@ -22,7 +22,7 @@ from deep_research.search.netguard import AddressPolicy
 from deep_research.search.providers import make_provider, resolve_provider
 from deep_research.search.query import QueryOutcome, Searcher
 from deep_research.search.remembered import memory_lookup
-from deep_research.search.types import SearchProvider
+from deep_research.search.types import DATED_PROVIDERS, SearchProvider, Years
 from deep_research.state import Source
 from deep_research.text import fences
 
@@ -47,6 +47,15 @@ def enabled_sources(context: Context) -> list[str]:
     names = [resolve_provider(context.search_provider), *context.fallback_providers]
     sources = [name for name in dict.fromkeys(names) if name != LIBRARY_PROVIDER]
     return sources if len(sources) > 1 else []
+
+
+def dated_sources(context: Context) -> list[str]:
+    """The run's sources (its provider and fallbacks) that can limit a search to a range
+    of publication years; none when only the user's documents are searched."""
+    if context.search_provider == LIBRARY_PROVIDER:
+        return []
+    names = [resolve_provider(context.search_provider), *context.fallback_providers]
+    return [name for name in dict.fromkeys(names) if name in DATED_PROVIDERS]
 
 
 def _library() -> SearchProvider:
@@ -89,17 +98,20 @@ class SearchSession:
         shown_before: Collection[str] = (),
         listed_before: Collection[str] = (),
         source: str | None = None,
+        years: Years | None = None,
     ) -> Answer:
         """Run `queries` in parallel; the text stays within `max_chars`, and pages whose text
         the researcher was given before (`shown_before`) are named, not repeated. Each query
         is cleaned first (search/cleaning.py): junk is answered with why, never sent.
+        `source` starts the chain at that enabled source; `years` limits each search to
+        those publication years where the provider can (search/chain.py).
 
         The searches start in the order of `queries`, then the pages to read in the order
         of their queries: durable calls are told apart by that order (runtime/durable.py)."""
         cleaned = [clean(query) for query in queries]
         chain = self.chains.get(source or "")
         searcher = replace(self.searcher, chain=chain, source=source or "") if chain else None
-        searcher = searcher or self.searcher
+        searcher = replace(searcher or self.searcher, years=years)
         # A refused query starts no durable call: the others keep their order on a resume.
         started = [await searcher.start(c.query) for c in cleaned if not c.refused]
         found = await asyncio.gather(*(searcher.outcome(pending) for pending in started))

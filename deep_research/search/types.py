@@ -27,6 +27,20 @@ class SearchResult:
     complete: bool = False
 
 
+@dataclass(frozen=True)
+class Years:
+    """Publication years a search is limited to, each end included; either may be open.
+    Both are checked integers (researcher/sources.py): a provider puts nothing else of
+    the researcher's into its date filter."""
+
+    first: int | None = None
+    last: int | None = None
+
+    def key(self) -> str:
+        """The range in a search's key: the same query over other years is another search."""
+        return f"{self.first or ''}-{self.last or ''}"
+
+
 class Results(list[SearchResult]):
     """A provider's usable results, and how many of its answer's results were malformed."""
 
@@ -59,8 +73,21 @@ class SearchError(DeepResearchError, RuntimeError):
         self.status = status  # the HTTP status the provider answered, when that was the failure
 
 
+# The providers whose `search` takes a range of years (`years=`, a keyword); the chain
+# gives it to no other, and says so (search/chain.py).
+DATED_PROVIDERS = frozenset({"arxiv", "openalex", "europepmc", "tavily"})
+
+
 class SearchProvider(Protocol):
     name: str
     max_concurrency: int  # searches in flight at once, across every researcher of the process
 
     async def search(self, query: str, max_results: int) -> list[SearchResult]: ...
+
+
+class DatedSearchProvider(SearchProvider, Protocol):
+    """A provider named in `DATED_PROVIDERS`: its search also takes a range of years."""
+
+    async def search(
+        self, query: str, max_results: int, *, years: Years | None = None
+    ) -> list[SearchResult]: ...

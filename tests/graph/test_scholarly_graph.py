@@ -57,15 +57,17 @@ async def test_a_paper_question_searched_on_arxiv_cites_the_paper_s_abs_page(
 class SourcePickingBrain(ResearchBrain):
     """Its researchers name a source in their search call, as the tool's enum offers."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, **more: object) -> None:
         super().__init__(topics=["attention-based heat pump control"])
         self.source = source
+        self.more = more  # other arguments each search call gives (a range of years)
 
     async def _research(self, body: dict[str, Any]) -> Reply:
         reply = await super()._research(body)
         for call in reply.tool_calls:
             assert isinstance(call.arguments, dict)
             call.arguments["source"] = self.source
+            call.arguments.update(self.more)
         return reply
 
 
@@ -100,3 +102,44 @@ async def test_a_researcher_sends_a_search_to_the_source_it_names_among_the_enab
         assert asked == (1, 1), "the default first (it found nothing), then the fallback"
         assert "That source is not enabled" in bodies
     assert '"enum": ["wikipedia", "arxiv"]' in bodies, "the tool offered the enabled sources"
+
+
+@pytest.mark.parametrize(
+    ("years", "clause"),
+    [
+        ({"from_year": 2019, "to_year": 2023}, " AND submittedDate:[201901010000 TO 202312312359]"),
+        ({"from_year": "2019] OR all:x", "to_year": 2023}, ""),
+        ({}, ""),
+    ],
+)
+async def test_a_researcher_limits_a_search_to_the_years_it_names_where_the_source_can(
+    monkeypatch: pytest.MonkeyPatch, years: dict[str, object], clause: str
+) -> None:
+    """The tool offers the years (arXiv can limit to them); a call giving them sends arXiv
+    the submitted-date clause; years that are not a usable range are dropped, and the
+    researcher told so in fixed words; a call giving none searches as before."""
+    with (
+        FakeArxivServer([PAPER]) as arxiv,
+        FakeWikipediaServer([]) as wiki,
+        serve(SourcePickingBrain("arxiv", **years), monkeypatch) as llm,
+    ):
+        monkeypatch.setenv("ARXIV_API_URL", arxiv.api_url)
+        monkeypatch.setenv("WIKIPEDIA_API_URL", wiki.api_url)
+        graph = builder.compile(checkpointer=InMemorySaver())
+        config = {"configurable": {"thread_id": f"years-{len(years)}-{bool(clause)}"}}
+        context = {
+            "allow_clarification": False,
+            "search_provider": "wikipedia",
+            "search_fallback": "arxiv",
+        }
+        await graph.ainvoke(QUESTION, config, context=context)
+        state = (await graph.aget_state(config)).values
+        sent = [request["search_query"] for request in arxiv.requests]
+        bodies = json.dumps(llm.requests)
+    words = ("attention-based", "heat", "pump", "control", "0")
+    assert sent == [" AND ".join(f"all:{word}" for word in words) + clause]
+    assert state["searches_used"] == 1 and ABS_PAGE in cited(state["final_report"])
+    assert '"from_year"' in bodies and '"to_year"' in bodies, "the tool offered the years"
+    dropped = "The years given are not a usable range" in bodies
+    assert dropped == (bool(years) and not clause)
+    assert "OR all:x" not in "".join(sent)

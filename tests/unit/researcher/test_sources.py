@@ -1,14 +1,17 @@
-"""researcher/sources.py: the search tool's `source` enum and the source a call names."""
+"""researcher/sources.py: the search tool's `source` enum and the source a call names; its
+optional years, offered only with a dated source, and the range a call gives, checked."""
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 import pytest
 
 from deep_research.config.settings import load_context
 from deep_research.researcher.graph import WebSearch
-from deep_research.researcher.sources import chosen_source, search_tool
+from deep_research.researcher.sources import chosen_source, chosen_years, search_tool
+from deep_research.search.types import Years
 
 
 def test_the_search_tool_offers_the_enabled_sources_as_an_enum_only_when_there_is_a_choice(
@@ -16,7 +19,7 @@ def test_the_search_tool_offers_the_enabled_sources_as_an_enum_only_when_there_i
 ) -> None:
     monkeypatch.delenv("TAVILY_API_KEY", raising=False)
     monkeypatch.delenv("SEARXNG_URL", raising=False)
-    lone = load_context({"search_provider": "arxiv"})
+    lone = load_context({"search_provider": "ddgs"})
     assert search_tool(lone, WebSearch) is WebSearch
     context = load_context({"search_provider": "auto", "search_fallback": "arxiv,europepmc"})
     schema = search_tool(context, WebSearch).model_json_schema()
@@ -35,3 +38,70 @@ def test_the_search_tool_offers_the_enabled_sources_as_an_enum_only_when_there_i
     assert chosen_source(call({"queries": ["q"], "source": "ddgs"}), context) == (None, "")
     unknown, note = chosen_source(call({"queries": ["q"], "source": "pubmed"}), context)
     assert unknown is None and "not enabled" in note and "ddgs, arxiv, europepmc" in note
+
+
+def call(args: object) -> Any:
+    return {"name": "web_search", "args": args, "id": "c", "type": "tool_call"}
+
+
+def test_years_are_offered_only_when_a_source_of_the_run_can_limit_a_search_to_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("TAVILY_API_KEY", raising=False)
+    monkeypatch.delenv("SEARXNG_URL", raising=False)
+    for undated in ({"search_provider": "ddgs"}, {"search_fallback": "wikipedia"}):
+        schema = search_tool(load_context(undated), WebSearch).model_json_schema()
+        assert "from_year" not in schema["properties"] and "to_year" not in schema["properties"]
+    # One dated source: the years without a choice of source.
+    lone = search_tool(load_context({"search_provider": "arxiv"}), WebSearch)
+    properties = lone.model_json_schema()["properties"]
+    assert "source" not in properties
+    assert properties["from_year"]["anyOf"][0]["type"] == "integer"
+    assert "(arxiv)" in properties["to_year"]["description"]
+    mixed = load_context({"search_fallback": "wikipedia,openalex,europepmc"})
+    properties = search_tool(mixed, WebSearch).model_json_schema()["properties"]
+    assert (
+        "source" in properties and "(openalex, europepmc)" in properties["from_year"]["description"]
+    )
+    assert search_tool(load_context({"search_provider": "library"}), WebSearch) is WebSearch
+
+
+def test_a_call_s_years_are_kept_only_as_checked_integers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("TAVILY_API_KEY", raising=False)
+    monkeypatch.delenv("SEARXNG_URL", raising=False)
+    context = load_context({"search_fallback": "arxiv"})
+    assert chosen_years(call({"queries": ["q"]}), context) == (None, "")
+    assert chosen_years(call({"from_year": None, "to_year": ""}), context) == (None, "")
+    assert chosen_years(call({"from_year": 2019, "to_year": 2023}), context) == (
+        Years(2019, 2023),
+        "",
+    )
+    assert chosen_years(call({"from_year": "2020"}), context) == (Years(2020, None), "")
+    assert chosen_years(call({"to_year": 1995}), context) == (Years(None, 1995), "")
+    next_year = date.today().year + 1
+    assert chosen_years(call({"to_year": next_year}), context) == (Years(None, next_year), "")
+    hostile: list[object] = [
+        "2019) OR all:x",
+        "２０１９",
+        2019.5,
+        True,
+        1899,
+        next_year + 1,
+        -2019,
+        10**100,
+        "x" * 100_000,
+        [2019],
+        {"$gt": 0},
+    ]
+    for value in hostile:
+        years, note = chosen_years(call({"from_year": value, "to_year": 2023}), context)
+        assert years is None and note.startswith("(The years given are not a usable range"), value
+        assert str(value)[:20] not in note  # fixed words: nothing the model sent
+    years, note = chosen_years(call({"from_year": 2023, "to_year": 2019}), context)
+    assert years is None and "from_year is after to_year" in note
+    assert chosen_years(call("not a dict"), context) == (None, "")
+    undated = load_context({"search_provider": "ddgs"})
+    years, note = chosen_years(call({"from_year": 2019}), undated)
+    assert years is None and "No source of this run can limit a search to years" in note

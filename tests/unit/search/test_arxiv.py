@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 
 from deep_research.search import chain as chain_module
-from deep_research.search.arxiv import ArxivProvider, search_query
+from deep_research.search.arxiv import ArxivProvider, search_query, submitted
 from deep_research.search.chain import SearchChain
-from deep_research.search.types import SearchError
+from deep_research.search.types import SearchError, Years
 from tests.support.fakes.scholarly_servers import (
     ARXIV_ERROR_FEED,
     FakeArxivServer,
@@ -134,3 +136,21 @@ async def test_a_huge_answer_is_not_read(monkeypatch: pytest.MonkeyPatch) -> Non
     with FakeArxivServer(script=[(200, {}, huge)]) as arxiv:
         with pytest.raises(SearchError, match="over 10,000 bytes"):
             await ArxivProvider(arxiv.api_url).search("attention", 5)
+
+
+async def test_a_range_of_years_is_a_submitted_date_clause_of_checked_integers() -> None:
+    with FakeArxivServer([ATTENTION]) as arxiv:
+        provider = ArxivProvider(arxiv.api_url)
+        await provider.search("attention heat pumps", 5, years=Years(2019, 2023))
+        await provider.search("attention", 5, years=Years(None, 1995))
+        await provider.search("attention", 5, years=Years(2020, None))
+        await provider.search("attention", 5)
+        sent = [request["search_query"] for request in arxiv.requests]
+    next_year = date.today().year + 1
+    assert sent == [
+        "all:attention AND all:heat AND all:pumps AND submittedDate:[201901010000 TO 202312312359]",
+        "all:attention AND submittedDate:[199101010000 TO 199512312359]",
+        f"all:attention AND submittedDate:[202001010000 TO {next_year}12312359]",
+        "all:attention",
+    ]
+    assert submitted(Years(1991, 1991)) == "submittedDate:[199101010000 TO 199112312359]"

@@ -11,7 +11,7 @@ import pytest
 from deep_research.search import chain as chain_module
 from deep_research.search.arxiv import ArxivProvider
 from deep_research.search.chain import SearchChain
-from deep_research.search.types import Results, SearchError, SearchResult
+from deep_research.search.types import Results, SearchError, SearchResult, Years
 
 
 class Provider:
@@ -135,3 +135,37 @@ async def test_a_provider_that_asks_for_a_pause_gets_it_across_concurrent_resear
 def test_arxivs_own_api_is_paused_3_s_and_a_mirror_is_not() -> None:
     assert ArxivProvider().min_interval == 3.0
     assert ArxivProvider("http://127.0.0.1:9/api/query").min_interval == 0.0
+
+
+class DatedProvider(Provider):
+    """A provider named like a dated one: records the years each search was given."""
+
+    def __init__(self, name: str, *answers: list[SearchResult] | SearchError) -> None:
+        super().__init__(name, *answers)
+        self.years: list[Years | None] = []
+
+    async def search(
+        self, query: str, max_results: int, *, years: Years | None = None
+    ) -> list[SearchResult]:
+        self.years.append(years)
+        return await super().search(query, max_results)
+
+
+async def test_years_go_only_to_a_dated_provider_and_an_undated_answer_says_they_did_not() -> None:
+    # An undated provider (`Provider` takes no years) is asked without them.
+    arxiv, web = DatedProvider("arxiv", []), Provider("ddgs", HIT)
+    found = await SearchChain([arxiv, web]).search("q", 5, Years(2019, 2023))
+    assert arxiv.years == [Years(2019, 2023)] and web.calls == 1
+    assert found.provider == "ddgs"
+    assert found.notes == [
+        "arxiv found nothing; fell back to ddgs.",
+        "ddgs: the date range was not applied there.",
+    ]
+    dated = DatedProvider("openalex", HIT)
+    found = await SearchChain([dated]).search("q", 5, Years(2019, None))
+    assert dated.years == [Years(2019, None)] and found.notes == []
+    # No range: exactly today's search, no note.
+    found = await SearchChain([DatedProvider("europepmc", HIT), Provider("ddgs", HIT)]).search(
+        "q", 5
+    )
+    assert found.notes == [] and found.provider == "europepmc"

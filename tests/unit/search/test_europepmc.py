@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from deep_research.search.europepmc import EuropePmcProvider, without_markup
-from deep_research.search.types import SearchError
+from deep_research.search.types import SearchError, Years
 from tests.support.fakes.scholarly_servers import FakeJsonApi, europepmc_record
 
 PATH = "/europepmc/webservices/rest/search"
@@ -66,3 +66,19 @@ async def test_a_rate_limit_is_an_error_the_chain_can_tell() -> None:
         with pytest.raises(SearchError, match="HTTP 429") as raised:
             await EuropePmcProvider(api.api_url).search("x", 5)
     assert raised.value.rate_limited and raised.value.retry_after == 120.0
+
+
+async def test_a_range_of_years_is_a_first_publication_date_clause() -> None:
+    with FakeJsonApi(PATH, payload(TRIAL)) as api:
+        provider = EuropePmcProvider(api.api_url)
+        await provider.search("bnt162b2 OR mrna", 5, years=Years(2019, 2023))
+        await provider.search("bnt162b2", 5, years=Years(None, 2001))
+        await provider.search("bnt162b2", 5, years=Years(2020, None))
+        await provider.search("bnt162b2", 5)
+        sent = [request["query"] for request in api.requests]
+    assert sent == [
+        "(bnt162b2 OR mrna) AND FIRST_PDATE:[2019-01-01 TO 2023-12-31]",
+        "(bnt162b2) AND FIRST_PDATE:[1000-01-01 TO 2001-12-31]",
+        "(bnt162b2) AND FIRST_PDATE:[2020-01-01 TO 9999-12-31]",
+        "bnt162b2",
+    ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from deep_research.search.openalex import OpenAlexProvider, abstract_text
-from deep_research.search.types import SearchError
+from deep_research.search.types import SearchError, Years
 from tests.support.fakes.scholarly_servers import FakeJsonApi, openalex_work
 
 WORK = openalex_work(
@@ -63,3 +63,19 @@ async def test_an_answer_that_is_not_a_works_list_is_an_error(body: bytes) -> No
 async def test_no_works_is_no_results() -> None:
     with FakeJsonApi("/works", {"meta": {"count": 0}, "results": []}) as api:
         assert await OpenAlexProvider(api.api_url).search("x", 5) == []
+
+
+async def test_a_range_of_years_is_a_publication_date_filter() -> None:
+    with FakeJsonApi("/works", {"meta": {"count": 1}, "results": [WORK]}) as api:
+        provider = OpenAlexProvider(api.api_url)
+        await provider.search("open access", 5, years=Years(2019, 2023))
+        await provider.search("open access", 5, years=Years(None, 2001))
+        await provider.search("open access", 5, years=Years(2020, None))
+        await provider.search("open access", 5, years=Years())
+        sent = [request.get("filter") for request in api.requests]
+    assert sent == [
+        "from_publication_date:2019-01-01,to_publication_date:2023-12-31",
+        "to_publication_date:2001-12-31",
+        "from_publication_date:2020-01-01",
+        None,
+    ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import cast
 
 import pytest
@@ -14,7 +15,7 @@ from deep_research.search.cache import RunCache
 from deep_research.search.chain import SearchChain
 from deep_research.search.fetch import Page, PageFetcher
 from deep_research.search.query import Finding, Searcher
-from deep_research.search.types import SearchError, SearchResult
+from deep_research.search.types import SearchError, SearchResult, Years
 
 
 class Provider:
@@ -209,3 +210,29 @@ async def test_whether_memory_answered_is_saved_so_a_step_run_again_finds_each_a
     out = await graph.ainvoke(None, config)
     assert provider.queries == ["q2"], "q2's answer was saved: it is not sent again"
     assert out["found"][1] > 0
+
+
+async def test_the_same_query_over_other_years_is_another_search_counted_like_any() -> None:
+    provider = Provider(RESULTS)
+    plain, _ = searcher(provider, granted=3)
+    dated = replace(plain, years=Years(2019, 2023))
+    assert plain.key("heat pumps") != dated.key("heat pumps")
+    assert dated.key("heat pumps") != replace(plain, years=Years(2019, None)).key("heat pumps")
+    assert dated.key("heat pumps").endswith(" #2019-2023")
+    await plain.run("heat pumps")
+    first = await dated.run("heat pumps")
+    again = await dated.run(" Heat  pumps")
+    assert provider.queries == ["heat pumps", "heat pumps"] and plain.grant.sent == 2
+    assert not any("Already searched" in note for note in first.notes)
+    assert any("Already searched" in note for note in again.notes)
+
+
+async def test_memory_does_not_answer_a_search_limited_to_years() -> None:
+    async def recall(query: str) -> list[Finding]:
+        return [Finding(SearchResult("https://m.example/", "M", "remembered"), 0.9)]
+
+    provider = Provider(RESULTS)
+    run, _ = searcher(provider, recall=recall)
+    dated = await replace(run, years=Years(2019, 2023)).run("heat pumps")
+    assert provider.queries == ["heat pumps"] and run.grant.sent == 1
+    assert "https://m.example/" not in [f.result.url for f in dated.findings]

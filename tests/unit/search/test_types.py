@@ -7,7 +7,14 @@ import dataclasses
 import pytest
 
 from deep_research.errors import DeepResearchError
-from deep_research.search.types import Results, SearchError, SearchProvider, SearchResult
+from deep_research.search.types import (
+    DATED_PROVIDERS,
+    Results,
+    SearchError,
+    SearchProvider,
+    SearchResult,
+    Years,
+)
 
 
 def test_a_result_is_frozen_and_its_score_optional() -> None:
@@ -46,3 +53,11 @@ async def test_a_class_with_a_name_a_limit_and_a_search_is_a_provider() -> None:
     provider: SearchProvider = Echo()  # mypy checks the shape; the call checks it works
     assert [r.title for r in await provider.search("q", 1)] == ["q"]
     assert await provider.search("q", 0) == []
+
+
+def test_a_range_of_years_keys_each_end_and_is_frozen() -> None:
+    assert Years(2019, 2023).key() == "2019-2023"
+    assert Years(None, 2023).key() == "-2023" and Years(2019).key() == "2019-"
+    with pytest.raises(AttributeError):
+        Years(2019).first = 1900  # type: ignore[misc]
+    assert {"arxiv", "openalex", "europepmc", "tavily"} == DATED_PROVIDERS
