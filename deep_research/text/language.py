@@ -15,6 +15,8 @@ import unicodedata
 from collections import Counter
 from typing import Literal
 
+from deep_research.text import language_names
+
 # What detection reads of a question: its start says its language as well as the whole.
 SAMPLE_CHARS = 2_000
 
@@ -131,10 +133,10 @@ def _latin_language(sample: str) -> str:
     return leader if most >= MIN_VOTES and most - next_most >= MIN_LEAD else ""
 
 
-# A `report_language` that is no code or name above must be a language Unicode's CLDR
-# names in English (through Babel: "Swahili", "Brazilian Portuguese", "Norwegian Bokmål",
-# 668 of them) or one of its codes; anything else, a phrase such as "ignore the rules"
-# included, is refused, as it is no language. The name the writer is told is CLDR's.
+# A `report_language` that is no code or name above must name a language Unicode's CLDR
+# knows (`text/language_names.py`: "Swahili", "Brazilian Portuguese", "Farsi", codes such
+# as "sw"; case, accents and hyphens aside); anything else, a phrase such as "ignore the
+# rules" included, is refused, as it is no language. The writer is told CLDR's name.
 _OTHER_NAME_CHARS = 40
 
 
@@ -147,26 +149,14 @@ def setting_language(value: str) -> str:
     for code, names in LANGUAGES.items():
         if value.lower() in (code, names[0].lower(), names[1].lower()):
             return code
-    named = _cldr_name(value) if len(value) <= _OTHER_NAME_CHARS else None
-    if named is not None:
-        return named
+    known = language_names.code_of(value) if len(value) <= _OTHER_NAME_CHARS else None
+    if known is not None:
+        return known if known in LANGUAGES else language_names.NAMES[known]
     raise ValueError(
         "not a language: give 'auto' (the question's "
         f"language), a code such as {', '.join(list(LANGUAGES)[:6])}, or a name such as "
         "German or Swahili"
     )
-
-
-def _cldr_name(value: str) -> str | None:
-    """CLDR's English name for a language named or coded `value`, else None."""
-    from babel import Locale  # its locale data loads in ~0.3 s: only for such a value
-
-    names = Locale("en").languages
-    wanted = value.lower().replace("-", "_")
-    for code, name in names.items():
-        if wanted in (code.lower(), name.lower()):
-            return name
-    return None
 
 
 def language_name(language: str) -> str:

@@ -102,3 +102,14 @@ def test_the_headings_follow_the_language_and_fall_back_to_english() -> None:
     for table in language.HEADINGS.values():
         assert set(table) == set(language.HEADINGS["en"])
     assert {"quellen", "来源", "sources"} <= language.sources_titles()
+
+
+async def test_a_language_outside_the_table_is_read_without_blocking_the_event_loop() -> None:
+    """`langgraph dev` fails a run whose node blocks its loop (blockbuster, as here): a
+    name looked up in Babel's files did, for every run asking for such a language."""
+    from blockbuster import blockbuster_ctx
+
+    with blockbuster_ctx():
+        assert language.setting_language("Swahili") == "Swahili"
+        assert language.setting_language("Farsi") == "fa"  # in the table: its code
+        assert language.setting_language("Mandarin") == "zh"
