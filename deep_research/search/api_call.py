@@ -79,14 +79,16 @@ async def get(
     accept: str,
     timeout: float = TIMEOUT,
     max_bytes: int | None = None,
+    trust_env: bool = True,
 ) -> bytes:
     """The body of `GET url?params` (at most `max_bytes`, else `MAX_ANSWER_BYTES`);
-    raises `SearchError` for anything but a whole 200."""
+    raises `SearchError` for anything but a whole 200. `trust_env=False` sends it past the
+    environment's proxy settings (a self-hosted instance on this machine or network)."""
     max_bytes = MAX_ANSWER_BYTES if max_bytes is None else max_bytes
     failed = f"{provider} failed for {query!r}"
     try:
         async with asyncio.timeout(timeout):
-            return await _get(provider, query, url, params, accept, timeout, max_bytes)
+            return await _get(provider, query, url, params, accept, timeout, max_bytes, trust_env)
     except TimeoutError as error:
         raise SearchError(f"{failed}: no answer within {timeout:g} s", transient=True) from error
     except httpx.TransportError as error:
@@ -106,11 +108,16 @@ async def _get(
     accept: str,
     timeout: float,
     max_bytes: int,
+    trust_env: bool = True,
 ) -> bytes:
     headers = {"User-Agent": USER_AGENT, "Accept": accept, "Accept-Encoding": ACCEPT_ENCODING}
     async with (
         httpx.AsyncClient(
-            verify=tls_context(), timeout=timeout, follow_redirects=False, headers=headers
+            verify=tls_context(),
+            timeout=timeout,
+            follow_redirects=False,
+            headers=headers,
+            trust_env=trust_env,
         ) as client,
         client.stream("GET", url, params=params) as response,
     ):

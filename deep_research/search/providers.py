@@ -157,8 +157,16 @@ class SearxngProvider:
         # instance (or whatever answers at its address) can send an endless body.
         params = {"q": query, "format": "json"}
         accept = "application/json"
+        # The instance is the operator's, on this machine or network: no proxy from the
+        # environment stands between (as before its answer was capped).
         body = await api_call.get(
-            self.name, query, self._url, params, accept=accept, timeout=self._timeout
+            self.name,
+            query,
+            self._url,
+            params,
+            accept=accept,
+            timeout=self._timeout,
+            trust_env=False,
         )
         return await asyncio.to_thread(_searxng_results, self.name, query, body, max_results)
 
@@ -166,7 +174,8 @@ class SearxngProvider:
 def _searxng_results(provider: str, query: str, body: bytes, max_results: int) -> Results:
     try:
         payload: Any = json.loads(body)
-    except ValueError as error:  # not JSON (or not UTF-8): the server's text is not quoted
+    except (ValueError, RecursionError) as error:  # not JSON, not UTF-8, or nested past
+        # Python's limit: the server's text is not quoted
         raise SearchError(f"{provider} failed for {query!r}: its answer is not JSON") from error
     found = _results(payload.get("results", []) if isinstance(payload, dict) else [])
     return Results(found[:max_results], found.malformed)

@@ -1,7 +1,8 @@
 """A fake SearXNG JSON API: ``GET /search?q=...&format=json``.
 
 Queries containing FAIL_SEARCH get HTTP 500, RATE_LIMIT gets 429, NO_RESULTS gets an
-empty list, FLOOD an endless JSON body (cut off at 64 MB), NOT_JSON a page of HTML.
+empty list, FLOOD an endless JSON body (cut off at 64 MB), NOT_JSON a page of HTML, NESTED
+JSON nested 200,000 deep.
 Result scores are unbounded, as SearXNG's are. ``json_format=False`` plays an
 instance whose settings.yml does not enable the JSON format: every request gets 403.
 A `corpus` (query -> results, any shape) replaces the default results.
@@ -45,6 +46,8 @@ class FakeSearxngServer(BackgroundServer):
             return web.Response(status=429, text="too many requests")
         if "FAIL_SEARCH" in query:
             return web.Response(status=500, text="engine crashed")
+        if "NESTED" in query:
+            return web.Response(body=b"[" * 200_000, content_type="application/json")
         if "NOT_JSON" in query:
             return web.Response(text="<html>maintenance</html>", content_type="text/html")
         if "FLOOD" in query:

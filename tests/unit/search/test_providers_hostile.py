@@ -43,6 +43,7 @@ async def test_one_malformed_searxng_result_costs_only_itself(
     [
         ("FLOOD heat pumps", f"its answer is over {MAX_ANSWER_BYTES:,} bytes, not read"),
         ("NOT_JSON heat pumps", "its answer is not JSON"),
+        ("NESTED heat pumps", "its answer is not JSON"),  # past Python's recursion limit
     ],
 )
 async def test_a_searxng_answer_past_the_cap_or_not_json_is_a_search_error(
@@ -56,3 +57,17 @@ async def test_a_searxng_answer_past_the_cap_or_not_json_is_a_search_error(
             await make_provider("searxng").search(query, 10)
     assert str(raised.value) == f"searxng failed for {query!r}: {said}"
     assert "maintenance" not in str(raised.value)
+
+
+async def test_a_searxng_on_this_machine_is_asked_past_the_environments_proxy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The instance is the operator's, usually on this machine or network: a proxy set for
+    the web (here one that refuses everything) does not stand between."""
+    with FakeSearxngServer() as searxng:
+        monkeypatch.setenv("SEARXNG_URL", searxng.url)
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+            monkeypatch.setenv(name, "http://127.0.0.1:9")
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        found = await make_provider("searxng").search("heat pumps", 10)
+    assert len(found) == 3
