@@ -35,10 +35,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.relative_to(ROOT).as_posix() in SLOW_BY_PATH:
             item.add_marker(pytest.mark.slow)
-    # The slow tests first, the quick ones after (each group in its own order): with
-    # `-n auto` (pytest-xdist, a file to a worker), the quick files fill the workers' last
-    # minutes instead of one worker ending alone on a long file.
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    # Under `-n auto` (pytest-xdist, a file to a worker): the slow tests first, the quick
+    # ones after (each group in its own order), so the quick files fill the workers' last
+    # minutes instead of one worker ending alone on a long file. In one process (`-x`, a
+    # debugger) the order stays the files'.
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 ENV_NAMES = [name.upper() for name in [*Context.model_fields, *Endpoints.model_fields]] + [

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from datetime import date
 from functools import partial
+from urllib.parse import urlsplit
 from xml.etree.ElementTree import Element, ParseError
 
 from defusedxml import DefusedXmlException
@@ -75,7 +76,8 @@ class ArxivProvider:
         self._timeout = timeout
         # arXiv's API terms ask for 3 s between requests (`search/chain.py` waits them); a
         # mirror set in ARXIV_API_URL is the operator's, with its own rules.
-        self.min_interval = ARXIV_INTERVAL if api_url == DEFAULT_API_URL else 0.0
+        own = urlsplit(api_url).hostname == urlsplit(DEFAULT_API_URL).hostname
+        self.min_interval = ARXIV_INTERVAL if own else 0.0
 
     async def search(
         self, query: str, max_results: int, *, years: Years | None = None

@@ -307,7 +307,10 @@ def test_a_child_forked_while_a_request_held_the_lock_still_embeds() -> None:
     with model._lock:  # another thread was in `submit` when the process forked
         pid = os.fork()
         if pid == 0:  # the child: one thread, a copy of the lock as it was
-            signal.alarm(60)  # a deadlocked child is killed, and the test fails
+            # A deadlocked child is killed, and the test fails (not pytest-timeout's
+            # handler, inherited, which would carry on as a second pytest).
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+            signal.alarm(60)
             ok = len(model.embed_documents(["in the child"])[0]) == 384
             os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)
