@@ -10,9 +10,11 @@ from langchain_core.messages import AIMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.memory import InMemorySaver
 
+from deep_research.config.settings import Context
 from deep_research.graph import builder
 from deep_research.nodes.planning import TOOLS
 from deep_research.researcher.graph import WebSearch
+from deep_research.researcher.sources import search_tool
 from tests.support.brain import role_of
 from tests.support.fakes.tavily_server import FakeTavilyServer, topic_corpus
 from tests.support.live import QUESTION, cited, research_run, serve
@@ -117,7 +119,10 @@ async def test_local_requests_carry_honest_schemas_low_temperature_and_no_thinki
     bodies = llm.requests
     assert bodies and all(b["temperature"] == 0.1 for b in bodies)
     assert all(b["chat_template_kwargs"] == {"enable_thinking": False} for b in bodies)
-    written = {t["function"]["name"]: t for t in map(convert_to_openai_tool, [*TOOLS, WebSearch])}
+    # The search tool as this run's sources shape it (Tavily takes years: `from_year`...).
+    searching = search_tool(Context(), WebSearch)
+    written = {t["function"]["name"]: t for t in map(convert_to_openai_tool, [*TOOLS, searching])}
+    assert "from_year" in json.dumps(written["web_search"])
     offered = [wire_tools(b) for b in bodies if b.get("tools")]
     assert offered and all(tools == {n: written[n] for n in tools} for tools in offered)
     assert not any("strict" in json.dumps(b.get("tools", [])) for b in bodies)
