@@ -71,21 +71,20 @@ class SourcePickingBrain(ResearchBrain):
         return reply
 
 
-@pytest.mark.parametrize("source", ["arxiv", "pubmed"])
-async def test_a_researcher_sends_a_search_to_the_source_it_names_among_the_enabled(
-    monkeypatch: pytest.MonkeyPatch, source: str
-) -> None:
-    """Default wikipedia, arxiv enabled as a fallback: a call naming arxiv goes to arXiv
-    first; one naming a source that is not enabled goes to the default, and is told so."""
+async def _picking_run(
+    brain: SourcePickingBrain, monkeypatch: pytest.MonkeyPatch
+) -> tuple[dict[str, Any], list[dict[str, str]], list[dict[str, str]], str]:
+    """One run with Wikipedia the default and arXiv its fallback: the final state, the
+    requests each fake API had, and every model request as JSON."""
     with (
         FakeArxivServer([PAPER]) as arxiv,
         FakeWikipediaServer([]) as wiki,
-        serve(SourcePickingBrain(source), monkeypatch) as llm,
+        serve(brain, monkeypatch) as llm,
     ):
         monkeypatch.setenv("ARXIV_API_URL", arxiv.api_url)
         monkeypatch.setenv("WIKIPEDIA_API_URL", wiki.api_url)
         graph = builder.compile(checkpointer=InMemorySaver())
-        config = {"configurable": {"thread_id": f"pick-{source}"}}
+        config = {"configurable": {"thread_id": "picking"}}
         context = {
             "allow_clarification": False,
             "search_provider": "wikipedia",
@@ -93,8 +92,17 @@ async def test_a_researcher_sends_a_search_to_the_source_it_names_among_the_enab
         }
         await graph.ainvoke(QUESTION, config, context=context)
         state = (await graph.aget_state(config)).values
-        asked = (len(arxiv.requests), len(wiki.requests))
-        bodies = json.dumps(llm.requests)
+        return state, list(arxiv.requests), list(wiki.requests), json.dumps(llm.requests)
+
+
+@pytest.mark.parametrize("source", ["arxiv", "pubmed"])
+async def test_a_researcher_sends_a_search_to_the_source_it_names_among_the_enabled(
+    monkeypatch: pytest.MonkeyPatch, source: str
+) -> None:
+    """Default wikipedia, arxiv enabled as a fallback: a call naming arxiv goes to arXiv
+    first; one naming a source that is not enabled goes to the default, and is told so."""
+    state, arxiv, wiki, bodies = await _picking_run(SourcePickingBrain(source), monkeypatch)
+    asked = (len(arxiv), len(wiki))
     assert state["searches_used"] == 1 and ABS_PAGE in cited(state["final_report"])
     if source == "arxiv":
         assert asked == (1, 0), "the named source first: Wikipedia never asked"
@@ -118,24 +126,9 @@ async def test_a_researcher_limits_a_search_to_the_years_it_names_where_the_sour
     """The tool offers the years (arXiv can limit to them); a call giving them sends arXiv
     the submitted-date clause; years that are not a usable range are dropped, and the
     researcher told so in fixed words; a call giving none searches as before."""
-    with (
-        FakeArxivServer([PAPER]) as arxiv,
-        FakeWikipediaServer([]) as wiki,
-        serve(SourcePickingBrain("arxiv", **years), monkeypatch) as llm,
-    ):
-        monkeypatch.setenv("ARXIV_API_URL", arxiv.api_url)
-        monkeypatch.setenv("WIKIPEDIA_API_URL", wiki.api_url)
-        graph = builder.compile(checkpointer=InMemorySaver())
-        config = {"configurable": {"thread_id": f"years-{len(years)}-{bool(clause)}"}}
-        context = {
-            "allow_clarification": False,
-            "search_provider": "wikipedia",
-            "search_fallback": "arxiv",
-        }
-        await graph.ainvoke(QUESTION, config, context=context)
-        state = (await graph.aget_state(config)).values
-        sent = [request["search_query"] for request in arxiv.requests]
-        bodies = json.dumps(llm.requests)
+    brain = SourcePickingBrain("arxiv", **years)
+    state, arxiv, _, bodies = await _picking_run(brain, monkeypatch)
+    sent = [request["search_query"] for request in arxiv]
     words = ("attention-based", "heat", "pump", "control", "0")
     assert sent == [" AND ".join(f"all:{word}" for word in words) + clause]
     assert state["searches_used"] == 1 and ABS_PAGE in cited(state["final_report"])
