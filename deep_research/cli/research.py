@@ -6,8 +6,6 @@ from __future__ import annotations
 import argparse
 import sys
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,8 +21,9 @@ from deep_research.cli.args import (
 )
 from deep_research.cli.counts import totals
 from deep_research.cli.export import export_beside, export_formats
+from deep_research.cli.follow_ups import questions
 from deep_research.cli.plain import plain
-from deep_research.cli.runs import RunRecord, check_thread_id, load_run, warn_skipped
+from deep_research.cli.runs import RunRecord, load_run, warn_skipped
 from deep_research.cli.summary import (
     citation_line,
     cost_line,
@@ -32,6 +31,7 @@ from deep_research.cli.summary import (
     sources_lines,
     totals_lines,
 )
+from deep_research.cli.thread_lock import only_session
 from deep_research.text.wording import one_line
 
 if TYPE_CHECKING:
@@ -48,19 +48,35 @@ UNSOURCED_EXIT = 3
 
 
 def ask(argv: list[str], console: Console) -> int:
-    """Research a new question, or resume a stopped run, and print its summary.
+    """Research a new question, or resume a stopped run, and print its summary; in a
+    terminal, then ask the follow-up questions typed after it (`cli.follow_ups`).
 
     Ctrl-C ends the process (exit 130) once the run is saved."""
     args = research_parser().parse_args(argv)
     thread = _thread(args, console)
+    interactive = sys.stdin.isatty()
+    code, outcome = _research(console, thread, args.out, interactive)
+    if not (interactive and outcome.report is not None):  # a script's run gets no offer
+        return code
+    for question in questions(console, outcome.thread_id):
+        # A follow-up's report is a new file beside the first (an --out names the first).
+        asked = (None, args.export)
+        thread = _followed(outcome.thread_id, settings_from(args), question, asked, console)
+        code, outcome = _research(console, thread, None, interactive)
+    return code
+
+
+def _research(
+    console: Console, thread: _Thread, out: str | None, interactive: bool
+) -> tuple[int, Outcome]:
+    """One session of `thread` to its summary and exports: the exit code, and the outcome."""
     # Imported only for a run: `Context` (pydantic); the graph, openai and LangChain in `_run`.
     from deep_research.config.settings import load_context
 
     context = load_context(thread.settings)  # a bad value stops here, before anything is written
-    target = _report_target(thread.out, args.out)  # so does an --out naming an existing file
+    target = _report_target(thread.out, out)  # so does an --out naming an existing file
     # A format that is unknown or not installed stops here too, not after the run.
     formats = export_formats(thread.export) if thread.export else []
-    interactive = sys.stdin.isatty()
     if not interactive:
         context = _unattended(console, context, thread.settings)
     if needs_relevance_model(context):
@@ -71,9 +87,7 @@ def ask(argv: list[str], console: Console) -> int:
         weights(say=lambda line: print(line, file=sys.stderr, flush=True), download=True)
     outcome = _run(console, thread, context, target, interactive)
     code = print_summary(console, outcome, context)
-    if interactive and outcome.report is not None:  # in a terminal only: never in a script's
-        console.print(f'Ask more about it: deep-research --follow-up {outcome.thread_id} "…"')
-    return _export(console, outcome, formats, code)
+    return _export(console, outcome, formats, code), outcome
 
 
 @dataclass(frozen=True)
@@ -105,7 +119,7 @@ def _thread(args: argparse.Namespace, console: Console) -> _Thread:
         raise UsageError('give a question, e.g. deep-research "Are heat pumps worth it?"')
     question = readable(args.question).strip()
     if args.follow_up is not None:
-        return _followed(args, settings, question, console)
+        return _followed(args.follow_up, settings, question, (args.out, args.export), console)
     HOME.runs().check()  # a bad DEEP_RESEARCH_CHECKPOINTS stops here, before the run
     return _Thread(uuid.uuid4().hex[:8], question, settings, args.out, args.export, False)
 
@@ -124,11 +138,15 @@ def _resumed(args: argparse.Namespace, settings: dict[str, Any], console: Consol
 
 
 def _followed(
-    args: argparse.Namespace, settings: dict[str, Any], question: str, console: Console
+    thread_id: str,
+    settings: dict[str, Any],
+    question: str,
+    out_export: tuple[str | None, str | None],
+    console: Console,
 ) -> _Thread:
-    """The finished thread `--follow-up` names, asked `question` with its settings (its caps
-    and budget too) under the flags given now. Its report is a new file: the first stays."""
-    record = load_run(HOME, args.follow_up)  # an unknown thread stops here (exit 2)
+    """The finished thread `thread_id`, asked `question` with its settings (its caps and
+    budget too) under the flags given now. Its report is a new file: the first stays."""
+    record = load_run(HOME, thread_id)  # an unknown thread stops here (exit 2)
     warn_skipped(record)
     for line in logs_elsewhere(record):
         console.print(plain(line))
@@ -139,9 +157,8 @@ def _followed(
         settings = follow_up_settings(record.settings, settings)
     except ConfigError as refused:
         raise UsageError(f"--follow-up {record.thread_id}: {refused}") from None
-    return _Thread(
-        record.thread_id, question, settings, args.out, args.export, False, follow_up=True
-    )
+    out, export = out_export
+    return _Thread(record.thread_id, question, settings, out, export, False, follow_up=True)
 
 
 def _report_target(out: str | None, given: str | None) -> ReportTarget:
@@ -184,7 +201,7 @@ def _run(
 
     thread_id = thread.thread_id
     try:
-        with _only_session(thread_id):
+        with only_session(HOME, thread_id):
             console.print(f"Thread {thread_id} · resume with: deep-research --resume {thread_id}")
             if thread.follow_up:
                 console.print(plain(f"Follow-up on {thread_id}: {one_line(thread.question, 200)}"))
@@ -213,30 +230,6 @@ def _run(
         # LangSmith sends runs from a background thread; without this, the last ones
         # (the run's end, the report) may be lost when the process exits.
         wait_for_all_tracers()
-
-
-@contextmanager
-def _only_session(thread_id: str) -> Iterator[None]:
-    """Held while this process runs `thread_id`: a `--resume` or `--follow-up` of it from
-    another terminal in this directory is refused (exit 2) before it logs or runs anything,
-    rather than run beside the first on the same checkpoints. The kernel holds the lock: a
-    killed process leaves it free."""
-    from filelock import FileLock, Timeout
-
-    locks = HOME.root / "locks"
-    locks.mkdir(parents=True, exist_ok=True)
-    try:
-        lock = FileLock(locks / f"{check_thread_id(thread_id)}.lock", timeout=0)
-        lock.acquire()
-    except Timeout:
-        raise UsageError(
-            f"thread {thread_id!r} is running in another process: let it finish (or stop "
-            "it), then try again"
-        ) from None
-    try:
-        yield
-    finally:
-        lock.release()
 
 
 def _export(console: Console, outcome: Outcome, formats: list[Format], code: int) -> int:

@@ -19,12 +19,12 @@ from deep_research.cli.main import main
 from deep_research.text.secrets import REDACTED
 from tests.support.brain import LINK, ResearchBrain, _texts, role_of
 from tests.support.cli import (
-    CLI_TIMEOUT,
     LLM_KEY,
     QUESTION,
     REPO,
     TAVILY_KEY,
     cli_env,
+    finish_in_terminal,
     read_until,
     run_cli,
     start_in_terminal,
@@ -206,9 +206,8 @@ def test_terminal_run_asks_the_questions_and_uses_the_answer(tmp_path: Path) -> 
         try:
             read_until(leader, b"> ", seen)
             os.write(leader, answer.encode() + b"\n")
-            read_until(leader, b"traffic log", seen)
-            read_until(leader, b"\n", seen)
-            assert proc.wait(timeout=CLI_TIMEOUT) == 0, seen.decode(errors="replace")
+            code = finish_in_terminal(proc, leader, seen)
+            assert code == 0, seen.decode(errors="replace")
         finally:
             os.close(leader)
             if proc.poll() is None:

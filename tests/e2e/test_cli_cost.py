@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +14,10 @@ import pytest
 
 from tests.support.brain import ResearchBrain, _texts
 from tests.support.cli import (
-    CLI_TIMEOUT,
     QUESTION,
     priced_env,
     run_cli,
+    screen_to_exit,
     start_in_terminal,
 )
 from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer, ToolCall
@@ -44,26 +43,12 @@ class EndlessBrain(ResearchBrain):
         return Reply(tool_calls=[ToolCall("research", {"topic": f"heat pumps, part {turn}"})])
 
 
-def screen_of(proc: subprocess.Popen[bytes], leader: int) -> str:
-    seen = bytearray()
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            chunk = b""
-        if not chunk:
-            break
-        seen.extend(chunk)
-    proc.wait(timeout=CLI_TIMEOUT)
-    return ANSI.sub("", seen.decode(errors="replace"))
-
-
 def test_the_panel_the_summary_and_runs_show_one_cost_within_the_budget(tmp_path: Path) -> None:
     with ScriptedOpenAIServer(ResearchBrain(topics=TOPICS)) as llm, FakeTavilyServer() as tavily:
         env = priced_env(llm, tavily, tmp_path)
         proc, leader = start_in_terminal(tmp_path, env, "--no-clarify", "--max-cost", "1", QUESTION)
         try:
-            screen = screen_of(proc, leader)
+            screen = screen_to_exit(proc, leader)
         finally:
             os.close(leader)
             if proc.poll() is None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import io
 import os
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from rich.console import Console
 
 from deep_research.cli.runs_table import show_runs
 from tests.support.brain import ResearchBrain, _texts
-from tests.support.cli import CLI_TIMEOUT, QUESTION, priced_env, start_in_terminal
+from tests.support.cli import QUESTION, priced_env, screen_to_exit, start_in_terminal
 from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer, ToolCall
 from tests.support.fakes.tavily_server import FakeTavilyServer, slugify
 
@@ -58,20 +57,6 @@ class SharingBrain(ResearchBrain):
         return await super()._research(body)
 
 
-def screen_of(proc: subprocess.Popen[bytes], leader: int) -> str:
-    seen = bytearray()
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            chunk = b""
-        if not chunk:
-            break
-        seen.extend(chunk)
-    proc.wait(timeout=CLI_TIMEOUT)
-    return ANSI.sub("", seen.decode(errors="replace"))
-
-
 def test_panel_rows_summary_runs_and_report_give_one_set_of_counts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -83,7 +68,7 @@ def test_panel_rows_summary_runs_and_report_give_one_set_of_counts(
         argv = ["--no-clarify", "--max-searches", "10", "--set", "fetch_top_n=0", QUESTION]
         proc, leader = start_in_terminal(tmp_path, env, *argv, columns=200)
         try:
-            screen = screen_of(proc, leader)
+            screen = screen_to_exit(proc, leader)
         finally:
             os.close(leader)
             if proc.poll() is None:

@@ -21,9 +21,10 @@ from filelock import FileLock
 
 from tests.support.brain import LINK, _texts, role_of
 from tests.support.cli import (
-    CLI_TIMEOUT,
+    FOLLOW_UP_PROMPT,
     QUESTION,
     cli_env,
+    finish_in_terminal,
     read_until,
     run_cli,
     start_in_terminal,
@@ -179,22 +180,36 @@ def test_piped_runs_never_offer_a_follow_up(thread: Thread) -> None:
         assert "--follow-up" not in run.stdout, "a script gets no offer"
 
 
-def test_in_a_terminal_a_finished_run_offers_a_follow_up(tmp_path: Path) -> None:
+def test_in_a_terminal_the_follow_ups_typed_after_the_report_are_asked_on_its_thread(
+    tmp_path: Path,
+) -> None:
+    """After the report, the terminal offers a follow-up: a question typed at the prompt is
+    asked on the same thread (a follow-up its sources answer: no search, its own report),
+    then the prompt comes back; Enter alone ends the session."""
     with ScriptedOpenAIServer(FollowUpBrain()) as llm, FakeTavilyServer() as tavily:
         env = cli_env(llm, tavily, tmp_path)
         proc, leader = start_in_terminal(tmp_path, env, "--no-clarify", QUESTION)
         seen = bytearray()
         try:
-            read_until(leader, b"traffic log", seen)
-            assert proc.wait(timeout=CLI_TIMEOUT) == 0, seen.decode(errors="replace")
-            read_until(leader, b"never-printed", seen)  # the rest, to the terminal's close
+            read_until(leader, FOLLOW_UP_PROMPT, seen)
+            searched = len(tavily.requests)
+            os.write(leader, ANSWERED.encode() + b"\n")
+            code = finish_in_terminal(proc, leader, seen)  # the second prompt: Enter
+            assert code == 0, seen.decode(errors="replace")
         finally:
             os.close(leader)
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+        assert len(tavily.requests) == searched, "the follow-up its sources answer searched"
     screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", seen.decode(errors="replace"))
     [log] = (tmp_path / ".deep_research" / "runs").glob("*.jsonl")
-    offer = f'Ask more about it: deep-research --follow-up {log.stem} "…"'
-    assert offer in screen, screen
+    offer = f'or later: deep-research --follow-up {log.stem} "…"'
+    assert screen.count(offer) == 2, screen
     assert screen.index("Report saved:") < screen.index(offer)
+    assert f"Follow-up on {log.stem}: {ANSWERED}" in screen
+    assert screen.count("Report saved:") == 2 and screen.count("status        complete") == 2
+    reports = sorted((tmp_path / "reports").iterdir())
+    assert len(reports) == 2 and any("which-of-the-sources" in r.name for r in reports)
+    actions = [json.loads(line).get("action") for line in log.read_text().splitlines()]
+    assert "follow_up" in actions

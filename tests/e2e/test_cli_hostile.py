@@ -25,8 +25,8 @@ import pytest
 from deep_research.cli.main import main
 from tests.support.brain import FAIL_MARKER, ResearchBrain, _texts
 from tests.support.cli import (
-    CLI_TIMEOUT,
     cli_env,
+    finish_in_terminal,
     read_until,
     run_cli,
     start_in_terminal,
@@ -137,9 +137,7 @@ def test_terminal_run_shows_markup_questions_topics_and_answer_literally(tmp_pat
         try:
             read_until(leader, b"> ", seen)
             os.write(leader, answer.encode() + b"\n")
-            read_until(leader, b"traffic log", seen)
-            read_until(leader, b"\n", seen)
-            code = proc.wait(timeout=CLI_TIMEOUT)
+            code = finish_in_terminal(proc, leader, seen)
         finally:
             os.close(leader)
             if proc.poll() is None:

@@ -17,6 +17,7 @@ from deep_research.cli.replay import timeline
 from tests.support.brain import _texts, role_of
 from tests.support.cli import (
     CLI_TIMEOUT,
+    FOLLOW_UP_PROMPT,
     QUESTION,
     cli_env,
     read_until,
@@ -77,7 +78,8 @@ def converse(
         for marker, answer in steps:
             terminal.wait_for(marker)
             os.write(leader, answer)
-        terminal.wait_for(b"traffic log")
+        terminal.wait_for(FOLLOW_UP_PROMPT)
+        os.write(leader, b"\n")  # no follow-up
         assert proc.wait(timeout=CLI_TIMEOUT) == 0, terminal.text()
     finally:
         os.close(leader)

@@ -14,7 +14,6 @@ import asyncio
 import io
 import os
 import re
-import select
 import signal
 import subprocess
 import threading
@@ -27,7 +26,14 @@ from rich.console import Console
 
 from deep_research.cli.runs_table import show_runs
 from tests.support.brain import ResearchBrain, _texts
-from tests.support.cli import CLI_TIMEOUT, QUESTION, cli_command, cli_env, start_in_terminal
+from tests.support.cli import (
+    CLI_TIMEOUT,
+    QUESTION,
+    cli_command,
+    cli_env,
+    screen_to_exit,
+    start_in_terminal,
+)
 from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer, ToolCall
 from tests.support.fakes.tavily_server import FakeTavilyServer
 
@@ -72,23 +78,6 @@ class HoldingBrain(ResearchBrain):
         return await super()._research(body)
 
 
-def screen_until_exit(proc: subprocess.Popen[bytes], leader: int) -> str:
-    """Everything the CLI drew in its terminal, until it closed it."""
-    seen = bytearray()
-    while True:
-        ready, _, _ = select.select([leader], [], [], CLI_TIMEOUT)
-        assert ready, f"no output for {CLI_TIMEOUT}s:\n{seen.decode(errors='replace')}"
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            chunk = b""
-        if not chunk:
-            break
-        seen.extend(chunk)
-    proc.wait(timeout=CLI_TIMEOUT)
-    return ANSI.sub("", seen.decode(errors="replace"))
-
-
 def test_view_summary_runs_and_search_api_agree_across_ctrl_c_and_resume(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -119,7 +108,7 @@ def test_view_summary_runs_and_search_api_agree_across_ctrl_c_and_resume(
         [log] = (tmp_path / ".deep_research" / "runs").glob("*.jsonl")
         proc, leader = start_in_terminal(tmp_path, env, "--resume", log.stem)
         try:
-            screen = screen_until_exit(proc, leader)
+            screen = screen_to_exit(proc, leader)
         finally:
             os.close(leader)
             if proc.poll() is None:

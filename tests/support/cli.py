@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import select
 import subprocess
 import sys
@@ -129,6 +130,42 @@ def read_until(fd: int, marker: bytes, seen: bytearray) -> None:
         if not chunk:
             return
         seen.extend(chunk)
+
+
+# The prompt a terminal run shows after its report (`deep_research.cli.follow_ups`).
+FOLLOW_UP_PROMPT = b"follow-up> "
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def finish_in_terminal(proc: subprocess.Popen[bytes], leader: int, seen: bytearray) -> int:
+    """Read to the follow-up prompt after the report, decline it (Enter), read the rest until
+    the terminal closes; the process's exit code."""
+    read_until(leader, FOLLOW_UP_PROMPT, seen)
+    os.write(leader, b"\n")
+    read_until(leader, b"\x00never-printed", seen)
+    return proc.wait(timeout=CLI_TIMEOUT)
+
+
+def screen_to_exit(proc: subprocess.Popen[bytes], leader: int) -> str:
+    """Everything the CLI drew in its terminal until it closed it, each follow-up prompt
+    declined (Enter), without ANSI codes."""
+    seen = bytearray()
+    declined = 0
+    while True:
+        ready, _, _ = select.select([leader], [], [], CLI_TIMEOUT)
+        assert ready, f"no output for {CLI_TIMEOUT}s:\n{seen.decode(errors='replace')}"
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            chunk = b""
+        if not chunk:
+            break
+        seen.extend(chunk)
+        if seen.count(FOLLOW_UP_PROMPT) > declined:
+            os.write(leader, b"\n")
+            declined += 1
+    proc.wait(timeout=CLI_TIMEOUT)
+    return ANSI.sub("", seen.decode(errors="replace"))
 
 
 def default_memory(home: Path) -> Path:
