@@ -12,7 +12,9 @@ them. Imported only with a PostgreSQL target: psycopg is needed only then.
 
 from __future__ import annotations
 
+import asyncio
 import time
+from types import TracebackType
 from typing import Any
 
 import psycopg
@@ -67,6 +69,24 @@ class BoundedAsyncConnection(psycopg.AsyncConnection[Any]):
             if (silence := _went_silent(self, started, limit)) is None:
                 raise
             raise silence from None
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> None:
+        """On a stop (Ctrl-C, a cancelled run), closed without the rollback psycopg tries: the
+        server rolls back what the closed connection left open, while a rollback on a
+        connection stopped mid-pipeline fails, and psycopg prints that it ignored it."""
+        if exc_type is not None and issubclass(exc_type, STOPS):
+            await self.close()
+            return
+        await super().__aexit__(exc_type, exc_val, exc_tb)
+
+
+# What stops a run without being a database's error: its connection is only closed.
+STOPS = (asyncio.CancelledError, KeyboardInterrupt)
 
 
 def _deadline(asked: float | None, own: float | None) -> float:

@@ -234,3 +234,43 @@ def test_doctor_names_where_checkpoints_go_without_the_password(
     for result in (shared, refused):
         text = result.stdout + result.stderr
         assert postgres.password not in text and "wrong-Password-1" not in text
+
+
+def test_ctrl_c_mid_run_on_postgres_stops_cleanly_and_resumes(
+    tmp_path: Path, postgres_dsn: str
+) -> None:
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it) while a researcher's
+    call is in flight and the checkpointer's connection is busy: exit 130 with the resume
+    line, and nothing of psycopg's on the way out (no "error ignored in rollback", no
+    traceback); the resume finishes the run."""
+    brain = HoldingBrain(topics=[FINISHED, CUT])
+    with ScriptedOpenAIServer(brain) as llm, FakeTavilyServer() as tavily:
+        env = {**cli_env(llm, tavily, tmp_path), VARIABLE: postgres_dsn}
+        proc = subprocess.Popen(
+            cli_command(QUESTION),
+            cwd=tmp_path,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        try:
+            assert brain.reached.wait(CLI_TIMEOUT), "the run never reached CUT's report"
+            wait_until_persisted(postgres_dsn, f"Findings on {FINISHED}")
+            os.killpg(proc.pid, signal.SIGINT)
+            out, err = proc.communicate(timeout=CLI_TIMEOUT)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.communicate()
+        brain.release(llm)
+        [log] = (tmp_path / ".deep_research" / "runs").glob("*.jsonl")
+        resumed = run_cli(tmp_path, env, "--resume", log.stem)
+    stopped = out.decode() + err.decode()
+    assert proc.returncode == 130, stopped
+    assert f"Resume with: deep-research --resume {log.stem}" in stopped
+    for noise in ("error ignored", "Traceback", "pipeline mode", "psycopg"):
+        assert noise not in stopped, stopped
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "error ignored" not in resumed.stdout + resumed.stderr

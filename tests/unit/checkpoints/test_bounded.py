@@ -4,6 +4,7 @@ exit 2 like an unreachable server, and never with the password."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import re
 import sys
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import psycopg
 import pytest
 
 from deep_research.checkpoints import bounded, open_checkpointer
@@ -179,3 +181,36 @@ def test_doctors_probe_waits_no_longer_than_it_was_given(monkeypatch: pytest.Mon
         with pytest.raises(CheckpointsConfigError, match="no answer to a query in 2 s"):
             probe(target_from({VARIABLE: _dsn(server)}), timeout=2)
     assert time.monotonic() - started < 50, "its own 2 s, not the connection's 60 s"
+
+
+@pytest.mark.parametrize("stop", [asyncio.CancelledError, KeyboardInterrupt])
+async def test_a_stopped_run_closes_its_connection_without_psycopgs_rollback_warning(
+    postgres_dsn: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    stop: type[BaseException],
+) -> None:
+    """Ctrl-C can stop the checkpointer mid-pipeline, where a rollback fails ("connection
+    not in pipeline mode") and psycopg prints that it ignored it. On a stop the connection
+    is only closed (the server rolls back what it left open); an ordinary error still gets
+    psycopg's rollback."""
+    rollbacks: list[str] = []
+
+    async def failing_rollback(self: BoundedAsyncConnection) -> None:
+        rollbacks.append("tried")
+        raise psycopg.OperationalError("connection not in pipeline mode")
+
+    monkeypatch.setattr(BoundedAsyncConnection, "rollback", failing_rollback)
+    conn = await BoundedAsyncConnection.connect(postgres_dsn, autocommit=True)
+    with pytest.raises(stop), caplog.at_level("WARNING", logger="psycopg"):
+        async with conn:
+            await conn.execute("SELECT 1")
+            raise stop
+    assert conn.closed and not rollbacks
+    assert "error ignored" not in caplog.text
+    other = await BoundedAsyncConnection.connect(postgres_dsn, autocommit=True)
+    with pytest.raises(ValueError), caplog.at_level("WARNING", logger="psycopg"):
+        async with other:
+            raise ValueError("an ordinary error")
+    assert other.closed and rollbacks == ["tried"]
+    assert "error ignored in rollback" in caplog.text, "psycopg's own handling, unchanged"
