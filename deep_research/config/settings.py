@@ -162,6 +162,13 @@ class Context(BaseSettings):
         le=500,
         description="Real searches allowed per thread, across all researchers and resumes.",
     )
+    max_mcp_calls_per_run: int = Field(
+        default=6,
+        ge=0,
+        le=100,
+        description="Calls of MCP servers' tools (MCP_SERVERS_FILE) allowed per thread, "
+        "across all researchers; 0: none offered.",
+    )
     max_cost_usd: float | None = Field(
         default=None,
         ge=0.000001,

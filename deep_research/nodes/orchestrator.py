@@ -99,6 +99,9 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     left = context.max_searches_per_run - state.get("searches_used", 0)
     searches = search.split(left, len(runnable))
     shares = {call: Share(searches=n) for call, n in zip(runnable, searches, strict=True)}
+    mcp_left = context.max_mcp_calls_per_run - state.get("mcp_calls_used", 0)
+    for share, calls in zip(shares.values(), search.split(mcp_left, len(runnable)), strict=True):
+        share["mcp"] = calls
     if budget is not None:  # what is left of the whole budget after the report's reserve
         money = max(0, budget - reserve - ledger.counted)
         for share, cost in zip(shares.values(), search.split(money, len(runnable)), strict=True):
@@ -115,6 +118,7 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
         "churn": guard,
         "shares": shares,
         "searches_used": handed["searches_used"],
+        "mcp_calls_used": handed["mcp_calls_used"],
         "usage": spent["usage"],
         "cost_counted": spent["cost_counted"] + handed["cost_counted"],
     }
