@@ -49,11 +49,11 @@ class McpCallError(DeepResearchError):
     """An exchange with an MCP server failed; the message is one of the fixed phrasings."""
 
 
-class _TooLarge(Exception):
+class _TooLarge(DeepResearchError):
     pass
 
 
-class _NotMcp(Exception):
+class _NotMcp(DeepResearchError):
     pass
 
 
@@ -129,11 +129,14 @@ async def _exchange(server: McpServer, deadline: float, ask: Any) -> Any:
                     await session.initialize()
                     return await ask(session)
     except BaseException as error:  # noqa: BLE001 - every failure becomes a fixed phrase
-        raise McpCallError(_phrase(error)) from None
+        # The SDK may turn a transport's failure into its own error: the budget still tells.
+        raise McpCallError(TOO_LARGE if budget.left < 0 else _phrase(error)) from None
 
 
 def _phrase(error: BaseException) -> str:
     """The fixed phrase for a failure (the first telling one in an exception group)."""
+    if isinstance(error, (KeyboardInterrupt, SystemExit, anyio.get_cancelled_exc_class())):
+        raise error  # not the server's failure: the caller's own stop
     if isinstance(error, BaseExceptionGroup):
         phrases = [_phrase(inner) for inner in error.exceptions]
         telling = [p for p in phrases if p != CLOSED]
@@ -148,8 +151,6 @@ def _phrase(error: BaseException) -> str:
         return NOT_MCP
     if isinstance(error, (OSError, httpx2.ConnectError)):
         return NOT_STARTED
-    if isinstance(error, (KeyboardInterrupt, SystemExit, anyio.get_cancelled_exc_class())):
-        raise error
     return CLOSED
 
 

@@ -104,3 +104,48 @@ async def test_a_dead_server_costs_its_call_not_the_run(
     assert state["final_report"] and not state.get("failures")
     assert "The call of papers__lookup failed: the server ended the exchange" in bodies
     assert state["mcp_calls_used"] == 1
+
+
+async def test_nothing_but_the_operator_s_file_configures_a_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scripted_search: ScriptedSearch
+) -> None:
+    """A server named in a run's input, its config, its context or the project's own MCP
+    tool's arguments is never started: each is ignored or refused."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from deep_research.config.names import ConfigError
+    from deep_research.config.settings import Context, reject_unknown_settings
+    from deep_research.mcp.app import server
+
+    log = tmp_path / "calls.log"
+    named = {"mcpServers": {"papers": stdio_entry(MCP_CALL_LOG=str(log))}}
+    path = tmp_path / "caller.json"
+    path.write_text(json.dumps(named), encoding="utf-8")
+    for key in ("mcp_servers_file", "mcpServers", "MCP_SERVERS_FILE"):
+        with pytest.raises(ConfigError):
+            reject_unknown_settings({key: str(path)})
+        with pytest.raises(ValueError, match="unknown setting"):
+            Context.model_validate({key: str(path)})
+    [tool] = server._tool_manager.list_tools()
+    with pytest.raises(ToolError, match="unknown argument `mcpServers`"):
+        await tool.run({"question": "q", **named}, context=None)
+    brain = McpBrain(["heat pumps"])
+    with serve(brain, monkeypatch) as llm:
+        graph = builder.compile(checkpointer=InMemorySaver())
+        configurable = {"thread_id": "t", "mcp_servers_file": str(path), **named}
+        await graph.ainvoke(
+            {**QUESTION, **named, "mcp_servers_file": str(path)},  # type: ignore[dict-item]
+            {"configurable": configurable, "metadata": named},
+            context={"allow_clarification": False},
+        )
+        bodies = json.dumps(llm.requests)
+    assert not log.exists() and TOOL not in bodies, "no server started, no tool offered"
+    use_servers(tmp_path, monkeypatch, named["mcpServers"])  # the operator's file: it is
+    with serve(McpBrain(["heat pumps"]), monkeypatch):
+        graph = builder.compile(checkpointer=InMemorySaver())
+        await graph.ainvoke(
+            QUESTION,
+            {"configurable": {"thread_id": "t2"}},
+            context={"allow_clarification": False},
+        )
+    assert log.read_text().splitlines() == ["heat0"]
