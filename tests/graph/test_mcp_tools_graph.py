@@ -149,3 +149,37 @@ async def test_nothing_but_the_operator_s_file_configures_a_server(
             context={"allow_clarification": False},
         )
     assert log.read_text().splitlines() == ["heat0"]
+
+
+class Crash(BaseException):
+    """Stands in for the process dying mid-step: nothing in the graph catches it."""
+
+
+async def test_a_call_answered_before_a_stop_is_not_sent_again_on_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scripted_search: ScriptedSearch
+) -> None:
+    """The step calls the tool, then its search dies; resumed, the step runs again with the
+    call's saved answer: sent once, counted once, still cited."""
+    log = tmp_path / "calls.log"
+    use_servers(tmp_path, monkeypatch, {"papers": stdio_entry(MCP_CALL_LOG=str(log))})
+    real_search, crashed = scripted_search.search, []
+
+    async def dying_search(query: str, max_results: int) -> Any:
+        if not crashed:
+            crashed.append(query)
+            raise Crash()
+        return await real_search(query, max_results)
+
+    monkeypatch.setattr(scripted_search, "search", dying_search)
+    with serve(McpBrain(["heat pumps"]), monkeypatch):
+        graph = builder.compile(checkpointer=InMemorySaver())
+        config = {"configurable": {"thread_id": "stop"}}
+        context = {"allow_clarification": False}
+        with pytest.raises(Crash):
+            await graph.ainvoke(QUESTION, config, context=context)
+        assert log.read_text().splitlines() == ["heat0"]
+        await graph.ainvoke(None, config, context=context)
+        state = (await graph.aget_state(config)).values
+    assert log.read_text().splitlines() == ["heat0"], "not sent again"
+    assert state["mcp_calls_used"] == 1
+    assert "https://papers.example/heat0" in cited(state["final_report"])
