@@ -331,14 +331,14 @@ def context_of(runtime: Runtime[Context] | None) -> Context:
 
 def follow_up_settings(thread: Mapping[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
     """A follow-up's settings: the thread's under the ones given now, except that it never
-    lifts the thread's search cap (the lower of the two holds; a thread started without one
-    had the default) nor leaves a library-only thread for the web (`ConfigError`)."""
+    lifts the thread's search or MCP-call cap (the lower of the two holds; a thread started
+    without one had the default) nor leaves a library-only thread for the web (`ConfigError`)."""
     merged = {**thread, **given}
-    cap = "max_searches_per_run"
-    had = thread.get(cap, Context.model_fields[cap].default)
-    asked = given.get(cap)
-    if _count(had) and _count(asked):
-        merged[cap] = min(had, asked)
+    for cap in ("max_searches_per_run", "max_mcp_calls_per_run"):
+        had = thread.get(cap, Context.model_fields[cap].default)
+        asked = given.get(cap)
+        if _count(had) and _count(asked):
+            merged[cap] = min(had, asked)
     started = thread.get("search_provider")
     now = given.get("search_provider", LIBRARY_PROVIDER)
     if started == LIBRARY_PROVIDER and now != LIBRARY_PROVIDER:

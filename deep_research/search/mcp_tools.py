@@ -72,7 +72,11 @@ async def _listed(server: McpServer) -> list[dict[str, Any]]:
         tools = await mcp_client.list_tools(server)
     except mcp_client.McpCallError:
         return []
-    usable = [tool for tool in tools if TOOL_NAME.fullmatch(tool.name)][:PER_SERVER]
+    named: dict[str, mcp_client.ListedTool] = {}
+    for tool in tools:  # one of each name (the first): a model is offered no two alike
+        if TOOL_NAME.fullmatch(tool.name):
+            named.setdefault(tool.name, tool)
+    usable = list(named.values())[:PER_SERVER]
     return [
         {
             "name": f"{server.name}__{tool.name}",

@@ -47,6 +47,7 @@ async def test_tools_are_capped_per_server_and_in_all_and_odd_names_dropped(
 
     async def many(server: McpServer, deadline: float = 0) -> list[ListedTool]:
         odd = [ListedTool("bad name", "", {}), ListedTool("x" * 60, "", {})]
+        odd += [ListedTool("t0", "first", schema), ListedTool("t0", "again", schema)]
         return [*odd, *(ListedTool(f"t{i}", "d", schema) for i in range(12))]
 
     monkeypatch.setattr(mcp_client, "list_tools", many)
@@ -54,6 +55,7 @@ async def test_tools_are_capped_per_server_and_in_all_and_odd_names_dropped(
     assert len(listed) == mcp_tools.MAX_TOOLS
     assert [tool["name"] for tool in listed[:9]] == [*(f"s0__t{i}" for i in range(8)), "s1__t0"]
     assert "<<<" not in json.dumps(listed)
+    assert listed[0]["description"].endswith("first"), "a name offered once, the first"
 
 
 def test_a_schema_that_is_not_an_object_or_too_large_is_any_object() -> None:
