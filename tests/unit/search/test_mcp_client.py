@@ -81,7 +81,12 @@ async def test_a_hostile_stdio_server_costs_only_its_call(
 
 
 @pytest.mark.parametrize(
-    ("mode", "phrase"), [("hang", mcp_client.TIMED_OUT), ("flood", mcp_client.TOO_LARGE)]
+    ("mode", "phrase"),
+    [
+        ("hang", mcp_client.TIMED_OUT),
+        ("flood", mcp_client.TOO_LARGE),
+        ("die", mcp_client.CLOSED),
+    ],
 )
 async def test_a_hostile_http_server_costs_only_its_call(
     http_server: object, mode: str, phrase: str
@@ -131,3 +136,11 @@ def _state(pid: int) -> str:
         return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
     except OSError:
         return "Z"
+
+
+async def test_a_huge_description_over_http_is_listed_whole_within_the_cap(
+    http_server: object,
+) -> None:
+    """The client reads it (175,000 characters, under 4 MB); clipping is the offering's."""
+    [lookup, _] = await list_tools(http_server("huge"))  # type: ignore[operator]
+    assert len(lookup.description) > 100_000
