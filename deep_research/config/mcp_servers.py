@@ -49,6 +49,16 @@ def configured() -> tuple[McpServer, ...]:
     return read_file(Path(path)) if path else ()
 
 
+def problem() -> str | None:
+    """What makes `MCP_SERVERS_FILE` unusable, if anything: a run with calls to spend is
+    refused at its start, not failed in every researcher."""
+    try:
+        configured()
+    except ConfigError as error:
+        return str(error)
+    return None
+
+
 def read_file(path: Path) -> tuple[McpServer, ...]:
     """The servers a file configures, checked (`ConfigError` for anything unusable)."""
     try:

@@ -78,3 +78,16 @@ def test_only_the_environment_s_file_configures_servers(
     path.write_text(json.dumps({"mcpServers": {"papers": {"url": "https://h.example/mcp"}}}))
     monkeypatch.setenv("MCP_SERVERS_FILE", str(path))
     assert [server.name for server in mcp_servers.configured()] == ["papers"]
+
+
+def test_a_run_with_calls_to_spend_is_refused_at_its_start_for_an_unusable_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deep_research.config.settings import load_context
+
+    path = tmp_path / "mcp.json"
+    path.write_text('{"mcpServers": {"Bad Name": {"command": "x"}}}')
+    monkeypatch.setenv("MCP_SERVERS_FILE", str(path))
+    with pytest.raises(ConfigError, match="a server's name is"):
+        load_context({})
+    assert load_context({"max_mcp_calls_per_run": 0}).max_mcp_calls_per_run == 0
