@@ -268,7 +268,7 @@ async def _answer_call(
     call_id = call.get("id") or ""
     if call["name"] != WEB_SEARCH:
         name = call["name"]
-        text = f"Unknown tool {name!r}: the only tool is {WEB_SEARCH}. "
+        text = f"Unknown tool {name!r}: use the tools offered, such as {WEB_SEARCH}. "
         text += f"Example: {WEB_SEARCH_EXAMPLE}"
         return ToolMessage(text, tool_call_id=call_id, status="error"), []
     try:
