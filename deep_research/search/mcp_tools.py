@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict
 
 from deep_research.config import mcp_servers
 from deep_research.config.mcp_servers import McpServer
-from deep_research.runtime import durable
+from deep_research.runtime import durable, progress
 from deep_research.search import mcp_client
 from deep_research.state import ResearcherState, Source
 from deep_research.text import fences
@@ -131,13 +131,14 @@ class Calls:
 
     left: int
     offered: dict[str, dict[str, Any]]
+    owner: str = ""  # the research task's call id, for progress events
     counted: int = 0
     servers: dict[str, McpServer] = field(default_factory=dict)
 
     @classmethod
     def of(cls, state: ResearcherState) -> Calls:
         tools = {tool["name"]: tool for tool in state.get("mcp_tools", [])}
-        return cls(max(0, calls_left(state)), tools)
+        return cls(max(0, calls_left(state)), tools, state.get("tool_call_id", ""))
 
     def wants(self, call: ToolCall) -> bool:
         return call["name"] in self.offered
@@ -157,6 +158,8 @@ class Calls:
         tool = self.offered[name]
         key = durable.digest(name, asked)
         outcome = await durable.call("mcp_call", key, lambda: self._sent(tool, args))
+        said = outcome.get("error", "answered")
+        progress.emit("mcp_call", id=self.owner, tool=name, outcome=said)
         if "error" in outcome:
             text = f"The call of {name} failed: {outcome['error']}."
             return ToolMessage(text, tool_call_id=call_id, status="error"), []

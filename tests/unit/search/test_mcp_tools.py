@@ -119,3 +119,10 @@ async def test_a_failed_call_and_huge_arguments_are_fixed_words(
 def test_a_researcher_state_without_mcp_keys_offers_nothing() -> None:
     bare: ResearcherState = state(mcp=0)
     assert mcp_tools.calls_left(bare) == 0 and not mcp_tools.Calls.of(bare).offered
+
+
+def test_a_call_s_progress_line_names_the_tool_and_its_outcome() -> None:
+    from deep_research.runtime.progress_lines import progress_line
+
+    event = {"event": "mcp_call", "id": "r", "tool": "s__t", "outcome": mcp_client.TIMED_OUT}
+    assert progress_line(event) == "MCP tool s__t: the server did not answer in time"
