@@ -10,6 +10,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from deep_research import search
+from deep_research.config import mcp_servers
 from deep_research.config.settings import Context, context_of
 from deep_research.llm import models, spending
 from deep_research.llm.prices import price_of
@@ -99,7 +100,9 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     left = context.max_searches_per_run - state.get("searches_used", 0)
     searches = search.split(left, len(runnable))
     shares = {call: Share(searches=n) for call, n in zip(runnable, searches, strict=True)}
+    # MCP calls are shared the same way, when the operator configured servers.
     mcp_left = context.max_mcp_calls_per_run - state.get("mcp_calls_used", 0)
+    mcp_left = mcp_left if mcp_servers.configured() else 0
     for share, calls in zip(shares.values(), search.split(mcp_left, len(runnable)), strict=True):
         share["mcp"] = calls
     if budget is not None:  # what is left of the whole budget after the report's reserve
