@@ -100,11 +100,7 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     left = context.max_searches_per_run - state.get("searches_used", 0)
     searches = search.split(left, len(runnable))
     shares = {call: Share(searches=n) for call, n in zip(runnable, searches, strict=True)}
-    # MCP calls are shared the same way, when the operator configured servers.
-    mcp_left = context.max_mcp_calls_per_run - state.get("mcp_calls_used", 0)
-    mcp_left = mcp_left if mcp_servers.configured() else 0
-    for share, calls in zip(shares.values(), search.split(mcp_left, len(runnable)), strict=True):
-        share["mcp"] = calls
+    _share_mcp_calls(shares, state, context)
     if budget is not None:  # what is left of the whole budget after the report's reserve
         money = max(0, budget - reserve - ledger.counted)
         for share, cost in zip(shares.values(), search.split(money, len(runnable)), strict=True):
@@ -125,6 +121,15 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
         "usage": spent["usage"],
         "cost_counted": spent["cost_counted"] + handed["cost_counted"],
     }
+
+
+def _share_mcp_calls(shares: dict[str, Share], state: ResearchState, context: Context) -> None:
+    """Calls of MCP tools, split into the shares the way searches are, when the operator
+    configured servers (none otherwise: a task that fails keeps no share of them counted)."""
+    left = context.max_mcp_calls_per_run - state.get("mcp_calls_used", 0)
+    split = search.split(left if mcp_servers.configured() else 0, len(shares))
+    for share, calls in zip(shares.values(), split, strict=True):
+        share["mcp"] = calls
 
 
 async def _ask(
