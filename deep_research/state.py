@@ -155,6 +155,7 @@ class Share(TypedDict):
 
     searches: int
     cost: NotRequired[int]  # µUSD; present only with a cost budget (`max_cost_usd`)
+    mcp: NotRequired[int]  # calls of MCP servers' tools (`max_mcp_calls_per_run`)
 
 
 def handed_out(shares: dict[str, Share]) -> dict[str, int]:
@@ -162,6 +163,7 @@ def handed_out(shares: dict[str, Share]) -> dict[str, int]:
     return {
         "searches_used": sum(share["searches"] for share in shares.values()),
         "cost_counted": sum(share.get("cost", 0) for share in shares.values()),
+        "mcp_calls_used": sum(share.get("mcp", 0) for share in shares.values()),
     }
 
 
@@ -178,6 +180,8 @@ class ResearchState(InputState):
     # Searches counted for the thread: the orchestrator adds the shares it hands out, and
     # each research task, when it ends, gives back what it did not use (search/budget.py).
     searches_used: Annotated[int, operator.add]
+    # Calls of MCP servers' tools counted for the thread, the way `searches_used` counts.
+    mcp_calls_used: Annotated[int, operator.add]
     shares: dict[str, Share]  # research call id -> its share, for the latest orchestrator reply
     usage: Annotated[Usage, add_usage]
     # µUSD counted against `max_cost_usd`, the way `searches_used` counts searches: what
@@ -232,6 +236,8 @@ class ResearcherState(TypedDict):
     searches: int
     # µUSD this task's model calls cost (a call in flight at a stop at its worst case).
     cost: NotRequired[int]
+    mcp_calls: NotRequired[int]  # calls of MCP tools this task made, counted like `searches`
+    mcp_tools: NotRequired[list[dict[str, Any]]]  # the MCP tools offered (search/mcp_tools.py)
     usage: Annotated[Usage, add_usage]
     sources: Annotated[list[Source], merge_sources]
     turns: int

@@ -71,6 +71,8 @@ class Endpoints(BaseSettings):
     # Widening what page fetching may reach is a property of the machine, never of a run.
     fetch_allow_private: bool = False
     fetch_allowed_hosts: str = ""
+    # The operator's MCP servers (config/mcp_servers.py): only this file names them.
+    mcp_servers_file: str | None = None
     # Where the memory lives (see `deep_research.memory.location`): a directory for one
     # process, or a Chroma server shared by several. MEMORY_DIR asks for another directory
     # (a relative one is the working directory's: a project-local memory).

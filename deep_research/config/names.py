@@ -49,6 +49,7 @@ SETTING_NAMES = (
     "max_repeated_calls",
     "max_researcher_turns",
     "max_searches_per_run",
+    "max_mcp_calls_per_run",
     "max_cost_usd",
     "tavily_credit_usd",
     "max_results_per_search",

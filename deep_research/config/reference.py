@@ -49,6 +49,8 @@ ENDPOINT_NOTES = {
     "fetch_allow_private": "allow fetching pages at private addresses (metadata services and "
     "link-local addresses stay refused; see [security](security.md))",
     "fetch_allowed_hosts": "hosts page fetching may reach although private, comma-separated",
+    "mcp_servers_file": "a JSON file of MCP servers (`mcpServers`) whose tools researchers "
+    "may call; only this file configures them ([Search](search.md#tools-of-mcp-servers))",
     "memory_dir": "where the memory and the library are stored, the same for every working "
     "directory and shared by your processes (`MEMORY_SHARE`); set it for a project-local "
     "memory (a relative path is the working directory's)",

@@ -17,6 +17,7 @@ from langgraph.runtime import Runtime
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from deep_research.config import mcp_servers
 from deep_research.config.names import (
     DEFAULT_LLM_MODEL,
     LIBRARY_PROVIDER,
@@ -162,6 +163,13 @@ class Context(BaseSettings):
         le=500,
         description="Real searches allowed per thread, across all researchers and resumes.",
     )
+    max_mcp_calls_per_run: int = Field(
+        default=6,
+        ge=0,
+        le=100,
+        description="Calls of MCP servers' tools (MCP_SERVERS_FILE) allowed per thread, "
+        "across all researchers; 0: none offered.",
+    )
     max_cost_usd: float | None = Field(
         default=None,
         ge=0.000001,
@@ -282,6 +290,8 @@ class Context(BaseSettings):
         problem = models_problem(models) or search_problem(
             self.search_provider, self.search_fallback, self.fallback_providers
         )
+        if not problem and self.max_mcp_calls_per_run:  # an unusable MCP_SERVERS_FILE
+            problem = mcp_servers.problem()
         if problem:
             raise ValueError(problem)
         return self
@@ -324,14 +334,14 @@ def context_of(runtime: Runtime[Context] | None) -> Context:
 
 def follow_up_settings(thread: Mapping[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
     """A follow-up's settings: the thread's under the ones given now, except that it never
-    lifts the thread's search cap (the lower of the two holds; a thread started without one
-    had the default) nor leaves a library-only thread for the web (`ConfigError`)."""
+    lifts the thread's search or MCP-call cap (the lower of the two holds; a thread started
+    without one had the default) nor leaves a library-only thread for the web (`ConfigError`)."""
     merged = {**thread, **given}
-    cap = "max_searches_per_run"
-    had = thread.get(cap, Context.model_fields[cap].default)
-    asked = given.get(cap)
-    if _count(had) and _count(asked):
-        merged[cap] = min(had, asked)
+    for cap in ("max_searches_per_run", "max_mcp_calls_per_run"):
+        had = thread.get(cap, Context.model_fields[cap].default)
+        asked = given.get(cap)
+        if _count(had) and _count(asked):
+            merged[cap] = min(had, asked)
     started = thread.get("search_provider")
     now = given.get("search_provider", LIBRARY_PROVIDER)
     if started == LIBRARY_PROVIDER and now != LIBRARY_PROVIDER:

@@ -10,6 +10,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from deep_research import search
+from deep_research.config import mcp_servers
 from deep_research.config.settings import Context, context_of
 from deep_research.llm import models, spending
 from deep_research.llm.prices import price_of
@@ -99,6 +100,7 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     left = context.max_searches_per_run - state.get("searches_used", 0)
     searches = search.split(left, len(runnable))
     shares = {call: Share(searches=n) for call, n in zip(runnable, searches, strict=True)}
+    _share_mcp_calls(shares, state, context)
     if budget is not None:  # what is left of the whole budget after the report's reserve
         money = max(0, budget - reserve - ledger.counted)
         for share, cost in zip(shares.values(), search.split(money, len(runnable)), strict=True):
@@ -115,9 +117,19 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
         "churn": guard,
         "shares": shares,
         "searches_used": handed["searches_used"],
+        "mcp_calls_used": handed["mcp_calls_used"],
         "usage": spent["usage"],
         "cost_counted": spent["cost_counted"] + handed["cost_counted"],
     }
+
+
+def _share_mcp_calls(shares: dict[str, Share], state: ResearchState, context: Context) -> None:
+    """Calls of MCP tools, split into the shares the way searches are, when the operator
+    configured servers (none otherwise: a task that fails keeps no share of them counted)."""
+    left = context.max_mcp_calls_per_run - state.get("mcp_calls_used", 0)
+    split = search.split(left if mcp_servers.configured() else 0, len(shares))
+    for share, calls in zip(shares.values(), split, strict=True):
+        share["mcp"] = calls
 
 
 async def _ask(

@@ -29,6 +29,7 @@ from deep_research.llm.toolcalls import invalid_arguments
 from deep_research.researcher import floor
 from deep_research.researcher.sources import chosen_source, chosen_years, search_tool
 from deep_research.runtime import durable, process, progress, prompts
+from deep_research.search import mcp_tools
 from deep_research.state import NO_USAGE, ResearcherState, RoleUsage, Source, Usage
 
 MAX_QUERIES_PER_CALL = 4
@@ -55,7 +56,8 @@ def _turn(state: ResearcherState, context: Context) -> tuple[list[Any], list[typ
     if state.get("turns", 0) + 1 >= context.max_researcher_turns:
         wrap_up = HumanMessage(prompts.render("researcher_wrap_up"))
         return [system, *_as_plain_text(state["messages"]), wrap_up], []
-    return [system, *state["messages"]], [search_tool(context, WebSearch)]
+    tools = [search_tool(context, WebSearch), *mcp_tools.tool_models(state)]
+    return [system, *state["messages"]], tools
 
 
 def _cost_share(state: ResearcherState, context: Context) -> int | None:
@@ -84,12 +86,13 @@ async def think(state: ResearcherState, runtime: Runtime[Context]) -> dict[str, 
     counted = state.get("cost", 0)
     ledger = spending.Ledger(_cost_share(state, context), counted, fresh=fresh)
     model = models.role_model(context, "researcher")
-    messages, tools = _turn(state, context)
+    listed = await mcp_tools.listing(state)  # the MCP servers' tools, at the first turn
+    messages, tools = _turn({**state, **listed}, context)  # type: ignore[typeddict-item]
     try:
         reply = await model.ask(messages, tools, ledger)
     except models.CallLost:
         process.hand_over(here, last_id(state))  # the turn's next start is fresh
-        return {"usage": ledger.usage, "cost": counted + ledger.spent}
+        return {"usage": ledger.usage, "cost": counted + ledger.spent, **listed}
     except spending.BudgetExceeded:
         reply = _out_of_budget(state.get("sources", []))
         tools = []  # out of budget: no search either, the floor's included
@@ -112,6 +115,7 @@ async def think(state: ResearcherState, runtime: Runtime[Context]) -> dict[str, 
         "turns": state.get("turns", 0) + 1,
         "usage": ledger.usage,
         "cost": counted + ledger.spent,
+        **listed,
     }
 
 
@@ -199,12 +203,16 @@ async def search(state: ResearcherState, runtime: Runtime[Context]) -> dict[str,
     # The cache spans the whole run (thread): every researcher, every orchestrator turn.
     chars = context.max_chars_per_turn // max(1, len(last.tool_calls))
     shown = _shown(state["messages"], "pages_shown"), _shown(state["messages"], "listed")
+    mcp = mcp_tools.Calls.of(state)
     async with search_service.session(
         context, run_key=here[0], owner=state["tool_call_id"], topic=state["topic"], grant=grant
     ) as searching:
         # One call after another: each call's durable searches start in a fixed order.
         answers = [
-            await _answer_call(call, searching, chars, shown, context) for call in last.tool_calls
+            await mcp.answer(call)
+            if mcp.wants(call)
+            else await _answer_call(call, searching, chars, shown, context)
+            for call in last.tool_calls
         ]
     messages = [message for message, _ in answers]
     searches = state["searches"] + grant.used
@@ -221,6 +229,7 @@ async def search(state: ResearcherState, runtime: Runtime[Context]) -> dict[str,
         "messages": messages,
         "sources": [source for _, sources in answers for source in sources],
         "searches": searches,
+        "mcp_calls": state.get("mcp_calls", 0) + mcp.counted,
         "usage": search_usage(grant),
     }
 
@@ -259,7 +268,7 @@ async def _answer_call(
     call_id = call.get("id") or ""
     if call["name"] != WEB_SEARCH:
         name = call["name"]
-        text = f"Unknown tool {name!r}: the only tool is {WEB_SEARCH}. "
+        text = f"Unknown tool {name!r}: use the tools offered, such as {WEB_SEARCH}. "
         text += f"Example: {WEB_SEARCH_EXAMPLE}"
         return ToolMessage(text, tool_call_id=call_id, status="error"), []
     try:

@@ -99,6 +99,7 @@ async def research_task(task: ResearchTask, runtime: Runtime[Context]) -> dict[s
         "messages": [reply],
         "sources": sources,
         "searches_used": searches - task["share"]["searches"],  # the unused part goes back
+        "mcp_calls_used": result.get("mcp_calls", 0) - task["share"].get("mcp", 0),
         "usage": result.get("usage", NO_USAGE),
         "cost_counted": result.get("cost", 0) - task["share"].get("cost", 0),
     }
@@ -152,14 +153,16 @@ async def _counted_after_failure(task: ResearchTask) -> dict[str, Any]:
     more than was used, perhaps, but never less.
     """
     if not _checkpointed():
-        return {"searches_used": 0, "cost_counted": 0}
+        return {"searches_used": 0, "cost_counted": 0, "mcp_calls_used": 0}
     share = task["share"]
     snapshot = await researcher_graph.aget_state(get_config())
     values, failed_in = snapshot.values, set(snapshot.next)
     searches = share["searches"] if "search" in failed_in else int(values.get("searches", 0))
     cost = share.get("cost", 0) if failed_in else int(values.get("cost", 0))
+    mcp = share.get("mcp", 0) if "search" in failed_in else int(values.get("mcp_calls", 0))
     return {
         "searches_used": searches - share["searches"],
+        "mcp_calls_used": mcp - share.get("mcp", 0),
         "cost_counted": cost - share.get("cost", 0),
         "usage": values.get("usage", NO_USAGE),
     }

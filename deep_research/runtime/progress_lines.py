@@ -59,6 +59,8 @@ def progress_line(
         return f"searching: {words(event.get('query'))} (search {sent} of {share})"
     if name == "search_failed":
         return f"search failed: {event.get('error')}"
+    if name == "mcp_call":
+        return f"MCP tool {event.get('tool')}: {event.get('outcome')}"
     if name == "research_done":
         # `sources` is the distinct pages the researcher retrieved, not what a report cites.
         pages = plural(int(event.get("sources", 0)), "page")

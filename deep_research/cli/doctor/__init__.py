@@ -31,6 +31,7 @@ from deep_research.cli.doctor.local import (
     check_tracing,
     check_writable,
 )
+from deep_research.cli.doctor.mcp_servers import check_mcp_servers
 from deep_research.cli.doctor.model_checks import check_model, model_targets
 from deep_research.config.names import SEARCH_CHOICES
 from deep_research.config.settings import Context, load_context
@@ -138,6 +139,7 @@ async def run_checks(
             group.create_task(check_model(context, t, timeout, reply_timeout)) for t in targets
         ]
         searches = group.create_task(check_searches(context, timeout, query))
+        servers = group.create_task(check_mcp_servers(timeout))
         model = group.create_task(
             relevance.check_relevance(context, max(timeout, RELEVANCE_DEADLINE))
         )
@@ -145,6 +147,7 @@ async def run_checks(
         check_settings(),
         *(check for task in models for check in task.result()),
         *searches.result(),
+        *servers.result(),
         model.result(),
         check_writable(home, "checkpoint dir"),
         stored.result(),

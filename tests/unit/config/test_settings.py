@@ -100,6 +100,8 @@ def test_a_follow_up_keeps_the_threads_lower_cap_and_its_library() -> None:
         "fetch_top_n": 2,
     }
     assert follow_up_settings(thread, {"max_searches_per_run": 1})["max_searches_per_run"] == 1
+    lifted = follow_up_settings({"max_mcp_calls_per_run": 2}, {"max_mcp_calls_per_run": 50})
+    assert lifted["max_mcp_calls_per_run"] == 2, "a follow-up never lifts the MCP-call cap"
     default = Context.model_fields["max_searches_per_run"].default
     lifted = follow_up_settings({}, {"max_searches_per_run": default + 50})
     assert lifted["max_searches_per_run"] == default

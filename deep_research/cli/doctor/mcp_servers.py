@@ -1,0 +1,38 @@
+"""`doctor`'s lines for the operator's MCP servers (MCP_SERVERS_FILE): one a server, each
+listed once as a researcher would list it (search/mcp_client.py)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from deep_research.cli.doctor.checks import Check
+from deep_research.config import mcp_servers
+from deep_research.config.mcp_servers import McpServer
+from deep_research.config.names import ConfigError
+from deep_research.search import mcp_client, mcp_tools
+
+FIX = "check the server's entry in MCP_SERVERS_FILE (docs/search.md#tools-of-mcp-servers)"
+
+
+async def check_mcp_servers(timeout: float) -> list[Check]:
+    """A line per configured server (none without MCP_SERVERS_FILE); a file that cannot be
+    used is one failed line. A server that cannot be listed only warns: a run goes on
+    without its tools."""
+    try:
+        servers = mcp_servers.configured()
+    except ConfigError as error:
+        return [Check("mcp servers", "fail", str(error), "fix MCP_SERVERS_FILE")]
+    deadline = max(1.0, min(timeout, mcp_client.LIST_DEADLINE))
+    return list(await asyncio.gather(*(_check(server, deadline) for server in servers)))
+
+
+async def _check(server: McpServer, deadline: float) -> Check:
+    label = f"mcp {server.name}"
+    try:
+        tools = await mcp_client.list_tools(server, deadline)
+    except mcp_client.McpCallError as error:
+        return Check(label, "warn", f"{error}; a run goes on without its tools", FIX)
+    offered = min(
+        mcp_tools.PER_SERVER, sum(bool(mcp_tools.TOOL_NAME.fullmatch(t.name)) for t in tools)
+    )
+    return Check(label, "ok", f"reachable, {len(tools)} tools ({offered} offered to researchers)")

@@ -1,0 +1,93 @@
+"""The operator's MCP servers file: the only place a server is named, checked whole."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from deep_research.config import mcp_servers
+from deep_research.config.mcp_servers import McpServer, parse, read_file
+from deep_research.config.names import ConfigError
+
+
+def test_a_stdio_and_an_http_server_are_read() -> None:
+    servers = parse(
+        {
+            "mcpServers": {
+                "papers": {"command": "papers-mcp", "args": ["--db", "x"], "env": {"K": "v"}},
+                "notes-2": {"url": "http://127.0.0.1:9000/mcp"},
+            }
+        }
+    )
+    assert servers == (
+        McpServer("papers", command="papers-mcp", args=("--db", "x"), env=(("K", "v"),)),
+        McpServer("notes-2", url="http://127.0.0.1:9000/mcp"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("data", "says"),
+    [
+        ([], '"mcpServers" object'),
+        ({"mcpServers": []}, '"mcpServers" object'),
+        ({"mcpServers": {"Bad Name": {"command": "x"}}}, "a server's name is"),
+        ({"mcpServers": {"a" * 30: {"command": "x"}}}, "a server's name is"),
+        ({"mcpServers": {"a__b\n": {"command": "x"}}}, "a server's name is"),
+        ({"mcpServers": {"s": "x"}}, "must be an object"),
+        ({"mcpServers": {"s": {}}}, "needs a command or a url"),
+        ({"mcpServers": {"s": {"command": "x", "url": "http://h"}}}, "needs a command or a url"),
+        ({"mcpServers": {"s": {"command": 3}}}, "each command value"),
+        ({"mcpServers": {"s": {"command": "x", "args": "a b"}}}, "args is a list"),
+        ({"mcpServers": {"s": {"command": "x", "args": [1]}}}, "each args value"),
+        ({"mcpServers": {"s": {"command": "x", "args": ["a"] * 99}}}, "args is a list"),
+        ({"mcpServers": {"s": {"command": "x", "env": {"A B": "v"}}}}, "env names"),
+        ({"mcpServers": {"s": {"command": "x", "env": {"A": None}}}}, "each env value"),
+        ({"mcpServers": {"s": {"command": "x\0y"}}}, "each command value"),
+        ({"mcpServers": {"s": {"url": "file:///etc/passwd"}}}, "http(s) URL"),
+        ({"mcpServers": {"s": {"url": "http://"}}}, "http(s) URL"),
+        ({"mcpServers": {"s": {"command": "x", "cwd": "/"}}}, "unknown keys"),
+        ({"mcpServers": {f"s{i}": {"command": "x"} for i in range(20)}}, "at most 8"),
+    ],
+)
+def test_a_file_that_is_not_usable_is_refused_with_what_is_wrong(data: object, says: str) -> None:
+    with pytest.raises(ConfigError, match="MCP_SERVERS_FILE") as refused:
+        parse(data)
+    assert says in str(refused.value)
+
+
+def test_a_huge_missing_or_binary_file_is_refused(tmp_path: Path) -> None:
+    huge = tmp_path / "huge.json"
+    huge.write_text(json.dumps({"mcpServers": {}, "pad": "x" * 100_000}))
+    with pytest.raises(ConfigError, match="over 64000 bytes"):
+        read_file(huge)
+    with pytest.raises(ConfigError, match="cannot be read"):
+        read_file(tmp_path / "missing.json")
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\xff\xfe{")
+    with pytest.raises(ConfigError, match="not UTF-8 JSON"):
+        read_file(binary)
+
+
+def test_only_the_environment_s_file_configures_servers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert mcp_servers.configured() == ()
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {"papers": {"url": "https://h.example/mcp"}}}))
+    monkeypatch.setenv("MCP_SERVERS_FILE", str(path))
+    assert [server.name for server in mcp_servers.configured()] == ["papers"]
+
+
+def test_a_run_with_calls_to_spend_is_refused_at_its_start_for_an_unusable_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deep_research.config.settings import load_context
+
+    path = tmp_path / "mcp.json"
+    path.write_text('{"mcpServers": {"Bad Name": {"command": "x"}}}')
+    monkeypatch.setenv("MCP_SERVERS_FILE", str(path))
+    with pytest.raises(ConfigError, match="a server's name is"):
+        load_context({})
+    assert load_context({"max_mcp_calls_per_run": 0}).max_mcp_calls_per_run == 0
