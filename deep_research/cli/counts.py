@@ -69,6 +69,8 @@ class Totals:
     searches_failed: int = 0
     searches_refused: int = 0
     fetches: int = 0
+    mcp_calls: int = 0  # calls of MCP servers' tools sent (`mcp_call`), failed ones too
+    mcp_failed: int = 0
     researchers_failed: int = 0
     memory: str = ""  # where the memory was, or why it could not be used; "": memory off
     remembered: int = 0  # queries answered from memory without a search
@@ -120,6 +122,8 @@ class Totals:
         self.searches_failed += name == "search_failed"
         self.searches_refused += name == "search_refused"
         self.fetches += name == "fetch"
+        self.mcp_calls += name == "mcp_call"
+        self.mcp_failed += name == "mcp_call" and event.get("outcome") != "answered"
         self.researchers_failed += name == "research_failed"
         self.remembered += name == "search_remembered"
         self.retries += name == "model_retry"

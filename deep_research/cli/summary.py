@@ -45,6 +45,9 @@ def totals_lines(totals: Totals, cap: int | None = None, counted: int | None = N
     line = f"searches      {totals.searches}{of_cap}{reused}{failed}{refused}{stopped}"
     out.append(line)
     out.append(f"fetches       {totals.fetches}")
+    if totals.mcp_calls:
+        failed = f", {totals.mcp_failed} failed" if totals.mcp_failed else ""
+        out.append(f"mcp tools     {plural(totals.mcp_calls, 'call')}{failed}")
     if totals.memory:
         answered = f", {plural(totals.remembered, 'query')} answered from it"
         answered = answered if totals.remembered else ""

@@ -157,16 +157,22 @@ class Calls:
         self.counted += 1
         tool = self.offered[name]
         key = durable.digest(name, asked)
-        outcome = await durable.call("mcp_call", key, lambda: self._sent(tool, args))
-        said = outcome.get("error", "answered")
-        progress.emit("mcp_call", id=self.owner, tool=name, outcome=said)
+        outcome = await durable.call("mcp_call", key, lambda: self._sent(name, tool, args))
         if "error" in outcome:
             text = f"The call of {name} failed: {outcome['error']}."
             return ToolMessage(text, tool_call_id=call_id, status="error"), []
         return _answered(call_id, name, outcome["text"])
 
-    async def _sent(self, tool: dict[str, Any], args: dict[str, Any]) -> dict[str, str]:
-        """What the server answered, as the checkpoint keeps it: its text, or the phrase."""
+    async def _sent(self, name: str, tool: dict[str, Any], args: dict[str, Any]) -> dict[str, str]:
+        """What the server answered, as the checkpoint keeps it: its text, or the phrase.
+        Its progress event is the call's, sent once: a resumed step's answered call is
+        handed its saved outcome without running this, so the summary counts it once."""
+        outcome = await self._asked(tool, args)
+        said = outcome.get("error", "answered")
+        progress.emit("mcp_call", id=self.owner, tool=name, outcome=said)
+        return outcome
+
+    async def _asked(self, tool: dict[str, Any], args: dict[str, Any]) -> dict[str, str]:
         if not self.servers:
             self.servers = {server.name: server for server in mcp_servers.configured()}
         server = self.servers.get(tool["server"])

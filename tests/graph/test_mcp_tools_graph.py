@@ -175,11 +175,21 @@ async def test_a_call_answered_before_a_stop_is_not_sent_again_on_resume(
         graph = builder.compile(checkpointer=InMemorySaver())
         config = {"configurable": {"thread_id": "stop"}}
         context = {"allow_clarification": False}
+        events: list[dict[str, Any]] = []
+
+        async def run(given: Any) -> None:
+            async for _, mode, chunk in graph.astream(
+                given, config, context=context, stream_mode=["custom", "values"], subgraphs=True
+            ):
+                if mode == "custom" and chunk.get("event") == "mcp_call":
+                    events.append(chunk)
+
         with pytest.raises(Crash):
-            await graph.ainvoke(QUESTION, config, context=context)
+            await run(QUESTION)
         assert log.read_text().splitlines() == ["heat0"]
-        await graph.ainvoke(None, config, context=context)
+        await run(None)
         state = (await graph.aget_state(config)).values
+    assert len(events) == 1, "the summary counts the call once, not again on resume"
     assert log.read_text().splitlines() == ["heat0"], "not sent again"
     assert state["mcp_calls_used"] == 1
     assert "https://papers.example/heat0" in cited(state["final_report"])

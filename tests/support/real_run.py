@@ -94,8 +94,15 @@ class RealRun:
     model_posts: list[int]  # the statuses of the chat requests the model server answered
 
 
-def run_real(cwd: Path, server: ModelServer, question: str = QUESTION, *extra: str) -> RealRun:
-    """`deep-research --no-clarify --max-searches 6 QUESTION` in `cwd`, piped."""
+def run_real(
+    cwd: Path,
+    server: ModelServer,
+    question: str = QUESTION,
+    *extra: str,
+    env: dict[str, str | None] | None = None,
+) -> RealRun:
+    """`deep-research --no-clarify --max-searches 6 QUESTION` in `cwd`, piped; `env` sets
+    (or, with None, removes) variables of `real_env`'s."""
     args = ["--no-clarify", "--max-searches", str(MAX_SEARCHES), *extra, question]
     with PageServer() as pages, FakeTavilyServer(pages_corpus(pages)) as tavily:
         before = len(server.posts())
@@ -103,7 +110,7 @@ def run_real(cwd: Path, server: ModelServer, question: str = QUESTION, *extra: s
         result = subprocess.run(
             cli_command(*args),
             cwd=cwd,
-            env=real_env(server, tavily, cwd),
+            env=_with(real_env(server, tavily, cwd), env or {}),
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
@@ -115,3 +122,8 @@ def run_real(cwd: Path, server: ModelServer, question: str = QUESTION, *extra: s
     _, records = traffic_records(cwd)
     posts = server.posts()[before:]
     return RealRun(cwd, result, seconds, queries, returned, served, records, posts)
+
+
+def _with(env: dict[str, str], changes: dict[str, str | None]) -> dict[str, str]:
+    out = {**env, **{k: v for k, v in changes.items() if v is not None}}
+    return {k: v for k, v in out.items() if changes.get(k, "") is not None}

@@ -121,3 +121,14 @@ def test_the_summary_says_retries_time_outs_cut_replies_and_what_the_floor_did()
     assert "model calls   2 retries, 1 time-out, 1 reply cut at the limit" in lines
     assert "floor         the floor acted: dispatched 1, quoted 1" in lines
     assert not any(line.startswith(("model calls", "floor")) for line in totals_lines(totals([])))
+
+
+def test_calls_of_mcp_tools_are_counted_with_their_failures_and_only_when_made() -> None:
+    def call(outcome: str) -> dict[str, object]:
+        event = {"event": "mcp_call", "id": "r1", "tool": "docs__search", "outcome": outcome}
+        return {"kind": "progress", **event}
+
+    assert not [line for line in totals_lines(totals([])) if line.startswith("mcp")]
+    records = [call("answered"), call("the call took too long"), call("answered")]
+    [line] = [line for line in totals_lines(totals(records)) if line.startswith("mcp")]
+    assert line == "mcp tools     3 calls, 1 failed"
