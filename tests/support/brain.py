@@ -36,6 +36,10 @@ def role_of(body: dict[str, Any]) -> str:
         return "clarifier"
     if "research phase is over" in system:
         return "report_writer"
+    if "one section of a research report" in system:
+        return "report_section"
+    if "frame of a research report" in system:
+        return "report_frame"
     return "researcher_wrap_up"
 
 

@@ -1,0 +1,71 @@
+"""The report in sections on paper: each call's prompt, the word shares, and the replies
+stitched into one report, whatever shape a small model's replies come in."""
+
+from __future__ import annotations
+
+from langchain_core.messages import AIMessage
+
+from deep_research.llm import attempts
+from deep_research.nodes import report_stitch
+from deep_research.nodes.report_stitch import Part
+from deep_research.text import fences
+
+LINKED = "See [the study](https://example.org/a#:~:text=heat) for figures."
+PARTS = [Part("heat pump costs", LINKED), Part("heat pump noise", "Quiet units exist.")]
+
+
+def test_a_section_is_sent_its_own_findings_fenced_with_the_reader_s_wishes() -> None:
+    system, user = report_stitch.section_messages(
+        PARTS[0], LINKED, "Are heat pumps worth it?", "German (the reader's setting)", 240
+    )
+    assert "one topic only: heat pump costs" in system.text
+    assert "in German (the reader's setting)" in system.text and "about 240 words" in system.text
+    assert "User: Are heat pumps worth it?" in user.text
+    assert fences.fence(LINKED, "X").split("\n")[1] in user.text, "the findings, fenced"
+    assert "<<<data " in user.text and "Quiet units" not in user.text
+
+
+def test_the_frame_reads_digests_without_links_and_never_whole_findings() -> None:
+    long = LINKED + " " + "word " * 5_000
+    _, user = report_stitch.frame_messages([Part("costs", long)], "Q?", "English", 120)
+    assert "Topic: costs" in user.text and "See the study for figures." in user.text
+    assert "](https://" not in user.text
+    assert len(user.text) < report_stitch.DIGEST_CHARS + 400
+
+
+def test_the_words_are_shared_a_fifth_to_the_frame_the_rest_between_the_sections() -> None:
+    section, frame = report_stitch.words("standard", 3)
+    assert frame == 180 and section == 240  # (600 + 1,200) / 2 = 900 words in all
+    assert report_stitch.words("brief", 12) == (80, 60), "never below a usable floor"
+
+
+def test_the_replies_are_stitched_title_opening_sections_conclusion() -> None:
+    frame = AIMessage("# Title\n\nOpening.\n\n## Conclusion\n\nIt adds up.")
+    sections = [AIMessage("## Costs\n\nThey fell."), AIMessage("Quiet, mostly.")]
+    report = report_stitch.stitched(frame, sections, ["costs", "noise\nlevels"], "Q?").text
+    assert report == (
+        "# Title\n\nOpening.\n\n## Costs\n\nThey fell.\n\n## noise levels\n\nQuiet, mostly."
+        "\n\n## Conclusion\n\nIt adds up."
+    )
+
+
+def test_a_frame_without_title_or_conclusion_and_a_section_with_a_title_still_stitch() -> None:
+    frame = AIMessage("Only an opening.")
+    sections = [AIMessage("# Costs\n\nText.\n\n# More\n\nx")]
+    report = report_stitch.stitched(frame, sections, ["costs"], "Are   heat pumps\nworth it?")
+    assert report.text.startswith("# Are heat pumps worth it?\n\nOnly an opening.\n\n## Costs")
+    assert "\n# " not in report.text and "## More" in report.text
+
+
+def test_a_part_cut_at_its_limit_marks_the_report_cut() -> None:
+    cut = AIMessage("## Costs\n\nThey", response_metadata={"finish_reason": "length"})
+    report = report_stitch.stitched(AIMessage("# T\n\nO."), [cut], ["costs"], "Q")
+    assert attempts.is_cut(report)
+    whole = report_stitch.stitched(AIMessage("# T\n\nO."), [AIMessage("## C\n\nx")], ["c"], "Q")
+    assert not attempts.is_cut(whole)
+
+
+def test_the_request_is_the_question_and_the_answers_cut_to_size() -> None:
+    assert report_stitch.request_of("Q?", "Q?") == "Q?"
+    assert report_stitch.request_of("Q?", "Cold climates.") == "Q?\n\nCold climates."
+    assert len(report_stitch.request_of("x" * 50_000, "")) <= report_stitch.REQUEST_CHARS
