@@ -20,7 +20,7 @@ from deep_research.runtime import prompts
 from deep_research.text import fences, limits
 
 # What the frame reads of each topic's findings, and of the reader's request.
-DIGEST_CHARS = 360
+DIGEST_CHARS = 240
 REQUEST_CHARS = 4_000
 TOPIC_CHARS = 200
 # The frame's share of the report's words; the sections share the rest.
@@ -49,24 +49,24 @@ def words(length: ReportLength, sections: int) -> tuple[int, int]:
 def section_messages(
     part: Part, findings: str, request: str, language: str, words: int
 ) -> list[BaseMessage]:
-    """One section's call: its topic and findings (cut by the caller), and the request."""
-    topic = _one_line(part.topic)
-    system = prompts.render("report_section", topic=topic, language=language, words=words)
+    """One section's call: its topic and findings (cut by the caller), and the request.
+
+    Every part's call opens with the same system prompt and request, so a one-slot server
+    that keeps its last prompt cached reads them once for all the parts."""
+    task = prompts.render("report_section", topic=_one_line(part.topic), words=words)
     nonce = fences.new_nonce()
-    body = f"User: {request}\n\nResearch result on {topic}:\n{fences.fence(findings, nonce)}"
-    return [SystemMessage(system), HumanMessage(body)]
+    body = f"User: {request}\n\n{task}\n{fences.fence(findings, nonce)}"
+    return [SystemMessage(prompts.render("report_part", language=language)), HumanMessage(body)]
 
 
 def frame_messages(parts: list[Part], request: str, language: str, words: int) -> list[BaseMessage]:
-    """The frame's call: the request and a digest of each topic's findings."""
-    topics = "; ".join(_one_line(part.topic) for part in parts)
-    system = prompts.render("report_frame", topics=topics, language=language, words=words)
-    nonce = fences.new_nonce()
+    """The frame's call: the request and a digest of each topic's findings, in one fence."""
+    task = prompts.render("report_frame", words=words)
     digests = "\n\n".join(
-        fences.fence(f"Topic: {_one_line(part.topic)}\n{digest(part.findings)}", nonce)
-        for part in parts
+        f"Topic: {_one_line(part.topic)}\n{digest(part.findings)}" for part in parts
     )
-    return [SystemMessage(system), HumanMessage(f"User: {request}\n\nDigests:\n{digests}")]
+    body = f"User: {request}\n\n{task}\n{fences.fence(digests, fences.new_nonce())}"
+    return [SystemMessage(prompts.render("report_part", language=language)), HumanMessage(body)]
 
 
 def digest(findings: str) -> str:

@@ -48,7 +48,7 @@ class SectionsBrain(ResearchBrain):
 
     async def _section(self, body: dict[str, Any]) -> Reply:
         user = next(message_text(m) for m in body["messages"] if m.get("role") == "user")
-        topic = next(t for t in self.topics if f"Research result on {t}:" in user)
+        topic = next(t for t in self.topics if f"Write the section on: {t}\n" in user)
         await self._meet(topic)
         links = " ".join(f"[claim {i}]({url})" for i, url in enumerate(LINK.findall(user), 1))
         if topic == self.invents:

@@ -8,7 +8,6 @@ from langchain_core.messages import AIMessage
 from deep_research.llm import attempts
 from deep_research.nodes import report_stitch
 from deep_research.nodes.report_stitch import Part
-from deep_research.text import fences
 
 LINKED = "See [the study](https://example.org/a#:~:text=heat) for figures."
 PARTS = [Part("heat pump costs", LINKED), Part("heat pump noise", "Quiet units exist.")]
@@ -18,19 +17,26 @@ def test_a_section_is_sent_its_own_findings_fenced_with_the_reader_s_wishes() ->
     system, user = report_stitch.section_messages(
         PARTS[0], LINKED, "Are heat pumps worth it?", "German (the reader's setting)", 240
     )
-    assert "one topic only: heat pump costs" in system.text
-    assert "in German (the reader's setting)" in system.text and "about 240 words" in system.text
-    assert "User: Are heat pumps worth it?" in user.text
-    assert fences.fence(LINKED, "X").split("\n")[1] in user.text, "the findings, fenced"
-    assert "<<<data " in user.text and "Quiet units" not in user.text
+    assert "in German (the reader's setting)" in system.text
+    assert user.text.startswith("User: Are heat pumps worth it?\n\nWrite the section on: heat")
+    assert "about 240\nwords" in user.text
+    assert "<<<data " in user.text and LINKED in user.text and "Quiet units" not in user.text
+
+
+def test_every_part_opens_with_the_same_prompt_for_a_one_slot_server_s_cache() -> None:
+    first = report_stitch.section_messages(PARTS[0], "a", "Q?", "English", 240)
+    second = report_stitch.section_messages(PARTS[1], "b", "Q?", "English", 240)
+    frame = report_stitch.frame_messages(PARTS, "Q?", "English", 120)
+    assert first[0].text == second[0].text == frame[0].text
+    assert all(m[1].text.startswith("User: Q?\n\nWrite the ") for m in (first, second, frame))
 
 
 def test_the_frame_reads_digests_without_links_and_never_whole_findings() -> None:
     long = LINKED + " " + "word " * 5_000
     _, user = report_stitch.frame_messages([Part("costs", long)], "Q?", "English", 120)
-    assert "Topic: costs" in user.text and "See the study for figures." in user.text
-    assert "](https://" not in user.text
-    assert len(user.text) < report_stitch.DIGEST_CHARS + 400
+    assert "Topic: costs\nSee the study for figures." in user.text
+    assert "](https://" not in user.text and user.text.count("<<<data ") == 1
+    assert len(user.text) < report_stitch.DIGEST_CHARS + 700
 
 
 def test_the_words_are_shared_a_fifth_to_the_frame_the_rest_between_the_sections() -> None:
