@@ -50,7 +50,7 @@ def test_both_ways_are_compared_the_report_s_prompt_by_the_orchestrator_s_differ
     lines = sections_compared([case("off", 3_000, 0, 20.0), case("on", 1_000, 2_400, 15.0)])
     assert lines[1] == "Report in sections (`--sections both`):"
     assert "wall 20.0 → 15.0 s (0.75x)" in lines[-1] and "calls 12 → 15" in lines[-1]
-    assert "2,000 tok in one call → 2,400 in its sections and frame, read 2,000 → 1,200" in (
-        lines[-1]
+    assert (
+        "2,000 tok in one call → 2,400 in its sections and frame, read 2,000 → 1,200" in (lines[-1])
     )
     assert sections_compared([case("off", 3_000, 0, 20.0)]) == []
