@@ -6,11 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 
+from deep_research.errors import DeepResearchError
+from deep_research.graph import builder
 from tests.support.brain import INVENTED
 from tests.support.fakes.openai_server import InFlightBarrier, message_text
 from tests.support.fakes.tavily_server import FakeTavilyServer
-from tests.support.live import cited, research_run, serve
+from tests.support.live import QUESTION, cited, research_run, serve
 from tests.support.sections_brain import TITLE, TOPICS, SectionsBrain
 
 SECTIONS = {"report_in_sections": "on"}
@@ -87,6 +90,25 @@ async def test_the_language_wish_reaches_every_section_and_the_frame(
     bodies = brain.bodies["report_section"] + brain.bodies["report_frame"]
     assert len(bodies) == 4
     assert all("in German (the reader's setting)" in _system(body) for body in bodies)
+
+
+async def test_a_run_stopped_by_one_section_resumes_without_asking_the_others_again(
+    monkeypatch: pytest.MonkeyPatch, tavily: FakeTavilyServer
+) -> None:
+    brain = SectionsBrain(fails_once=TOPICS[2])
+    config = {"configurable": {"thread_id": "stopped"}}
+    context = {"allow_clarification": False, "max_researchers_per_turn": 3, **SECTIONS}
+    graph = builder.compile(checkpointer=InMemorySaver())
+    with serve(brain, monkeypatch):
+        with pytest.raises(DeepResearchError, match="scripted outage"):
+            await graph.ainvoke(QUESTION, config, context=context, durability="sync")
+        assert len(brain.bodies["report_section"]) == 3 and len(brain.bodies["report_frame"]) == 1
+        await graph.ainvoke(None, config, context=context, durability="sync")
+    state = (await graph.aget_state(config)).values
+    asked = [_user(body) for body in brain.bodies["report_section"]]
+    assert len(asked) == 4 and TOPICS[2] in asked[-1], "only the failed section is asked again"
+    assert len(brain.bodies["report_frame"]) == 1, "the frame's answer was kept"
+    assert all(f"## About {topic}" in state["final_report"] for topic in TOPICS)
 
 
 @pytest.mark.parametrize(

@@ -25,6 +25,7 @@ class SectionsBrain(ResearchBrain):
     topics: list[str] = field(default_factory=lambda: list(TOPICS))
     gather: InFlightBarrier | None = None
     invents: str = ""
+    fails_once: str = ""  # a section whose first call the server answers with an error
     events: list[tuple[str, str]] = field(default_factory=list)
     bodies: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
@@ -50,6 +51,9 @@ class SectionsBrain(ResearchBrain):
         user = next(message_text(m) for m in body["messages"] if m.get("role") == "user")
         topic = next(t for t in self.topics if f"Write the section on: {t}\n" in user)
         await self._meet(topic)
+        if topic == self.fails_once:
+            self.fails_once = ""
+            return Reply(status=500, error_message="scripted outage")
         links = " ".join(f"[claim {i}]({url})" for i, url in enumerate(LINK.findall(user), 1))
         if topic == self.invents:
             links += f" And [an invented study]({INVENTED})."
