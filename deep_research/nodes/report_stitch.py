@@ -26,7 +26,7 @@ TOPIC_CHARS = 200
 # The frame's share of the report's words; the sections share the rest.
 FRAME_SHARE = 0.2
 LINKED = re.compile(r"\[([^\]\n]{0,300})\]\((?:[^()\s]|\([^()\s]*\))*\)")
-TITLE = re.compile(r"^#\s+(.+)$", re.MULTILINE)
+TITLE = re.compile(r"^#[ \t]+(\S.*)$", re.MULTILINE)
 TOP_HEADING = re.compile(r"^#(?=\s)", re.MULTILINE)
 
 
