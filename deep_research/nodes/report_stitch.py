@@ -28,6 +28,7 @@ FRAME_SHARE = 0.2
 LINKED = re.compile(r"\[([^\]\n]{0,300})\]\((?:[^()\s]|\([^()\s]*\))*\)")
 TITLE = re.compile(r"^#[ \t]+(\S.*)$", re.MULTILINE)
 TOP_HEADING = re.compile(r"^#(?=\s)", re.MULTILINE)
+EMPTY_HEADING = re.compile(r"^#+[ \t]*$\n?", re.MULTILINE)
 
 
 class Part(NamedTuple):
@@ -115,6 +116,8 @@ def _frame_parts(text: str) -> tuple[str, str, str]:
     if found := TITLE.search(text):
         title = _one_line(found.group(1))
         text = (text[: found.start()] + text[found.end() :]).strip()
+    # No second title: empty headings go, and any other `#` heading becomes a `##` one.
+    text = TOP_HEADING.sub("##", EMPTY_HEADING.sub("", text)).strip()
     headings = [m.start() for m in re.finditer(r"^##\s", text, re.MULTILINE)]
     if not headings:
         return text, "", title
