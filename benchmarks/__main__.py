@@ -10,6 +10,7 @@ Markdown table, or JSON with `--json`. Ratios, not seconds, are what a test may 
     python -m benchmarks --profile cloud --k 3
     python -m benchmarks --quick --json        # cloud, K = 1, one start-up sample
     python -m benchmarks --busy 2              # the cores kept busy, as a model server does
+    python -m benchmarks --sections both       # each case with report_in_sections off, then on
 """
 
 from __future__ import annotations
@@ -25,21 +26,27 @@ from benchmarks.embedding import busy
 from benchmarks.world import PROFILES
 
 
-def run_case(profile: str, k: int) -> dict[str, Any]:
+def run_case(profile: str, k: int, sections: str = "off") -> dict[str, Any]:
     done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.case", profile, str(k)],
+        [sys.executable, "-m", "benchmarks.case", profile, str(k), sections],
         check=True,
         capture_output=True,
         text=True,
     )
     case = json.loads(done.stdout.strip().splitlines()[-1])
     chosen = PROFILES[profile]
-    return analysis.summarise(case, chosen.parallel, chosen.time_scale)
+    return {**analysis.summarise(case, chosen.parallel, chosen.time_scale), "sections": sections}
 
 
-def measure(profiles: list[str], ks: list[int], startup_runs: int, load: int = 0) -> dict[str, Any]:
+def measure(
+    profiles: list[str],
+    ks: list[int],
+    startup_runs: int,
+    load: int = 0,
+    sections: tuple[str, ...] = ("off",),
+) -> dict[str, Any]:
     with busy(load):  # the cores kept busy while each case runs, as a local model server does
-        cases = [run_case(profile, k) for profile in profiles for k in ks]
+        cases = [run_case(p, k, s) for p in profiles for k in ks for s in sections]
     return {
         "cases": cases,
         "busy": load,
@@ -56,7 +63,7 @@ def markdown(results: dict[str, Any]) -> str:
     ]
     for c in results["cases"]:
         lines.append(
-            f"| {c['profile']} | {c['k']} | {c['model_calls']} | {c['prompt_tokens']:,} "
+            f"| {_name(c)} | {c['k']} | {c['model_calls']} | {c['prompt_tokens']:,} "
             f"| {c['processed_tokens']:,} | {c['completion_tokens']:,} | {c['searches']} "
             f"| {c['page_fetches']} | {c['process_start_s']:.1f} | {c['report_s']:.1f} "
             f"| {c['wall_s']:.1f} | {c['model_critical_path_s']:.1f} | {c['ratio']:.3f} "
@@ -70,10 +77,11 @@ def markdown(results: dict[str, Any]) -> str:
     for c in results["cases"]:
         for role, r in sorted(c["roles"].items()):
             lines.append(
-                f"| {c['profile']} | {c['k']} | {role} | {r['calls']} | {r['prompt_tokens']:,} "
+                f"| {_name(c)} | {c['k']} | {role} | {r['calls']} | {r['prompt_tokens']:,} "
                 f"| {r['processed_tokens']:,} | {r['completion_tokens']:,} "
                 f"| {r['system_chars']:,} |"
             )
+    lines += sections_compared(results["cases"])
     gaps = [(c, g) for c in results["cases"] for g in c["idle_gaps"]]
     if gaps:
         lines += ["", "Idle gaps on the critical path (over 0.05 s):", ""]
@@ -119,6 +127,48 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _name(case: dict[str, Any]) -> str:
+    on = case.get("sections", "off") != "off"
+    return f"{case['profile']}, sections" if on else str(case["profile"])
+
+
+REPORT_ROLES = ("report_section", "report_frame")
+
+
+def sections_compared(cases: list[dict[str, Any]]) -> list[str]:
+    """For each profile and K run both ways: what writing the report in sections did. The
+    single report call's prompt is the orchestrator's tokens off minus on (the calls before
+    it are the same); the sections' is every section and frame call's."""
+    found = {(c["profile"], c["k"], c.get("sections", "off")): c for c in cases}
+    lines: list[str] = []
+    for (profile, k, sections), on in found.items():
+        off = found.get((profile, k, "off"))
+        if sections == "off" or off is None:
+            continue
+        single = _role(off, "orchestrator", "prompt_tokens") - _role(
+            on, "orchestrator", "prompt_tokens"
+        )
+        split = sum(_role(on, role, "prompt_tokens") for role in REPORT_ROLES)
+        read = sum(_role(on, role, "processed_tokens") for role in REPORT_ROLES)
+        single_read = _role(off, "orchestrator", "processed_tokens") - _role(
+            on, "orchestrator", "processed_tokens"
+        )
+        lines.append(
+            f"- {profile} K={k}, sections on vs off: wall {off['wall_s']:.1f} → "
+            f"{on['wall_s']:.1f} s ({on['wall_s'] / off['wall_s']:.2f}x), report at "
+            f"{off['report_s']:.1f} → {on['report_s']:.1f} s, calls {off['model_calls']} → "
+            f"{on['model_calls']}, prompt tok {off['prompt_tokens']:,} → {on['prompt_tokens']:,} "
+            f"({on['prompt_tokens'] / off['prompt_tokens']:.2f}x); the report's prompt "
+            f"{single:,} tok in one call → {split:,} in its sections and frame, read "
+            f"{single_read:,} → {read:,}"
+        )
+    return ["", "Report in sections (`--sections both`):", "", *lines] if lines else []
+
+
+def _role(case: dict[str, Any], role: str, key: str) -> int:
+    return int(case["roles"].get(role, {}).get(key, 0))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks", description=__doc__.split("\n")[0]
@@ -130,12 +180,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--busy", type=int, default=0, help="processes that keep the cores busy during each case"
     )
+    parser.add_argument(
+        "--sections",
+        choices=["off", "on", "both"],
+        default="off",
+        help="report_in_sections for each case; both: each case off, then on",
+    )
     args = parser.parse_args(argv)
     profiles = list(PROFILES) if args.profile == "all" else [args.profile]
     ks, runs = args.k, startup.RUNS
     if args.quick:
         profiles, ks, runs = (profiles if args.profile != "all" else ["cloud"]), [1], 1
-    results = measure(profiles, ks, runs, args.busy)
+    sections = ("off", "on") if args.sections == "both" else (args.sections,)
+    results = measure(profiles, ks, runs, args.busy, sections)
     print(json.dumps(results, indent=2) if args.json else markdown(results))
 
 

@@ -49,6 +49,10 @@ def chain(calls: list[dict[str, Any]], parallel: bool) -> list[dict[str, Any]]:
                 lanes.clear()
             path.append(call)
         else:
+            report = call["lane"].startswith("report:")  # the report's sections, at once
+            if report and any(not lane.startswith("report:") for lane in lanes):
+                path += max(lanes.values(), key=lambda lane: sum(_span(c) for c in lane))
+                lanes.clear()
             lanes[call["lane"]].append(call)
     if lanes:
         path += max(lanes.values(), key=lambda lane: sum(_span(c) for c in lane))
@@ -103,8 +107,8 @@ def efficiency(calls: list[dict[str, Any]]) -> float:
     research phase's span (1.0: all started and finished together)."""
     lanes: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for call in calls:
-        if call["lane"] != "main":
-            lanes[call["lane"]].append(call)
+        if call["lane"] != "main" and not call["lane"].startswith("report:"):
+            lanes[call["lane"]].append(call)  # the report's sections are not researchers
     if not lanes:
         return 1.0
     spans = [

@@ -1,4 +1,5 @@
-"""One benchmark case in a fresh process: `python -m benchmarks.case PROFILE K` prints JSON.
+"""One benchmark case in a fresh process: `python -m benchmarks.case PROFILE K [SECTIONS]`
+prints JSON (SECTIONS: `report_in_sections`, off unless given).
 
 A fresh process per case, so each one pays what a real run pays once: the relevance
 model's load, the extractor's first page, the imports. Timing wrappers record when the
@@ -80,7 +81,7 @@ def instrument() -> None:
     saver.aput_writes = _timed_async("checkpoint writes", saver.aput_writes)  # type: ignore[method-assign]
 
 
-async def run(profile_name: str, k: int) -> dict[str, Any]:
+async def run(profile_name: str, k: int, sections: str = "off") -> dict[str, Any]:
     instrument()
     import multiprocessing
 
@@ -119,6 +120,7 @@ async def run(profile_name: str, k: int) -> dict[str, Any]:
         "search_library": False,
         "max_researchers_per_turn": profile.researchers_at_once or max(1, min(k, 16)),
         "max_searches_per_run": max(25, 4 * k + 2),
+        "report_in_sections": sections,
     }
     question: Any = {"messages": [{"role": "user", "content": "Are heat pumps worth it?"}]}
     config: Any = {"configurable": {"thread_id": "bench"}}
@@ -140,6 +142,7 @@ async def run(profile_name: str, k: int) -> dict[str, Any]:
     return {
         "profile": profile_name,
         "k": k,
+        "sections": sections,
         "process_start": PROCESS_START,
         "imported": imported,
         "run_started": started,
@@ -157,7 +160,8 @@ async def run(profile_name: str, k: int) -> dict[str, Any]:
 
 def main() -> None:
     profile, k = sys.argv[1], int(sys.argv[2])
-    result = asyncio.run(run(profile, k))
+    sections = sys.argv[3] if len(sys.argv) > 3 else "off"
+    result = asyncio.run(run(profile, k, sections))
     sys.stdout.write(json.dumps(result) + "\n")
     sys.stdout.flush()
     os._exit(0)  # worker threads (the relevance model) are not joined: the result is out

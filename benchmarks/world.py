@@ -168,11 +168,13 @@ class BenchBrain:
             return Reply(content=f"{_filler(topic, 8)}\n\n{cited}"), topic
         if role == "orchestrator":
             if not tool_texts:
-                todos = [{"content": f"Research {t}", "status": "pending"} for t in self.topics]
+                todos = [{"content": t, "status": "pending"} for t in self.topics]
                 return Reply(tool_calls=[ToolCall("write_todos", {"todos": todos})]), "main"
             if all(text.startswith("Plan saved") for text in tool_texts):
                 calls = [ToolCall("research", {"topic": t}) for t in self.topics]
                 return Reply(tool_calls=calls), "main"
+        if role in ("report_section", "report_frame"):
+            return self._part(role, messages)
         if role == "clarifier":
             decision = {"need_clarification": False, "questions": [], "verification": "ok"}
             return Reply(content=json.dumps(decision)), "main"
@@ -181,6 +183,20 @@ class BenchBrain:
         cited = " ".join(f"[source {i}]({url})" for i, url in enumerate(links, 1))
         report = f"# Report\n\n{_filler('the question', 16)}\n\n## Findings\n\n{cited}\n"
         return Reply(content=report), "main"
+
+    def _part(self, role: str, messages: list[dict[str, Any]]) -> tuple[Reply, str]:
+        """A section (its share of the report's 12 filler sentences and 12 links, from its
+        own findings) or the frame (title, opening, conclusion: 4 sentences)."""
+        k = max(1, len(self.topics))
+        if role == "report_frame":
+            text = f"# Report\n\n{_filler('the question', 2)}\n\n## Conclusion\n\n"
+            return Reply(content=text + _filler("the answer", 2)), "report:frame"
+        user = "\n".join(message_text(m) for m in messages if m.get("role") == "user")
+        topic = next((t for t in self.topics if f"Write the section on: {t}\n" in user), "topic")
+        links = list(dict.fromkeys(LINK.findall(user)))[: max(2, 12 // k)]
+        cited = " ".join(f"[source {i}]({url})" for i, url in enumerate(links, 1))
+        text = f"## {topic}\n\n{_filler(topic, max(2, round(12 / k)))}\n\n{cited}\n"
+        return Reply(content=text), f"report:{topic}"
 
 
 def _aspects(round_: int) -> list[str]:

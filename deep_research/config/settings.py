@@ -98,6 +98,15 @@ class Context(BaseSettings):
         "(150-400 words), standard (600-1,200), detailed (1,500-3,000); the completion limit "
         "of the report is sized to it. A form the question asks for (a table, sections) wins.",
     )
+    report_in_sections: Literal["off", "auto", "on"] = Field(
+        default="off",
+        description="Write the report as sections in parallel once the plan is all researched "
+        "(or at the turn cap): one call per researched topic from its findings alone, one for "
+        "the title, opening and conclusion from short digests, stitched and checked as one "
+        "report. auto: not when the request asks for a table or a comparison across topics; "
+        "on: whenever two or more topics were researched; off: one call writes the report. "
+        "Never under max_cost_usd (its report shrinks to fit) nor with a single topic.",
+    )
     review_plan: bool = Field(
         default=False,
         description="Pause on the orchestrator's first plan until the user approves it: "

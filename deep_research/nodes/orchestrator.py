@@ -21,6 +21,7 @@ from deep_research.nodes import (
     plan_review,
     planning,
     report_form,
+    report_sections,
     report_writer,
 )
 from deep_research.nodes.planning import TOOLS
@@ -71,7 +72,11 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
         state = {**state, "budget_note": ""}
     if not edited:  # the edited plan's dispatch is the reviewed turn's, already announced
         progress.emit("orchestrator_turn", turn=turns, cap=context.max_orchestrator_turns)
-    if not edited and writes_report(state, context):
+    last_turn = not edited and writes_report(state, context)
+    # Sections when the plan is all researched, or at the turn cap (`report_in_sections`).
+    if not edited and (found := report_sections.due(state, context, report_turn=last_turn)):
+        return {**update, **await _sections_turn(state, context, writer, ledger, turns, found)}
+    if last_turn:
         return {**update, **await _report_turn(state, writer, ledger, turns, wishes)}
     # Planning may not use what the report needs: it is held to what is left after it.
     planning_ledger = spending.Ledger(
@@ -193,6 +198,29 @@ def _affordable(
     except spending.BudgetExceeded:
         return False
     return True
+
+
+async def _sections_turn(
+    state: ResearchState,
+    context: Context,
+    model: models.RoleModel,
+    ledger: spending.Ledger,
+    turns: int,
+    found: list[report_sections.Part],
+) -> dict[str, Any]:
+    """The turn that writes the report as sections in parallel (`report_sections`); a
+    section or frame the model left empty twice has the single call write it instead."""
+    here = durable.top_scope()
+    try:
+        reply = await report_sections.write(state, context, model, ledger, found)
+    except models.EmptyReplyError:
+        wishes = report_form.wishes(state, context)
+        return await _report_turn(state, model, ledger, turns, wishes)
+    except models.CallLost:
+        process.hand_over(here, "")
+        return ledger.update()
+    process.hand_over(here, "")
+    return {"messages": [reply], "orchestrator_turns": turns, **ledger.update()}
 
 
 async def _report_turn(

@@ -20,21 +20,24 @@ def report_language(state: ResearchState, context: Context) -> str:
 
 def wishes(state: ResearchState, context: Context) -> str:
     """The reader's wishes as the report's writer reads them, after its own rules."""
-    chosen = report_language(state, context)
-    if not chosen:
-        named = UNKNOWN
-    elif language.setting_language(context.report_language):
-        named = f"{language.language_name(chosen)} (the reader's setting)"
-    else:
-        named = f"{language.language_name(chosen)}, the language of the user's question"
     length = context.report_length
     return prompts.render(
         "report_form",
-        language=named,
+        language=language_wish(state, context),
         length=length,
         length_range=length_range(length),
         layout=LENGTHS[length].form,
     )
+
+
+def language_wish(state: ResearchState, context: Context) -> str:
+    """The report's language as its writers are told it: by name, and why."""
+    chosen = report_language(state, context)
+    if not chosen:
+        return UNKNOWN
+    if language.setting_language(context.report_language):
+        return f"{language.language_name(chosen)} (the reader's setting)"
+    return f"{language.language_name(chosen)}, the language of the user's question"
 
 
 def clarifier_form(context: Context) -> str:

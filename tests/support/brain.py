@@ -36,6 +36,9 @@ def role_of(body: dict[str, Any]) -> str:
         return "clarifier"
     if "research phase is over" in system:
         return "report_writer"
+    if "one part of a research report" in system:
+        framing = any("Write the frame" in text for text in _texts(body, "user"))
+        return "report_frame" if framing else "report_section"
     return "researcher_wrap_up"
 
 

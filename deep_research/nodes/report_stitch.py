@@ -1,0 +1,128 @@
+"""The report in sections, on paper: what each section's writer and the frame's writer are
+sent, and their replies stitched into one report (title, opening, sections, conclusion).
+
+Pure text work, no calls: `report_sections` decides when and sends. A section's prompt holds
+its own researcher's findings only, cut to the share of `FINDINGS_CHARS` the single call
+would have given them; the frame's holds a short digest of each, so the calls together read
+no more than the one report call they replace.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+
+from deep_research.config.report_lengths import LENGTHS, ReportLength
+from deep_research.llm import attempts
+from deep_research.runtime import prompts
+from deep_research.text import fences, limits
+
+# What the frame reads of each topic's findings, and of the reader's request.
+DIGEST_CHARS = 240
+REQUEST_CHARS = 4_000
+TOPIC_CHARS = 200
+# The frame's share of the report's words; the sections share the rest.
+FRAME_SHARE = 0.2
+LINKED = re.compile(r"\[([^\]\n]{0,300})\]\((?:[^()\s]|\([^()\s]*\))*\)")
+TITLE = re.compile(r"^#[ \t]+(\S.*)$", re.MULTILINE)
+TOP_HEADING = re.compile(r"^#(?=\s)", re.MULTILINE)
+EMPTY_HEADING = re.compile(r"^#+[ \t]*$\n?", re.MULTILINE)
+
+
+class Part(NamedTuple):
+    """One researcher's topic and its findings (web text: fenced wherever it is sent)."""
+
+    topic: str
+    findings: str
+
+
+def words(length: ReportLength, sections: int) -> tuple[int, int]:
+    """About how many words each section and the frame are asked for: the report's middle
+    length, a fifth for the frame and the rest shared by the sections."""
+    low, high = LENGTHS[length].words
+    middle = (low + high) / 2
+    frame = max(60, round(middle * FRAME_SHARE))
+    return max(80, round((middle - frame) / max(1, sections))), frame
+
+
+def section_messages(
+    part: Part, findings: str, request: str, language: str, words: int
+) -> list[BaseMessage]:
+    """One section's call: its topic and findings (cut by the caller), and the request.
+
+    Every part's call opens with the same system prompt and request, so a one-slot server
+    that keeps its last prompt cached reads them once for all the parts."""
+    task = prompts.render("report_section", topic=_one_line(part.topic), words=words)
+    nonce = fences.new_nonce()
+    body = f"User: {request}\n\n{task}\n{fences.fence(findings, nonce)}"
+    return [SystemMessage(prompts.render("report_part", language=language)), HumanMessage(body)]
+
+
+def frame_messages(parts: list[Part], request: str, language: str, words: int) -> list[BaseMessage]:
+    """The frame's call: the request and a digest of each topic's findings, in one fence."""
+    task = prompts.render("report_frame", words=words)
+    digests = "\n\n".join(
+        f"Topic: {_one_line(part.topic)}\n{digest(part.findings)}" for part in parts
+    )
+    body = f"User: {request}\n\n{task}\n{fences.fence(digests, fences.new_nonce())}"
+    return [SystemMessage(prompts.render("report_part", language=language)), HumanMessage(body)]
+
+
+def digest(findings: str) -> str:
+    """The start of a topic's findings, its links reduced to their words."""
+    plain = LINKED.sub(r"\1", fences.unfence(findings[: DIGEST_CHARS * 8]))
+    return limits.cut(" ".join(plain.split()), DIGEST_CHARS)
+
+
+def request_of(question: str, last_user: str) -> str:
+    """The reader's request: the question and, when it is another text, the last user reply
+    (the answers to the clarifying questions)."""
+    text = question.strip()
+    if last_user.strip() and last_user.strip() != text:
+        text = f"{text}\n\n{last_user.strip()}" if text else last_user.strip()
+    return limits.cut(text, REQUEST_CHARS)
+
+
+def section_text(reply: AIMessage, topic: str) -> str:
+    """A section's reply as a section: one `##` heading first (the topic's when it wrote
+    none), no `#` title of its own."""
+    text = TOP_HEADING.sub("##", reply.text.strip())
+    if not text.startswith("#"):
+        text = f"## {_one_line(topic)}\n\n{text}"
+    return text
+
+
+def stitched(
+    frame: AIMessage, sections: list[AIMessage], topics: list[str], title: str
+) -> AIMessage:
+    """One report: the frame's title and opening, the sections in the plan's order, then
+    the frame's conclusion (its last `##` heading on). A reply cut at its limit marks the
+    report as cut, as a single call's would be."""
+    opening, conclusion, own_title = _frame_parts(frame.text.strip())
+    body = [f"# {own_title or _one_line(title)}"]
+    body += [opening] if opening else []
+    body += [section_text(s, t) for s, t in zip(sections, topics, strict=True)]
+    body += [conclusion] if conclusion else []
+    cut = [reply for reply in [frame, *sections] if attempts.is_cut(reply)]
+    metadata = dict(cut[0].response_metadata) if cut else {"finish_reason": "stop"}
+    return AIMessage("\n\n".join(body), response_metadata=metadata)
+
+
+def _frame_parts(text: str) -> tuple[str, str, str]:
+    """The frame's opening, conclusion (from its last `##` heading) and title."""
+    title = ""
+    if found := TITLE.search(text):
+        title = _one_line(found.group(1))
+        text = (text[: found.start()] + text[found.end() :]).strip()
+    # No second title: empty headings go, and any other `#` heading becomes a `##` one.
+    text = TOP_HEADING.sub("##", EMPTY_HEADING.sub("", text)).strip()
+    headings = [m.start() for m in re.finditer(r"^##\s", text, re.MULTILINE)]
+    if not headings:
+        return text, "", title
+    return text[: headings[-1]].strip(), text[headings[-1] :].strip(), title
+
+
+def _one_line(text: str) -> str:
+    return limits.cut(" ".join(text.split()), TOPIC_CHARS)

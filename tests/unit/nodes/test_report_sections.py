@@ -1,0 +1,82 @@
+"""When the report is written as sections (`report_in_sections`) and from which parts: the
+setting, a plan all researched or the turn cap, two topics or more, no budget, and under
+`auto` no request for a table or a comparison."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+from deep_research.config.names import ConfigError
+from deep_research.config.settings import Context
+from deep_research.nodes import report_sections
+from deep_research.state import RESEARCH
+
+TOPICS = ("heat pump costs", "heat pump noise")
+
+
+def researched(question: str = "Are heat pumps worth it?", *, failed: str = "") -> Any:
+    calls = [{"name": RESEARCH, "args": {"topic": t}, "id": t, "type": "tool_call"} for t in TOPICS]
+    results = [
+        ToolMessage(
+            f"Findings on {t}.",
+            tool_call_id=t,
+            name=RESEARCH,
+            status="error" if t == failed else "success",
+        )
+        for t in TOPICS
+    ]
+    earlier = [
+        HumanMessage("An earlier question"),
+        AIMessage("", tool_calls=[{**calls[0], "id": "old"}]),
+        ToolMessage("Old findings.", tool_call_id="old", name=RESEARCH),
+        AIMessage("# The earlier report"),
+    ]
+    return {
+        "question": question,
+        "messages": [*earlier, HumanMessage(question), AIMessage("", tool_calls=calls), *results],
+        "todos": [{"content": t, "status": "completed"} for t in TOPICS],
+    }
+
+
+def test_a_plan_all_researched_is_split_into_this_question_s_parts_in_order() -> None:
+    found = report_sections.due(researched(), Context(report_in_sections="on"), False)
+    assert [part.topic for part in found] == list(TOPICS)
+    assert [part.findings for part in found] == [f"Findings on {t}." for t in TOPICS]
+
+
+def test_off_is_the_default_and_splits_nothing() -> None:
+    assert Context().report_in_sections == "off"
+    assert report_sections.due(researched(), Context(), True) == []
+
+
+def test_a_plan_with_items_left_waits_for_the_orchestrator_unless_it_is_the_turn_cap() -> None:
+    state = researched()
+    state["todos"][1]["status"] = "pending"
+    on = Context(report_in_sections="on")
+    assert report_sections.due(state, on, False) == []
+    assert len(report_sections.due(state, on, True)) == 2
+
+
+def test_one_topic_a_budget_or_a_budget_stop_keep_the_single_call() -> None:
+    on = Context(report_in_sections="on")
+    assert report_sections.due(researched(failed=TOPICS[1]), on, True) == []
+    assert (
+        report_sections.due(researched(), on.model_copy(update={"max_cost_usd": 1.0}), True) == []
+    )
+    assert report_sections.due({**researched(), "budget_note": "stopped"}, on, True) == []
+
+
+def test_auto_keeps_a_table_or_comparison_whole_and_on_splits_it() -> None:
+    auto, on = Context(report_in_sections="auto"), Context(report_in_sections="on")
+    assert len(report_sections.due(researched(), auto, True)) == 2
+    for question in ("Compare costs and noise", "As a table please", "Kosten im Vergleich", "比较"):
+        assert report_sections.due(researched(question), auto, True) == [], question
+        assert len(report_sections.due(researched(question), on, True)) == 2
+
+
+def test_an_unknown_value_is_refused_with_the_values_named() -> None:
+    with pytest.raises(ConfigError, match="'off', 'auto' or 'on'"):
+        Context(report_in_sections="sometimes")  # type: ignore[arg-type]

@@ -1,0 +1,56 @@
+"""The benchmark's report in sections: the sections' calls are one parallel step on the
+model's critical path (after the researchers, not among them), never counted as researchers,
+and `--sections both` says what the split did to each case."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchmarks import analysis
+from benchmarks.__main__ import sections_compared
+
+
+def call(lane: str, arrived: float, ended: float, role: str = "x") -> dict[str, Any]:
+    return {"lane": lane, "role": role, "arrived": arrived, "started": arrived, "ended": ended}
+
+
+CALLS = [
+    call("main", 0, 1),
+    call("topic a", 1, 5),
+    call("topic b", 1, 3),
+    call("report:topic a", 5, 8),
+    call("report:topic b", 5, 9),
+    call("report:frame", 5, 6),
+]
+
+
+def test_the_sections_follow_the_slowest_researcher_on_the_critical_path() -> None:
+    path = analysis.chain(CALLS, parallel=True)
+    assert [c["lane"] for c in path] == ["main", "topic a", "report:topic b"]
+    assert analysis.efficiency(CALLS) == analysis.efficiency(CALLS[:3])
+
+
+def case(sections: str, orchestrator: int, parts: int, wall: float) -> dict[str, Any]:
+    roles = {"orchestrator": {"prompt_tokens": orchestrator, "processed_tokens": orchestrator}}
+    if parts:
+        roles["report_section"] = {"prompt_tokens": parts, "processed_tokens": parts // 2}
+    return {
+        "profile": "laptop",
+        "k": 3,
+        "sections": sections,
+        "roles": roles,
+        "wall_s": wall,
+        "report_s": wall - 1,
+        "model_calls": 12 if not parts else 15,
+        "prompt_tokens": 20_000 + orchestrator + parts,
+    }
+
+
+def test_both_ways_are_compared_the_report_s_prompt_by_the_orchestrator_s_difference() -> None:
+    lines = sections_compared([case("off", 3_000, 0, 20.0), case("on", 1_000, 2_400, 15.0)])
+    assert lines[1] == "Report in sections (`--sections both`):"
+    assert "wall 20.0 → 15.0 s (0.75x)" in lines[-1] and "calls 12 → 15" in lines[-1]
+    assert (
+        "2,000 tok in one call → 2,400 in its sections and frame, read 2,000 → 1,200" in (lines[-1])
+    )
+    assert sections_compared([case("off", 3_000, 0, 20.0)]) == []
