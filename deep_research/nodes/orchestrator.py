@@ -95,21 +95,10 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     ledger = planning_ledger
     guard = churn.after_reply(state.get("churn"), reply.tool_calls, context)
     guard = _limit_research(guard, reply, context.max_research_calls_per_reply)
-    # What is left (cap minus what state counts) is split into one share per research
-    # call and counted now, in this node's checkpoint: sibling tasks cannot see each
-    # other's searches, and a task dropped before it reports (a new question after a
-    # stopped run) must not free searches it may have sent. Each task gives back what
-    # it did not use when it ends. The cost budget is split the same way, after keeping
-    # back what the report could cost, so a run that spends its budget can still write it.
     runnable = dispatch.valid_research(reply, guard["refused"])
-    left = context.max_searches_per_run - state.get("searches_used", 0)
-    searches = search.split(left, len(runnable))
-    shares = {call: Share(searches=n) for call, n in zip(runnable, searches, strict=True)}
-    _share_mcp_calls(shares, state, context)
-    if budget is not None:  # what is left of the whole budget after the report's reserve
-        money = max(0, budget - reserve - ledger.counted)
-        for share, cost in zip(shares.values(), search.split(money, len(runnable)), strict=True):
-            share["cost"] = cost
+    # What is left of the whole budget after the report's reserve.
+    money = None if budget is None else max(0, budget - reserve - ledger.counted)
+    shares = _shares(runnable, state, context, money)
     # A reply held for plan review sends nothing until it is approved: `review_plan`
     # counts its shares then, so a new question asked instead still has them.
     held = context.review_plan and not state.get("plan_reviewed")
@@ -126,6 +115,25 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
         "usage": spent["usage"],
         "cost_counted": spent["cost_counted"] + handed["cost_counted"],
     }
+
+
+def _shares(
+    runnable: dict[str, str], state: ResearchState, context: Context, money: int | None
+) -> dict[str, Share]:
+    """What is left (cap minus what state counts), split into one share per research call
+    and counted now, in this node's checkpoint: sibling tasks cannot see each other's
+    searches, and a task dropped before it reports (a new question after a stopped run)
+    must not free searches it may have sent. Each task gives back what it did not use when
+    it ends. The cost budget (`money`, what is left after keeping back what the report
+    could cost, so a run that spends its budget can still write it) is split the same way."""
+    left = context.max_searches_per_run - state.get("searches_used", 0)
+    searches = search.split(left, len(runnable))
+    shares = {call: Share(searches=n) for call, n in zip(runnable, searches, strict=True)}
+    _share_mcp_calls(shares, state, context)
+    if money is not None:
+        for share, cost in zip(shares.values(), search.split(money, len(runnable)), strict=True):
+            share["cost"] = cost
+    return shares
 
 
 def _share_mcp_calls(shares: dict[str, Share], state: ResearchState, context: Context) -> None:
