@@ -20,6 +20,9 @@ class Source(TypedDict):
     content: str
     found_by: str
     retrieved: NotRequired[str]  # ISO date of a page recalled from memory (see memory/)
+    # The page of a PDF found on the web this source is (its URL ends `#page=N`): only a
+    # source marked so is a page of its own; another web URL's `#page=N` is no source's.
+    pdf_page: NotRequired[int]
 
 
 class RecalledReport(TypedDict):

@@ -50,6 +50,9 @@ class Page:
     skipped: str = ""  # why no text was read; empty when `text` holds the page
     note: str = ""  # a remark on text that was read, e.g. that the download was cut
     raw_bytes: int = 0  # body bytes read (decompressed), for the frugality benchmark
+    # A PDF's pages (item 0 is page 1), each cut to the page limit: a researcher reads the
+    # few that answer its query, each a source of its own (search/pdf_pages.py).
+    pdf_pages: tuple[str, ...] = ()
 
 
 class PageFetcher:
@@ -124,17 +127,28 @@ class PageFetcher:
                 except UnreadableBody as error:
                     return Page(url, skipped=str(error))
                 charset = response.charset_encoding
+            loop = asyncio.get_running_loop()
             try:
-                text = await asyncio.get_running_loop().run_in_executor(
-                    _extractors(), extract.to_text, kind, raw, charset, str(current)
-                )
+                if kind == "pdf":
+                    pages = await loop.run_in_executor(_extractors(), extract.pdf_pages, raw)
+                    text = "\n\n".join(pages).strip()
+                else:
+                    pages = []
+                    text = await loop.run_in_executor(
+                        _extractors(), extract.to_text, kind, raw, charset, str(current)
+                    )
             except extract.ExtractionFailed as error:
                 return Page(url, skipped=str(error), raw_bytes=len(raw))
             note = f"only the first {self._max_bytes:,} bytes were read" if cut else ""
             if not text:
                 return Page(url, skipped="no main text could be extracted", raw_bytes=len(raw))
+            clipped = tuple(extract.clip(page, self._max_chars) for page in pages)
             return Page(
-                url, text=extract.clip(text, self._max_chars), note=note, raw_bytes=len(raw)
+                url,
+                text=extract.clip(text, self._max_chars),
+                note=note,
+                raw_bytes=len(raw),
+                pdf_pages=clipped,
             )
         return Page(url, skipped=f"more than {MAX_REDIRECTS} redirects")
 
