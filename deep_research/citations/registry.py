@@ -8,7 +8,14 @@ from functools import cached_property
 
 from deep_research.citations.fragments import RetrievedText
 from deep_research.state import Source
-from deep_research.text.urls import is_file_url, is_pdf, page_key, source_base, split_fragment
+from deep_research.text.urls import (
+    is_file_url,
+    is_pdf,
+    page_key,
+    pdf_page_anchor,
+    source_base,
+    split_fragment,
+)
 
 
 @dataclass
@@ -28,7 +35,8 @@ class RegisteredSource:
 
     @property
     def is_pdf(self) -> bool:
-        return is_pdf(self.url, self.title)
+        # A page of a PDF (the registry keeps `#page=N` on those alone), or a PDF by its name.
+        return bool(pdf_page_anchor(*split_fragment(self.url))) or is_pdf(self.url, self.title)
 
 
 class SourceRegistry:
