@@ -57,6 +57,14 @@ def pdf_page_anchor(base: str, fragment: str) -> str:
     return fragment if is_citable_url(base) and _PAGE_ANCHOR.fullmatch(fragment) else ""
 
 
+def pdf_page_number(url: str) -> int:
+    """The page `url` names (`…#page=N`), or 0. Only for a URL the registry kept: memory
+    stores cited URLs, and the registry keeps `#page=N` on a PDF's pages alone."""
+    base, fragment = split_fragment(url)
+    anchor = pdf_page_anchor(base, fragment)
+    return int(anchor.removeprefix("page=")) if anchor else 0
+
+
 def pdf_page_url(url: str, page: int) -> str:
     """The URL of page `page` (1-based) of the PDF at `url` (its fragment replaced)."""
     return f"{split_fragment(url)[0]}#page={page}"

@@ -12,6 +12,7 @@ from deep_research.text.urls import (
     is_web_url,
     page_key,
     pdf_page_anchor,
+    pdf_page_number,
     pdf_page_url,
     source_base,
     split_fragment,
@@ -74,6 +75,8 @@ def test_a_pdf_file_is_one_fetch_and_its_pages_are_numbered() -> None:
     assert file_key(pdf + "#page=2") == file_key(pdf + "#page=9") == file_key(pdf) == page_key(pdf)
     assert pdf_page_url(pdf + "#page=2", 5) == pdf + "#page=5"
     assert pdf_page_url(pdf, 1) == pdf + "#page=1"
+    assert pdf_page_number(pdf + "#page=12") == 12 == pdf_page_number("file:///d/a.pdf#page=12")
+    assert pdf_page_number(pdf + "#top") == pdf_page_number(pdf) == pdf_page_number("x#page=2") == 0
 
 
 def test_which_urls_are_web_files_or_citable() -> None:
