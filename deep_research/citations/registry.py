@@ -14,6 +14,7 @@ from deep_research.text.urls import (
     page_key,
     pdf_page_anchor,
     source_base,
+    source_key,
     split_fragment,
 )
 
@@ -54,7 +55,7 @@ class SourceRegistry:
         url = source_base(source["url"])
         if not is_file_url(url) and "pdf_page" not in source:
             url = split_fragment(url)[0]  # a web page's `#page=N`, but not a PDF's page
-        key = page_key(url)
+        key = source_key(source)
         entry = self._entries.get(key)
         retrieved_on = source.get("retrieved", "")
         if entry is None:

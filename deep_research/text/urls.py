@@ -6,6 +6,7 @@ the fetch cache, the run's sources and the citation registry: `…/a/`, `…/a#x
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from urllib.parse import SplitResult, parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 # Query parameters that only say where a click came from; they never change the page.
@@ -107,6 +108,16 @@ def page_key(url: str) -> str:
 def file_key(url: str) -> str:
     """Which file a URL names: `page_key` without a PDF page (one fetch per PDF)."""
     return page_key(split_fragment(url)[0])
+
+
+def source_key(source: Mapping[str, object]) -> str:
+    """Which page a retrieved source (`state.Source`) is: its URL's `page_key`, where a web
+    URL's `#page=N` counts only on a source the search step marked as a PDF's page
+    (`pdf_page`); a library file's page always does (only the library makes those)."""
+    url = str(source["url"])
+    if "pdf_page" not in source and is_web_url(url):
+        url = split_fragment(url)[0]
+    return page_key(url)
 
 
 def _is_tracking(name: str) -> bool:

@@ -15,6 +15,7 @@ from deep_research.text.urls import (
     pdf_page_number,
     pdf_page_url,
     source_base,
+    source_key,
     split_fragment,
 )
 
@@ -115,3 +116,10 @@ def test_a_malformed_host_gives_a_key_and_is_not_a_web_url() -> None:
     # sources' reducer (state.merge_sources) keys every page with page_key.
     assert page_key(BAD_IPV6) != page_key("https://[::1]/x")
     assert not is_citable_url(BAD_IPV6)
+
+
+def test_a_source_s_key_keeps_a_web_page_anchor_only_on_a_marked_pdf_page() -> None:
+    pdf = "https://a.example/r.pdf#page=2"
+    assert source_key({"url": pdf, "pdf_page": 2}) == page_key(pdf)
+    assert source_key({"url": pdf}) == page_key("https://a.example/r.pdf")
+    assert source_key({"url": "file:///d/a.pdf#page=2"}) == page_key("file:///d/a.pdf#page=2")
