@@ -38,20 +38,20 @@ MAX_QUERY_WORDS = 32  # a query is short; a longer one is cut, not looped over
 
 
 def words(text: str) -> set[str]:
+    """The words of three letters or more in `text`, casefolded."""
     return {word.casefold() for word in _WORD.findall(text)}
 
 
 def chosen_pages(pages: Sequence[str], query: str, limit: int = MAX_PAGES_SHOWN) -> list[int]:
     """The 1-based numbers of the (at most `limit`) pages sharing most of the query's words,
     in page order; the first page when none shares any. Pages without text never."""
-    wanted = list(words(query))[:MAX_QUERY_WORDS]
+    # In the query's order, so that which words count never depends on hashing.
+    found = (word.casefold() for word in _WORD.findall(query))
+    wanted = set(list(dict.fromkeys(found))[:MAX_QUERY_WORDS])
     scored = []
     for number, text in enumerate(pages, 1):
-        if not text.strip():
-            continue
-        folded = text.casefold()
-        shared = sum(1 for word in wanted if word in folded)
-        scored.append((-shared, number))
+        if text.strip():  # each page's text is cut at `max_page_chars` already
+            scored.append((-len(wanted & words(text)), number))
     best = sorted(scored)[:limit]
     if best and best[0][0] == 0:
         best = best[:1]  # no page shares a word: the first, a sample of the file

@@ -17,6 +17,7 @@ def test_the_pages_sharing_most_query_words_are_chosen_in_page_order() -> None:
     assert chosen_pages(pages, "tides", limit=3) == [1]  # pages sharing none are left out
     assert chosen_pages(["", " "], "wind") == []
     assert len(chosen_pages(["wind"] * 50, "wind")) == MAX_PAGES_SHOWN
+    assert chosen_pages(["Wheat.", "Heat."], "heat") == [2], "whole words, not parts"
 
 
 def test_a_read_pdf_becomes_its_chosen_pages_each_a_finding_of_its_own() -> None:
