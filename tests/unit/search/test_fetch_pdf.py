@@ -38,6 +38,12 @@ async def test_hostile_pdfs_stay_within_the_web_bounds(
     bare_pages.pdfs["drawn.pdf"] = drawn.read_bytes()
     page = await fetch(named(bare_pages, "/pdf/drawn.pdf"))
     assert isinstance(page, Page) and page.skipped == "PDF pages draw over 20 MB of content"
+    # 1,500 pages in 250 KB: read up to the web's page bound, the rest never parsed.
+    bare_pages.pdfs["long.pdf"] = write_shared_content_pdf(
+        tmp_path / "l.pdf", pages=1_500, drawn=10
+    ).read_bytes()
+    page = await fetch(named(bare_pages, "/pdf/long.pdf"))
+    assert isinstance(page, Page) and len(page.pdf_pages) == extract.WEB_PDF.pages == 1_000
     # Many pages: read up to the page bound (here 3), the rest never parsed.
     monkeypatch.setattr(extract, "WEB_PDF", PdfBounds(pages=3, chars=10_000, content=10**8))
     many = write_pdf(tmp_path / "m.pdf", [f"Page {n} text." for n in range(1, 60)])
