@@ -71,6 +71,12 @@ class Endpoints(BaseSettings):
     # Widening what page fetching may reach is a property of the machine, never of a run.
     fetch_allow_private: bool = False
     fetch_allowed_hosts: str = ""
+    # Rendering pages whose text a script writes runs a browser on this machine: the
+    # machine's choice, never a run's (search/browser.py, docs/search.md).
+    render_pages: bool = False
+    render_browser: str | None = Field(default=None, max_length=4096)
+    render_max_pages: int = Field(default=2, ge=1, le=20)
+    render_timeout: float = Field(default=20.0, ge=2, le=120)
     # Where the memory lives (see `deep_research.memory.location`): a directory for one
     # process, or a Chroma server shared by several. MEMORY_DIR asks for another directory
     # (a relative one is the working directory's: a project-local memory).
