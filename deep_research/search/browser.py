@@ -1,0 +1,213 @@
+"""Rendering a page whose text a script writes, in headless Chromium, behind the address guard.
+
+Off unless RENDER_PAGES is set. Chromium itself reaches no network: its resolver answers
+nothing and its proxy is a closed port, and every request a page makes is answered here,
+through the same guarded client as every fetch (search/netguard.py), or refused. Each
+render gets its own browser process and a fresh temporary profile, deleted after it.
+Playwright is imported only when a page is rendered (the `browser` extra).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from deep_research.errors import DeepResearchError
+from deep_research.search.capped_body import ACCEPT_ENCODING, UnreadableBody, read_capped
+from deep_research.search.netguard import AddressPolicy, BlockedAddress, GuardedTransport
+
+# A page "looks rendered by script" when its extracted text is shorter than this and its
+# HTML has a script tag, an empty app root or a <noscript> notice (docs/search.md).
+SCRIPTED_BELOW = 200
+SCRIPT_SIGNS = re.compile(
+    rb"<script\b|<noscript\b|<div[^>]*\bid=[\"']?(?:root|app|__next)[\"']?[^>]*>\s*</div>",
+    re.IGNORECASE,
+)
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+# What a page may load: its document, scripts and the data they ask for. Images, fonts,
+# media, stylesheets, websockets and the rest are refused (nothing of the text is in them).
+LOADED_TYPES = frozenset({"document", "script", "xhr", "fetch"})
+MAX_REQUESTS = 60  # requests one render may make; later ones are refused
+MAX_BODY_BYTES = 2_000_000  # per response, as for a fetched page
+MAX_HTML_CHARS = 2_000_000  # of the rendered DOM taken for extraction
+CLOSE_SECONDS = 10.0  # closing a browser whose page still runs a script
+# No network of Chromium's own (every request is answered by the route below), V8's heap
+# bounded, one renderer process, nothing run in the background.
+CHROMIUM_ARGS = (
+    "--host-resolver-rules=MAP * ~NOTFOUND",
+    "--proxy-server=http://127.0.0.1:9",
+    "--proxy-bypass-list=<-loopback>",
+    "--js-flags=--max-old-space-size=256",
+    "--renderer-process-limit=1",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--disable-gpu",
+    "--no-first-run",
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
+)
+
+
+class RenderFailed(DeepResearchError):
+    """A render gave no HTML; the message is fixed text, shown to the model as a skip reason."""
+
+
+def looks_scripted(raw: bytes, text: str) -> bool:
+    """Whether a page whose extraction gave `text` is probably written by its scripts."""
+    return len(text) < SCRIPTED_BELOW and SCRIPT_SIGNS.search(raw[:MAX_BODY_BYTES]) is not None
+
+
+def find_browser(configured: str | None) -> str | None:
+    """The browser to run: RENDER_BROWSER if set (a path or a command name), else the first
+    of `BROWSERS` on PATH; None when there is none."""
+    for name in (configured,) if configured else BROWSERS:
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+@dataclass
+class RequestLog:
+    """What one render's page asked for: how many requests, which were refused."""
+
+    made: int = 0
+    refused: list[str] = field(default_factory=list)  # refusal reasons (netguard's words)
+
+
+class Renderer:
+    """Renders pages for one search step: at most `max_pages`, one at a time, each within
+    `timeout` seconds."""
+
+    def __init__(
+        self, policy: AddressPolicy, *, browser: str, max_pages: int, timeout: float
+    ) -> None:
+        self._policy = policy
+        self._browser = browser
+        self._timeout = timeout
+        self.max_pages = max_pages
+        self.used = 0
+        self._one_at_a_time = asyncio.Semaphore(1)
+
+    async def html(self, url: str) -> tuple[str, str]:
+        """The rendered DOM of `url` and the URL it ended at. Raises `RenderFailed`."""
+        if self.used >= self.max_pages:
+            raise RenderFailed(f"not rendered: this search step's {self.max_pages} renders used")
+        self.used += 1
+        async with self._one_at_a_time:
+            try:
+                return await self._render(url)
+            except ImportError as error:
+                raise RenderFailed("not rendered: playwright is not installed") from error
+
+    async def _render(self, url: str) -> tuple[str, str]:
+        from playwright.async_api import Error as PlaywrightError
+        from playwright.async_api import async_playwright
+
+        client = httpx.AsyncClient(
+            transport=GuardedTransport(self._policy, max_connections=4),
+            follow_redirects=False,  # Chromium follows them, each hop through the route again
+            timeout=self._timeout,
+        )
+        log = RequestLog()
+        try:
+            with tempfile.TemporaryDirectory(prefix="deep-research-render-") as profile:
+                async with async_playwright() as driver:
+                    context = await driver.chromium.launch_persistent_context(
+                        profile,
+                        executable_path=self._browser,
+                        headless=True,
+                        args=list(CHROMIUM_ARGS),
+                        service_workers="block",
+                        accept_downloads=False,
+                        java_script_enabled=True,
+                    )
+                    try:
+                        await context.route("**/*", _router(client, self._policy, log))
+                        async with asyncio.timeout(self._timeout):
+                            return await _load(context, url)
+                    finally:
+                        await _close(context)
+        except TimeoutError as error:
+            raise RenderFailed(f"rendering timed out after {self._timeout:g} s") from error
+        except PlaywrightError as error:
+            raise RenderFailed("the browser could not render the page") from error
+        finally:
+            await client.aclose()
+
+
+async def _load(context: Any, url: str) -> tuple[str, str]:
+    """Open `url`, wait for its scripts to settle (at most most of the deadline), take its DOM."""
+    from playwright.async_api import TimeoutError as WaitedTooLong
+
+    page = context.pages[0] if context.pages else await context.new_page()
+    response = await page.goto(url, wait_until="domcontentloaded")
+    if response is None or response.status >= 400:
+        raise RenderFailed("the browser could not load the page")
+    try:
+        await page.wait_for_load_state("networkidle", timeout=5_000)
+    except WaitedTooLong:
+        pass  # a page that keeps polling: take what it has written so far
+    html = await page.evaluate(f"document.documentElement.outerHTML.slice(0, {MAX_HTML_CHARS})")
+    return str(html), str(page.url)
+
+
+async def _close(context: Any) -> None:
+    """Close the browser; one whose page still spins is left to the driver's exit to kill."""
+    try:
+        async with asyncio.timeout(CLOSE_SECONDS):
+            await context.close()
+    except Exception:  # noqa: BLE001  # closing must not hide the render's own outcome
+        pass
+
+
+def _router(client: httpx.AsyncClient, policy: AddressPolicy, log: RequestLog) -> Any:
+    """The handler every request of the page goes through: refused, or fetched by `client`."""
+
+    async def route(route: Any) -> None:
+        request = route.request
+        log.made += 1
+        if (
+            request.resource_type not in LOADED_TYPES
+            or request.method not in ("GET", "HEAD")
+            or log.made > MAX_REQUESTS
+        ):
+            await _answer(route.abort("blockedbyclient"))
+            return
+        try:
+            target = httpx.URL(request.url)
+            policy.check_url(target)
+            headers = {"Accept": request.headers.get("accept", "*/*")}
+            headers["Accept-Encoding"] = ACCEPT_ENCODING
+            headers["User-Agent"] = request.headers.get("user-agent", "")
+            async with client.stream(request.method, target, headers=headers) as response:
+                body, _ = await read_capped(response, MAX_BODY_BYTES)
+        except BlockedAddress as refused:
+            log.refused.append(str(refused))
+            await _answer(route.abort("blockedbyclient"))
+            return
+        except (httpx.HTTPError, UnreadableBody):
+            await _answer(route.abort("failed"))
+            return
+        kept = {k: v for k, v in response.headers.items() if k in ("content-type", "location")}
+        await _answer(route.fulfill(status=response.status_code, headers=kept, body=body))
+
+    return route
+
+
+async def _answer(answering: Any) -> None:
+    """Give the route its answer; a page closed meanwhile (the deadline) needs none."""
+    from playwright.async_api import Error as PlaywrightError
+
+    try:
+        await answering
+    except PlaywrightError:
+        pass

@@ -1,0 +1,143 @@
+"""search/browser.py: pages written by script, rendered in the system's Chromium behind the
+address guard, within the step's render count and each render's deadline."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from deep_research.config.settings import load_context
+from deep_research.search import Grant, session
+from deep_research.search.browser import Renderer, find_browser, looks_scripted
+from deep_research.search.fetch import Page
+from deep_research.search.netguard import AddressPolicy
+from deep_research.search.types import SearchResult
+from tests.support.fakes.page_server import PageServer, scripted_paragraphs
+from tests.support.fetching import Resolver, fetch, named
+from tests.support.search import ALLOW_PAGES, PAGES_HOST
+
+BROWSER = find_browser(None)
+needs_browser = pytest.mark.skipif(BROWSER is None, reason="no Chromium on PATH")
+WRITTEN = scripted_paragraphs("heat-pumps")[2]  # what only the page's script writes
+
+
+def renderer(policy: AddressPolicy = ALLOW_PAGES, **options: float) -> Renderer:
+    assert BROWSER is not None
+    settings = {"max_pages": 2, "timeout": 20.0, **options}
+    return Renderer(
+        policy, browser=BROWSER, max_pages=int(settings["max_pages"]), timeout=settings["timeout"]
+    )
+
+
+def leftover_profiles() -> set[Path]:
+    return set(Path(tempfile.gettempdir()).glob("deep-research-render-*"))
+
+
+@pytest.mark.parametrize(
+    ("html", "text", "scripted"),
+    [
+        (b'<div id="root"></div><script src="/app.js"></script>', "", True),
+        (b"<body><noscript>Enable JavaScript</noscript></body>", "Loading", True),
+        (b"<body><div id=app></div></body>", "", True),
+        (b"<body><p>Short note.</p></body>", "Short note.", False),  # short, no script
+        (b"<script>track()</script><p>long</p>", "x" * 500, False),  # has its text
+    ],
+)
+def test_a_page_looks_scripted_when_it_gives_little_text_and_shows_script_signs(
+    html: bytes, text: str, scripted: bool
+) -> None:
+    assert looks_scripted(html, text) is scripted
+
+
+def test_the_configured_browser_is_used_or_none_is_found() -> None:
+    assert find_browser("/no/such/browser") is None
+    assert find_browser("sh") == find_browser("/bin/sh") or find_browser("sh") is not None
+
+
+@pytest.mark.slow
+@needs_browser
+async def test_text_written_by_script_is_read_only_when_rendering_is_on(
+    bare_pages: PageServer, resolver: Resolver
+) -> None:
+    resolver({PAGES_HOST: ["127.0.0.1"]})
+    url = named(bare_pages, "/scripted/heat-pumps")
+    before = leftover_profiles()
+    plain = await fetch(url)
+    assert isinstance(plain, Page) and plain.text == "" and "no main text" in plain.skipped
+    shown = await fetch(url, renderer=renderer())
+    assert isinstance(shown, Page) and WRITTEN in shown.text, shown
+    assert "rendered in a headless browser" in shown.note
+    assert "/data/heat-pumps" in bare_pages.requests, "the script's own request went through"
+    assert leftover_profiles() == before, "the browser's profile is deleted after the render"
+
+
+@pytest.mark.slow
+@needs_browser
+async def test_what_a_page_s_script_reaches_for_goes_through_the_address_guard(
+    bare_pages: PageServer, resolver: Resolver
+) -> None:
+    resolver({PAGES_HOST: ["127.0.0.1"]})
+    with PageServer() as other:  # the same machine on another port, by address: not allowed
+        for target in (f"http://127.0.0.1:{other.port}/article/secret", "http://169.254.169.254/"):
+            url = named(bare_pages, f"/reaching?target={target}")
+            page = await fetch(url, renderer=renderer())
+            assert isinstance(page, Page) and "Scripted report on reaching page" in page.text
+        assert other.requests == [], "the page's script reached a private address"
+
+
+@pytest.mark.slow
+@needs_browser
+async def test_a_page_that_never_stops_is_cut_at_the_deadline_and_the_step_goes_on(
+    bare_pages: PageServer, resolver: Resolver
+) -> None:
+    resolver({PAGES_HOST: ["127.0.0.1"]})
+    rendering = renderer(timeout=3.0)
+    spun = await fetch(named(bare_pages, "/spinning"), renderer=rendering)
+    assert isinstance(spun, Page) and spun.text == ""
+    assert "rendering timed out after 3 s" in spun.skipped
+    after = await fetch(named(bare_pages, "/scripted/after-spin"), renderer=rendering)
+    assert isinstance(after, Page) and "Scripted paragraph 1 on after spin" in after.text
+
+
+@pytest.mark.slow
+@needs_browser
+async def test_a_search_step_renders_at_most_its_count_and_rendered_text_is_citable(
+    pages: PageServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Scripted:
+        name, max_concurrency = "scripted", 4
+
+        async def search(self, query: str, max_results: int) -> list[SearchResult]:
+            slugs = ("heat-pumps", "solar-roofs")
+            base = f"http://{PAGES_HOST}:{pages.port}/scripted"
+            return [SearchResult(f"{base}/{slug}", slug, "An app.") for slug in slugs]
+
+    monkeypatch.setattr("deep_research.search.step.make_provider", lambda name: Scripted())
+    monkeypatch.setenv("RENDER_PAGES", "true")
+    monkeypatch.setenv("RENDER_MAX_PAGES", "1")
+    context = load_context(
+        {"relevance_filter": False, "use_memory": False, "search_library": False}
+        | {"fetch_top_n": 2}
+    )
+    grant = Grant(1, share=1, counted_before=0, cap=1)
+    async with session(context, run_key="render", owner="o", topic="t", grant=grant) as step:
+        answer = await step.answer(["heat pumps"], max_chars=20_000)
+    rendered = [s for s in answer.sources if "Scripted paragraph" in s["content"]]
+    assert len(rendered) == 1, "one render allowed for the step"
+    assert WRITTEN in answer.text or "solar roofs" in rendered[0]["content"]
+    skipped = [entry["reason"] for entry in answer.trace["skipped_pages"]]
+    assert any("1 renders used" in reason for reason in skipped), skipped
+
+
+async def test_rendering_is_off_unless_the_environment_turns_it_on(
+    pages: PageServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deep_research.search.step import renderer as step_renderer
+
+    monkeypatch.delenv("RENDER_PAGES", raising=False)
+    assert step_renderer(ALLOW_PAGES) is None
+    monkeypatch.setenv("RENDER_PAGES", "true")
+    monkeypatch.setenv("RENDER_BROWSER", "/no/such/browser")
+    assert step_renderer(ALLOW_PAGES) is None, "no browser: pages are read without rendering"
