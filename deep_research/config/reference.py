@@ -49,6 +49,13 @@ ENDPOINT_NOTES = {
     "fetch_allow_private": "allow fetching pages at private addresses (metadata services and "
     "link-local addresses stay refused; see [security](security.md))",
     "fetch_allowed_hosts": "hosts page fetching may reach although private, comma-separated",
+    "render_pages": "render a fetched page that gives almost no text and looks written by "
+    "script in headless Chromium, then read it again ([search](search.md#pages-that-need-a-"
+    "browser)); needs the `browser` extra and a Chromium",
+    "render_browser": "the Chromium (or Chrome) to run: a path or a command name; unset: "
+    "`chromium`, `chromium-browser`, `google-chrome` on PATH",
+    "render_max_pages": "pages one search step may render (one at a time)",
+    "render_timeout": "seconds one render may take, browser start included",
     "memory_dir": "where the memory and the library are stored, the same for every working "
     "directory and shared by your processes (`MEMORY_SHARE`); set it for a project-local "
     "memory (a relative path is the working directory's)",
