@@ -211,3 +211,28 @@ async def _answer(answering: Any) -> None:
         await answering
     except PlaywrightError:
         pass
+
+
+async def browser_version(browser: str, timeout: float) -> str:
+    """Start `browser` as a render would (same flags, a fresh profile) and name its version.
+
+    Raises `RenderFailed` (fixed text) when it cannot start or Playwright is missing."""
+    try:
+        from playwright.async_api import Error as PlaywrightError
+        from playwright.async_api import async_playwright
+    except ImportError as error:
+        raise RenderFailed("playwright is not installed") from error
+    try:
+        with tempfile.TemporaryDirectory(prefix="deep-research-render-") as profile:
+            async with asyncio.timeout(timeout), async_playwright() as driver:
+                context = await driver.chromium.launch_persistent_context(
+                    profile, executable_path=browser, headless=True, args=list(CHROMIUM_ARGS)
+                )
+                try:
+                    return str(context.browser.version) if context.browser else "unknown"
+                finally:
+                    await _close(context)
+    except TimeoutError as error:
+        raise RenderFailed(f"the browser did not start within {timeout:g} s") from error
+    except PlaywrightError as error:
+        raise RenderFailed("the browser did not start") from error

@@ -446,6 +446,7 @@ def test_the_command_passes_a_good_setup_and_leaves_nothing_behind(tmp_path: Pat
         "report dir",
         "memory",
         "tracing",
+        "page rendering",
     ], result.stdout
     assert any(
         line.startswith("ok    relevance model: all-MiniLM-L6-v2 from ")
