@@ -10,6 +10,7 @@ Playwright is imported only when a page is rendered (the `browser` extra).
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import shutil
 import tempfile
@@ -54,6 +55,16 @@ CHROMIUM_ARGS = (
     "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
     "--webrtc-ip-handling-policy=disable_non_proxied_udp",
 )
+
+
+def browser_env(profile: str) -> dict[str, str]:
+    """The browser's whole environment: no key of this process's, and a home, config and
+    cache inside the temporary profile (Chromium writes crash-report settings and dconf's
+    cache there), so nothing is left in the user's home."""
+    env = {"HOME": profile, "XDG_CONFIG_HOME": f"{profile}/config"}
+    env |= {"XDG_CACHE_HOME": f"{profile}/cache", "TMPDIR": tempfile.gettempdir()}
+    env |= {name: os.environ[name] for name in ("PATH", "LANG", "TZ") if name in os.environ}
+    return env
 
 
 class RenderFailed(DeepResearchError):
@@ -126,6 +137,7 @@ class Renderer:
                         executable_path=self._browser,
                         headless=True,
                         args=list(CHROMIUM_ARGS),
+                        env=browser_env(profile),
                         service_workers="block",
                         accept_downloads=False,
                         java_script_enabled=True,
@@ -226,7 +238,11 @@ async def browser_version(browser: str, timeout: float) -> str:
         with tempfile.TemporaryDirectory(prefix="deep-research-render-") as profile:
             async with asyncio.timeout(timeout), async_playwright() as driver:
                 context = await driver.chromium.launch_persistent_context(
-                    profile, executable_path=browser, headless=True, args=list(CHROMIUM_ARGS)
+                    profile,
+                    executable_path=browser,
+                    headless=True,
+                    args=list(CHROMIUM_ARGS),
+                    env=browser_env(profile),
                 )
                 try:
                     return str(context.browser.version) if context.browser else "unknown"

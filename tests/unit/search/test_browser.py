@@ -141,3 +141,15 @@ async def test_rendering_is_off_unless_the_environment_turns_it_on(
     monkeypatch.setenv("RENDER_PAGES", "true")
     monkeypatch.setenv("RENDER_BROWSER", "/no/such/browser")
     assert step_renderer(ALLOW_PAGES) is None, "no browser: pages are read without rendering"
+
+
+def test_the_browser_gets_no_key_and_a_home_inside_its_profile(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from deep_research.search.browser import browser_env
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-never-in-the-browser")
+    env = browser_env("/tmp/deep-research-render-x")
+    assert "sk-never-in-the-browser" not in env.values() and "OPENAI_API_KEY" not in env
+    assert env["HOME"] == "/tmp/deep-research-render-x"
+    assert env["XDG_CONFIG_HOME"].startswith(env["HOME"])
