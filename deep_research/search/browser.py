@@ -57,11 +57,11 @@ CHROMIUM_ARGS = (
 )
 
 
-def browser_env(profile: str) -> dict[str, str]:
+def browser_env(profile: str) -> dict[str, str | float | bool]:
     """The browser's whole environment: no key of this process's, and a home, config and
     cache inside the temporary profile (Chromium writes crash-report settings and dconf's
     cache there), so nothing is left in the user's home."""
-    env = {"HOME": profile, "XDG_CONFIG_HOME": f"{profile}/config"}
+    env: dict[str, str | float | bool] = {"HOME": profile, "XDG_CONFIG_HOME": f"{profile}/config"}
     env |= {"XDG_CACHE_HOME": f"{profile}/cache", "TMPDIR": tempfile.gettempdir()}
     env |= {name: os.environ[name] for name in ("PATH", "LANG", "TZ") if name in os.environ}
     return env
