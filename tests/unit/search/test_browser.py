@@ -152,4 +152,4 @@ def test_the_browser_gets_no_key_and_a_home_inside_its_profile(
     env = browser_env("/tmp/deep-research-render-x")
     assert "sk-never-in-the-browser" not in env.values() and "OPENAI_API_KEY" not in env
     assert env["HOME"] == "/tmp/deep-research-render-x"
-    assert env["XDG_CONFIG_HOME"].startswith(env["HOME"])
+    assert str(env["XDG_CONFIG_HOME"]).startswith(str(env["HOME"]))
