@@ -10,11 +10,15 @@ Playwright is imported only when a page is rendered (the `browser` extra).
 from __future__ import annotations
 
 import asyncio
+import importlib
 import os
 import re
 import shutil
 import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -120,6 +124,7 @@ class Renderer:
                 raise RenderFailed("not rendered: playwright is not installed") from error
 
     async def _render(self, url: str) -> tuple[str, str]:
+        await load_playwright()
         from playwright.async_api import Error as PlaywrightError
         from playwright.async_api import async_playwright
 
@@ -129,24 +134,16 @@ class Renderer:
             timeout=self._timeout,
         )
         log = RequestLog()
+        context: Any = None
         try:
-            with tempfile.TemporaryDirectory(prefix="deep-research-render-") as profile:
-                async with async_playwright() as driver:
-                    context = await driver.chromium.launch_persistent_context(
-                        profile,
-                        executable_path=self._browser,
-                        headless=True,
-                        args=list(CHROMIUM_ARGS),
-                        env=browser_env(profile),
-                        service_workers="block",
-                        accept_downloads=False,
-                        java_script_enabled=True,
-                    )
-                    try:
+            async with _profile() as profile, async_playwright() as driver:
+                try:
+                    async with asyncio.timeout(self._timeout):  # the browser's start included
+                        context = await _launch(driver, self._browser, profile)
                         await context.route("**/*", _router(client, self._policy, log))
-                        async with asyncio.timeout(self._timeout):
-                            return await _load(context, url)
-                    finally:
+                        return await _load(context, url)
+                finally:
+                    if context is not None:
                         await _close(context)
         except TimeoutError as error:
             raise RenderFailed(f"rendering timed out after {self._timeout:g} s") from error
@@ -154,6 +151,44 @@ class Renderer:
             raise RenderFailed("the browser could not render the page") from error
         finally:
             await client.aclose()
+
+
+async def load_playwright() -> None:
+    """Import Playwright in a thread: its first import reads many files, which must not
+    block the loop (langgraph dev refuses that); the imports after it are cached."""
+    await asyncio.to_thread(_import_playwright)
+
+
+def _import_playwright() -> None:
+    module = importlib.import_module("playwright.async_api")
+    # Starting its driver checks that the bundled Node.js is a file, on the loop, unless
+    # PLAYWRIGHT_NODEJS_PATH names it: checked here, in the thread, and named once.
+    node = Path(module.__file__ or "").parent.parent / "driver" / "node"
+    if "PLAYWRIGHT_NODEJS_PATH" not in os.environ and node.is_file():
+        os.environ["PLAYWRIGHT_NODEJS_PATH"] = str(node)
+
+
+@asynccontextmanager
+async def _profile() -> AsyncIterator[str]:
+    """A fresh temporary profile directory, deleted after (made and removed off the loop)."""
+    profile = await asyncio.to_thread(tempfile.mkdtemp, prefix="deep-research-render-")
+    try:
+        yield profile
+    finally:
+        await asyncio.to_thread(shutil.rmtree, profile, ignore_errors=True)
+
+
+async def _launch(driver: Any, browser: str, profile: str) -> Any:
+    """`browser` started headless on `profile`, with the flags that keep it off the network."""
+    return await driver.chromium.launch_persistent_context(
+        profile,
+        executable_path=browser,
+        headless=True,
+        args=list(CHROMIUM_ARGS),
+        env=browser_env(profile),
+        service_workers="block",
+        accept_downloads=False,
+    )
 
 
 async def _load(context: Any, url: str) -> tuple[str, str]:
@@ -230,24 +265,20 @@ async def browser_version(browser: str, timeout: float) -> str:
 
     Raises `RenderFailed` (fixed text) when it cannot start or Playwright is missing."""
     try:
-        from playwright.async_api import Error as PlaywrightError
-        from playwright.async_api import async_playwright
+        await load_playwright()
     except ImportError as error:
         raise RenderFailed("playwright is not installed") from error
+    from playwright.async_api import Error as PlaywrightError
+    from playwright.async_api import async_playwright
+
     try:
-        with tempfile.TemporaryDirectory(prefix="deep-research-render-") as profile:
-            async with asyncio.timeout(timeout), async_playwright() as driver:
-                context = await driver.chromium.launch_persistent_context(
-                    profile,
-                    executable_path=browser,
-                    headless=True,
-                    args=list(CHROMIUM_ARGS),
-                    env=browser_env(profile),
-                )
-                try:
-                    return str(context.browser.version) if context.browser else "unknown"
-                finally:
-                    await _close(context)
+        async with _profile() as profile, async_playwright() as driver:
+            async with asyncio.timeout(timeout):
+                context = await _launch(driver, browser, profile)
+            try:
+                return str(context.browser.version) if context.browser else "unknown"
+            finally:
+                await _close(context)
     except TimeoutError as error:
         raise RenderFailed(f"the browser did not start within {timeout:g} s") from error
     except PlaywrightError as error:

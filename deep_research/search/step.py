@@ -213,7 +213,7 @@ async def session(
         policy,
         timeout=context.fetch_timeout,
         max_chars=context.max_page_chars,
-        renderer=renderer(policy),
+        renderer=await asyncio.to_thread(renderer, policy),  # PATH is searched: off the loop
     ) as fetcher:
         searcher = Searcher(
             chain=chain,
