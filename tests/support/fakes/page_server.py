@@ -28,6 +28,8 @@ Routes:
     /reaching?target=URL  a scripted article whose script also fetches URL and loads it
                         as an image and a script
     /spinning           a page whose script never ends
+    /flooding           a scripted article whose script also POSTs, loads an image and a
+                        font, and sends 200 data requests (each logged)
 Every request's path is logged (`requests`), and its Accept-Encoding (`accept_encodings`);
 `latency` delays every answer (benchmark).
 """
@@ -198,6 +200,8 @@ class PageServer(BackgroundServer):
         app.router.add_get("/data/{slug}", self._data)
         app.router.add_get("/reaching", self._reaching)
         app.router.add_get("/spinning", self._spinning)
+        app.router.add_get("/flooding", self._flooding)
+        app.router.add_post("/data/{slug}", self._data)
         app.middlewares.append(self._log)
         super().__init__(app)
 
@@ -305,6 +309,17 @@ class PageServer(BackgroundServer):
 
     async def _reaching(self, request: web.Request) -> web.Response:
         return _html(scripted_html("reaching-page", reach=request.query["target"]))
+
+    async def _flooding(self, request: web.Request) -> web.Response:
+        flood = (
+            "fetch('/data/posted', {method: 'POST', body: 'x'}).catch(() => 0);"
+            "new Image().src = '/data/image';"
+            "new FontFace('f', 'url(/data/font)').load().catch(() => 0);"
+            "for (let i = 0; i < 200; i++) fetch('/data/flood-' + i).catch(() => 0);"
+        )
+        # After the script's own request for the article, which must not be crowded out.
+        page = scripted_html("flooding-page").replace("</script>", f"{flood}</script>", 1)
+        return _html(page)
 
     async def _spinning(self, request: web.Request) -> web.Response:
         spin = "<script>while (true) {}</script>"

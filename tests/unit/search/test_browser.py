@@ -11,7 +11,7 @@ from blockbuster import blockbuster_ctx
 
 from deep_research.config.settings import load_context
 from deep_research.search import Grant, session
-from deep_research.search.browser import Renderer, find_browser, looks_scripted
+from deep_research.search.browser import MAX_REQUESTS, Renderer, find_browser, looks_scripted
 from deep_research.search.fetch import Page
 from deep_research.search.netguard import AddressPolicy
 from deep_research.search.types import SearchResult
@@ -90,12 +90,28 @@ async def test_what_a_page_s_script_reaches_for_goes_through_the_address_guard(
 
 @pytest.mark.slow
 @needs_browser
+async def test_a_render_sends_only_gets_of_documents_scripts_and_data_and_a_bounded_number(
+    bare_pages: PageServer, resolver: Resolver
+) -> None:
+    resolver({PAGES_HOST: ["127.0.0.1"]})
+    page = await fetch(named(bare_pages, "/flooding"), renderer=renderer())
+    assert isinstance(page, Page) and "Scripted paragraph 1 on flooding page" in page.text
+    sent = bare_pages.requests
+    assert "/data/posted" not in sent and "/data/image" not in sent and "/data/font" not in sent
+    flood = [path for path in sent if path.startswith("/data/flood-")]
+    assert 0 < len(flood) <= MAX_REQUESTS, len(flood)
+
+
+@pytest.mark.slow
+@needs_browser
 async def test_a_page_that_never_stops_is_cut_at_the_deadline_and_the_step_goes_on(
     bare_pages: PageServer, resolver: Resolver
 ) -> None:
     resolver({PAGES_HOST: ["127.0.0.1"]})
     rendering = renderer(timeout=3.0)
+    before = leftover_profiles()
     spun = await fetch(named(bare_pages, "/spinning"), renderer=rendering)
+    assert leftover_profiles() == before, "the profile goes with the browser it was cut in"
     assert isinstance(spun, Page) and spun.text == ""
     assert "rendering timed out after 3 s" in spun.skipped
     after = await fetch(named(bare_pages, "/scripted/after-spin"), renderer=rendering)
