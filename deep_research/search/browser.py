@@ -98,6 +98,16 @@ class RequestLog:
     refused: list[str] = field(default_factory=list)  # refusal reasons (netguard's words)
 
 
+@dataclass(frozen=True)
+class Rendered:
+    """A rendered page: its DOM (cut), the URL it ended at, and what its requests met."""
+
+    html: str
+    url: str
+    requests: int
+    refused: int  # refused by the address guard
+
+
 class Renderer:
     """Renders pages for one search step: at most `max_pages`, one at a time, each within
     `timeout` seconds."""
@@ -112,8 +122,8 @@ class Renderer:
         self.used = 0
         self._one_at_a_time = asyncio.Semaphore(1)
 
-    async def html(self, url: str) -> tuple[str, str]:
-        """The rendered DOM of `url` and the URL it ended at. Raises `RenderFailed`."""
+    async def html(self, url: str) -> Rendered:
+        """`url` rendered: its DOM and the URL it ended at. Raises `RenderFailed`."""
         if self.used >= self.max_pages:
             raise RenderFailed(f"not rendered: this search step's {self.max_pages} renders used")
         self.used += 1
@@ -123,7 +133,7 @@ class Renderer:
             except ImportError as error:
                 raise RenderFailed("not rendered: playwright is not installed") from error
 
-    async def _render(self, url: str) -> tuple[str, str]:
+    async def _render(self, url: str) -> Rendered:
         await load_playwright()
         from playwright.async_api import Error as PlaywrightError
         from playwright.async_api import async_playwright
@@ -141,7 +151,8 @@ class Renderer:
                     async with asyncio.timeout(self._timeout):  # the browser's start included
                         context = await _launch(driver, self._browser, profile)
                         await context.route("**/*", _router(client, self._policy, log))
-                        return await _load(context, url)
+                        html, final_url = await _load(context, url)
+                        return Rendered(html, final_url, log.made, len(log.refused))
                 finally:
                     if context is not None:
                         await _close(context)

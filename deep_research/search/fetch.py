@@ -113,19 +113,24 @@ class PageFetcher:
     async def _rendered(self, page: Page, renderer: Renderer) -> Page:
         """`page` as a browser shows it, extracted again; `page` itself, with why, if not."""
         try:
-            html, final_url = await renderer.html(page.url)
+            rendered = await renderer.html(page.url)
             text = await asyncio.get_running_loop().run_in_executor(
-                _extractors(), extract.to_text, "html", html.encode(), "utf-8", final_url
+                _extractors(),
+                extract.to_text,
+                "html",
+                rendered.html.encode(),
+                "utf-8",
+                rendered.url,
             )
         except (RenderFailed, extract.ExtractionFailed) as error:
             return _with_remark(page, str(error))
         if len(text) <= len(page.text):
             return _with_remark(page, "no more text once rendered in a browser")
+        note = "rendered in a headless browser (its scripts write the text)"
+        if rendered.refused:
+            note += f"; {rendered.refused} of its {rendered.requests} requests refused"
         return Page(
-            page.url,
-            text=extract.clip(text, self._max_chars),
-            note="rendered in a headless browser (its scripts write the text)",
-            raw_bytes=page.raw_bytes,
+            page.url, text=extract.clip(text, self._max_chars), note=note, raw_bytes=page.raw_bytes
         )
 
     async def _fetch(self, url: str) -> tuple[Page, bytes | None]:

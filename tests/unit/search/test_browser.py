@@ -85,6 +85,7 @@ async def test_what_a_page_s_script_reaches_for_goes_through_the_address_guard(
             url = named(bare_pages, f"/reaching?target={target}")
             page = await fetch(url, renderer=renderer())
             assert isinstance(page, Page) and "Scripted report on reaching page" in page.text
+            assert "2 of its" in page.note, "its fetch and its script refused, counted"
         assert other.requests == [], "the page's script reached a private address"
 
 
