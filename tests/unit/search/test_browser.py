@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from blockbuster import blockbuster_ctx
 
+from deep_research.citations import TextDirective, check_report, fragment_of
 from deep_research.config.settings import load_context
-from deep_research.search import Grant, session
+from deep_research.search import Answer, Grant, session
 from deep_research.search.browser import MAX_REQUESTS, Renderer, find_browser, looks_scripted
 from deep_research.search.fetch import Page
 from deep_research.search.netguard import AddressPolicy
@@ -119,35 +120,57 @@ async def test_a_page_that_never_stops_is_cut_at_the_deadline_and_the_step_goes_
     assert isinstance(after, Page) and "Scripted paragraph 1 on after spin" in after.text
 
 
-@pytest.mark.slow
-@needs_browser
-async def test_a_search_step_renders_at_most_its_count_and_rendered_text_is_citable(
-    pages: PageServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    class Scripted:
-        name, max_concurrency = "scripted", 4
+class AppSearch:
+    """Every query finds two app shells on the page server, whose text only a script writes."""
 
-        async def search(self, query: str, max_results: int) -> list[SearchResult]:
-            slugs = ("heat-pumps", "solar-roofs")
-            base = f"http://{PAGES_HOST}:{pages.port}/scripted"
-            return [SearchResult(f"{base}/{slug}", slug, "An app.") for slug in slugs]
+    name, max_concurrency = "scripted", 4
 
-    monkeypatch.setattr("deep_research.search.step.make_provider", lambda name: Scripted())
-    monkeypatch.setenv("RENDER_PAGES", "true")
-    monkeypatch.setenv("RENDER_MAX_PAGES", "1")
+    def __init__(self, port: int) -> None:
+        self.base = f"http://{PAGES_HOST}:{port}/scripted"
+
+    async def search(self, query: str, max_results: int) -> list[SearchResult]:
+        return [SearchResult(f"{self.base}/{s}", s, "An app.") for s in ("heat-pumps", "solar")]
+
+
+async def step_answer(pages: PageServer, monkeypatch: pytest.MonkeyPatch, run: str) -> Answer:
+    """One search step over `AppSearch`, as a researcher's, under langgraph dev's loop check."""
+    monkeypatch.setattr("deep_research.search.step.make_provider", lambda n: AppSearch(pages.port))
     context = load_context(
         {"relevance_filter": False, "use_memory": False, "search_library": False}
         | {"fetch_top_n": 2}
     )
     grant = Grant(1, share=1, counted_before=0, cap=1)
     with blockbuster_ctx():  # as langgraph dev runs a step: nothing may block the loop
-        async with session(context, run_key="render", owner="o", topic="t", grant=grant) as step:
-            answer = await step.answer(["heat pumps"], max_chars=20_000)
+        async with session(context, run_key=run, owner="o", topic="t", grant=grant) as step:
+            return await step.answer(["heat pumps"], max_chars=20_000)
+
+
+def quoting(url: str, passage: str) -> str:
+    """A report sentence citing `passage` on `url` by a text fragment."""
+    directive = TextDirective(" ".join(passage.split()[:6]), " ".join(passage.split()[-4:]))
+    return f"Installations grew [survey]({url}#{fragment_of([directive])}).\n"
+
+
+@pytest.mark.slow
+@needs_browser
+async def test_a_search_step_renders_at_most_its_count_and_rendered_text_is_citable(
+    pages: PageServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"http://{PAGES_HOST}:{pages.port}/scripted/heat-pumps"
+    monkeypatch.delenv("RENDER_PAGES", raising=False)
+    unrendered = await step_answer(pages, monkeypatch, "unrendered")
+    assert not any("Scripted paragraph" in s["content"] for s in unrendered.sources)
+    assert check_report(quoting(url, WRITTEN), unrendered.sources).check["fragments_kept"] == 0
+
+    monkeypatch.setenv("RENDER_PAGES", "true")
+    monkeypatch.setenv("RENDER_MAX_PAGES", "1")
+    answer = await step_answer(pages, monkeypatch, "rendered")
     rendered = [s for s in answer.sources if "Scripted paragraph" in s["content"]]
     assert len(rendered) == 1, "one render allowed for the step"
-    slug = "heat-pumps" if "heat pumps" in rendered[0]["content"] else "solar-roofs"
-    assert scripted_paragraphs(slug)[2] in rendered[0]["content"]  # the source cites it
-    assert scripted_paragraphs(slug)[2] in answer.text, "and the researcher reads it"
+    passage = scripted_paragraphs(rendered[0]["url"].rsplit("/", 1)[1])[2]
+    assert passage in answer.text, "the researcher reads the rendered text"
+    checked = check_report(quoting(rendered[0]["url"], passage), answer.sources)
+    assert checked.check["fragments_kept"] == 1, "and a report can cite it"
     skipped = [entry["reason"] for entry in answer.trace["skipped_pages"]]
     assert any("1 renders used" in reason for reason in skipped), skipped
 
