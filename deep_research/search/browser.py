@@ -30,10 +30,13 @@ from deep_research.search.netguard import AddressPolicy, BlockedAddress, Guarded
 # A page "looks rendered by script" when its extracted text is shorter than this and its
 # HTML has a script tag, an empty app root or a <noscript> notice (docs/search.md).
 SCRIPTED_BELOW = 200
+# Bounded repeats: a hostile page of "<div " without end costs a linear scan, no more.
 SCRIPT_SIGNS = re.compile(
-    rb"<script\b|<noscript\b|<div[^>]*\bid=[\"']?(?:root|app|__next)[\"']?[^>]*>\s*</div>",
+    rb"<script\b|<noscript\b"
+    rb"|<div\b[^>]{0,100}?\bid=[\"']?(?:root|app|__next)\b[^>]{0,200}>\s{0,200}</div>",
     re.IGNORECASE,
 )
+SIGNS_WITHIN = 500_000  # bytes of the page searched for them: an app shell is small
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 # What a page may load: its document, scripts and the data they ask for. Images, fonts,
 # media, stylesheets, websockets and the rest are refused (nothing of the text is in them).
@@ -77,7 +80,7 @@ class RenderFailed(DeepResearchError):
 
 def looks_scripted(raw: bytes, text: str) -> bool:
     """Whether a page whose extraction gave `text` is probably written by its scripts."""
-    return len(text) < SCRIPTED_BELOW and SCRIPT_SIGNS.search(raw[:MAX_BODY_BYTES]) is not None
+    return len(text) < SCRIPTED_BELOW and SCRIPT_SIGNS.search(raw[:SIGNS_WITHIN]) is not None
 
 
 def find_browser(configured: str | None) -> str | None:

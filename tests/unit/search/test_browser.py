@@ -53,6 +53,11 @@ def test_a_page_looks_scripted_when_it_gives_little_text_and_shows_script_signs(
     assert looks_scripted(html, text) is scripted
 
 
+def test_a_hostile_page_of_unclosed_tags_is_judged_in_one_linear_scan() -> None:
+    # Unbounded repeats tried each "<div" against the rest of 2 MB: hours, not milliseconds.
+    assert looks_scripted(b"<div id=root " * 150_000, "") is False
+
+
 def test_the_configured_browser_is_used_or_none_is_found() -> None:
     assert find_browser("/no/such/browser") is None
     assert find_browser("sh") == find_browser("/bin/sh") or find_browser("sh") is not None
