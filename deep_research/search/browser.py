@@ -42,6 +42,7 @@ BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stab
 # media, stylesheets, websockets and the rest are refused (nothing of the text is in them).
 LOADED_TYPES = frozenset({"document", "script", "xhr", "fetch"})
 MAX_REQUESTS = 60  # requests one render may make; later ones are refused
+MAX_REDIRECTS = 5  # hops one request may take, as for a fetched page
 MAX_BODY_BYTES = 2_000_000  # per response, as for a fetched page
 MAX_HTML_CHARS = 2_000_000  # of the rendered DOM taken for extraction
 CLOSE_SECONDS = 10.0  # closing a browser whose page still runs a script
@@ -243,14 +244,13 @@ def _router(client: httpx.AsyncClient, policy: AddressPolicy, log: RequestLog) -
         ):
             await _answer(route.abort("blockedbyclient"))
             return
+        headers = {"Accept": request.headers.get("accept", "*/*")}
+        headers["Accept-Encoding"] = ACCEPT_ENCODING
+        headers["User-Agent"] = request.headers.get("user-agent", "")
         try:
-            target = httpx.URL(request.url)
-            policy.check_url(target)
-            headers = {"Accept": request.headers.get("accept", "*/*")}
-            headers["Accept-Encoding"] = ACCEPT_ENCODING
-            headers["User-Agent"] = request.headers.get("user-agent", "")
-            async with client.stream(request.method, target, headers=headers) as response:
-                body, _ = await read_capped(response, MAX_BODY_BYTES)
+            status, kept, body = await _fetched(
+                client, policy, request.method, request.url, headers
+            )
         except BlockedAddress as refused:
             log.refused.append(str(refused))
             await _answer(route.abort("blockedbyclient"))
@@ -258,10 +258,27 @@ def _router(client: httpx.AsyncClient, policy: AddressPolicy, log: RequestLog) -
         except (httpx.HTTPError, UnreadableBody):
             await _answer(route.abort("failed"))
             return
-        kept = {k: v for k, v in response.headers.items() if k in ("content-type", "location")}
-        await _answer(route.fulfill(status=response.status_code, headers=kept, body=body))
+        await _answer(route.fulfill(status=status, headers=kept, body=body))
 
     return route
+
+
+async def _fetched(
+    client: httpx.AsyncClient, policy: AddressPolicy, method: str, url: str, headers: dict[str, str]
+) -> tuple[int, dict[str, str], bytes]:
+    """A request of the page, its redirects followed here hop by hop, each through the
+    guard: Chromium does not send a redirect it was answered with back through the route."""
+    target = httpx.URL(url)
+    for _ in range(MAX_REDIRECTS + 1):
+        policy.check_url(target)
+        async with client.stream(method, target, headers=headers) as response:
+            if response.is_redirect:
+                target = target.join(response.headers["location"])
+                continue
+            body, _ = await read_capped(response, MAX_BODY_BYTES)
+        kept = {k: v for k, v in response.headers.items() if k == "content-type"}
+        return response.status_code, kept, body
+    raise httpx.TooManyRedirects(f"more than {MAX_REDIRECTS} redirects")
 
 
 async def _answer(answering: Any) -> None:

@@ -8,6 +8,7 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from types import TracebackType
+from typing import NamedTuple
 
 import httpx
 
@@ -52,6 +53,13 @@ class Page:
     skipped: str = ""  # why no text was read; empty when `text` holds the page
     note: str = ""  # a remark on text that was read, e.g. that the download was cut
     raw_bytes: int = 0  # body bytes read (decompressed), for the frugality benchmark
+
+
+class Html(NamedTuple):
+    """A downloaded HTML body and the URL its redirects ended at."""
+
+    raw: bytes
+    url: str
 
 
 class PageFetcher:
@@ -106,14 +114,14 @@ class PageFetcher:
             return Page(url, skipped="invalid URL")  # its message quotes what a redirect sent
         except httpx.HTTPError as error:
             return Page(url, skipped=skip_reason(error))
-        if self._renderer is not None and html is not None and looks_scripted(html, page.text):
-            return await self._rendered(page, self._renderer)
+        if self._renderer is not None and html and looks_scripted(html.raw, page.text):
+            return await self._rendered(page, html.url, self._renderer)
         return page
 
-    async def _rendered(self, page: Page, renderer: Renderer) -> Page:
+    async def _rendered(self, page: Page, final_url: str, renderer: Renderer) -> Page:
         """`page` as a browser shows it, extracted again; `page` itself, with why, if not."""
         try:
-            rendered = await renderer.html(page.url)
+            rendered = await renderer.html(final_url)  # where the redirects, if any, ended
             text = await asyncio.get_running_loop().run_in_executor(
                 _extractors(),
                 extract.to_text,
@@ -133,7 +141,7 @@ class PageFetcher:
             page.url, text=extract.clip(text, self._max_chars), note=note, raw_bytes=page.raw_bytes
         )
 
-    async def _fetch(self, url: str) -> tuple[Page, bytes | None]:
+    async def _fetch(self, url: str) -> tuple[Page, Html | None]:
         """The page, and its raw HTML when it is HTML (for `looks_scripted`)."""
         current = httpx.URL(url)
         for _ in range(MAX_REDIRECTS + 1):
@@ -162,7 +170,7 @@ class PageFetcher:
             except extract.ExtractionFailed as error:
                 return Page(url, skipped=str(error), raw_bytes=len(raw)), None
             note = f"only the first {self._max_bytes:,} bytes were read" if cut else ""
-            html = raw if kind == "html" else None
+            html = Html(raw, str(current)) if kind == "html" else None
             if not text:
                 return Page(url, skipped=NO_TEXT, raw_bytes=len(raw)), html
             clipped = extract.clip(text, self._max_chars)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from blockbuster import blockbuster_ctx
@@ -78,6 +79,14 @@ async def test_text_written_by_script_is_read_only_when_rendering_is_on(
     assert "rendered in a headless browser" in shown.note
     assert "/data/heat-pumps" in bare_pages.requests, "the script's own request went through"
     assert leftover_profiles() == before, "the browser's profile is deleted after the render"
+    # Behind a redirect: rendered where the redirects ended (Chromium would not send a
+    # redirect it was answered with back through the route).
+    moved = await fetch(named(bare_pages, "/redirect/2"), renderer=renderer())
+    assert isinstance(moved, Page) and "The truth about redirected" in moved.text
+    moved = await fetch(
+        named(bare_pages, "/redirect-to?target=/scripted/moved-app"), renderer=renderer()
+    )
+    assert isinstance(moved, Page) and "Scripted paragraph 1 on moved app" in moved.text
 
 
 @pytest.mark.slow
@@ -87,12 +96,16 @@ async def test_what_a_page_s_script_reaches_for_goes_through_the_address_guard(
 ) -> None:
     resolver({PAGES_HOST: ["127.0.0.1"]})
     with PageServer() as other:  # the same machine on another port, by address: not allowed
-        for target in (f"http://127.0.0.1:{other.port}/article/secret", "http://169.254.169.254/"):
-            url = named(bare_pages, f"/reaching?target={target}")
+        secret = f"http://127.0.0.1:{other.port}/article/secret"
+        # An allowed address that redirects there: Chromium follows, through the route again.
+        bounced = named(bare_pages, f"/redirect-to?target={quote(secret, safe='')}")
+        for target in (secret, "http://169.254.169.254/", bounced):
+            url = named(bare_pages, f"/reaching?target={quote(target, safe='')}")
             page = await fetch(url, renderer=renderer())
             assert isinstance(page, Page) and "Scripted report on reaching page" in page.text
             assert "2 of its" in page.note, "its fetch and its script refused, counted"
         assert other.requests == [], "the page's script reached a private address"
+        assert bare_pages.requests.count(bounced.split(str(bare_pages.port), 1)[1]) == 2
 
 
 @pytest.mark.slow
