@@ -1,4 +1,6 @@
-"""Fetching pages: SSRF-safe, size- and type-capped, redirects followed hop by hop."""
+"""Fetching pages: SSRF-safe, size- and type-capped, redirects followed hop by hop; a page
+whose text its scripts write rendered in a browser when the step has a renderer
+(search/browser.py, RENDER_PAGES)."""
 
 from __future__ import annotations
 
