@@ -17,15 +17,15 @@ import shutil
 import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from deep_research.errors import DeepResearchError
-from deep_research.search.capped_body import ACCEPT_ENCODING, UnreadableBody, read_capped
-from deep_research.search.netguard import AddressPolicy, BlockedAddress, GuardedTransport
+from deep_research.search.netguard import AddressPolicy, GuardedTransport
+from deep_research.search.page_requests import RequestLog, router
 
 # A page "looks rendered by script" when its extracted text is shorter than this and its
 # HTML has a script tag, an empty app root or a <noscript> notice (docs/search.md).
@@ -38,12 +38,6 @@ SCRIPT_SIGNS = re.compile(
 )
 SIGNS_WITHIN = 500_000  # bytes of the page searched for them: an app shell is small
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-# What a page may load: its document, scripts and the data they ask for. Images, fonts,
-# media, stylesheets, websockets and the rest are refused (nothing of the text is in them).
-LOADED_TYPES = frozenset({"document", "script", "xhr", "fetch"})
-MAX_REQUESTS = 60  # requests one render may make; later ones are refused
-MAX_REDIRECTS = 5  # hops one request may take, as for a fetched page
-MAX_BODY_BYTES = 2_000_000  # per response, as for a fetched page
 MAX_HTML_CHARS = 2_000_000  # of the rendered DOM taken for extraction
 CLOSE_SECONDS = 10.0  # closing a browser whose page still runs a script
 # No network of Chromium's own (every request is answered by the route below), V8's heap
@@ -92,14 +86,6 @@ def find_browser(configured: str | None) -> str | None:
         if found:
             return found
     return None
-
-
-@dataclass
-class RequestLog:
-    """What one render's page asked for: how many requests, which were refused."""
-
-    made: int = 0
-    refused: list[str] = field(default_factory=list)  # refusal reasons (netguard's words)
 
 
 @dataclass(frozen=True)
@@ -154,7 +140,8 @@ class Renderer:
                 try:
                     async with asyncio.timeout(self._timeout):  # the browser's start included
                         context = await _launch(driver, self._browser, profile)
-                        await context.route("**/*", _router(client, self._policy, log))
+                        handler = router(client, self._policy, log, PlaywrightError)
+                        await context.route("**/*", handler)
                         html, final_url = await _load(context, url)
                         return Rendered(html, final_url, log.made, len(log.refused))
                 finally:
@@ -228,66 +215,6 @@ async def _close(context: Any) -> None:
         async with asyncio.timeout(CLOSE_SECONDS):
             await context.close()
     except Exception:  # noqa: BLE001  # closing must not hide the render's own outcome
-        pass
-
-
-def _router(client: httpx.AsyncClient, policy: AddressPolicy, log: RequestLog) -> Any:
-    """The handler every request of the page goes through: refused, or fetched by `client`."""
-
-    async def route(route: Any) -> None:
-        request = route.request
-        log.made += 1
-        if (
-            request.resource_type not in LOADED_TYPES
-            or request.method not in ("GET", "HEAD")
-            or log.made > MAX_REQUESTS
-        ):
-            await _answer(route.abort("blockedbyclient"))
-            return
-        headers = {"Accept": request.headers.get("accept", "*/*")}
-        headers["Accept-Encoding"] = ACCEPT_ENCODING
-        headers["User-Agent"] = request.headers.get("user-agent", "")
-        try:
-            status, kept, body = await _fetched(
-                client, policy, request.method, request.url, headers
-            )
-        except BlockedAddress as refused:
-            log.refused.append(str(refused))
-            await _answer(route.abort("blockedbyclient"))
-            return
-        except (httpx.HTTPError, UnreadableBody):
-            await _answer(route.abort("failed"))
-            return
-        await _answer(route.fulfill(status=status, headers=kept, body=body))
-
-    return route
-
-
-async def _fetched(
-    client: httpx.AsyncClient, policy: AddressPolicy, method: str, url: str, headers: dict[str, str]
-) -> tuple[int, dict[str, str], bytes]:
-    """A request of the page, its redirects followed here hop by hop, each through the
-    guard: Chromium does not send a redirect it was answered with back through the route."""
-    target = httpx.URL(url)
-    for _ in range(MAX_REDIRECTS + 1):
-        policy.check_url(target)
-        async with client.stream(method, target, headers=headers) as response:
-            if response.is_redirect:
-                target = target.join(response.headers["location"])
-                continue
-            body, _ = await read_capped(response, MAX_BODY_BYTES)
-        kept = {k: v for k, v in response.headers.items() if k == "content-type"}
-        return response.status_code, kept, body
-    raise httpx.TooManyRedirects(f"more than {MAX_REDIRECTS} redirects")
-
-
-async def _answer(answering: Any) -> None:
-    """Give the route its answer; a page closed meanwhile (the deadline) needs none."""
-    from playwright.async_api import Error as PlaywrightError
-
-    try:
-        await answering
-    except PlaywrightError:
         pass
 
 

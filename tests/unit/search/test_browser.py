@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 from blockbuster import blockbuster_ctx
@@ -13,25 +12,15 @@ from blockbuster import blockbuster_ctx
 from deep_research.citations import TextDirective, check_report, fragment_of
 from deep_research.config.settings import load_context
 from deep_research.search import Answer, Grant, session
-from deep_research.search.browser import MAX_REQUESTS, Renderer, find_browser, looks_scripted
+from deep_research.search.browser import find_browser, looks_scripted
 from deep_research.search.fetch import Page
-from deep_research.search.netguard import AddressPolicy
 from deep_research.search.types import SearchResult
 from tests.support.fakes.page_server import PageServer, scripted_paragraphs
-from tests.support.fetching import Resolver, fetch, named
+from tests.support.fetching import Resolver, fetch, named, renderer
 from tests.support.search import ALLOW_PAGES, PAGES_HOST
 
-BROWSER = find_browser(None)
-needs_browser = pytest.mark.skipif(BROWSER is None, reason="no Chromium on PATH")
+needs_browser = pytest.mark.skipif(find_browser(None) is None, reason="no Chromium on PATH")
 WRITTEN = scripted_paragraphs("heat-pumps")[2]  # what only the page's script writes
-
-
-def renderer(policy: AddressPolicy = ALLOW_PAGES, **options: float) -> Renderer:
-    assert BROWSER is not None
-    settings = {"max_pages": 2, "timeout": 20.0, **options}
-    return Renderer(
-        policy, browser=BROWSER, max_pages=int(settings["max_pages"]), timeout=settings["timeout"]
-    )
 
 
 def leftover_profiles() -> set[Path]:
@@ -87,39 +76,6 @@ async def test_text_written_by_script_is_read_only_when_rendering_is_on(
         named(bare_pages, "/redirect-to?target=/scripted/moved-app"), renderer=renderer()
     )
     assert isinstance(moved, Page) and "Scripted paragraph 1 on moved app" in moved.text
-
-
-@pytest.mark.slow
-@needs_browser
-async def test_what_a_page_s_script_reaches_for_goes_through_the_address_guard(
-    bare_pages: PageServer, resolver: Resolver
-) -> None:
-    resolver({PAGES_HOST: ["127.0.0.1"]})
-    with PageServer() as other:  # the same machine on another port, by address: not allowed
-        secret = f"http://127.0.0.1:{other.port}/article/secret"
-        # An allowed address that redirects there: Chromium follows, through the route again.
-        bounced = named(bare_pages, f"/redirect-to?target={quote(secret, safe='')}")
-        for target in (secret, "http://169.254.169.254/", bounced):
-            url = named(bare_pages, f"/reaching?target={quote(target, safe='')}")
-            page = await fetch(url, renderer=renderer())
-            assert isinstance(page, Page) and "Scripted report on reaching page" in page.text
-            assert "2 of its" in page.note, "its fetch and its script refused, counted"
-        assert other.requests == [], "the page's script reached a private address"
-        assert bare_pages.requests.count(bounced.split(str(bare_pages.port), 1)[1]) == 2
-
-
-@pytest.mark.slow
-@needs_browser
-async def test_a_render_sends_only_gets_of_documents_scripts_and_data_and_a_bounded_number(
-    bare_pages: PageServer, resolver: Resolver
-) -> None:
-    resolver({PAGES_HOST: ["127.0.0.1"]})
-    page = await fetch(named(bare_pages, "/flooding"), renderer=renderer())
-    assert isinstance(page, Page) and "Scripted paragraph 1 on flooding page" in page.text
-    sent = bare_pages.requests
-    assert "/data/posted" not in sent and "/data/image" not in sent and "/data/font" not in sent
-    flood = [path for path in sent if path.startswith("/data/flood-")]
-    assert 0 < len(flood) <= MAX_REQUESTS, len(flood)
 
 
 @pytest.mark.slow
