@@ -25,8 +25,8 @@ Routes:
     /scripted/{slug}    an empty app root whose script fetches /data/{slug} and writes the
                         article's paragraphs (only a browser sees the text)
     /data/{slug}        the paragraphs /scripted/{slug} writes, as JSON
-    /reaching?target=URL  a scripted article whose script also fetches URL and loads it
-                        as an image and a script
+    /reaching?target=URL  a scripted article whose script also fetches URL, loads it as
+                        an image and a script, opens a WebSocket to it and sends it a beacon
     /spinning           a page whose script never ends
     /flooding           a scripted article whose script also POSTs, loads an image and a
                         font, and sends 200 data requests (each logged)
@@ -98,6 +98,8 @@ def scripted_html(slug: str, reach: str = "") -> str:
             f"const img = new Image(); img.src = {reach!r};"
             f"const s = document.createElement('script'); s.src = {reach!r};"
             "document.head.appendChild(s);"
+            f"try {{ new WebSocket({reach!r}.replace(/^http/, 'ws')); }} catch (e) {{}}"
+            f"try {{ navigator.sendBeacon({reach!r}, 'x'); }} catch (e) {{}}"
         )
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>App</title></head>
