@@ -110,6 +110,14 @@ class Endpoints(BaseSettings):
             raise ValueError(API_URL_RULE)
         return url
 
+    @field_validator("render_browser")
+    @classmethod
+    def _browser_path(cls, path: str | None) -> str | None:
+        """A path or command name: printable, on one line (it is run, and shown by doctor)."""
+        if path is not None and not (path.strip() and path.isprintable()):
+            raise ValueError("RENDER_BROWSER must be a browser's path or command name")
+        return path
+
     @field_validator("chroma_token")
     @classmethod
     def _header_safe(cls, token: SecretStr | None) -> SecretStr | None:

@@ -3,6 +3,7 @@ address guard, within the step's render count and each render's deadline."""
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from blockbuster import blockbuster_ctx
 from deep_research.citations import TextDirective, check_report, fragment_of
 from deep_research.config.settings import load_context
 from deep_research.search import Answer, Grant, session
-from deep_research.search.browser import find_browser, looks_scripted
+from deep_research.search.browser import BROWSERS, find_browser, looks_scripted
 from deep_research.search.fetch import Page
 from deep_research.search.types import SearchResult
 from tests.support.fakes.page_server import PageServer, scripted_paragraphs
@@ -50,7 +51,18 @@ def test_a_hostile_page_of_unclosed_tags_is_judged_in_one_linear_scan() -> None:
 
 def test_the_configured_browser_is_used_or_none_is_found() -> None:
     assert find_browser("/no/such/browser") is None
-    assert find_browser("sh") == find_browser("/bin/sh") or find_browser("sh") is not None
+    assert find_browser("sh") == shutil.which("sh") is not None  # a command name, on PATH
+    assert find_browser(None) in {shutil.which(name) for name in BROWSERS}
+
+
+@pytest.mark.parametrize("value", ["  ", "chromium\n--no-sandbox", "chro\x00mium"])
+def test_a_browser_setting_that_names_no_program_is_refused(value: str) -> None:
+    from pydantic import ValidationError
+
+    from deep_research.config.endpoints import Endpoints
+
+    with pytest.raises(ValidationError, match="RENDER_BROWSER must be"):
+        Endpoints(render_browser=value)
 
 
 @pytest.mark.slow
