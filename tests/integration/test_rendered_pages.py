@@ -11,7 +11,6 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
 from deep_research.citations import TextDirective, fragment_of
-from deep_research.search.browser import find_browser
 from deep_research.search.types import SearchResult
 from tests.support.fakes.page_server import PageServer, scripted_paragraphs
 from tests.support.graph_scripts import (
@@ -62,7 +61,6 @@ async def research(
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(find_browser(None) is None, reason="no Chromium on PATH")
 async def test_a_page_only_a_browser_shows_is_read_and_cited_only_with_render_pages(
     use_script: Any, pages: PageServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -20,7 +20,6 @@ from tests.support.fakes.page_server import PageServer, scripted_paragraphs
 from tests.support.fetching import Resolver, fetch, named, renderer
 from tests.support.search import ALLOW_PAGES, PAGES_HOST
 
-needs_browser = pytest.mark.skipif(find_browser(None) is None, reason="no Chromium on PATH")
 WRITTEN = scripted_paragraphs("heat-pumps")[2]  # what only the page's script writes
 
 
@@ -66,7 +65,6 @@ def test_a_browser_setting_that_names_no_program_is_refused(value: str) -> None:
 
 
 @pytest.mark.slow
-@needs_browser
 async def test_text_written_by_script_is_read_only_when_rendering_is_on(
     bare_pages: PageServer, resolver: Resolver
 ) -> None:
@@ -91,7 +89,6 @@ async def test_text_written_by_script_is_read_only_when_rendering_is_on(
 
 
 @pytest.mark.slow
-@needs_browser
 async def test_a_page_that_never_stops_is_cut_at_the_deadline_and_the_step_goes_on(
     bare_pages: PageServer, resolver: Resolver
 ) -> None:
@@ -138,7 +135,6 @@ def quoting(url: str, passage: str) -> str:
 
 
 @pytest.mark.slow
-@needs_browser
 async def test_a_search_step_renders_at_most_its_count_and_rendered_text_is_citable(
     pages: PageServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -8,18 +8,14 @@ from urllib.parse import quote
 
 import pytest
 
-from deep_research.search.browser import find_browser
 from deep_research.search.fetch import Page
 from deep_research.search.page_requests import MAX_REQUESTS
 from tests.support.fakes.page_server import PageServer
 from tests.support.fetching import Resolver, fetch, named, renderer
 from tests.support.search import PAGES_HOST
 
-needs_browser = pytest.mark.skipif(find_browser(None) is None, reason="no Chromium on PATH")
-
 
 @pytest.mark.slow
-@needs_browser
 async def test_what_a_page_s_script_reaches_for_goes_through_the_address_guard(
     bare_pages: PageServer, resolver: Resolver
 ) -> None:
@@ -38,7 +34,6 @@ async def test_what_a_page_s_script_reaches_for_goes_through_the_address_guard(
 
 
 @pytest.mark.slow
-@needs_browser
 async def test_a_render_sends_only_gets_of_documents_scripts_and_data_and_a_bounded_number(
     bare_pages: PageServer, resolver: Resolver
 ) -> None:

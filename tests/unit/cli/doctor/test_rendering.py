@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from deep_research.cli.doctor.rendering import check_rendering
-from deep_research.search.browser import find_browser
 
 
 async def test_off_by_default_is_ok_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -30,7 +29,6 @@ async def test_a_browser_that_does_not_start_warns(monkeypatch: pytest.MonkeyPat
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(find_browser(None) is None, reason="no Chromium on PATH")
 async def test_on_with_chromium_names_it_and_its_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RENDER_PAGES", "true")
     monkeypatch.delenv("RENDER_BROWSER", raising=False)
