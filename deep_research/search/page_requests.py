@@ -13,7 +13,7 @@ from deep_research.search.capped_body import ACCEPT_ENCODING, UnreadableBody, re
 from deep_research.search.netguard import AddressPolicy, BlockedAddress
 
 # What a page may load: its document, scripts and the data they ask for. Images, fonts,
-# media, stylesheets, websockets and the rest are refused (nothing of the text is in them).
+# media, stylesheets, beacons and the rest are refused (nothing of the text is in them).
 LOADED_TYPES = frozenset({"document", "script", "xhr", "fetch"})
 MAX_REQUESTS = 60  # requests one render may make; later ones are refused
 MAX_REDIRECTS = 5  # hops one request may take, as for a fetched page
