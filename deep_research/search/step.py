@@ -10,9 +10,11 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from deep_research.config.endpoints import read_endpoints
 from deep_research.config.names import LIBRARY_PROVIDER
 from deep_research.config.settings import Context
 from deep_research.search import render
+from deep_research.search.browser import Renderer, find_browser
 from deep_research.search.budget import Grant
 from deep_research.search.cache import run_cache
 from deep_research.search.chain import SearchChain
@@ -170,6 +172,22 @@ def _trace(outcomes: list[QueryOutcome]) -> dict[str, Any]:
     }
 
 
+def renderer(policy: AddressPolicy) -> Renderer | None:
+    """The search step's page renderer when RENDER_PAGES is on and a browser is found."""
+    endpoints = read_endpoints()
+    if not endpoints.render_pages:
+        return None
+    browser = find_browser(endpoints.render_browser)
+    if browser is None:
+        return None  # doctor says so; pages are read without rendering
+    return Renderer(
+        policy,
+        browser=browser,
+        max_pages=endpoints.render_max_pages,
+        timeout=endpoints.render_timeout,
+    )
+
+
 @asynccontextmanager
 async def session(
     context: Context, *, run_key: str, owner: str, topic: str, grant: Grant
@@ -192,7 +210,10 @@ async def session(
     policy = AddressPolicy.from_env()
     lookup = await memory_lookup(context)
     async with PageFetcher(
-        policy, timeout=context.fetch_timeout, max_chars=context.max_page_chars
+        policy,
+        timeout=context.fetch_timeout,
+        max_chars=context.max_page_chars,
+        renderer=await asyncio.to_thread(renderer, policy),  # PATH is searched: off the loop
     ) as fetcher:
         searcher = Searcher(
             chain=chain,
