@@ -17,7 +17,6 @@ from langgraph.runtime import Runtime
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from deep_research.config import mcp_servers
 from deep_research.config.names import (
     DEFAULT_LLM_MODEL,
     LIBRARY_PROVIDER,
@@ -299,8 +298,6 @@ class Context(BaseSettings):
         problem = models_problem(models) or search_problem(
             self.search_provider, self.search_fallback, self.fallback_providers
         )
-        if not problem and self.max_mcp_calls_per_run:  # an unusable MCP_SERVERS_FILE
-            problem = mcp_servers.problem()
         if problem:
             raise ValueError(problem)
         return self
