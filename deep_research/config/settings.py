@@ -208,6 +208,12 @@ class Context(BaseSettings):
         description="Comma-separated providers tried in order when the main one fails, is "
         "rate-limited or finds nothing, e.g. 'tavily,searxng,ddgs'. Empty: no fallback.",
     )
+    scholarly_sources: bool = Field(
+        default=True,
+        description="With search_provider=auto, researchers may also choose arxiv, "
+        "europepmc, openalex and wikipedia (keyless) for a search, e.g. a paper or a drug; "
+        "the web stays the default. false: only the web provider and search_fallback.",
+    )
     search_library: bool = Field(
         default=True,
         description="Search your document library (deep-research library add) in every "

@@ -40,14 +40,26 @@ SOURCE_USES = {
 }
 
 
+# The keyless sources `auto` offers beside the web (`scholarly_sources`), for a topic on
+# a paper, a drug or a definition: the researcher names one, or searches the web.
+AUTO_OFFERS = ("arxiv", "europepmc", "openalex", "wikipedia")
+
+
+def _run_sources(context: Context) -> list[str]:
+    """The run's provider (`auto` resolved), its fallbacks, then what `auto` offers."""
+    names = [resolve_provider(context.search_provider), *context.fallback_providers]
+    if context.search_provider == "auto" and context.scholarly_sources:
+        names += AUTO_OFFERS
+    return [name for name in dict.fromkeys(names) if name != LIBRARY_PROVIDER]
+
+
 def enabled_sources(context: Context) -> list[str]:
     """The sources a researcher may choose between: the run's provider (`auto` resolved),
-    then its fallbacks; none to choose from when there is only one, or when only the
-    user's documents are searched."""
+    then its fallbacks, then the scholarly ones `auto` offers; none to choose from when
+    there is only one, or when only the user's documents are searched."""
     if context.search_provider == LIBRARY_PROVIDER:
         return []
-    names = [resolve_provider(context.search_provider), *context.fallback_providers]
-    sources = [name for name in dict.fromkeys(names) if name != LIBRARY_PROVIDER]
+    sources = _run_sources(context)
     return sources if len(sources) > 1 else []
 
 
@@ -56,8 +68,7 @@ def dated_sources(context: Context) -> list[str]:
     of publication years; none when only the user's documents are searched."""
     if context.search_provider == LIBRARY_PROVIDER:
         return []
-    names = [resolve_provider(context.search_provider), *context.fallback_providers]
-    return [name for name in dict.fromkeys(names) if name in DATED_PROVIDERS]
+    return [name for name in _run_sources(context) if name in DATED_PROVIDERS]
 
 
 def _library() -> SearchProvider:
@@ -198,12 +209,17 @@ async def session(
     # in a shared .env), and the library is the chain itself rather than a side search.
     names = [context.search_provider, *context.fallback_providers]
     chain = SearchChain([_library()] if private else [make_provider(name) for name in names])
-    sources = enabled_sources(context)
+    # The chain for each source a researcher may choose: it starts at that source and
+    # falls back to the run's chain in its order (a source `auto` offers, then the web).
+    providers = {provider.name: provider for provider in chain.providers}
     chains = {
         name: SearchChain(
-            sorted(chain.providers, key=lambda provider: provider.name != name)  # stable
+            [
+                providers.get(name) or make_provider(name),
+                *(provider for provider in chain.providers if provider.name != name),
+            ]
         )
-        for name in sources
+        for name in enabled_sources(context)
     }
     # A file check and the working directory: off the loop (langgraph dev refuses both on it).
     side = context.search_library and not private and await asyncio.to_thread(library_exists)
