@@ -30,13 +30,13 @@ from deep_research.text import fences
 
 # What each source is for, in the words the researcher's tool shows a model.
 SOURCE_USES = {
-    "tavily": "the web",
-    "searxng": "the web",
-    "ddgs": "the web",
-    "arxiv": "papers in physics, mathematics, computer science (arXiv preprints)",
-    "europepmc": "medicine, drugs, clinical trials, biology (PubMed, Europe PMC)",
-    "openalex": "published research papers of any field",
-    "wikipedia": "background, history, definitions (encyclopedia articles)",
+    "tavily": "web",
+    "searxng": "web",
+    "ddgs": "web",
+    "arxiv": "CS, physics, maths papers",
+    "europepmc": "medicine, drugs, biology",
+    "openalex": "papers, any field",
+    "wikipedia": "background, definitions",
 }
 
 

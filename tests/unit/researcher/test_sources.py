@@ -36,7 +36,7 @@ def test_the_search_tool_offers_the_enabled_sources_as_an_enum_only_when_there_i
         "wikipedia",
     ]
     assert search_tool(load_context({"scholarly_sources": False}), WebSearch) is WebSearch
-    assert "medicine" in source["description"] and "default ddgs" in source["description"]
+    assert "medicine" in source["description"] and "Default ddgs" in source["description"]
 
     def call(args: object) -> Any:
         return {"name": "web_search", "args": args, "id": "c", "type": "tool_call"}
