@@ -10,6 +10,10 @@ order: one slot serves them one by one), and the largest prompt against the cont
 
     python -m benchmarks.real_model            # Markdown
     python -m benchmarks.real_model --json
+    python -m benchmarks.real_model --length brief   # and --length detailed
+
+With `--length`, the run asks for that report length and keeps the completion limits a user
+gets (no `LLM_MAX_TOKENS` of the test's), and the result counts the report's words.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from deep_research.config.report_lengths import REPORT_LENGTHS
+from tests.support.cli import QUESTION
 from tests.support.llama_server import server_timings
 
 
@@ -53,12 +59,24 @@ def summarise(records: list[dict[str, Any]], log: str) -> dict[str, Any]:
     }
 
 
-def measure() -> dict[str, Any]:
+def report_words(cwd: Path) -> int | None:
+    """Words of the run's saved report above its Sources list (None: no report saved)."""
+    reports = sorted((cwd / "reports").glob("*.md"))
+    if not reports:
+        return None
+    body = reports[0].read_text(errors="replace").split("\n## Sources", 1)[0]
+    return len(body.split())
+
+
+def measure(length: str | None = None) -> dict[str, Any]:
     from tests.support.llama_server import CONTEXT, llama_server
     from tests.support.real_run import run_real
 
+    extra = ("--length", length) if length else ()
+    env: dict[str, str | None] = {"LLM_MAX_TOKENS": None} if length else {}
+    cwd = Path(tempfile.mkdtemp(prefix="bench-real-"))
     with llama_server() as server:
-        run = run_real(Path(tempfile.mkdtemp(prefix="bench-real-")), server)
+        run = run_real(cwd, server, QUESTION, *extra, env=env)
         log = server.log.read_text(errors="replace")
         started = server.started_in
     searches = len(run.queries)
@@ -71,6 +89,8 @@ def measure() -> dict[str, Any]:
         "exit": run.result.returncode,
         "searches": searches,
         "pages_read": fetched,
+        "length": length or "standard (LLM_MAX_TOKENS=1024)",
+        "report_words": report_words(cwd),
         **summarise(run.records, log),
     }
 
@@ -94,7 +114,8 @@ def markdown(result: dict[str, Any]) -> str:
         f"{result['wall_s']} s, exit {result['exit']}, {result['searches']} searches, "
         f"{result['pages_read']} pages read; {result['replies']} calls logged, "
         f"{result['server_completions']} completions served; largest prompt "
-        f"{result['largest_prompt']:,} tokens of {result['n_ctx']:,} ({share:.0%}).",
+        f"{result['largest_prompt']:,} tokens of {result['n_ctx']:,} ({share:.0%}). Report: "
+        f"{result['report_words']} words, asked for {result['length']}.",
     ]
     return "\n".join(lines)
 
@@ -104,8 +125,11 @@ def main(argv: list[str] | None = None) -> None:
         prog="python -m benchmarks.real_model", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--json", action="store_true", help="JSON instead of Markdown")
+    parser.add_argument(
+        "--length", choices=REPORT_LENGTHS, help="the report length asked for (--length)"
+    )
     args = parser.parse_args(argv)
-    result = measure()
+    result = measure(args.length)
     print(json.dumps(result, indent=2) if args.json else markdown(result))
 
 

@@ -74,6 +74,7 @@ def _research(
     from deep_research.config.settings import load_context
 
     context = load_context(thread.settings)  # a bad value stops here, before anything is written
+    _check_mcp_servers(context)  # so does an unusable MCP_SERVERS_FILE
     target = _report_target(thread.out, out)  # so does an --out naming an existing file
     # A format that is unknown or not installed stops here too, not after the run.
     formats = export_formats(thread.export) if thread.export else []
@@ -171,6 +172,15 @@ def _report_target(out: str | None, given: str | None) -> ReportTarget:
             raise
         started_with = "the --out this thread was started with; give --out PATH"
         raise UsageError(f"{error} ({started_with})") from None
+
+
+def _check_mcp_servers(context: Context) -> None:
+    """`ConfigError` for an unusable `MCP_SERVERS_FILE` when the run may call its tools."""
+    from deep_research.config import mcp_servers
+    from deep_research.config.names import ConfigError
+
+    if context.max_mcp_calls_per_run and (problem := mcp_servers.problem()):
+        raise ConfigError(problem)
 
 
 def _unattended(console: Console, context: Context, settings: dict[str, Any]) -> Context:

@@ -73,6 +73,12 @@ class Endpoints(BaseSettings):
     fetch_allowed_hosts: str = ""
     # The operator's MCP servers (config/mcp_servers.py): only this file names them.
     mcp_servers_file: str | None = None
+    # Rendering pages whose text a script writes runs a browser on this machine: the
+    # machine's choice, never a run's (search/browser.py, docs/search.md).
+    render_pages: bool = False
+    render_browser: str | None = Field(default=None, max_length=4096)
+    render_max_pages: int = Field(default=2, ge=1, le=20)
+    render_timeout: float = Field(default=20.0, ge=2, le=120)
     # Where the memory lives (see `deep_research.memory.location`): a directory for one
     # process, or a Chroma server shared by several. MEMORY_DIR asks for another directory
     # (a relative one is the working directory's: a project-local memory).
@@ -105,6 +111,14 @@ class Endpoints(BaseSettings):
         ):
             raise ValueError(API_URL_RULE)
         return url
+
+    @field_validator("render_browser")
+    @classmethod
+    def _browser_path(cls, path: str | None) -> str | None:
+        """A path or command name: printable, on one line (it is run, and shown by doctor)."""
+        if path is not None and not (path.strip() and path.isprintable()):
+            raise ValueError("RENDER_BROWSER must be a browser's path or command name")
+        return path
 
     @field_validator("chroma_token")
     @classmethod

@@ -14,6 +14,7 @@ not usable is a `ConfigError` naming what is wrong, never a server half-configur
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from dataclasses import dataclass
@@ -47,6 +48,15 @@ def configured() -> tuple[McpServer, ...]:
     """The servers `MCP_SERVERS_FILE` configures (none when it is unset)."""
     path = read_endpoints().mcp_servers_file
     return read_file(Path(path)) if path else ()
+
+
+async def in_run() -> tuple[McpServer, ...]:
+    """`configured()`, for a step of the graph: the file is read off the event loop (a read
+    blocks, and `langgraph dev` fails a step that blocks its loop). An unusable file is a
+    `ConfigError` naming what is wrong; the CLI and `doctor` say so before a run starts."""
+    if not read_endpoints().mcp_servers_file:
+        return ()
+    return await asyncio.to_thread(configured)
 
 
 def problem() -> str | None:

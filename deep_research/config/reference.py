@@ -51,6 +51,13 @@ ENDPOINT_NOTES = {
     "fetch_allowed_hosts": "hosts page fetching may reach although private, comma-separated",
     "mcp_servers_file": "a JSON file of MCP servers (`mcpServers`) whose tools researchers "
     "may call; only this file configures them ([Search](search.md#tools-of-mcp-servers))",
+    "render_pages": "render a fetched page that gives almost no text and looks written by "
+    "script in headless Chromium, then read it again ([search](search.md#pages-that-need-a-"
+    "browser)); needs the `browser` extra and a Chromium",
+    "render_browser": "the Chromium (or Chrome) to run: a path or a command name; unset: "
+    "`chromium`, `chromium-browser`, `google-chrome` on PATH",
+    "render_max_pages": "pages one search step may render (one at a time)",
+    "render_timeout": "seconds one render may take, browser start included",
     "memory_dir": "where the memory and the library are stored, the same for every working "
     "directory and shared by your processes (`MEMORY_SHARE`); set it for a project-local "
     "memory (a relative path is the working directory's)",

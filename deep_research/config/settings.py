@@ -17,7 +17,6 @@ from langgraph.runtime import Runtime
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from deep_research.config import mcp_servers
 from deep_research.config.names import (
     DEFAULT_LLM_MODEL,
     LIBRARY_PROVIDER,
@@ -209,6 +208,12 @@ class Context(BaseSettings):
         description="Comma-separated providers tried in order when the main one fails, is "
         "rate-limited or finds nothing, e.g. 'tavily,searxng,ddgs'. Empty: no fallback.",
     )
+    scholarly_sources: bool = Field(
+        default=True,
+        description="With search_provider=auto, researchers may also choose arxiv, "
+        "europepmc, openalex and wikipedia (keyless) for a search, e.g. a paper or a drug; "
+        "the web stays the default. false: only the web provider and search_fallback.",
+    )
     search_library: bool = Field(
         default=True,
         description="Search your document library (deep-research library add) in every "
@@ -299,8 +304,6 @@ class Context(BaseSettings):
         problem = models_problem(models) or search_problem(
             self.search_provider, self.search_fallback, self.fallback_providers
         )
-        if not problem and self.max_mcp_calls_per_run:  # an unusable MCP_SERVERS_FILE
-            problem = mcp_servers.problem()
         if problem:
             raise ValueError(problem)
         return self

@@ -98,7 +98,7 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     runnable = dispatch.valid_research(reply, guard["refused"])
     # What is left of the whole budget after the report's reserve.
     money = None if budget is None else max(0, budget - reserve - ledger.counted)
-    shares = _shares(runnable, state, context, money)
+    shares = await _shares(runnable, state, context, money)
     # A reply held for plan review sends nothing until it is approved: `review_plan`
     # counts its shares then, so a new question asked instead still has them.
     held = context.review_plan and not state.get("plan_reviewed")
@@ -117,7 +117,7 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     }
 
 
-def _shares(
+async def _shares(
     runnable: dict[str, str], state: ResearchState, context: Context, money: int | None
 ) -> dict[str, Share]:
     """What is left (cap minus what state counts), split into one share per research call
@@ -129,18 +129,21 @@ def _shares(
     left = context.max_searches_per_run - state.get("searches_used", 0)
     searches = search.split(left, len(runnable))
     shares = {call: Share(searches=n) for call, n in zip(runnable, searches, strict=True)}
-    _share_mcp_calls(shares, state, context)
+    servers = await mcp_servers.in_run() if context.max_mcp_calls_per_run else ()
+    _share_mcp_calls(shares, state, context, bool(servers))
     if money is not None:
         for share, cost in zip(shares.values(), search.split(money, len(runnable)), strict=True):
             share["cost"] = cost
     return shares
 
 
-def _share_mcp_calls(shares: dict[str, Share], state: ResearchState, context: Context) -> None:
+def _share_mcp_calls(
+    shares: dict[str, Share], state: ResearchState, context: Context, servers: bool
+) -> None:
     """Calls of MCP tools, split into the shares the way searches are, when the operator
     configured servers (none otherwise: a task that fails keeps no share of them counted)."""
     left = context.max_mcp_calls_per_run - state.get("mcp_calls_used", 0)
-    split = search.split(left if mcp_servers.configured() else 0, len(shares))
+    split = search.split(left if servers else 0, len(shares))
     for share, calls in zip(shares.values(), split, strict=True):
         share["mcp"] = calls
 

@@ -28,7 +28,7 @@ def search_tool(context: Context, base: type[BaseModel]) -> type[BaseModel]:
         return base
     uses = "; ".join(f"{name}: {search_service.SOURCE_USES.get(name, name)}" for name in sources)
     choice: Any = Literal[tuple(sources)]  # type: ignore[valid-type]
-    described = Field(default=None, description=f"Where to search (default {sources[0]}). {uses}")
+    described = Field(default=None, description=f"Default {sources[0]}. {uses}")
     name = str(base.model_config.get("title") or base.__name__)  # the tool's name
     return create_model(name, __base__=base, source=(choice | None, described))
 
@@ -40,8 +40,8 @@ def _with_years(context: Context, base: type[BaseModel]) -> type[BaseModel]:
     if not dated:
         return base
     where = ", ".join(dated)
-    first = Field(default=None, description=f"Only work published in or after this year ({where})")
-    last = Field(default=None, description=f"Only work published in or before this year ({where})")
+    first = Field(default=None, description=f"First year published ({where})")
+    last = Field(default=None, description=f"Last year published ({where})")
     name = str(base.model_config.get("title") or base.__name__)
     return create_model(
         name, __base__=base, from_year=(int | None, first), to_year=(int | None, last)

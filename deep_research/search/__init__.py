@@ -3,7 +3,8 @@
 `session(context, run_key=thread, owner=call id, topic=..., grant=...)` is an async
 context manager around one search step; its `answer(queries, max_chars)` runs the queries
 in parallel (per-run cache, the step's grant of searches, the fallback chain, MiniLM
-relevance, the top pages fetched through the address guard and extracted) and returns an
+relevance, the top pages fetched through the address guard and extracted, those whose
+scripts write their text rendered in headless Chromium when RENDER_PAGES is on) and returns an
 `Answer`: the text the model reads, every web string inside data fences; the `Source`s
 retrieved; a trace of what happened on the way. Each search request and page fetch is a
 durable call (runtime/durable.py): answered before a stop, it is not sent again on resume.

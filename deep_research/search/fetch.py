@@ -1,4 +1,6 @@
-"""Fetching pages: SSRF-safe, size- and type-capped, redirects followed hop by hop."""
+"""Fetching pages: SSRF-safe, size- and type-capped, redirects followed hop by hop; a page
+whose text its scripts write rendered in a browser when the step has a renderer
+(search/browser.py, RENDER_PAGES)."""
 
 from __future__ import annotations
 
@@ -6,11 +8,13 @@ import asyncio
 import functools
 import re
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import TracebackType
+from typing import NamedTuple
 
 import httpx
 
+from deep_research.search.browser import Renderer, RenderFailed, looks_scripted
 from deep_research.search.capped_body import ACCEPT_ENCODING, UnreadableBody, read_capped
 from deep_research.search.netguard import AddressPolicy, BlockedAddress, GuardedTransport
 from deep_research.text import extract
@@ -28,6 +32,7 @@ READABLE_TYPES = {
 MEDIA_TYPE = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*")
 SHOWN_MEDIA_TYPE = 60
 EXTRACTION_THREADS = 4
+NO_TEXT = "no main text could be extracted"
 
 
 @functools.cache
@@ -55,6 +60,13 @@ class Page:
     pdf_pages: tuple[str, ...] = ()
 
 
+class Html(NamedTuple):
+    """A downloaded HTML body and the URL its redirects ended at."""
+
+    raw: bytes
+    url: str
+
+
 class PageFetcher:
     """Fetches pages in parallel over one shared client; use as `async with PageFetcher(...)`."""
 
@@ -65,8 +77,10 @@ class PageFetcher:
         timeout: float,
         max_chars: int,
         max_bytes: int = MAX_PAGE_BYTES,
+        renderer: Renderer | None = None,
     ) -> None:
         self._policy = policy
+        self._renderer = renderer
         self._timeout = timeout
         self._max_chars = max_chars
         self._max_bytes = max_bytes
@@ -98,15 +112,42 @@ class PageFetcher:
             # One deadline for the whole fetch: httpx's timeouts are per read, which a
             # server trickling bytes would never trip.
             async with asyncio.timeout(self._timeout):
-                return await self._fetch(url)
+                page, html = await self._fetch(url)
         except TimeoutError:
             return Page(url, skipped=f"timed out after {self._timeout:g} s")
         except httpx.InvalidURL:
             return Page(url, skipped="invalid URL")  # its message quotes what a redirect sent
         except httpx.HTTPError as error:
             return Page(url, skipped=skip_reason(error))
+        if self._renderer is not None and html and looks_scripted(html.raw, page.text):
+            return await self._rendered(page, html.url, self._renderer)
+        return page
 
-    async def _fetch(self, url: str) -> Page:
+    async def _rendered(self, page: Page, final_url: str, renderer: Renderer) -> Page:
+        """`page` as a browser shows it, extracted again; `page` itself, with why, if not."""
+        try:
+            rendered = await renderer.html(final_url)  # where the redirects, if any, ended
+            text = await asyncio.get_running_loop().run_in_executor(
+                _extractors(),
+                extract.to_text,
+                "html",
+                rendered.html.encode(),
+                "utf-8",
+                rendered.url,
+            )
+        except (RenderFailed, extract.ExtractionFailed) as error:
+            return _with_remark(page, str(error))
+        if len(text) <= len(page.text):
+            return _with_remark(page, "no more text once rendered in a browser")
+        note = "rendered in a headless browser (its scripts write the text)"
+        if rendered.refused:
+            note += f"; {rendered.refused} of its {rendered.requests} requests refused"
+        return Page(
+            page.url, text=extract.clip(text, self._max_chars), note=note, raw_bytes=page.raw_bytes
+        )
+
+    async def _fetch(self, url: str) -> tuple[Page, Html | None]:
+        """The page, and its raw HTML when it is HTML (for `looks_scripted`)."""
         current = httpx.URL(url)
         for _ in range(MAX_REDIRECTS + 1):
             self._policy.check_url(current)
@@ -115,17 +156,17 @@ class PageFetcher:
                     current = current.join(response.headers["location"])
                     continue
                 if response.status_code >= 400:
-                    return Page(url, skipped=f"HTTP {response.status_code}")
+                    return Page(url, skipped=f"HTTP {response.status_code}"), None
                 media_type = bare_media_type(response.headers.get("content-type", "text/html"))
                 kind = READABLE_TYPES.get(media_type)
                 if not media_type:
-                    return Page(url, skipped="a malformed content type is not read")
+                    return Page(url, skipped="a malformed content type is not read"), None
                 if kind is None:
-                    return Page(url, skipped=f"content type {media_type!r} is not read")
+                    return Page(url, skipped=f"content type {media_type!r} is not read"), None
                 try:
                     raw, cut = await read_capped(response, self._max_bytes)
                 except UnreadableBody as error:
-                    return Page(url, skipped=str(error))
+                    return Page(url, skipped=str(error)), None
                 charset = response.charset_encoding
             loop = asyncio.get_running_loop()
             try:
@@ -138,19 +179,23 @@ class PageFetcher:
                         _extractors(), extract.to_text, kind, raw, charset, str(current)
                     )
             except extract.ExtractionFailed as error:
-                return Page(url, skipped=str(error), raw_bytes=len(raw))
+                return Page(url, skipped=str(error), raw_bytes=len(raw)), None
             note = f"only the first {self._max_bytes:,} bytes were read" if cut else ""
+            html = Html(raw, str(current)) if kind == "html" else None
             if not text:
-                return Page(url, skipped="no main text could be extracted", raw_bytes=len(raw))
-            clipped = tuple(extract.clip(page, self._max_chars) for page in pages)
-            return Page(
-                url,
-                text=extract.clip(text, self._max_chars),
-                note=note,
-                raw_bytes=len(raw),
-                pdf_pages=clipped,
-            )
-        return Page(url, skipped=f"more than {MAX_REDIRECTS} redirects")
+                return Page(url, skipped=NO_TEXT, raw_bytes=len(raw)), html
+            clipped = extract.clip(text, self._max_chars)
+            pdf_pages = tuple(extract.clip(page, self._max_chars) for page in pages)
+            page = Page(url, text=clipped, note=note, raw_bytes=len(raw), pdf_pages=pdf_pages)
+            return page, html
+        return Page(url, skipped=f"more than {MAX_REDIRECTS} redirects"), None
+
+
+def _with_remark(page: Page, remark: str) -> Page:
+    """`page` with why rendering did not help, beside its skip reason or its note."""
+    if page.skipped:
+        return replace(page, skipped=f"{page.skipped}; {remark}")
+    return replace(page, note=f"{page.note}; {remark}" if page.note else remark)
 
 
 def bare_media_type(header: str) -> str:

@@ -56,7 +56,7 @@ async def listing(state: ResearcherState) -> dict[str, Any]:
     calls to spend and servers configured; nothing otherwise."""
     if "mcp_tools" in state or calls_left(state) <= 0:
         return {}
-    servers = mcp_servers.configured()
+    servers = await mcp_servers.in_run()
     if not servers:
         return {}
     offered: list[dict[str, Any]] = []
@@ -174,7 +174,7 @@ class Calls:
 
     async def _asked(self, tool: dict[str, Any], args: dict[str, Any]) -> dict[str, str]:
         if not self.servers:
-            self.servers = {server.name: server for server in mcp_servers.configured()}
+            self.servers = {server.name: server for server in await mcp_servers.in_run()}
         server = self.servers.get(tool["server"])
         if server is None:
             return {"error": "its server is no longer configured"}

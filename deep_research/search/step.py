@@ -10,9 +10,11 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from deep_research.config.endpoints import read_endpoints
 from deep_research.config.names import LIBRARY_PROVIDER
 from deep_research.config.settings import Context
 from deep_research.search import render
+from deep_research.search.browser import Renderer, find_browser
 from deep_research.search.budget import Grant
 from deep_research.search.cache import run_cache
 from deep_research.search.chain import SearchChain
@@ -28,24 +30,36 @@ from deep_research.text import fences
 
 # What each source is for, in the words the researcher's tool shows a model.
 SOURCE_USES = {
-    "tavily": "the web",
-    "searxng": "the web",
-    "ddgs": "the web",
-    "arxiv": "papers in physics, mathematics, computer science (arXiv preprints)",
-    "europepmc": "medicine, drugs, clinical trials, biology (PubMed, Europe PMC)",
-    "openalex": "published research papers of any field",
-    "wikipedia": "background, history, definitions (encyclopedia articles)",
+    "tavily": "web",
+    "searxng": "web",
+    "ddgs": "web",
+    "arxiv": "CS, physics, maths papers",
+    "europepmc": "medicine, drugs, biology",
+    "openalex": "papers, any field",
+    "wikipedia": "background, definitions",
 }
+
+
+# The keyless sources `auto` offers beside the web (`scholarly_sources`), for a topic on
+# a paper, a drug or a definition: the researcher names one, or searches the web.
+AUTO_OFFERS = ("arxiv", "europepmc", "openalex", "wikipedia")
+
+
+def _run_sources(context: Context) -> list[str]:
+    """The run's provider (`auto` resolved), its fallbacks, then what `auto` offers."""
+    names = [resolve_provider(context.search_provider), *context.fallback_providers]
+    if context.search_provider == "auto" and context.scholarly_sources:
+        names += AUTO_OFFERS
+    return [name for name in dict.fromkeys(names) if name != LIBRARY_PROVIDER]
 
 
 def enabled_sources(context: Context) -> list[str]:
     """The sources a researcher may choose between: the run's provider (`auto` resolved),
-    then its fallbacks; none to choose from when there is only one, or when only the
-    user's documents are searched."""
+    then its fallbacks, then the scholarly ones `auto` offers; none to choose from when
+    there is only one, or when only the user's documents are searched."""
     if context.search_provider == LIBRARY_PROVIDER:
         return []
-    names = [resolve_provider(context.search_provider), *context.fallback_providers]
-    sources = [name for name in dict.fromkeys(names) if name != LIBRARY_PROVIDER]
+    sources = _run_sources(context)
     return sources if len(sources) > 1 else []
 
 
@@ -54,8 +68,7 @@ def dated_sources(context: Context) -> list[str]:
     of publication years; none when only the user's documents are searched."""
     if context.search_provider == LIBRARY_PROVIDER:
         return []
-    names = [resolve_provider(context.search_provider), *context.fallback_providers]
-    return [name for name in dict.fromkeys(names) if name in DATED_PROVIDERS]
+    return [name for name in _run_sources(context) if name in DATED_PROVIDERS]
 
 
 def _library() -> SearchProvider:
@@ -172,6 +185,22 @@ def _trace(outcomes: list[QueryOutcome]) -> dict[str, Any]:
     }
 
 
+def renderer(policy: AddressPolicy) -> Renderer | None:
+    """The search step's page renderer when RENDER_PAGES is on and a browser is found."""
+    endpoints = read_endpoints()
+    if not endpoints.render_pages:
+        return None
+    browser = find_browser(endpoints.render_browser)
+    if browser is None:
+        return None  # doctor says so; pages are read without rendering
+    return Renderer(
+        policy,
+        browser=browser,
+        max_pages=endpoints.render_max_pages,
+        timeout=endpoints.render_timeout,
+    )
+
+
 @asynccontextmanager
 async def session(
     context: Context, *, run_key: str, owner: str, topic: str, grant: Grant
@@ -182,19 +211,27 @@ async def session(
     # in a shared .env), and the library is the chain itself rather than a side search.
     names = [context.search_provider, *context.fallback_providers]
     chain = SearchChain([_library()] if private else [make_provider(name) for name in names])
-    sources = enabled_sources(context)
+    # The chain for each source a researcher may choose: it starts at that source and
+    # falls back to the run's chain in its order (a source `auto` offers, then the web).
+    providers = {provider.name: provider for provider in chain.providers}
     chains = {
         name: SearchChain(
-            sorted(chain.providers, key=lambda provider: provider.name != name)  # stable
+            [
+                providers.get(name) or make_provider(name),
+                *(provider for provider in chain.providers if provider.name != name),
+            ]
         )
-        for name in sources
+        for name in enabled_sources(context)
     }
     # A file check and the working directory: off the loop (langgraph dev refuses both on it).
     side = context.search_library and not private and await asyncio.to_thread(library_exists)
     policy = AddressPolicy.from_env()
     lookup = await memory_lookup(context)
     async with PageFetcher(
-        policy, timeout=context.fetch_timeout, max_chars=context.max_page_chars
+        policy,
+        timeout=context.fetch_timeout,
+        max_chars=context.max_page_chars,
+        renderer=await asyncio.to_thread(renderer, policy),  # PATH is searched: off the loop
     ) as fetcher:
         searcher = Searcher(
             chain=chain,

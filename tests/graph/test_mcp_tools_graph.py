@@ -193,3 +193,23 @@ async def test_a_call_answered_before_a_stop_is_not_sent_again_on_resume(
     assert log.read_text().splitlines() == ["heat0"], "not sent again"
     assert state["mcp_calls_used"] == 1
     assert "https://papers.example/heat0" in cited(state["final_report"])
+
+
+async def test_nothing_of_the_mcp_tools_blocks_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`langgraph dev` fails a step that blocks its loop (blockbuster, as here): building the
+    run's context, reading the operator's file, starting the server and calling it all
+    leave the loop free."""
+    from blockbuster import blockbuster_ctx
+
+    log = tmp_path / "calls.log"
+    use_servers(tmp_path, monkeypatch, {"papers": stdio_entry(MCP_CALL_LOG=str(log))})
+    with serve(McpBrain(["heat pumps"]), monkeypatch):
+        graph = builder.compile(checkpointer=InMemorySaver())
+        config = {"configurable": {"thread_id": "loop"}}
+        with blockbuster_ctx():
+            await graph.ainvoke(QUESTION, config, context={"allow_clarification": False})
+        state = (await graph.aget_state(config)).values
+    assert log.read_text().splitlines() == ["heat0"]
+    assert "https://papers.example/heat0" in cited(state["final_report"])

@@ -136,3 +136,48 @@ async def test_a_researcher_limits_a_search_to_the_years_it_names_where_the_sour
     dropped = "The years given are not a usable range" in bodies
     assert dropped == (bool(years) and not clause)
     assert "OR all:x" not in "".join(sent)
+
+
+class OfferedSourceBrain(ResearchBrain):
+    """Its researchers name arXiv when the search tool offers it (as a model would for a
+    paper topic), and no source otherwise."""
+
+    def __init__(self) -> None:
+        super().__init__(topics=["attention-based heat pump control"])
+        self.offered: list[list[str]] = []
+
+    async def _research(self, body: dict[str, Any]) -> Reply:
+        reply = await super()._research(body)
+        tool = next(t for t in body.get("tools", []) if t["function"]["name"] == "web_search")
+        source = tool["function"]["parameters"]["properties"].get("source", {})
+        enum = next((choice["enum"] for choice in source.get("anyOf", []) if "enum" in choice), [])
+        self.offered.append(enum)
+        for call in reply.tool_calls:
+            if "arxiv" in enum and isinstance(call.arguments, dict):
+                call.arguments["source"] = "arxiv"
+        return reply
+
+
+@pytest.mark.parametrize("scholarly", [True, False])
+async def test_by_default_a_paper_topic_can_go_to_arxiv_without_the_user_naming_it(
+    monkeypatch: pytest.MonkeyPatch, scholarly: bool
+) -> None:
+    """`search_provider=auto` (the default) offers the keyless scholarly sources beside the
+    web: a researcher names arXiv for a paper topic and the report cites the paper's page;
+    `scholarly_sources=false` offers the web only."""
+    brain = OfferedSourceBrain()
+    with FakeArxivServer([PAPER]) as arxiv, serve(brain, monkeypatch):
+        monkeypatch.setenv("ARXIV_API_URL", arxiv.api_url)
+        graph = builder.compile(checkpointer=InMemorySaver())
+        config = {"configurable": {"thread_id": "auto"}}
+        context = {"allow_clarification": False, "scholarly_sources": scholarly}
+        await graph.ainvoke(QUESTION, config, context=context)
+        state = (await graph.aget_state(config)).values
+        sent = list(arxiv.requests)
+    if scholarly:
+        assert brain.offered[0][1:] == ["arxiv", "europepmc", "openalex", "wikipedia"]
+        assert len(sent) == 1 and state["searches_used"] == 1
+        assert ABS_PAGE in cited(state["final_report"])
+    else:
+        assert brain.offered[0] == [] and sent == []
+        assert ABS_PAGE not in cited(state["final_report"])

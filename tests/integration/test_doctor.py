@@ -34,6 +34,7 @@ from tests.support.fakes.openai_server import (
 )
 from tests.support.fakes.searxng_server import FakeSearxngServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
+from tests.support.readme import REPO, block_after
 from tests.support.small_brain import NUDGE_MARKER, Mode, render
 
 KEY = "sk-local-SECRET-0123456789abcdef"
@@ -390,8 +391,10 @@ async def test_auto_checks_the_provider_a_run_would_use_then_each_fallback(
     assert [(c.name, c.status) for c in checks] == [
         ("search tavily", "ok"),
         ("search searxng", "warn"),
+        ("search sources", "ok"),  # what auto offers beside them, named, not probed
     ]
     assert "the run can use another provider" in checks[1].detail
+    assert "choose arxiv, europepmc, openalex, wikipedia" in checks[2].detail
 
 
 async def test_every_provider_failing_is_a_failure(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -446,6 +449,7 @@ def test_the_command_passes_a_good_setup_and_leaves_nothing_behind(tmp_path: Pat
         "report dir",
         "memory",
         "tracing",
+        "page rendering",
     ], result.stdout
     assert any(
         line.startswith("ok    relevance model: all-MiniLM-L6-v2 from ")
@@ -474,3 +478,22 @@ def test_the_command_fails_a_bad_setup_with_json_for_scripts(
     assert statuses["endpoint (clarifier, orchestrator, researcher)"] == "fail"
     assert statuses["search tavily"] == statuses["relevance model"] == "ok"
     assert all(set(check) == {"name", "status", "detail", "fix"} for check in report["checks"])
+
+
+CI_RUN = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_the_search_page_s_render_pages_doctor_command_names_the_browser(tmp_path: Path) -> None:
+    setup = block_after("<!-- render-pages-setup").strip().splitlines()
+    assert setup[0] == 'pip install -e ".[browser]"', "the extra dev brings (pyproject.toml)"
+    assert "apt-get install chromium" in setup[1] and "chromium" in CI_RUN
+    command = setup[-1].split()
+    assert command[0] == "RENDER_PAGES=true" and command[1:] == ["deep-research", "doctor"]
+    with ScriptedOpenAIServer(native) as llm, FakeTavilyServer() as tavily:
+        env = cli_env(llm, tavily, tmp_path) | {"RENDER_PAGES": "true"}
+        result = run_cli(tmp_path, env, *command[2:])
+    assert result.returncode == 0, result.stdout + result.stderr
+    (line,) = [line for line in result.stdout.splitlines() if "page rendering" in line]
+    assert line.startswith("ok    page rendering: on: /usr/bin/chromium (Chromium "), line
+    assert sorted(p.name for p in tmp_path.iterdir()) == [], "doctor writes nothing"

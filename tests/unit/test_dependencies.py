@@ -34,6 +34,8 @@ OPTIONAL = {
     # The PDF export's fetcher (export/pdf.py), after export/needs.py imported WeasyPrint
     # or said how to install it.
     "weasyprint": ("export/pdf.py", "export", "weasyprint"),
+    # Page rendering (search/browser.py), only when RENDER_PAGES is on.
+    "playwright": ("search/browser.py", "browser", "playwright"),
 }
 # The distributed server's own libraries (deep_research/server/, the `server` extra; Aegra
 # needs Python 3.12+): imported only under server/, never by the package beneath it.

@@ -33,6 +33,7 @@ from deep_research.cli.doctor.local import (
 )
 from deep_research.cli.doctor.mcp_servers import check_mcp_servers
 from deep_research.cli.doctor.model_checks import check_model, model_targets
+from deep_research.cli.doctor.rendering import check_rendering
 from deep_research.config.names import SEARCH_CHOICES
 from deep_research.config.settings import Context, load_context
 
@@ -43,6 +44,8 @@ MAX_QUERY_CHARS = 400  # Tavily refuses longer queries; a probe needs no more
 REPLY_DEADLINE = 60.0
 # Loading MiniLM maps ~90 MB of weights (seconds from a cold, busy disk): not a network deadline.
 RELEVANCE_DEADLINE = 60.0
+# Starting Chromium with a fresh profile takes a second or two, more on a busy machine.
+BROWSER_DEADLINE = 30.0
 STYLES = {"ok": "green", "warn": "yellow", "fail": "bold red"}
 
 
@@ -143,6 +146,7 @@ async def run_checks(
         model = group.create_task(
             relevance.check_relevance(context, max(timeout, RELEVANCE_DEADLINE))
         )
+        rendering = group.create_task(check_rendering(max(timeout, BROWSER_DEADLINE)))
     return [
         check_settings(),
         *(check for task in models for check in task.result()),
@@ -154,6 +158,7 @@ async def run_checks(
         check_writable(reports, "report dir"),
         check_memory(context.use_memory),
         check_tracing(),
+        rendering.result(),
     ]
 
 

@@ -24,6 +24,7 @@ from deep_research.config.problems import search_provider_problem
 from deep_research.config.settings import Context
 from deep_research.llm.chat_models import public_url
 from deep_research.search.providers import make_provider, resolve_provider
+from deep_research.search.step import enabled_sources
 from deep_research.search.types import SearchError
 from deep_research.text.secrets import Redactor
 from deep_research.text.wording import one_line
@@ -105,14 +106,24 @@ async def check_searches(context: Context, timeout: float, query: str = PROBE_QU
     """
     names = search_names(context)
     checks = await asyncio.gather(*(check_search(name, timeout, query) for name in names))
+    offered = [name for name in enabled_sources(context) if name not in names]
+    more = [Check("search sources", "ok", _offered(offered))] if offered else []
     if any(check.status == "ok" for check in checks):
         return [
             Check(c.name, "warn", c.detail + " (the run can use another provider)", c.fix)
             if c.status == "fail"
             else c
             for c in checks
-        ]
-    return list(checks)
+        ] + more
+    return list(checks) + more
+
+
+def _offered(names: list[str]) -> str:
+    """What `auto` offers researchers beside the web (`scholarly_sources`), unprobed."""
+    return (
+        f"researchers may also choose {', '.join(names)} (keyless; a search there falls "
+        f"back to the web; `deep-research doctor --search {names[0]}` checks one)"
+    )
 
 
 async def check_search(name: str, timeout: float, query: str = PROBE_QUERY) -> Check:

@@ -23,6 +23,14 @@ Routes:
     /redirect/{n}       n redirect hops, then /article/redirected
     /redirect-to?target=URL   one redirect to any URL
     /missing            404
+    /scripted/{slug}    an empty app root whose script fetches /data/{slug} and writes the
+                        article's paragraphs (only a browser sees the text)
+    /data/{slug}        the paragraphs /scripted/{slug} writes, as JSON
+    /reaching?target=URL  a scripted article whose script also fetches URL, loads it as
+                        an image and a script, opens a WebSocket to it and sends it a beacon
+    /spinning           a page whose script never ends
+    /flooding           a scripted article whose script also POSTs, loads an image and a
+                        font, and sends 200 data requests (each logged)
 Every request's path is logged (`requests`), and its Accept-Encoding (`accept_encodings`);
 `latency` delays every answer (benchmark).
 """
@@ -80,6 +88,47 @@ def many_links_html(links: int = 60_000) -> str:
     """An article, then one paragraph of `links` links: extraction time grows faster than
     the number of nodes (10,000 took 6 s of CPU unbounded)."""
     return article_html("many-links", "<p>" + '<a href="/x">link</a> ' * links + "</p>")
+
+
+def scripted_html(slug: str, reach: str = "") -> str:
+    """An app shell: the text arrives by script from /data/{slug}; `reach` is fetched too."""
+    tries = ""
+    if reach:
+        tries = (
+            f"fetch({reach!r}).catch(() => 0);"
+            f"const img = new Image(); img.src = {reach!r};"
+            f"const s = document.createElement('script'); s.src = {reach!r};"
+            "document.head.appendChild(s);"
+            f"try {{ new WebSocket({reach!r}.replace(/^http/, 'ws')); }} catch (e) {{}}"
+            f"try {{ navigator.sendBeacon({reach!r}, 'x'); }} catch (e) {{}}"
+        )
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>App</title></head>
+<body><div id="root"></div><noscript>You need to enable JavaScript to run this app.</noscript>
+<script>
+{tries}
+fetch('/data/{slug}').then(r => r.json()).then(paragraphs => {{
+  const main = document.createElement('main');
+  const article = document.createElement('article');
+  const h1 = document.createElement('h1');
+  h1.textContent = 'Scripted report on ' + {slug!r}.replace(/-/g, ' ');
+  article.appendChild(h1);
+  for (const text of paragraphs) {{
+    const p = document.createElement('p'); p.textContent = text; article.appendChild(p);
+  }}
+  main.appendChild(article);
+  document.getElementById('root').appendChild(main);
+}});
+</script></body></html>"""
+
+
+def scripted_paragraphs(slug: str) -> list[str]:
+    topic = slug.replace("-", " ")
+    return [
+        f"Scripted paragraph {i} on {topic}: the survey counted {40 + i} thousand "
+        f"installations of {topic} across the region during the past year."
+        for i in range(1, 6)
+    ]
 
 
 def heavy_article_html(slug: str) -> str:
@@ -152,6 +201,12 @@ class PageServer(BackgroundServer):
         app.router.add_get("/slow", self._slow)
         app.router.add_get("/redirect/{n}", self._redirect)
         app.router.add_get("/redirect-to", self._redirect_to)
+        app.router.add_get("/scripted/{slug}", self._scripted)
+        app.router.add_get("/data/{slug}", self._data)
+        app.router.add_get("/reaching", self._reaching)
+        app.router.add_get("/spinning", self._spinning)
+        app.router.add_get("/flooding", self._flooding)
+        app.router.add_post("/data/{slug}", self._data)
         app.middlewares.append(self._log)
         super().__init__(app)
 
@@ -256,6 +311,30 @@ class PageServer(BackgroundServer):
 
     async def _redirect_to(self, request: web.Request) -> web.Response:
         raise web.HTTPFound(request.query["target"])
+
+    async def _scripted(self, request: web.Request) -> web.Response:
+        return _html(scripted_html(request.match_info["slug"]))
+
+    async def _data(self, request: web.Request) -> web.Response:
+        return web.json_response(scripted_paragraphs(request.match_info["slug"]))
+
+    async def _reaching(self, request: web.Request) -> web.Response:
+        return _html(scripted_html("reaching-page", reach=request.query["target"]))
+
+    async def _flooding(self, request: web.Request) -> web.Response:
+        flood = (
+            "fetch('/data/posted', {method: 'POST', body: 'x'}).catch(() => 0);"
+            "new Image().src = '/data/image';"
+            "new FontFace('f', 'url(/data/font)').load().catch(() => 0);"
+            "for (let i = 0; i < 200; i++) fetch('/data/flood-' + i).catch(() => 0);"
+        )
+        # After the script's own request for the article, which must not be crowded out.
+        page = scripted_html("flooding-page").replace("</script>", f"{flood}</script>", 1)
+        return _html(page)
+
+    async def _spinning(self, request: web.Request) -> web.Response:
+        spin = "<script>while (true) {}</script>"
+        return _html(f"<html><body><div id='root'></div>{spin}</body></html>")
 
 
 def _html(text: str) -> web.Response:

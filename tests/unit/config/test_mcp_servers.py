@@ -80,14 +80,39 @@ def test_only_the_environment_s_file_configures_servers(
     assert [server.name for server in mcp_servers.configured()] == ["papers"]
 
 
-def test_a_run_with_calls_to_spend_is_refused_at_its_start_for_an_unusable_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_cli_run_with_calls_to_spend_is_refused_at_its_start_for_an_unusable_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """The CLI refuses the run (exit 2, what is wrong) before it logs or sends anything;
+    the context itself reads no file (LangGraph builds it on the server's event loop)."""
+    from deep_research.cli.main import main
     from deep_research.config.settings import load_context
 
     path = tmp_path / "mcp.json"
     path.write_text('{"mcpServers": {"Bad Name": {"command": "x"}}}')
     monkeypatch.setenv("MCP_SERVERS_FILE", str(path))
-    with pytest.raises(ConfigError, match="a server's name is"):
-        load_context({})
-    assert load_context({"max_mcp_calls_per_run": 0}).max_mcp_calls_per_run == 0
+    monkeypatch.setenv("LLM_BASE_URL", "http://127.0.0.1:9/v1")  # never reached
+    monkeypatch.chdir(tmp_path)
+    assert load_context({}).max_mcp_calls_per_run > 0
+    assert main(["--no-clarify", "A question?"]) == 2
+    assert "a server's name is" in capsys.readouterr().err
+    assert not (tmp_path / ".deep_research" / "runs").exists() or not list(
+        (tmp_path / ".deep_research" / "runs").iterdir()
+    )
+
+
+async def test_a_step_reads_the_file_off_the_loop_and_an_unusable_one_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from blockbuster import blockbuster_ctx
+
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {"papers": {"url": "https://h.example/mcp"}}}))
+    monkeypatch.setenv("MCP_SERVERS_FILE", str(path))
+    with blockbuster_ctx():
+        assert [server.name for server in await mcp_servers.in_run()] == ["papers"]
+    path.write_text("{")
+    with pytest.raises(ConfigError, match="MCP_SERVERS_FILE"):
+        await mcp_servers.in_run()
+    monkeypatch.delenv("MCP_SERVERS_FILE")
+    assert await mcp_servers.in_run() == ()

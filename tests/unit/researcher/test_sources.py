@@ -21,12 +21,22 @@ def test_the_search_tool_offers_the_enabled_sources_as_an_enum_only_when_there_i
     monkeypatch.delenv("SEARXNG_URL", raising=False)
     lone = load_context({"search_provider": "ddgs"})
     assert search_tool(lone, WebSearch) is WebSearch
-    context = load_context({"search_provider": "auto", "search_fallback": "arxiv,europepmc"})
+    context = load_context({"search_provider": "ddgs", "search_fallback": "arxiv,europepmc"})
     schema = search_tool(context, WebSearch).model_json_schema()
     assert schema["title"] == "web_search"
     source = schema["properties"]["source"]
     assert source["anyOf"][0]["enum"] == ["ddgs", "arxiv", "europepmc"]
-    assert "medicine" in source["description"] and "default ddgs" in source["description"]
+    # `auto` (the default) offers the keyless scholarly sources beside the web.
+    auto = search_tool(load_context({}), WebSearch).model_json_schema()["properties"]
+    assert auto["source"]["anyOf"][0]["enum"] == [
+        "ddgs",
+        "arxiv",
+        "europepmc",
+        "openalex",
+        "wikipedia",
+    ]
+    assert search_tool(load_context({"scholarly_sources": False}), WebSearch) is WebSearch
+    assert "medicine" in source["description"] and "Default ddgs" in source["description"]
 
     def call(args: object) -> Any:
         return {"name": "web_search", "args": args, "id": "c", "type": "tool_call"}
@@ -49,7 +59,8 @@ def test_years_are_offered_only_when_a_source_of_the_run_can_limit_a_search_to_t
 ) -> None:
     monkeypatch.delenv("TAVILY_API_KEY", raising=False)
     monkeypatch.delenv("SEARXNG_URL", raising=False)
-    for undated in ({"search_provider": "ddgs"}, {"search_fallback": "wikipedia"}):
+    web_only = {"scholarly_sources": False}
+    for undated in ({"search_provider": "ddgs"}, {"search_fallback": "wikipedia", **web_only}):
         schema = search_tool(load_context(undated), WebSearch).model_json_schema()
         assert "from_year" not in schema["properties"] and "to_year" not in schema["properties"]
     # One dated source: the years without a choice of source.
@@ -58,7 +69,7 @@ def test_years_are_offered_only_when_a_source_of_the_run_can_limit_a_search_to_t
     assert "source" not in properties
     assert properties["from_year"]["anyOf"][0]["type"] == "integer"
     assert "(arxiv)" in properties["to_year"]["description"]
-    mixed = load_context({"search_fallback": "wikipedia,openalex,europepmc"})
+    mixed = load_context({"search_fallback": "wikipedia,openalex,europepmc", **web_only})
     properties = search_tool(mixed, WebSearch).model_json_schema()["properties"]
     assert (
         "source" in properties and "(openalex, europepmc)" in properties["from_year"]["description"]

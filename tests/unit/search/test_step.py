@@ -80,7 +80,12 @@ def test_the_enabled_sources_are_the_chain_s_with_a_choice_and_never_the_library
     monkeypatch.delenv("TAVILY_API_KEY", raising=False)
     monkeypatch.delenv("SEARXNG_URL", raising=False)
     chained = load_context({"search_provider": "auto", "search_fallback": "arxiv,ddgs,library"})
-    assert enabled_sources(chained) == ["ddgs", "arxiv"]
+    # `auto`'s own web provider, the fallbacks, then the keyless sources it offers.
+    assert enabled_sources(chained) == ["ddgs", "arxiv", "europepmc", "openalex", "wikipedia"]
+    web_only = {"search_provider": "auto", "scholarly_sources": False}
+    assert enabled_sources(load_context(web_only)) == []
+    named = load_context({"search_provider": "ddgs", "search_fallback": "arxiv"})
+    assert enabled_sources(named) == ["ddgs", "arxiv"], "a provider named offers nothing more"
     assert enabled_sources(load_context({"search_provider": "wikipedia"})) == []
     private = load_context({"search_provider": "library", "search_fallback": "arxiv,ddgs"})
     assert enabled_sources(private) == []
