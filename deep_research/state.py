@@ -9,7 +9,7 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-from deep_research.text.urls import page_key
+from deep_research.text.urls import source_key
 
 
 class Source(TypedDict):
@@ -20,6 +20,9 @@ class Source(TypedDict):
     content: str
     found_by: str
     retrieved: NotRequired[str]  # ISO date of a page recalled from memory (see memory/)
+    # The page of a PDF found on the web this source is (its URL ends `#page=N`): only a
+    # source marked so is a page of its own; another web URL's `#page=N` is no source's.
+    pdf_page: NotRequired[int]
 
 
 class RecalledReport(TypedDict):
@@ -121,16 +124,16 @@ class ChurnGuard(TypedDict):
 
 
 def merge_sources(current: list[Source], new: list[Source]) -> list[Source]:
-    """One record per page (`urls.page_key`), in order of first retrieval.
+    """One record per page (`source_key`), in order of first retrieval.
 
     A page retrieved again (by another query or researcher, or under another spelling of
     its URL) may bring a different snippet; its new paragraphs are added to the record,
     since citations are checked against them. The first URL seen is the one kept.
     """
     merged = list(current)
-    index = {page_key(source["url"]): i for i, source in enumerate(merged)}
+    index = {source_key(source): i for i, source in enumerate(merged)}
     for source in new:
-        key = page_key(source["url"])
+        key = source_key(source)
         if key not in index:
             index[key] = len(merged)
             merged.append(source)

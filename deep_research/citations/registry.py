@@ -8,7 +8,15 @@ from functools import cached_property
 
 from deep_research.citations.fragments import RetrievedText
 from deep_research.state import Source
-from deep_research.text.urls import is_pdf, page_key, source_base, split_fragment
+from deep_research.text.urls import (
+    is_file_url,
+    is_pdf,
+    page_key,
+    pdf_page_anchor,
+    source_base,
+    source_key,
+    split_fragment,
+)
 
 
 @dataclass
@@ -16,7 +24,7 @@ class RegisteredSource:
     """One retrieved page. `number` is its place in retrieval order, stable for the run."""
 
     number: int
-    url: str  # as retrieved, without fragment (but a library PDF's page): what reports link to
+    url: str  # as retrieved, without fragment (but a PDF's page): what reports link to
     title: str
     texts: list[str] = field(default_factory=list)
     found_by: list[str] = field(default_factory=list)
@@ -28,7 +36,8 @@ class RegisteredSource:
 
     @property
     def is_pdf(self) -> bool:
-        return is_pdf(self.url, self.title)
+        # A page of a PDF (the registry keeps `#page=N` on those alone), or a PDF by its name.
+        return bool(pdf_page_anchor(*split_fragment(self.url))) or is_pdf(self.url, self.title)
 
 
 class SourceRegistry:
@@ -36,14 +45,17 @@ class SourceRegistry:
 
     def __init__(self, sources: Iterable[Source] = ()) -> None:
         self._entries: dict[str, RegisteredSource] = {}
-        # A library document's first retrieved page, for a link to the document without one.
+        # A PDF's first retrieved page (or the page itself), for a link without a page or at a
+        # page that is not a source: `a.pdf`, `a.pdf#page=9`, `page.html#page=2`.
         self._documents: dict[str, RegisteredSource] = {}
         for source in sources:
             self.add(source)
 
     def add(self, source: Source) -> RegisteredSource:
         url = source_base(source["url"])
-        key = page_key(url)
+        if not is_file_url(url) and "pdf_page" not in source:
+            url = split_fragment(url)[0]  # a web page's `#page=N`, but not a PDF's page
+        key = source_key(source)
         entry = self._entries.get(key)
         retrieved_on = source.get("retrieved", "")
         if entry is None:
@@ -62,8 +74,9 @@ class SourceRegistry:
         return entry
 
     def lookup(self, url: str) -> RegisteredSource | None:
-        """The source `url` leads to. A link to a library PDF's page that was not retrieved
-        (or to the file without a page) leads to the first page of it that was."""
+        """The source `url` leads to. A link to a PDF's page that was not retrieved (or to
+        the file without a page) leads to the first page of it that was; a `#page=N` on a
+        page that is not a PDF leads to that page."""
         found = self._entries.get(page_key(source_base(url)))
         return found or self._documents.get(page_key(split_fragment(url)[0]))
 

@@ -98,7 +98,7 @@ class _Verifier:
         self.cited.setdefault(source.number, source)
         url = source.url
         fragment = self._fragment(link, source)
-        if "#" in url:  # a library PDF page: its `#page=N` is the fragment
+        if "#" in url:  # a PDF's page: its `#page=N` is the fragment
             fragment = ""
         destination = link_destination(f"{url}#{fragment}" if fragment else url)
         if link.kind in ("autolink", "bare"):

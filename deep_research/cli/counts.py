@@ -11,7 +11,7 @@ closing summary, `runs`, `replay`) takes it from here, so they agree:
   search credit billed is counted once, by the one who paid for it;
 - tokens: as each `model_reply` reports them, and, for a reply without usage, the estimate
   its `model_call` charged (`estimated`), kept apart so it is shown as one;
-- pages: the distinct pages (`text.urls.page_key`) in the state's `sources`, the pages
+- pages: the distinct pages (`text.urls.source_key`) in the state's `sources`, the pages
   the run retrieved that its report may cite;
 - sources: the pages the report cites, which its `## Sources` list holds (the citation
   check's `sources_listed`).
@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from deep_research.text.urls import page_key
+from deep_research.text.urls import source_key
 
 if TYPE_CHECKING:  # the state module imports LangGraph: `--help` must not wait for it
     from deep_research.runtime.progress import ProgressEvent
@@ -38,8 +38,8 @@ if TYPE_CHECKING:  # the state module imports LangGraph: `--help` must not wait 
 
 
 def page_keys(sources: Iterable[Source]) -> set[str]:
-    """The pages among `sources` (state's, or a node's update): one per `page_key`."""
-    return {page_key(source["url"]) for source in sources}
+    """The pages among `sources` (state's, or a node's update): one per `source_key`."""
+    return {source_key(source) for source in sources}
 
 
 def cited_sources(check: Mapping[str, Any] | None) -> int | None:

@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deep_research.errors import DeepResearchError
-from deep_research.text import extract
+from deep_research.text import extract, pdf
 
 if TYPE_CHECKING:
     from docx.table import Table
-    from pypdf import PageObject
 
 FORMATS = {
     ".pdf": "pdf",
@@ -37,11 +36,9 @@ MAX_FILE_BYTES = 50_000_000  # larger files are reported as oversized, not read
 MAX_HTML_BYTES = 5_000_000
 MAX_TEXT_CHARS = 2_000_000  # text kept per document (~2,000 chunks); the rest is cut
 MAX_PDF_PAGES = 2_000
-# pypdf parses a page's content stream(s) anew for every page that draws them: 2,000 pages
-# sharing one 70 MB stream are 140 GB of parsing in a 148 KB file. What the pages draw is
-# counted, every use of a shared stream included, and reading stops at this many bytes.
+# What a PDF's pages may draw, in bytes (text/pdf.py says why).
 MAX_PDF_CONTENT = 100_000_000
-CUT_TEXT = "text cut at the size limit"
+CUT_TEXT = pdf.CUT_TEXT
 # A DOCX is a zip whose parts are unpacked in memory: their declared sizes are checked
 # first. A part that declares little and unpacks a lot is no way round it: Python's
 # zipfile stops at the declared size and fails the CRC check.
@@ -116,70 +113,12 @@ def _bounded(sections: list[Section]) -> tuple[list[Section], bool]:
 
 
 def _pdf(raw: bytes, path: Path) -> Read:
-    from pypdf import PdfReader
-
-    if not raw.startswith(b"%PDF-"):
-        raise Unreadable("not a PDF (no %PDF header)")
-    reader = PdfReader(io.BytesIO(raw))
-    if reader.is_encrypted and not reader.decrypt(""):
-        raise Unreadable("encrypted PDF")
-    sections: list[Section] = []
-    total = drawn = 0
-    forms: dict[int, tuple[object, int]] = {}  # a list of forms (often shared), its bytes
-    for number, page in enumerate(reader.pages, 1):
-        if total >= MAX_TEXT_CHARS:
-            return sections, CUT_TEXT
-        if number > MAX_PDF_PAGES:
-            return sections, f"cut after page {MAX_PDF_PAGES:,}, the page limit"
-        drawn += _content_bytes(page, MAX_PDF_CONTENT - drawn, forms)
-        if drawn > MAX_PDF_CONTENT:
-            over = f"draw over {MAX_PDF_CONTENT // 1_000_000} MB of content"
-            if number == 1:
-                raise Unreadable(f"PDF pages {over}")
-            return sections, f"cut after page {number - 1:,}: its pages {over}"
-        text = (page.extract_text() or "").strip()
-        total += len(text)
-        sections.append(Section(text, number))
-    return sections, ""
-
-
-def _content_bytes(page: PageObject, room: int, forms: dict[int, tuple[object, int]]) -> int:
-    """The bytes of content `page` draws, counted until they pass `room`: its content
-    streams and the forms its resources list (parsed again wherever they are drawn).
-
-    Decoding is cheap next to parsing, and pypdf keeps what it decoded: a stream shared by
-    many pages is decoded once but counted for each page; a shared list of forms is
-    looked through once (`forms`, by the list's identity).
-    """
-    from pypdf.generic import ArrayObject, DictionaryObject, StreamObject
-
-    contents = _resolved(page.get("/Contents"))
-    streams = list(contents) if isinstance(contents, ArrayObject) else [contents]
-    total = 0
-    for stream in map(_resolved, streams):
-        if isinstance(stream, StreamObject):
-            total += len(stream.get_data())
-        if total > room:
-            return total
-    resources = _resolved(page.get("/Resources"))
-    if not isinstance(resources, DictionaryObject):
-        return total
-    listed = _resolved(resources.get("/XObject"))
-    if isinstance(listed, DictionaryObject):
-        if id(listed) not in forms:  # the list is kept too, so its id is not reused
-            drawn = (_resolved(value) for value in listed.values())
-            size = sum(
-                len(form.get_data())
-                for form in drawn
-                if isinstance(form, StreamObject) and form.get("/Subtype") == "/Form"
-            )
-            forms[id(listed)] = (listed, size)
-        total += forms[id(listed)][1]
-    return total
-
-
-def _resolved(value: object) -> object:
-    return value.get_object() if hasattr(value, "get_object") else value
+    bounds = pdf.PdfBounds(pages=MAX_PDF_PAGES, chars=MAX_TEXT_CHARS, content=MAX_PDF_CONTENT)
+    try:
+        pages, cut = pdf.read_pages(raw, bounds)
+    except pdf.PdfRefused as error:
+        raise Unreadable(str(error)) from error
+    return [Section(text, number) for number, text in pages], cut
 
 
 def _text(raw: bytes, path: Path) -> Read:

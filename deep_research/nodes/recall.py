@@ -23,6 +23,7 @@ from deep_research.config.settings import Context, context_of
 from deep_research.runtime import progress
 from deep_research.state import RecalledReport, ResearchState, Source
 from deep_research.text import limits
+from deep_research.text.urls import pdf_page_number
 
 if TYPE_CHECKING:
     from deep_research.memory import Store
@@ -100,13 +101,16 @@ async def _cited(store: Store, found: list[EarlierReport], context: Context) -> 
 
     asked = {url: report.question for report in found for url in report.pages}
     pages = await cited_pages(store, list(asked), max_age_days=context.memory_max_age_days)
-    return [
-        Source(
+    sources = []
+    for page in pages:
+        source = Source(
             url=page.url,
             title=page.title,
             content=page.text,
             found_by=limits.cut(asked[page.url], limits.PLAN_ITEM_CHARS),
             retrieved=page.retrieved,
         )
-        for page in pages
-    ]
+        if number := pdf_page_number(page.url):  # a web PDF's page, cited at that page
+            source["pdf_page"] = number
+        sources.append(source)
+    return sources

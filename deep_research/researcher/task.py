@@ -23,7 +23,7 @@ from deep_research.runtime import process, progress, tracing
 from deep_research.state import NO_USAGE, RESEARCH, ResearcherState, ResearchTask, Source
 from deep_research.text import fences, secrets
 from deep_research.text.limits import REPORT_CHARS, cut
-from deep_research.text.urls import page_key
+from deep_research.text.urls import source_key
 
 
 async def research_task(task: ResearchTask, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -131,7 +131,7 @@ def result_text(report: str, sources: list[Source], cited: int = 0) -> str:
     The report quotes web text: it is fenced as data, with a nonce of its own, so nothing
     in it reads as an instruction.
     """
-    uncited = len({page_key(s["url"]) for s in sources}) - cited
+    uncited = len({source_key(s) for s in sources}) - cited
     more = f"\n\n({uncited} more pages retrieved, not cited.)" if uncited > 0 else ""
     room = REPORT_CHARS - len(RESULT_HEADER) - fences.FENCE_CHARS - len(more)
     return RESULT_HEADER + fences.fence(cut(report.strip(), room) + more, fences.new_nonce())

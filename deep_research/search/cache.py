@@ -15,7 +15,7 @@ from typing import Generic, TypeVar
 
 from deep_research.search.fetch import Page
 from deep_research.search.types import SearchResult
-from deep_research.text.urls import page_key
+from deep_research.text.urls import file_key
 
 T = TypeVar("T")
 
@@ -89,5 +89,6 @@ def query_key(query: str, max_results: int) -> str:
 
 
 def url_key(url: str) -> str:
-    """Spellings of one page share one fetch (see `deep_research.text.urls.page_key`)."""
-    return page_key(url)
+    """Spellings of one page share one fetch (see `deep_research.text.urls.page_key`), and
+    so do a PDF's pages (`…#page=2`): the file is fetched once."""
+    return file_key(url)

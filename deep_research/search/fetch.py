@@ -55,6 +55,9 @@ class Page:
     skipped: str = ""  # why no text was read; empty when `text` holds the page
     note: str = ""  # a remark on text that was read, e.g. that the download was cut
     raw_bytes: int = 0  # body bytes read (decompressed), for the frugality benchmark
+    # A PDF's pages (item 0 is page 1), each cut to the page limit: a researcher reads the
+    # few that answer its query, each a source of its own (search/pdf_pages.py).
+    pdf_pages: tuple[str, ...] = ()
 
 
 class Html(NamedTuple):
@@ -165,10 +168,16 @@ class PageFetcher:
                 except UnreadableBody as error:
                     return Page(url, skipped=str(error)), None
                 charset = response.charset_encoding
+            loop = asyncio.get_running_loop()
             try:
-                text = await asyncio.get_running_loop().run_in_executor(
-                    _extractors(), extract.to_text, kind, raw, charset, str(current)
-                )
+                if kind == "pdf":
+                    pages = await loop.run_in_executor(_extractors(), extract.pdf_pages, raw)
+                    text = "\n\n".join(pages).strip()
+                else:
+                    pages = []
+                    text = await loop.run_in_executor(
+                        _extractors(), extract.to_text, kind, raw, charset, str(current)
+                    )
             except extract.ExtractionFailed as error:
                 return Page(url, skipped=str(error), raw_bytes=len(raw)), None
             note = f"only the first {self._max_bytes:,} bytes were read" if cut else ""
@@ -176,7 +185,9 @@ class PageFetcher:
             if not text:
                 return Page(url, skipped=NO_TEXT, raw_bytes=len(raw)), html
             clipped = extract.clip(text, self._max_chars)
-            return Page(url, text=clipped, note=note, raw_bytes=len(raw)), html
+            pdf_pages = tuple(extract.clip(page, self._max_chars) for page in pages)
+            page = Page(url, text=clipped, note=note, raw_bytes=len(raw), pdf_pages=pdf_pages)
+            return page, html
         return Page(url, skipped=f"more than {MAX_REDIRECTS} redirects"), None
 
 

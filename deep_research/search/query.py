@@ -18,6 +18,7 @@ from deep_research.search.budget import Grant
 from deep_research.search.cache import RunCache, Searched, query_key, url_key
 from deep_research.search.chain import SearchChain, provider_slots
 from deep_research.search.fetch import Page, PageFetcher
+from deep_research.search.pdf_pages import by_page
 from deep_research.search.types import SearchError, SearchProvider, SearchResult, Years
 
 WEB_SCHEMES = ("http://", "https://")  # what the fetcher reads; library results are not
@@ -131,7 +132,7 @@ class Searcher:
     @staticmethod
     def with_pages(outcome: QueryOutcome, pages: dict[str, Page]) -> QueryOutcome:
         findings = [replace(f, page=pages.get(f.result.url, f.page)) for f in outcome.findings]
-        return replace(outcome, findings=findings)
+        return replace(outcome, findings=by_page(findings, outcome.query))  # a PDF: its pages
 
     async def _library(self, query: str) -> tuple[list[Finding], int, list[str]]:
         """The library's relevant passages for `query` (cached for the run like a search)."""

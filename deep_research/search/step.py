@@ -165,6 +165,8 @@ class SearchSession:
                 )
                 if f.retrieved:
                     source["retrieved"] = f.retrieved
+                if f.result.pdf_page:
+                    source["pdf_page"] = f.result.pdf_page
                 sources.append(source)
         return sources
 

@@ -25,6 +25,7 @@ class SearchResult:
     # The content is the text of the page at `url` (an arXiv abstract on its abs page):
     # there is nothing more to read there, so the page is not fetched.
     complete: bool = False
+    pdf_page: int = 0  # the page of a PDF this result is (search/pdf_pages.py); 0: none
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 from itertools import islice
 from typing import Any
 
@@ -11,6 +10,7 @@ from lxml.etree import XPath, strip_elements
 from trafilatura.utils import load_html
 
 from deep_research.errors import DeepResearchError
+from deep_research.text.pdf import PdfBounds, PdfRefused, read_pages
 
 # Text a browser would not show is where prompt injections hide: removed before extraction,
 # so no extractor (trafilatura's or its fallbacks) can bring it back.
@@ -91,12 +91,22 @@ def html_to_markdown(raw: bytes, url: str) -> str:
     return text.strip()
 
 
-def pdf_to_text(raw: bytes) -> str:
-    """Text of a PDF's pages."""
-    from pypdf import PdfReader  # imported when a PDF comes, not with every search
+# A PDF found on the web: fewer pages and characters than a library document may have,
+# since a researcher reads a few of its pages (the fetch's byte and time limits come first).
+WEB_PDF = PdfBounds(pages=1_000, chars=300_000, content=20_000_000)
 
-    reader = PdfReader(io.BytesIO(raw))
-    return "\n\n".join((page.extract_text() or "").strip() for page in reader.pages).strip()
+
+def pdf_pages(raw: bytes) -> list[str]:
+    """Text of a web PDF's pages (item 0 is page 1), within `WEB_PDF`.
+
+    Raises `ExtractionFailed` whatever went wrong inside pypdf.
+    """
+    try:
+        return [text for _, text in read_pages(raw, WEB_PDF)[0]]
+    except PdfRefused as error:  # fixed words
+        raise ExtractionFailed(str(error)) from error
+    except Exception as error:  # pypdf raises many types of its own on hostile bytes
+        raise ExtractionFailed(f"text extraction failed ({type(error).__name__})") from error
 
 
 class ExtractionFailed(DeepResearchError):
@@ -112,8 +122,10 @@ def to_text(kind: str, raw: bytes, charset: str | None, url: str) -> str:
         if kind == "html":
             return html_to_markdown(raw, url)
         if kind == "pdf":
-            return pdf_to_text(raw)
+            return "\n\n".join(pdf_pages(raw)).strip()
         return decode_text(raw, charset).strip()
+    except ExtractionFailed:
+        raise
     except Exception as error:
         # lxml, trafilatura and pypdf parse hostile bytes and raise types of their own
         # (RecursionError, parser and PDF errors, ...): one bad page must be skipped, not

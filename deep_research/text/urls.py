@@ -6,6 +6,7 @@ the fetch cache, the run's sources and the citation registry: `…/a/`, `…/a#x
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from urllib.parse import SplitResult, parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 # Query parameters that only say where a click came from; they never change the page.
@@ -16,7 +17,8 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 # "/a%20b" and "/a b" or "%7E" and "~" normalise to the same key.
 _PATH_SAFE = "/:@!$&'()*+,;=-._~"
 _WEB_SCHEMES = ("http", "https")
-# A library PDF's page: `file:///…/a.pdf#page=3` names page 3, a source of its own.
+# A PDF's page: `file:///…/a.pdf#page=3` (the library's) or `https://…/a.pdf#page=3` (a
+# PDF found on the web) names page 3, a source of its own.
 _PAGE_ANCHOR = re.compile(r"page=([1-9][0-9]{0,5})")
 
 
@@ -45,9 +47,28 @@ def is_file_url(url: str) -> bool:
     )
 
 
-def library_page_anchor(base: str, fragment: str) -> str:
-    """`page=N` when `base` is a local file and `fragment` names a page, else ''."""
-    return fragment if is_file_url(base) and _PAGE_ANCHOR.fullmatch(fragment) else ""
+def pdf_page_anchor(base: str, fragment: str) -> str:
+    """`page=N` when `fragment` names a page and `base` is a citable URL (a library file or
+    a web page), else ''.
+
+    A web page's `#page=N` is kept in its key, but only a PDF's pages are ever registered
+    as sources (search/pdf_pages.py): a link to an HTML page at `#page=2` finds no source of
+    that key, and the registry leads it to the page itself (citations/registry.py).
+    """
+    return fragment if is_citable_url(base) and _PAGE_ANCHOR.fullmatch(fragment) else ""
+
+
+def pdf_page_number(url: str) -> int:
+    """The page `url` names (`…#page=N`), or 0. Only for a URL the registry kept: memory
+    stores cited URLs, and the registry keeps `#page=N` on a PDF's pages alone."""
+    base, fragment = split_fragment(url)
+    anchor = pdf_page_anchor(base, fragment)
+    return int(anchor.removeprefix("page=")) if anchor else 0
+
+
+def pdf_page_url(url: str, page: int) -> str:
+    """The URL of page `page` (1-based) of the PDF at `url` (its fragment replaced)."""
+    return f"{split_fragment(url)[0]}#page={page}"
 
 
 def page_key(url: str) -> str:
@@ -79,9 +100,24 @@ def page_key(url: str) -> str:
     key = urlunsplit((scheme, netloc, path, query, ""))
     if scheme == "file":
         key = f"file://{path}" + (f"?{query}" if query else "")
-        anchor = library_page_anchor(url, parts.fragment)
-        key += f"#{anchor}" if anchor else ""
-    return key
+    # A PDF's page is a page of its own (the fetch of the file keys by `file_key`).
+    anchor = pdf_page_anchor(url.partition("#")[0], parts.fragment)
+    return f"{key}#{anchor}" if anchor else key
+
+
+def file_key(url: str) -> str:
+    """Which file a URL names: `page_key` without a PDF page (one fetch per PDF)."""
+    return page_key(split_fragment(url)[0])
+
+
+def source_key(source: Mapping[str, object]) -> str:
+    """Which page a retrieved source (`state.Source`) is: its URL's `page_key`, where a web
+    URL's `#page=N` counts only on a source the search step marked as a PDF's page
+    (`pdf_page`); a library file's page always does (only the library makes those)."""
+    url = str(source["url"])
+    if "pdf_page" not in source and is_web_url(url):
+        url = split_fragment(url)[0]
+    return page_key(url)
 
 
 def _is_tracking(name: str) -> bool:
@@ -94,10 +130,11 @@ DIRECTIVE_DELIMITER = ":~:"
 
 
 def source_base(url: str) -> str:
-    """What a source is keyed by: the URL without its fragment, except that a library
-    document's `#page=N` stays (each PDF page is a source of its own)."""
+    """What a source is keyed by: the URL without its fragment, except that a PDF's
+    `#page=N` stays (each PDF page is a source of its own)."""
     base, fragment = split_fragment(url)
-    anchor = library_page_anchor(base, fragment)
+    # `a.pdf#page=3:~:text=…` is still page 3 (the text directive is dropped on a PDF).
+    anchor = pdf_page_anchor(base, fragment.partition(DIRECTIVE_DELIMITER)[0])
     return f"{base}#{anchor}" if anchor else base
 
 

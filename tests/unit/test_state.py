@@ -57,3 +57,18 @@ def test_the_tool_name_constants_are_the_vocabulary_and_name_the_orchestrators_t
     assert {RESEARCH, WRITE_TODOS} == set(get_args(ToolName))
     names = [convert_to_openai_tool(tool)["function"]["name"] for tool in planning.TOOLS]
     assert sorted(names) == sorted(get_args(ToolName)) == sorted(planning.EXAMPLES)
+
+
+def test_a_web_pdf_s_pages_are_records_of_their_own_but_an_html_page_s_page_anchor_is_not() -> None:
+    pdf = "https://a.example/r.pdf"
+    pages = [
+        Source(url=f"{pdf}#page={n}", title="R", content=f"p{n}", found_by="t", pdf_page=n)
+        for n in (2, 3)
+    ]
+    html = [
+        Source(url="https://a.example/p#page=2", title="P", content="one", found_by="t"),
+        Source(url="https://a.example/p", title="P", content="two", found_by="t"),
+    ]
+    merged = merge_sources([], [*pages, *html])
+    assert [s["url"] for s in merged] == [f"{pdf}#page=2", f"{pdf}#page=3", html[0]["url"]]
+    assert merged[2]["content"] == "one\n\ntwo"

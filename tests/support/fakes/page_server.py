@@ -12,7 +12,8 @@ Routes:
     /plain.txt          text/plain
     /charset/{name}     text/plain that declares any charset, e.g. one Python does not know
     /file.bin           application/octet-stream
-    /report.pdf         application/pdf
+    /report.pdf         application/pdf (not really one)
+    /pdf/{name}         a real PDF a test put in `pdfs`
     /encoded/{how}      an article sent gzip, deflate, raw-deflate, gzip-twice, br
                         or corrupt (gzip in name only) encoded
     /bomb               text/plain, gzip: 64 MiB of "A" in ~65 KB on the wire
@@ -181,6 +182,7 @@ class PageServer(BackgroundServer):
         self._requests: list[str] = []
         self._accept_encodings: list[str] = []
         self._release: asyncio.Event | None = None
+        self.pdfs: dict[str, bytes] = {}  # /pdf/{name}: real PDFs a test wrote
         app = web.Application()
         app.router.add_get("/article/{slug}", self._article)
         app.router.add_get("/news/{slug}", self._news)
@@ -192,6 +194,7 @@ class PageServer(BackgroundServer):
         app.router.add_get("/charset/{name}", self._charset)
         app.router.add_get("/file.bin", self._binary)
         app.router.add_get("/report.pdf", self._pdf)
+        app.router.add_get("/pdf/{name}", self._pdf_file)
         app.router.add_get("/encoded/{how}", self._encoded)
         app.router.add_get("/bomb", self._bomb)
         app.router.add_get("/hostile/{what}", self._hostile)
@@ -268,6 +271,12 @@ class PageServer(BackgroundServer):
 
     async def _pdf(self, request: web.Request) -> web.Response:
         return web.Response(body=b"%PDF-1.4\n%fake\n", content_type="application/pdf")
+
+    async def _pdf_file(self, request: web.Request) -> web.Response:
+        body = self.pdfs.get(request.match_info["name"])
+        if body is None:
+            raise web.HTTPNotFound()
+        return web.Response(body=body, content_type="application/pdf")
 
     async def _encoded(self, request: web.Request) -> web.Response:
         how = request.match_info["how"]

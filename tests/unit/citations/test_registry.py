@@ -76,3 +76,24 @@ def test_fragments_of_web_pages_are_not_sources_of_their_own() -> None:
         [_source("https://a.example/p#page=2"), _source("https://a.example/p")]
     )
     assert len(registry) == 1
+    (page,) = registry
+    assert page.url == "https://a.example/p"
+    assert registry.lookup("https://a.example/p#page=7") is page  # no source of its own
+
+
+def test_each_page_of_a_web_pdf_is_its_own_source() -> None:
+    pdf = "https://a.example/files/report.pdf"
+    registry = SourceRegistry(
+        [
+            _source(f"{pdf}#page=2", "page two", pdf_page=2),  # type: ignore[arg-type]
+            _source(f"{pdf}#page=3", "page three", pdf_page=3),  # type: ignore[arg-type]
+        ]
+    )
+    two, three = registry
+    assert two.url == f"{pdf}#page=2" and two.texts == ["page two"]
+    assert three.url == f"{pdf}#page=3" and three.texts == ["page three"]
+    assert registry.lookup(f"{pdf}#page=3") is three
+    # The file without a page, or at a page never retrieved: the first page retrieved.
+    assert registry.lookup(pdf) is two and registry.lookup(f"{pdf}#page=9") is two
+    assert registry.lookup(f"{pdf}#page=3:~:text=page") is three
+    assert registry.lookup("https://a.example/files/other.pdf#page=2") is None

@@ -20,9 +20,12 @@ def test_queries_differing_in_case_and_spacing_are_one_search() -> None:
     assert query_key(huge, 1) == query_key(huge.upper(), 1)
 
 
-def test_url_keys_are_page_keys() -> None:
-    for url in ["https://A.example:443/p/?utm_source=x#f", "file:///tmp/a.pdf#page=2", "not a url"]:
+def test_url_keys_are_page_keys_and_a_pdf_is_fetched_once_for_all_its_pages() -> None:
+    for url in ["https://A.example:443/p/?utm_source=x#f", "file:///tmp/a.pdf", "not a url"]:
         assert url_key(url) == page_key(url)
+    pdf = "https://a.example/r.pdf"
+    assert url_key(f"{pdf}#page=2") == url_key(f"{pdf}#page=3") == url_key(pdf) == page_key(pdf)
+    assert page_key(f"{pdf}#page=2") != page_key(pdf)
 
 
 async def test_a_cancelled_asker_leaves_the_shared_work_running() -> None:

@@ -5,13 +5,17 @@ from __future__ import annotations
 import pytest
 
 from deep_research.text.urls import (
+    file_key,
     is_citable_url,
     is_file_url,
     is_pdf,
     is_web_url,
-    library_page_anchor,
     page_key,
+    pdf_page_anchor,
+    pdf_page_number,
+    pdf_page_url,
     source_base,
+    source_key,
     split_fragment,
 )
 
@@ -54,15 +58,26 @@ def test_parameter_order_and_escaping_do_not_matter_but_values_do() -> None:
     assert page_key("https://a.org:99999/p") != page_key("https://a.org/p"), "bad port kept"
 
 
-def test_a_library_pdf_page_is_a_page_of_its_own_and_other_fragments_are_not() -> None:
-    doc = "file:///docs/r.pdf"
-    assert page_key(doc + "#page=2") != page_key(doc + "#page=3") != page_key(doc)
-    assert page_key(doc + "#page=0") == page_key(doc + "#top") == page_key(doc)
-    assert page_key(doc).startswith("file:///docs/")
-    assert page_key("https://a.org/r.pdf#page=2") == page_key("https://a.org/r.pdf")
-    assert library_page_anchor(doc, "page=7") == "page=7"
-    for base, fragment in [(doc, "page=1234567"), (doc, "page=2&x"), ("https://a.org/r", "page=2")]:
-        assert library_page_anchor(base, fragment) == ""
+def test_a_pdf_page_is_a_page_of_its_own_and_other_fragments_are_not() -> None:
+    for doc in ["file:///docs/r.pdf", "https://a.org/r.pdf"]:
+        assert page_key(doc + "#page=2") != page_key(doc + "#page=3") != page_key(doc)
+        assert page_key(doc + "#page=0") == page_key(doc + "#top") == page_key(doc)
+        assert pdf_page_anchor(doc, "page=7") == "page=7"
+        for fragment in ["page=1234567", "page=2&x", "page=02", "Page=2", "page=-1"]:
+            assert pdf_page_anchor(doc, fragment) == ""
+    assert page_key("file:///docs/r.pdf").startswith("file:///docs/")
+    assert page_key("HTTPS://A.org:443/r.pdf/#page=2") == "https://a.org/r.pdf#page=2"
+    for url in ["javascript:x", "ftp://a.org/r.pdf", "data:x"]:
+        assert pdf_page_anchor(url, "page=2") == ""
+
+
+def test_a_pdf_file_is_one_fetch_and_its_pages_are_numbered() -> None:
+    pdf = "https://a.org/r.pdf"
+    assert file_key(pdf + "#page=2") == file_key(pdf + "#page=9") == file_key(pdf) == page_key(pdf)
+    assert pdf_page_url(pdf + "#page=2", 5) == pdf + "#page=5"
+    assert pdf_page_url(pdf, 1) == pdf + "#page=1"
+    assert pdf_page_number(pdf + "#page=12") == 12 == pdf_page_number("file:///d/a.pdf#page=12")
+    assert pdf_page_number(pdf + "#top") == pdf_page_number(pdf) == pdf_page_number("x#page=2") == 0
 
 
 def test_which_urls_are_web_files_or_citable() -> None:
@@ -80,6 +95,9 @@ def test_a_source_keeps_a_pdf_page_anchor_and_drops_other_fragments() -> None:
     assert source_base("https://a.org/p#:~:text=heat") == "https://a.org/p"
     assert source_base("file:///d/a.pdf#page=4") == "file:///d/a.pdf#page=4"
     assert source_base("file:///d/a.pdf#chapter") == "file:///d/a.pdf"
+    assert source_base("https://a.org/r.pdf#page=2") == "https://a.org/r.pdf#page=2"
+    assert source_base("https://a.org/r.pdf#page=2:~:text=x") == "https://a.org/r.pdf#page=2"
+    assert source_base("https://a.org/r.pdf#page=x:~:text=x") == "https://a.org/r.pdf"
 
 
 def test_pdfs_by_path_or_by_a_search_engines_tag() -> None:
@@ -98,3 +116,10 @@ def test_a_malformed_host_gives_a_key_and_is_not_a_web_url() -> None:
     # sources' reducer (state.merge_sources) keys every page with page_key.
     assert page_key(BAD_IPV6) != page_key("https://[::1]/x")
     assert not is_citable_url(BAD_IPV6)
+
+
+def test_a_source_s_key_keeps_a_web_page_anchor_only_on_a_marked_pdf_page() -> None:
+    pdf = "https://a.example/r.pdf#page=2"
+    assert source_key({"url": pdf, "pdf_page": 2}) == page_key(pdf)
+    assert source_key({"url": pdf}) == page_key("https://a.example/r.pdf")
+    assert source_key({"url": "file:///d/a.pdf#page=2"}) == page_key("file:///d/a.pdf#page=2")

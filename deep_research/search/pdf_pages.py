@@ -1,0 +1,88 @@
+"""A PDF found on the web, read as the few pages that answer a query.
+
+The file is fetched once (the run's cache keys it without a page); each page chosen
+becomes a finding of its own at `URL#page=N`, so it is a source of its own: a citation
+opens the PDF at the page its passage is on, and the check reads that page's text alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import Field, replace
+from typing import Any, ClassVar, Protocol, TypeVar
+
+from deep_research.search.fetch import Page
+from deep_research.search.types import SearchResult
+from deep_research.text.urls import pdf_page_url
+
+
+class _Finding(Protocol):
+    """What a search found (search/query.py's `Finding`, which imports this module)."""
+
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+
+    @property
+    def result(self) -> SearchResult: ...
+    @property
+    def page(self) -> Page | None: ...
+
+
+Finding = TypeVar("Finding", bound=_Finding)
+
+# Pages of one PDF a researcher reads per query: each costs a page excerpt of the turn's
+# budget (search/render.py), so a long PDF cannot crowd out the other results.
+MAX_PAGES_SHOWN = 3
+_WORD = re.compile(r"\w{3,}")
+MAX_QUERY_WORDS = 32  # a query is short; a longer one is cut, not looped over
+
+
+def words(text: str) -> set[str]:
+    """The words of three letters or more in `text`, casefolded."""
+    return {word.casefold() for word in _WORD.findall(text)}
+
+
+def chosen_pages(pages: Sequence[str], query: str, limit: int = MAX_PAGES_SHOWN) -> list[int]:
+    """The 1-based numbers of the (at most `limit`) pages sharing most of the query's words,
+    in page order; the first page when none shares any. Pages without text never."""
+    # In the query's order, so that which words count never depends on hashing.
+    found = (word.casefold() for word in _WORD.findall(query))
+    wanted = set(list(dict.fromkeys(found))[:MAX_QUERY_WORDS])
+    scored = []
+    for number, text in enumerate(pages, 1):
+        if text.strip():  # each page's text is cut at `max_page_chars` already
+            scored.append((-len(wanted & words(text)), number))
+    best = sorted(scored)[:limit]
+    if best and best[0][0] == 0:
+        best = best[:1]  # no page shares a word: the first, a sample of the file
+    else:  # the pages that share none are not worth a page excerpt of the turn
+        best = [(score, number) for score, number in best if score < 0]
+    return sorted(number for _, number in best)
+
+
+def by_page(findings: Sequence[Finding], query: str) -> list[Finding]:
+    """`findings` with each web PDF read replaced by its pages chosen for `query`."""
+    paged: list[Finding] = []
+    for finding in findings:
+        page = finding.page
+        if page is None or page.skipped or not page.pdf_pages:
+            paged.append(finding)
+            continue
+        total = len(page.pdf_pages)
+        for number in chosen_pages(page.pdf_pages, query):
+            url = pdf_page_url(finding.result.url, number)
+            where = f"page {number} of {total} of a PDF"
+            note = f"{where}; {page.note}" if page.note else where
+            # The search snippet is the whole file's, not this page's: left out, so a quote
+            # is checked against the text of the page it is cited at.
+            title = f"{finding.result.title}, page {number}"
+            result = replace(finding.result, url=url, title=title, content="", pdf_page=number)
+            text = page.pdf_pages[number - 1]
+            paged.append(
+                replace(
+                    finding,
+                    result=result,
+                    page=replace(page, url=url, text=text, note=note, pdf_pages=()),
+                )
+            )
+    return paged

@@ -1,0 +1,61 @@
+"""A PDF found on the web, fetched for real from a local server: read page by page, once,
+within the web's PDF bounds however hostile the file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from deep_research.search.fetch import Page
+from deep_research.text import extract
+from deep_research.text.pdf import PdfBounds
+from tests.support.documents import write_pdf, write_shared_content_pdf
+from tests.support.fakes.page_server import PageServer
+from tests.support.fetching import Resolver, fetch, named
+from tests.support.search import PAGES_HOST
+
+PAGES = ["Cover of the annual review.", "Wind output in Norway rose 40 percent.", "Tables."]
+
+
+async def test_a_pdf_is_read_page_by_page(
+    bare_pages: PageServer, resolver: Resolver, tmp_path: Path
+) -> None:
+    resolver({PAGES_HOST: ["127.0.0.1"]})
+    bare_pages.pdfs["paper.pdf"] = write_pdf(tmp_path / "p.pdf", PAGES).read_bytes()
+    page = await fetch(named(bare_pages, "/pdf/paper.pdf"), max_chars=25)
+    assert isinstance(page, Page) and not page.skipped
+    assert page.pdf_pages == ("Cover of the annual …", "Wind output in Norway …", "Tables.")
+    assert page.text.startswith("Cover of the annual") and len(page.text) <= 25
+
+
+async def test_hostile_pdfs_stay_within_the_web_bounds(
+    bare_pages: PageServer, resolver: Resolver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    resolver({PAGES_HOST: ["127.0.0.1"]})
+    # 2,000 pages drawing one 70 MB stream, in ~150 KB: refused at the first page.
+    drawn = write_shared_content_pdf(tmp_path / "d.pdf", pages=2_000)
+    bare_pages.pdfs["drawn.pdf"] = drawn.read_bytes()
+    page = await fetch(named(bare_pages, "/pdf/drawn.pdf"))
+    assert isinstance(page, Page) and page.skipped == "PDF pages draw over 20 MB of content"
+    # 1,500 pages in 250 KB: read up to the web's page bound, the rest never parsed.
+    bare_pages.pdfs["long.pdf"] = write_shared_content_pdf(
+        tmp_path / "l.pdf", pages=1_500, drawn=10
+    ).read_bytes()
+    page = await fetch(named(bare_pages, "/pdf/long.pdf"))
+    assert isinstance(page, Page) and len(page.pdf_pages) == extract.WEB_PDF.pages == 1_000
+    # Many pages: read up to the page bound (here 3), the rest never parsed.
+    monkeypatch.setattr(extract, "WEB_PDF", PdfBounds(pages=3, chars=10_000, content=10**8))
+    many = write_pdf(tmp_path / "m.pdf", [f"Page {n} text." for n in range(1, 60)])
+    bare_pages.pdfs["many.pdf"] = many.read_bytes()
+    page = await fetch(named(bare_pages, "/pdf/many.pdf"))
+    assert isinstance(page, Page) and page.pdf_pages == (
+        "Page 1 text.",
+        "Page 2 text.",
+        "Page 3 text.",
+    )
+    # One huge page: its text is cut to the characters a page may keep.
+    huge = write_pdf(tmp_path / "h.pdf", ["word " * 5_000])
+    bare_pages.pdfs["huge.pdf"] = huge.read_bytes()
+    page = await fetch(named(bare_pages, "/pdf/huge.pdf"), max_chars=1_000)
+    assert isinstance(page, Page) and len(page.pdf_pages) == 1 and len(page.pdf_pages[0]) <= 1_000
