@@ -487,6 +487,13 @@ CI_RUN = (REPO / ".ci" / "run").read_text(encoding="utf-8")
 def test_the_search_page_s_render_pages_doctor_command_names_the_browser(tmp_path: Path) -> None:
     setup = block_after("<!-- render-pages-setup").strip().splitlines()
     assert setup[0] == 'pip install -e ".[browser]"', "the extra dev brings (pyproject.toml)"
+    import tomllib
+
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    assert any(need.startswith("playwright") for need in extras["browser"])
+    assert "deep_research[browser]" in extras["dev"], "CI's dev install is the line's install"
     assert "apt-get install chromium" in setup[1] and "chromium" in CI_RUN
     command = setup[-1].split()
     assert command[0] == "RENDER_PAGES=true" and command[1:] == ["deep-research", "doctor"]
