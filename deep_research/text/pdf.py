@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from deep_research.errors import DeepResearchError
 
@@ -85,15 +85,24 @@ def content_bytes(page: PageObject, room: int, forms: dict[int, tuple[object, in
     listed = _resolved(resources.get("/XObject"))
     if isinstance(listed, DictionaryObject):
         if id(listed) not in forms:  # the list is kept too, so its id is not reused
-            drawn = (_resolved(value) for value in listed.values())
-            size = sum(
-                len(form.get_data())
-                for form in drawn
-                if isinstance(form, StreamObject) and form.get("/Subtype") == "/Form"
-            )
-            forms[id(listed)] = (listed, size)
+            forms[id(listed)] = (listed, _forms_bytes(listed, room - total))
         total += forms[id(listed)][1]
     return total
+
+
+def _forms_bytes(listed: Any, room: int) -> int:
+    """The decoded bytes of the forms a resource list names, counted form by form and no
+    further once they pass `room` (pypdf keeps each stream it decodes: summing them all
+    first would hold every one of them in memory, whatever the bound)."""
+    from pypdf.generic import StreamObject
+
+    size = 0
+    for form in map(_resolved, listed.values()):
+        if isinstance(form, StreamObject) and form.get("/Subtype") == "/Form":
+            size += len(form.get_data())
+            if size > room:
+                break
+    return size
 
 
 def _resolved(value: object) -> object:

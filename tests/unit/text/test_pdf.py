@@ -55,3 +55,57 @@ def test_a_web_pdf_is_read_within_the_web_bounds(
         extract.pdf_pages(b"nothing")
     with pytest.raises(extract.ExtractionFailed, match=r"^text extraction failed \(\w+\)$"):
         extract.pdf_pages(b"%PDF-1.4\n%broken\n")
+
+
+def _listed_forms_pdf(forms: int, each: int) -> bytes:
+    """One page whose resources list `forms` forms of `each` bytes (compressed to little)."""
+    import zlib
+
+    data = zlib.compress(b" " * each, 9)
+    names = b" ".join(f"/F{i} {4 + i} 0 R".encode() for i in range(forms))
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /XObject << "
+        + names
+        + f" >> >> /Contents {4 + forms} 0 R >>".encode(),
+        *(
+            b"<< /Type /XObject /Subtype /Form /BBox [0 0 1 1] /Filter /FlateDecode /Length "
+            + str(len(data)).encode()
+            + b" >>\nstream\n"
+            + data
+            + b"\nendstream"
+            for _ in range(forms)
+        ),
+        b"<< /Length 5 >>\nstream\nBT ET\nendstream",
+    ]
+    out, offsets = b"%PDF-1.4\n", []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets)
+    trailer = f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF"
+    return out + trailer.encode()
+
+
+def test_forms_past_the_bound_are_not_all_decoded_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A small file listing many large forms: each decoded form stays in pypdf's memory, so
+    counting stops at the first form past the bound (summing them all first held ~2 GB
+    for 28 forms of 70 MB in a 1.9 MB file)."""
+    from pypdf.generic import StreamObject
+
+    decoded: list[int] = []
+    real = StreamObject.get_data
+
+    def counted(self: StreamObject) -> bytes:
+        data = real(self)
+        decoded.append(len(data))
+        return data
+
+    monkeypatch.setattr(StreamObject, "get_data", counted)
+    raw = _listed_forms_pdf(forms=12, each=2_000_000)
+    with pytest.raises(PdfRefused, match="draw over 1 MB"):
+        read_pages(raw, PdfBounds(pages=10, chars=10_000, content=1_000_000))
+    assert len([size for size in decoded if size == 2_000_000]) == 1, decoded
