@@ -56,13 +56,18 @@ def ask(argv: list[str], console: Console) -> int:
     thread = _thread(args, console)
     interactive = sys.stdin.isatty()
     code, outcome = _research(console, thread, args.out, interactive)
-    if not (interactive and outcome.report is not None):  # a script's run gets no offer
+    # The offer needs a reader at a terminal: not a script's run, nor one whose output
+    # goes to a file (the prompt would be written there and wait unseen).
+    if not (interactive and sys.stdout.isatty() and outcome.report is not None):
         return code
     for question in questions(console, outcome.thread_id):
         # A follow-up's report is a new file beside the first (an --out names the first).
         asked = (None, args.export)
         thread = _followed(outcome.thread_id, settings_from(args), question, asked, console)
-        code, outcome = _research(console, thread, None, interactive)
+        more, outcome = _research(console, thread, None, interactive)
+        code = max(code, more)  # the session's worst: 1 (an export failed), 3 (unsourced)
+        if outcome.report is None:  # stopped without a report: resume it before asking more
+            break
     return code
 
 

@@ -213,3 +213,36 @@ def test_in_a_terminal_the_follow_ups_typed_after_the_report_are_asked_on_its_th
     assert len(reports) == 2 and any("which-of-the-sources" in r.name for r in reports)
     actions = [json.loads(line).get("action") for line in log.read_text().splitlines()]
     assert "follow_up" in actions
+
+
+def test_a_terminal_run_whose_output_goes_to_a_file_ends_without_the_prompt(
+    tmp_path: Path,
+) -> None:
+    """`deep-research "q" > out.txt` typed at a terminal: stdin is the terminal, stdout is
+    not, so nobody would see the prompt: the run ends at its summary."""
+    import pty
+
+    from tests.support.cli import CLI_TIMEOUT, cli_command
+
+    leader, follower = pty.openpty()
+    out = tmp_path / "out.txt"
+    with ScriptedOpenAIServer(FollowUpBrain()) as llm, FakeTavilyServer() as tavily:
+        env = cli_env(llm, tavily, tmp_path)
+        try:
+            with out.open("w") as written:
+                done = subprocess.run(
+                    cli_command("--no-clarify", QUESTION),
+                    cwd=tmp_path,
+                    env=env,
+                    stdin=follower,
+                    stdout=written,
+                    stderr=subprocess.PIPE,
+                    timeout=CLI_TIMEOUT,
+                    check=False,
+                )
+        finally:
+            os.close(follower)
+            os.close(leader)
+    assert done.returncode == 0, done.stderr
+    text = out.read_text()
+    assert "Report saved:" in text and FOLLOW_UP_PROMPT.decode() not in text
