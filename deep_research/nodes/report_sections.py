@@ -58,6 +58,15 @@ def parts(state: ResearchState) -> list[Part]:
     return found
 
 
+def _followed_up(state: ResearchState) -> bool:
+    """Whether research came back before this question (a follow-up on a finished thread):
+    its report builds on the earlier findings too, which only the single call reads."""
+    messages = state.get("messages") or []
+    humans = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
+    earlier = messages[: humans[-1]] if humans else []
+    return any(isinstance(m, ToolMessage) and m.name == RESEARCH for m in earlier)
+
+
 def request(state: ResearchState) -> str:
     """The reader's request: the question and the last user reply."""
     humans = [m for m in state.get("messages") or [] if isinstance(m, HumanMessage)]
@@ -70,7 +79,7 @@ def due(state: ResearchState, context: Context, report_turn: bool) -> list[Part]
     set, fewer than two topics came back, or (`auto`) the request asks across topics."""
     if context.report_in_sections == "off" or context.max_cost_usd is not None:
         return []
-    if state.get("budget_note"):
+    if state.get("budget_note") or _followed_up(state):
         return []
     todos = state.get("todos") or []
     planned = bool(todos) and all(t["status"] == "completed" for t in todos)

@@ -17,7 +17,9 @@ from deep_research.state import RESEARCH
 TOPICS = ("heat pump costs", "heat pump noise")
 
 
-def researched(question: str = "Are heat pumps worth it?", *, failed: str = "") -> Any:
+def researched(
+    question: str = "Are heat pumps worth it?", *, failed: str = "", follow_up: bool = False
+) -> Any:
     calls = [{"name": RESEARCH, "args": {"topic": t}, "id": t, "type": "tool_call"} for t in TOPICS]
     results = [
         ToolMessage(
@@ -34,6 +36,8 @@ def researched(question: str = "Are heat pumps worth it?", *, failed: str = "") 
         ToolMessage("Old findings.", tool_call_id="old", name=RESEARCH),
         AIMessage("# The earlier report"),
     ]
+    if not follow_up:  # a first question: the thread has no earlier research
+        earlier = earlier[:1]
     return {
         "question": question,
         "messages": [*earlier, HumanMessage(question), AIMessage("", tool_calls=calls), *results],
@@ -45,6 +49,14 @@ def test_a_plan_all_researched_is_split_into_this_question_s_parts_in_order() ->
     found = report_sections.due(researched(), Context(report_in_sections="on"), False)
     assert [part.topic for part in found] == list(TOPICS)
     assert [part.findings for part in found] == [f"Findings on {t}." for t in TOPICS]
+
+
+def test_a_follow_up_keeps_the_single_call_which_reads_the_earlier_findings_too() -> None:
+    """A follow-up's report builds on what the thread read before; sections read only
+    this question's findings, so the single call writes it."""
+    state = researched(follow_up=True)
+    assert [part.topic for part in report_sections.parts(state)] == list(TOPICS)
+    assert report_sections.due(state, Context(report_in_sections="on"), True) == []
 
 
 def test_off_is_the_default_and_splits_nothing() -> None:
