@@ -16,6 +16,7 @@ costs the call, never the run: the model reads a fixed phrase.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import re
@@ -59,10 +60,17 @@ async def listing(state: ResearcherState) -> dict[str, Any]:
     servers = await mcp_servers.in_run()
     if not servers:
         return {}
-    offered: list[dict[str, Any]] = []
-    for server in servers:  # one after another: durable calls start in a fixed order
-        key = durable.digest(server.name, server.command, server.url, *server.args)
-        offered += await durable.call("mcp_list", key, functools.partial(_listed, server))
+    # Started in the file's order (durable calls are told apart by it), listed at once: a
+    # server that hangs costs its one deadline, not one for each server after it.
+    listings = [
+        durable.call(
+            "mcp_list",
+            durable.digest(server.name, server.command, server.url, *server.args),
+            functools.partial(_listed, server),
+        )
+        for server in servers
+    ]
+    offered = [tool for listed in await asyncio.gather(*listings) for tool in listed]
     return {"mcp_tools": offered[:MAX_TOOLS]}
 
 

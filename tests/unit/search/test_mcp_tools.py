@@ -58,6 +58,30 @@ async def test_tools_are_capped_per_server_and_in_all_and_odd_names_dropped(
     assert listed[0]["description"].endswith("first"), "a name offered once, the first"
 
 
+async def test_the_servers_are_listed_at_once_in_the_file_s_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hung server costs its one deadline, not one for each server listed after it: every
+    server's listing is in flight before any ends; the tools keep the file's order."""
+    import asyncio
+
+    servers = {f"s{i}": {"url": f"http://127.0.0.1:9/{i}"} for i in range(3)}
+    use_servers(tmp_path, monkeypatch, servers)
+    waiting: list[str] = []
+    all_in = asyncio.Event()
+
+    async def slow(server: McpServer, deadline: float = 0) -> list[ListedTool]:
+        waiting.append(server.name)
+        if len(waiting) == len(servers):
+            all_in.set()
+        await asyncio.wait_for(all_in.wait(), 10)  # a one-at-a-time listing never gets here
+        return [ListedTool("t", "d", {"type": "object"})]
+
+    monkeypatch.setattr(mcp_client, "list_tools", slow)
+    listed = (await mcp_tools.listing(state()))["mcp_tools"]
+    assert [tool["name"] for tool in listed] == ["s0__t", "s1__t", "s2__t"]
+
+
 def test_a_schema_that_is_not_an_object_or_too_large_is_any_object() -> None:
     assert mcp_tools._schema({"type": "string"}) == {"type": "object", "properties": {}}
     large = {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(999)}}
