@@ -212,7 +212,8 @@ class Context(BaseSettings):
         default=True,
         description="With search_provider=auto, researchers may also choose arxiv, "
         "europepmc, openalex and wikipedia (keyless) for a search, e.g. a paper or a drug; "
-        "the web stays the default. false: only the web provider and search_fallback.",
+        "the web stays the default (never when auto resolves to your SearXNG). false: only "
+        "the web provider and search_fallback.",
     )
     search_library: bool = Field(
         default=True,

@@ -46,9 +46,11 @@ AUTO_OFFERS = ("arxiv", "europepmc", "openalex", "wikipedia")
 
 
 def _run_sources(context: Context) -> list[str]:
-    """The run's provider (`auto` resolved), its fallbacks, then what `auto` offers."""
-    names = [resolve_provider(context.search_provider), *context.fallback_providers]
-    if context.search_provider == "auto" and context.scholarly_sources:
+    """The run's provider (`auto` resolved), its fallbacks, then what `auto` offers: not
+    when it resolved to SearXNG, an instance the user runs to keep queries to themselves."""
+    resolved = resolve_provider(context.search_provider)
+    names = [resolved, *context.fallback_providers]
+    if context.search_provider == "auto" and context.scholarly_sources and resolved != "searxng":
         names += AUTO_OFFERS
     return [name for name in dict.fromkeys(names) if name != LIBRARY_PROVIDER]
 

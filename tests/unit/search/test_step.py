@@ -84,6 +84,10 @@ def test_the_enabled_sources_are_the_chain_s_with_a_choice_and_never_the_library
     assert enabled_sources(chained) == ["ddgs", "arxiv", "europepmc", "openalex", "wikipedia"]
     web_only = {"search_provider": "auto", "scholarly_sources": False}
     assert enabled_sources(load_context(web_only)) == []
+    # `auto` resolved to the user's own SearXNG: its queries stay there.
+    monkeypatch.setenv("SEARXNG_URL", "http://127.0.0.1:8888")
+    assert enabled_sources(load_context({"search_provider": "auto"})) == []
+    monkeypatch.delenv("SEARXNG_URL")
     named = load_context({"search_provider": "ddgs", "search_fallback": "arxiv"})
     assert enabled_sources(named) == ["ddgs", "arxiv"], "a provider named offers nothing more"
     assert enabled_sources(load_context({"search_provider": "wikipedia"})) == []
