@@ -40,6 +40,9 @@ SIGNS_WITHIN = 500_000  # bytes of the page searched for them: an app shell is s
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 MAX_HTML_CHARS = 2_000_000  # of the rendered DOM taken for extraction
 CLOSE_SECONDS = 10.0  # closing a browser whose page still runs a script
+# Beyond the render's deadline and the close: the driver's own start and stop (a Node.js
+# process), so that the whole render, whatever hangs, ends by a known time.
+DRIVER_SECONDS = 10.0
 # No network of Chromium's own (every request is answered by the route below), V8's heap
 # bounded, one renderer process, nothing run in the background.
 CHROMIUM_ARGS = (
@@ -135,8 +138,9 @@ class Renderer:
         )
         log = RequestLog()
         context: Any = None
+        whole = self._timeout + CLOSE_SECONDS + DRIVER_SECONDS
         try:
-            async with _profile() as profile, async_playwright() as driver:
+            async with asyncio.timeout(whole), _profile() as profile, async_playwright() as driver:
                 try:
                     async with asyncio.timeout(self._timeout):  # the browser's start included
                         context = await _launch(driver, self._browser, profile)
