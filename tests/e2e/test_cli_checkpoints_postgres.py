@@ -77,6 +77,30 @@ def wait_until_persisted(dsn: str, text: str) -> None:
     raise AssertionError(f"no checkpoint write containing {text!r} after {PERSIST_DEADLINE}s")
 
 
+def held_run(
+    cwd: Path, env: dict[str, str], brain: HoldingBrain, dsn: str
+) -> subprocess.Popen[bytes]:
+    """The CLI (output and errors in one pipe) once FINISHED's findings are in the
+    database and CUT's report request is held open; killed if it never gets there."""
+    proc = subprocess.Popen(
+        cli_command(QUESTION),
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        assert brain.reached.wait(CLI_TIMEOUT), "the run never reached CUT's report"
+        wait_until_persisted(dsn, f"Findings on {FINISHED}")
+    except BaseException:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+    return proc
+
+
 def researcher_topics(bodies: list[dict[str, Any]]) -> list[str]:
     return [_texts(b, "user")[0] for b in bodies if role_of(b) == "researcher"]
 
@@ -91,21 +115,9 @@ def test_killed_in_one_directory_resumed_from_another_listed_from_a_third(
     outputs = []
     with ScriptedOpenAIServer(brain) as llm, FakeTavilyServer() as tavily:
         env = {**cli_env(llm, tavily, tmp_path), VARIABLE: postgres_dsn}
-        proc = subprocess.Popen(
-            cli_command(QUESTION),
-            cwd=a,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        try:
-            assert brain.reached.wait(CLI_TIMEOUT), "the run never reached CUT's report"
-            wait_until_persisted(postgres_dsn, f"Findings on {FINISHED}")
-        finally:
-            os.killpg(proc.pid, signal.SIGKILL)
-            out, _ = proc.communicate()
+        proc = held_run(a, env, brain, postgres_dsn)
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
         assert proc.returncode == -signal.SIGKILL
         outputs.append(out.decode())
         before_kill = list(llm.requests)
@@ -246,20 +258,10 @@ def test_ctrl_c_mid_run_on_postgres_stops_cleanly_and_resumes(
     brain = HoldingBrain(topics=[FINISHED, CUT])
     with ScriptedOpenAIServer(brain) as llm, FakeTavilyServer() as tavily:
         env = {**cli_env(llm, tavily, tmp_path), VARIABLE: postgres_dsn}
-        proc = subprocess.Popen(
-            cli_command(QUESTION),
-            cwd=tmp_path,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        proc = held_run(tmp_path, env, brain, postgres_dsn)
         try:
-            assert brain.reached.wait(CLI_TIMEOUT), "the run never reached CUT's report"
-            wait_until_persisted(postgres_dsn, f"Findings on {FINISHED}")
             os.killpg(proc.pid, signal.SIGINT)
-            out, err = proc.communicate(timeout=CLI_TIMEOUT)
+            out, _ = proc.communicate(timeout=CLI_TIMEOUT)
         finally:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
@@ -267,7 +269,7 @@ def test_ctrl_c_mid_run_on_postgres_stops_cleanly_and_resumes(
         brain.release(llm)
         [log] = (tmp_path / ".deep_research" / "runs").glob("*.jsonl")
         resumed = run_cli(tmp_path, env, "--resume", log.stem)
-    stopped = out.decode() + err.decode()
+    stopped = out.decode()
     assert proc.returncode == 130, stopped
     assert f"Resume with: deep-research --resume {log.stem}" in stopped
     for noise in ("error ignored", "Traceback", "pipeline mode", "psycopg"):

@@ -121,15 +121,20 @@ def traffic_records(cwd: Path) -> tuple[Path, list[dict[str, Any]]]:
 def read_until(fd: int, marker: bytes, seen: bytearray) -> None:
     """Read a pseudo-terminal into `seen` until `marker` appears (or the child is gone)."""
     while marker not in seen:
-        ready, _, _ = select.select([fd], [], [], CLI_TIMEOUT)
-        assert ready, f"no output for {CLI_TIMEOUT}s; so far:\n{seen.decode(errors='replace')}"
-        try:
-            chunk = os.read(fd, 4096)
-        except OSError:  # EIO: the child closed the terminal
-            chunk = b""
+        chunk = _next_chunk(fd, seen)
         if not chunk:
             return
         seen.extend(chunk)
+
+
+def _next_chunk(fd: int, seen: bytearray) -> bytes:
+    """What the terminal shows next (b"" once the child closed it), within `CLI_TIMEOUT`."""
+    ready, _, _ = select.select([fd], [], [], CLI_TIMEOUT)
+    assert ready, f"no output for {CLI_TIMEOUT}s; so far:\n{seen.decode(errors='replace')}"
+    try:
+        return os.read(fd, 65536)
+    except OSError:  # EIO: the child closed the terminal
+        return b""
 
 
 # The prompt a terminal run shows after its report (`deep_research.cli.follow_ups`).
@@ -151,15 +156,7 @@ def screen_to_exit(proc: subprocess.Popen[bytes], leader: int) -> str:
     declined (Enter), without ANSI codes."""
     seen = bytearray()
     declined = 0
-    while True:
-        ready, _, _ = select.select([leader], [], [], CLI_TIMEOUT)
-        assert ready, f"no output for {CLI_TIMEOUT}s:\n{seen.decode(errors='replace')}"
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            chunk = b""
-        if not chunk:
-            break
+    while chunk := _next_chunk(leader, seen):
         seen.extend(chunk)
         if seen.count(FOLLOW_UP_PROMPT) > declined:
             os.write(leader, b"\n")
