@@ -6,7 +6,10 @@ and the pages the report cites are cut into chunks and embedded into the model's
 that `remember` embeds only the final report. Nothing here is state: a page the final report
 does not cite is never stored, and a process that dies first loses a cache, not memory. A
 store that cannot be used is left to `remember`, which meets it again and names it.
-chromadb is imported only inside `_prepare`: `use_memory=false` never touches it.
+On a first run (no store yet: `recall` has nothing to open) `open_early` opens it as soon as
+the run starts, so that chromadb's import and the shared server's start (seconds) are spent
+while the orchestrator waits for its model, not after a short report. chromadb is imported
+only on these threads: `use_memory=false` never touches it.
 """
 
 from __future__ import annotations
@@ -34,6 +37,28 @@ def prepare(reports: list[str], sources: list[Source], context: Context) -> None
         name="memory-prepare",
         daemon=True,
     ).start()
+
+
+def open_early() -> None:
+    """Open the store on a "memory-open" daemon thread, in this run's context: chromadb's
+    import and the start of the directory's shared server take seconds, spent here while
+    the orchestrator waits for its model rather than after the report. A store that cannot
+    be used is left to `remember`, which meets it again and names it."""
+    threading.Thread(
+        target=_open_quietly,
+        args=(contextvars.copy_context(),),
+        name="memory-open",
+        daemon=True,
+    ).start()
+
+
+def _open_quietly(context: contextvars.Context) -> None:
+    from deep_research.memory.open import open_store_blocking
+
+    try:
+        context.run(open_store_blocking)
+    except Exception:  # noqa: BLE001, S110  # `remember` opens it again and says what failed
+        pass
 
 
 def _prepare_quietly(

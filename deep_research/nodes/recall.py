@@ -45,11 +45,13 @@ async def recall(state: ResearchState, runtime: Runtime[Context]) -> dict[str, A
     context = context_of(runtime)
     if not context.use_memory:
         return update
-    from deep_research.memory import configured, configured_store
+    from deep_research.memory import configured, configured_store, open_early
 
     if await asyncio.to_thread(configured_store) is None:
         # Nothing remembered yet: no store to open, and neither chromadb (about 4 s to
-        # import) nor the relevance model stands between the question and the first model call.
+        # import) nor the relevance model stands between the question and the first model
+        # call. The store is opened meanwhile, for the pages prepared for `remember`.
+        open_early()
         where = (await asyncio.to_thread(configured)).describe()
         progress.emit("memory", status="on", where=where, earlier=[])
         return update

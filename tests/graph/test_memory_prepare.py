@@ -244,3 +244,48 @@ async def test_a_locked_store_leaves_prepare_silent_and_remember_names_it(
     reasons = [e["reason"] for e in events if e.get("status") == "unavailable"]
     assert len(reasons) == 1 and "in use by another process" in reasons[0]
     assert not [e for e in events if e["event"] == "memory_saved"]
+
+
+@pytest.mark.usefixtures("world")
+async def test_a_first_runs_store_is_opened_as_the_run_starts_not_after_the_research(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """No store yet: `recall` has nothing to open, yet chromadb's import and the shared
+    server's start take seconds; they start with the run, on a thread of their own."""
+    monkeypatch.setenv("MEMORY_DIR", str(tmp_path / "memory"))
+    order: list[str] = []
+    opened: list[tuple[str, object]] = []  # (thread, what the open gave)
+    real_open_early = preparing.open_early
+    real_prepare = preparing.prepare
+
+    def watched_open_early() -> None:
+        order.append("open")
+        real_open_early()
+
+    def watched_prepare(given: list[str], sources: list[Source], context: Any) -> None:
+        order.append("prepare")
+        real_prepare(given, sources, context)
+
+    from deep_research.memory import open as opening
+
+    real_blocking = opening.open_store_blocking
+
+    def watched_blocking(*args: Any) -> Any:
+        store = real_blocking(*args)
+        opened.append((threading.current_thread().name, store))
+        return store
+
+    monkeypatch.setattr(preparing, "open_early", watched_open_early)
+    monkeypatch.setattr(preparing, "prepare", watched_prepare)
+    monkeypatch.setattr(opening, "open_store_blocking", watched_blocking)
+
+    values, events = await run(MEMORY_ON)
+    for thread in threading.enumerate():
+        if thread.name == "memory-open":
+            await asyncio.to_thread(thread.join, 120)
+
+    assert order == ["open", "prepare"]
+    assert "memory-open" in [name for name, _ in opened]
+    assert len({id(store) for _, store in opened}) == 1, "one store, opened once"
+    assert [e for e in events if e["event"] == "memory_saved"]
+    assert values["final_report"]
