@@ -98,7 +98,7 @@ class Context(BaseSettings):
         "of the report is sized to it. A form the question asks for (a table, sections) wins.",
     )
     report_in_sections: Literal["off", "auto", "on"] = Field(
-        default="off",
+        default="auto",
         description="Write the report as sections in parallel once the plan is all researched "
         "(or at the turn cap): one call per researched topic from its findings alone, one for "
         "the title, opening and conclusion from short digests, stitched and checked as one "

@@ -190,7 +190,9 @@ async def test_orchestrator_turn_cap_forces_a_report_without_tools(
         return AIMessage("", tool_calls=[call("research", {"topic": f"topic {n}"}, f"r{n}")])
 
     model = use_script(script_for(never_done))
-    out = await run({**NO_CLARIFY, "max_orchestrator_turns": 3})
+    # The orchestrator's own forced call (the report in sections has its own turn-cap test).
+    context = {**NO_CLARIFY, "max_orchestrator_turns": 3, "report_in_sections": "off"}
+    out = await run(context)
     assert out["final_report"].startswith("# Forced report")
     orchestrator_calls = [tools for _, tools in model.calls if "web_search" not in tools]
     assert orchestrator_calls[-1] == set(), "the last call offers no tools"

@@ -57,6 +57,17 @@ async def test_three_sections_and_the_frame_are_written_at_once_and_stitched_int
     assert out["citation_check"]["fabricated_removed"] == 0
 
 
+async def test_by_default_a_plain_question_on_three_topics_is_written_in_sections(
+    monkeypatch: pytest.MonkeyPatch, tavily: FakeTavilyServer
+) -> None:
+    brain = SectionsBrain()
+    out = await _run(brain, monkeypatch, {})
+    assert len(brain.bodies["report_section"]) == 3 and len(brain.bodies["report_frame"]) == 1
+    assert len(brain.bodies["orchestrator"]) == 2, "no third, report, call"
+    assert out["final_report"].startswith(f"# {TITLE}")
+    assert cited(out["final_report"]) <= tavily.returned_urls
+
+
 async def test_each_section_reads_only_its_own_findings_and_the_frame_only_digests(
     monkeypatch: pytest.MonkeyPatch, tavily: FakeTavilyServer
 ) -> None:
@@ -114,7 +125,7 @@ async def test_a_run_stopped_by_one_section_resumes_without_asking_the_others_ag
 @pytest.mark.parametrize(
     ("context", "topics", "question"),
     [
-        pytest.param({}, TOPICS, "", id="off-by-default"),
+        pytest.param({"report_in_sections": "off"}, TOPICS, "", id="off"),
         pytest.param(SECTIONS, TOPICS[:1], "", id="one-researcher"),
         pytest.param({**SECTIONS, "max_cost_usd": 5.0}, TOPICS, "", id="under-a-budget"),
         pytest.param(

@@ -47,6 +47,13 @@ def orchestrator_fanning_out(*topics: str) -> Callable[[list[BaseMessage]], AIMe
     return reply
 
 
+def report_part(body: str) -> AIMessage:
+    """A section (every link its findings hold) or the frame (title, opening, conclusion)."""
+    if "Write the frame around the sections" in body:
+        return AIMessage("# Report\n\nIn brief, the sections below.\n\n## Conclusion\n\nDone.")
+    return AIMessage("A section: " + " ".join(f"[c]({u})" for u in LINK.findall(body)))
+
+
 def script_for(
     orchestrator: Callable[[list[BaseMessage]], AIMessage],
     research: Callable[[list[BaseMessage]], AIMessage] = researcher,
@@ -57,6 +64,8 @@ def script_for(
         if "research" in tools:
             return orchestrator(messages)
         system = str(messages[0].content) if isinstance(messages[0], SystemMessage) else ""
+        if "one part of a research report" in system:  # the report in sections
+            return report_part(str(messages[-1].content))
         if "research phase is over" in system:
             return AIMessage("# Forced report\n\nWritten without tools.")
         if "Research the ONE topic" in system:  # the researcher, web or library

@@ -59,9 +59,10 @@ def test_a_follow_up_keeps_the_single_call_which_reads_the_earlier_findings_too(
     assert report_sections.due(state, Context(report_in_sections="on"), True) == []
 
 
-def test_off_is_the_default_and_splits_nothing() -> None:
-    assert Context().report_in_sections == "off"
-    assert report_sections.due(researched(), Context(), True) == []
+def test_auto_is_the_default_and_off_splits_nothing() -> None:
+    assert Context().report_in_sections == "auto"
+    assert [part.topic for part in report_sections.due(researched(), Context(), True)] == list(TOPICS)
+    assert report_sections.due(researched(), Context(report_in_sections="off"), True) == []
 
 
 def test_a_plan_with_items_left_waits_for_the_orchestrator_unless_it_is_the_turn_cap() -> None:
