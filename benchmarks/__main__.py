@@ -10,7 +10,7 @@ Markdown table, or JSON with `--json`. Ratios, not seconds, are what a test may 
     python -m benchmarks --profile cloud --k 3
     python -m benchmarks --quick --json        # cloud, K = 1, one start-up sample
     python -m benchmarks --busy 2              # the cores kept busy, as a model server does
-    python -m benchmarks --sections both       # each case with report_in_sections off, then on
+    python -m benchmarks --sections both       # each case with report_in_sections off, then auto
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from benchmarks.embedding import busy
 from benchmarks.world import PROFILES
 
 
-def run_case(profile: str, k: int, sections: str = "off") -> dict[str, Any]:
+def run_case(profile: str, k: int, sections: str = "auto") -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, "-m", "benchmarks.case", profile, str(k), sections],
         check=True,
@@ -43,7 +43,7 @@ def measure(
     ks: list[int],
     startup_runs: int,
     load: int = 0,
-    sections: tuple[str, ...] = ("off",),
+    sections: tuple[str, ...] = ("auto",),
 ) -> dict[str, Any]:
     with busy(load):  # the cores kept busy while each case runs, as a local model server does
         cases = [run_case(p, k, s) for p in profiles for k in ks for s in sections]
@@ -128,8 +128,9 @@ def markdown(results: dict[str, Any]) -> str:
 
 
 def _name(case: dict[str, Any]) -> str:
-    on = case.get("sections", "off") != "off"
-    return f"{case['profile']}, sections" if on else str(case["profile"])
+    """The profile, and how the report was written when not as by default (`auto`)."""
+    how = {"off": ", one call", "on": ", sections"}.get(case.get("sections", "auto"), "")
+    return f"{case['profile']}{how}"
 
 
 REPORT_ROLES = ("report_section", "report_frame")
@@ -154,7 +155,7 @@ def sections_compared(cases: list[dict[str, Any]]) -> list[str]:
             on, "orchestrator", "processed_tokens"
         )
         lines.append(
-            f"- {profile} K={k}, sections on vs off: wall {off['wall_s']:.1f} → "
+            f"- {profile} K={k}, sections {sections} vs off: wall {off['wall_s']:.1f} → "
             f"{on['wall_s']:.1f} s ({on['wall_s'] / off['wall_s']:.2f}x), report at "
             f"{off['report_s']:.1f} → {on['report_s']:.1f} s, calls {off['model_calls']} → "
             f"{on['model_calls']}, prompt tok {off['prompt_tokens']:,} → {on['prompt_tokens']:,} "
@@ -182,16 +183,17 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument(
         "--sections",
-        choices=["off", "on", "both"],
-        default="off",
-        help="report_in_sections for each case; both: each case off, then on",
+        choices=["off", "auto", "on", "both"],
+        default="auto",
+        help="report_in_sections for each case (auto, the default setting); both: each case "
+        "off, then auto",
     )
     args = parser.parse_args(argv)
     profiles = list(PROFILES) if args.profile == "all" else [args.profile]
     ks, runs = args.k, startup.RUNS
     if args.quick:
         profiles, ks, runs = (profiles if args.profile != "all" else ["cloud"]), [1], 1
-    sections = ("off", "on") if args.sections == "both" else (args.sections,)
+    sections = ("off", "auto") if args.sections == "both" else (args.sections,)
     results = measure(profiles, ks, runs, args.busy, sections)
     print(json.dumps(results, indent=2) if args.json else markdown(results))
 

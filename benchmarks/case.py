@@ -1,5 +1,5 @@
 """One benchmark case in a fresh process: `python -m benchmarks.case PROFILE K [SECTIONS]`
-prints JSON (SECTIONS: `report_in_sections`, off unless given).
+prints JSON (SECTIONS: `report_in_sections`, auto unless given).
 
 A fresh process per case, so each one pays what a real run pays once: the relevance
 model's load, the extractor's first page, the imports. Timing wrappers record when the
@@ -81,7 +81,7 @@ def instrument() -> None:
     saver.aput_writes = _timed_async("checkpoint writes", saver.aput_writes)  # type: ignore[method-assign]
 
 
-async def run(profile_name: str, k: int, sections: str = "off") -> dict[str, Any]:
+async def run(profile_name: str, k: int, sections: str = "auto") -> dict[str, Any]:
     instrument()
     import multiprocessing
 
@@ -160,7 +160,7 @@ async def run(profile_name: str, k: int, sections: str = "off") -> dict[str, Any
 
 def main() -> None:
     profile, k = sys.argv[1], int(sys.argv[2])
-    sections = sys.argv[3] if len(sys.argv) > 3 else "off"
+    sections = sys.argv[3] if len(sys.argv) > 3 else "auto"
     result = asyncio.run(run(profile, k, sections))
     sys.stdout.write(json.dumps(result) + "\n")
     sys.stdout.flush()

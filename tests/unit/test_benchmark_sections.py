@@ -47,10 +47,19 @@ def case(sections: str, orchestrator: int, parts: int, wall: float) -> dict[str,
 
 
 def test_both_ways_are_compared_the_report_s_prompt_by_the_orchestrator_s_difference() -> None:
-    lines = sections_compared([case("off", 3_000, 0, 20.0), case("on", 1_000, 2_400, 15.0)])
+    lines = sections_compared([case("off", 3_000, 0, 20.0), case("auto", 1_000, 2_400, 15.0)])
     assert lines[1] == "Report in sections (`--sections both`):"
-    assert "wall 20.0 → 15.0 s (0.75x)" in lines[-1] and "calls 12 → 15" in lines[-1]
+    assert "sections auto vs off: wall 20.0 → 15.0 s (0.75x)" in lines[-1]
+    assert "calls 12 → 15" in lines[-1]
     assert (
         "2,000 tok in one call → 2,400 in its sections and frame, read 2,000 → 1,200" in (lines[-1])
     )
     assert sections_compared([case("off", 3_000, 0, 20.0)]) == []
+
+
+def test_a_case_is_named_by_how_its_report_was_written_when_not_by_default() -> None:
+    from benchmarks.__main__ import _name
+
+    assert _name({"profile": "cloud", "sections": "auto"}) == "cloud"
+    assert _name({"profile": "cloud", "sections": "off"}) == "cloud, one call"
+    assert _name({"profile": "laptop", "sections": "on"}) == "laptop, sections"
