@@ -138,35 +138,42 @@ def test_a_second_warm_up_returns_while_the_first_is_loading(
 
 
 @pytest.mark.slow
-async def test_an_empty_memory_is_not_opened_before_the_first_model_call(
+async def test_an_empty_memory_is_opened_beside_the_first_model_call_not_before_it(
     use_script: Callable[..., ScriptedChatModel],
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Any,
 ) -> None:
-    memory = tmp_path / "memory"
-    monkeypatch.setenv("MEMORY_DIR", str(memory))
+    monkeypatch.setenv("MEMORY_DIR", str(tmp_path / "memory"))
     monkeypatch.setattr(embedding, "warm_up", lambda **_: None)
-    seen: list[bool] = []
+    answered = threading.Event()
+    waited: list[bool] = []  # whether the first model call was answered when the open began
+    seen: list[int] = []  # opens finished when each model call came
 
     def answer(messages: list[BaseMessage]) -> AIMessage:
-        seen.append(memory.exists())
+        seen.append(len(opened))
+        answered.set()
         return AIMessage("# Report\n\nNo research needed.")
 
     opened: list[object] = []
-    real_open = memory_open.open_store
+    real_open = memory_open.open_store_blocking
 
-    async def recorded(*args: Any, **kwargs: Any) -> Any:
-        opened.append(args)
-        return await real_open(*args, **kwargs)
+    def held(*args: Any) -> Any:
+        # Held until the model has answered: were the open on the path, the run would wait
+        # for it, and it for the run (the test's timeout).
+        waited.append(answered.wait(30))
+        store = real_open(*args)
+        opened.append(store)
+        return store
 
-    # Recorded rather than looked for on disk: the directory comes from MEMORY_DIR, which a
-    # thread another test left running in this process may read while this test sets it.
-    monkeypatch.setattr(memory_open, "open_store", recorded)
+    monkeypatch.setattr(memory_open, "open_store_blocking", held)
     use_script(script_for(answer))
     values = await run({**NO_CLARIFY, "use_memory": True})
     # Nothing was remembered yet: no store (nor chromadb, nor the relevance model) stood
-    # between the question and the first model call. This report cites nothing, so it is
-    # not remembered after either (nodes/remember.py): memory was on, and stayed unopened.
-    assert seen[0] is False
+    # between the question and the first model call; the store was opened beside it, on a
+    # thread of its own, for `remember`. This report cites nothing, so nothing is stored.
+    assert seen[0] == 0 and waited[:1] == [True]
     assert values["status"] == "no_sources"
-    assert opened == [], "the run never opened the store"
+    for thread in threading.enumerate():
+        if thread.name == "memory-open":
+            thread.join(60)
+    assert len(opened) == 1, "opened once, early"
