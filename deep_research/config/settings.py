@@ -199,7 +199,8 @@ class Context(BaseSettings):
     search_provider: SearchChoice = Field(
         default="auto",
         description="Search backend. auto: tavily when TAVILY_API_KEY is set, else searxng "
-        "when SEARXNG_URL is set, else ddgs. arxiv, openalex, europepmc: papers' abstracts; "
+        "when SEARXNG_URL is set, else ddgs. arxiv, openalex, europepmc: papers' abstracts "
+        "and open-access PDFs; "
         "wikipedia: articles (all keyless). library: only your documents (deep-research "
         "library add), never the web; search_fallback is then ignored.",
     )

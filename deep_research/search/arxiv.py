@@ -3,7 +3,10 @@
 A result's content is the abstract and its URL the paper's versioned abs page on arxiv.org,
 where that abstract is shown (so a text fragment quoting it lands): built from the entry's
 arXiv identifier, never taken from a link the feed gives, so a hostile answer can name no
-other host. The page is not fetched (`complete`): the abstract is its text.
+other host. The page is not fetched (`complete`): the abstract is its text. The paper's
+PDF (`pdf_url`) is read in its place, its best pages cited each at its page: on arxiv.org
+built from the identifier too; a mirror's own PDF link (ARXIV_API_URL) is fetched through
+the address guard like any result.
 
 Hand-written rather than the `arxiv` package: that client is synchronous (requests, in a
 thread per search), reads the whole answer with feedparser whatever its size, and waits
@@ -31,10 +34,13 @@ from deep_research.search.types import (
     SearchResult,
     Years,
 )
+from deep_research.text.urls import checked_web_url
 from deep_research.text.wording import one_line
 
 DEFAULT_API_URL = "https://export.arxiv.org/api/query"
 ABS_PAGE = "https://arxiv.org/abs/"
+PDF_PAGE = "https://arxiv.org/pdf/"
+MAX_LINKS = 20  # an entry links its abs page, its PDF and a DOI; more are not looked at
 ARXIV_INTERVAL = 3.0  # seconds between requests to arXiv's own API
 ATOM = "{http://www.w3.org/2005/Atom}"
 # A new-style (2101.00001v2) or old-style (hep-th/9901001v1) identifier, ending the <id>.
@@ -148,7 +154,21 @@ def _paper(entry: Element) -> SearchResult | None:
         title=one_line(label, MAX_TITLE_CHARS),
         content=one_line(abstract, MAX_ABSTRACT_CHARS),
         complete=True,
+        pdf_url=_pdf_url(entry, arxiv_id),
     )
+
+
+def _pdf_url(entry: Element, arxiv_id: str) -> str:
+    """The paper's PDF: `<link title="pdf" type="application/pdf" href=...>`; on arxiv.org
+    the entry's own paper's, over https; '' when the entry links none that is a web URL."""
+    for link in entry.findall(f"{ATOM}link")[:MAX_LINKS]:
+        if link.get("title") != "pdf" and link.get("type") != "application/pdf":
+            continue
+        href = checked_web_url(link.get("href"))
+        if href is None:
+            return ""
+        return PDF_PAGE + arxiv_id if urlsplit(href).hostname == "arxiv.org" else href
+    return ""
 
 
 def _text(element: Element, child: str) -> str:

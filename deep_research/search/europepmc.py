@@ -4,7 +4,9 @@ Europe PMC covers PubMed and more. A result's content is the abstract (its secti
 headings and markup taken out), and its URL the page that shows that abstract as text:
 PubMed's for a PubMed record (`https://pubmed.ncbi.nlm.nih.gov/PMID/`), Europe PMC's
 otherwise, built from the record's source and identifier, never taken from the answer.
-The page is not fetched (`complete`): the abstract is what it shows.
+The page is not fetched (`complete`): the abstract is what it shows. A free PDF the record
+lists (`fullTextUrlList`: document style "pdf", availability "OA" or "F") is the result's
+`pdf_url`, read through the address guard like any result page.
 
 Hand-written: no maintained client library for the REST API exists on PyPI.
 """
@@ -25,6 +27,7 @@ from deep_research.search.types import (
     SearchResult,
     Years,
 )
+from deep_research.text.urls import checked_web_url
 from deep_research.text.wording import one_line
 
 DEFAULT_API_URL = "https://www.ebi.ac.uk/europepmc/webservices/rest/search"
@@ -34,6 +37,9 @@ SOURCE = re.compile(r"[A-Z]{3}")
 RECORD_ID = re.compile(r"[A-Za-z0-9]{1,20}")
 PMID = re.compile(r"\d{1,10}")
 _TAG = re.compile(r"<[^<>]{0,200}>")
+# Open access, free to read (not "S", subscription); a tuple: a hostile list compares, unhashed.
+FREE = ("OA", "F")
+MAX_FULL_TEXT_URLS = 20  # a record lists a handful of full-text links; more are not read
 
 
 def without_markup(text: str) -> str:
@@ -53,6 +59,21 @@ def record_url(record: dict[str, Any]) -> str | None:
     ):
         return f"https://europepmc.org/article/{source}/{record_id}"
     return None
+
+
+def free_pdf(record: dict[str, Any]) -> str:
+    """The first free PDF among the record's full-text links that is a web URL; '' if none."""
+    listed = record.get("fullTextUrlList")
+    links = listed.get("fullTextUrl") if isinstance(listed, dict) else None
+    for link in links[:MAX_FULL_TEXT_URLS] if isinstance(links, list) else ():
+        if (
+            isinstance(link, dict)
+            and link.get("documentStyle") == "pdf"
+            and link.get("availabilityCode") in FREE
+            and (url := checked_web_url(link.get("url")))
+        ):
+            return url
+    return ""
 
 
 def first_published(years: Years) -> str:
@@ -130,4 +151,5 @@ def _record(record: object) -> SearchResult | None:
         title=one_line(f"{title} ({byline})" if byline else title, MAX_TITLE_CHARS),
         content=one_line(abstract, MAX_ABSTRACT_CHARS),
         complete=True,
+        pdf_url=free_pdf(record),
     )

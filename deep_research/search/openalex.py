@@ -4,7 +4,9 @@ OpenAlex keeps an abstract as an inverted index (word -> positions); it is put b
 text here, within a bound on words and positions a hostile answer cannot stretch. A
 result's URL is the work's DOI (`https://doi.org/...`, built from the DOI itself), read
 like any result page through the address guard, or, without a DOI, its landing page when
-that is a web URL; a work with neither is skipped.
+that is a web URL; a work with neither is skipped. The work's open-access PDF, when
+OpenAlex knows one (`best_oa_location.pdf_url`), is the result's `pdf_url`: read in place
+of the landing page, through the same guard.
 
 Hand-written: `pyalex` is synchronous (requests) and reads whole answers; the API is one
 GET of JSON here, through `api_call`.
@@ -26,6 +28,7 @@ from deep_research.search.types import (
     SearchResult,
     Years,
 )
+from deep_research.text.urls import checked_web_url, is_pdf
 from deep_research.text.wording import one_line
 
 DEFAULT_API_URL = "https://api.openalex.org/works"
@@ -33,7 +36,6 @@ MAX_ABSTRACT_WORDS = 1_500  # abstracts are a few hundred words
 MAX_ABSTRACT_CHARS = 6_000
 MAX_QUERY_CHARS = 300
 DOI = re.compile(r"(?:https?://(?:dx\.)?doi\.org/)?(10\.[0-9]{4,9}/[!-~]{1,300})")
-WEB_URL = re.compile(r"https?://[^\s/?#\x00-\x1f\x7f]+[^\s\x00-\x1f\x7f]{0,2000}")
 
 
 def abstract_text(index: object) -> str:
@@ -57,9 +59,17 @@ def work_url(work: dict[str, Any]) -> str | None:
     if match:
         return "https://doi.org/" + quote(match[1], safe="/:;()._-")
     location = work.get("primary_location")
-    page = location.get("landing_page_url") if isinstance(location, dict) else None
-    usable = isinstance(page, str) and page.isprintable() and WEB_URL.fullmatch(page)
-    return page if usable else None
+    return checked_web_url(location.get("landing_page_url") if isinstance(location, dict) else None)
+
+
+def open_access_pdf(work: dict[str, Any]) -> str:
+    """The work's open-access PDF: its best open-access location's `pdf_url`, else its
+    `open_access.oa_url` when that names a PDF file; '' when neither is a web URL."""
+    best, access = work.get("best_oa_location"), work.get("open_access")
+    if isinstance(best, dict) and (url := checked_web_url(best.get("pdf_url"))):
+        return url
+    oa_url = checked_web_url(access.get("oa_url")) if isinstance(access, dict) else None
+    return oa_url if oa_url is not None and is_pdf(oa_url) else ""
 
 
 def publication_dates(years: Years) -> str:
@@ -130,4 +140,5 @@ def _work(work: object) -> SearchResult | None:
         url=url,
         title=one_line(label, MAX_TITLE_CHARS),
         content=one_line(abstract, MAX_ABSTRACT_CHARS),
+        pdf_url=open_access_pdf(work),
     )

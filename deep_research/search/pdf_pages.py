@@ -3,12 +3,15 @@
 The file is fetched once (the run's cache keys it without a page); each page chosen
 becomes a finding of its own at `URL#page=N`, so it is a source of its own: a citation
 opens the PDF at the page its passage is on, and the check reads that page's text alone.
+
+A paper's open-access PDF (a scholarly result's `pdf_url`) is read the same way, beside
+its abstract: the abstract stays cited at its own page, each PDF page chosen at its own.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import Field, replace
 from typing import Any, ClassVar, Protocol, TypeVar
 
@@ -58,6 +61,23 @@ def chosen_pages(pages: Sequence[str], query: str, limit: int = MAX_PAGES_SHOWN)
     else:  # the pages that share none are not worth a page excerpt of the turn
         best = [(score, number) for score, number in best if score < 0]
     return sorted(number for _, number in best)
+
+
+def with_open_access(findings: Sequence[Finding], pages: Mapping[str, Page]) -> list[Finding]:
+    """`findings` with, after each result whose open-access PDF was read, that PDF as a
+    finding of its own (its pages chosen by `by_page`). A PDF that was not read as one
+    (refused, failed, not a PDF) adds nothing: the abstract alone stays."""
+    found: list[Finding] = []
+    for finding in findings:
+        found.append(finding)
+        result = finding.result
+        pdf = pages.get(result.pdf_url) if result.pdf_url else None
+        if pdf is None or pdf.skipped or not pdf.pdf_pages or result.pdf_url == result.url:
+            continue  # (a result at its PDF itself is that PDF's pages already: `by_page`)
+        # The file's own finding: its text is the PDF's, none of the abstract's.
+        paper = replace(result, url=result.pdf_url, content="", complete=False, pdf_url="")
+        found.append(replace(finding, result=paper, page=pdf))
+    return found
 
 
 def by_page(findings: Sequence[Finding], query: str) -> list[Finding]:

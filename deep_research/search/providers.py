@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 from typing import Any, TypeGuard
 
 import httpx
@@ -32,11 +31,7 @@ from deep_research.search.types import (
 )
 from deep_research.text import secrets
 from deep_research.text.extract import clip
-
-# Longer URLs are not links a page would give (browsers and CDNs stop near 2,000 or 8,000).
-MAX_URL_CHARS = 2_048
-# An http(s) URL with a host and no whitespace or control characters anywhere.
-_WEB_URL = re.compile(r"https?://[^\s/?#\x00-\x1f\x7f]+[^\s\x00-\x1f\x7f]*", re.IGNORECASE)
+from deep_research.text.urls import checked_web_url
 
 
 def _search_error(provider: str, query: str, error: Exception) -> SearchError:
@@ -114,8 +109,12 @@ def _results(items: Any, url: str = "url", content: str = "content") -> Results:
 
 
 def _result(item: dict[str, Any], url_key: str, content_key: str) -> SearchResult | None:
-    url, title, content = item.get(url_key), _text(item.get("title")), _text(item.get(content_key))
-    if not isinstance(url, str) or len(url) > MAX_URL_CHARS or not _WEB_URL.fullmatch(url):
+    url, title, content = (
+        checked_web_url(item.get(url_key)),
+        _text(item.get("title")),
+        _text(item.get(content_key)),
+    )
+    if url is None:
         return None
     if title is None or content is None:
         return None

@@ -18,10 +18,9 @@ from deep_research.search.budget import Grant
 from deep_research.search.cache import RunCache, Searched, query_key, url_key
 from deep_research.search.chain import SearchChain, provider_slots
 from deep_research.search.fetch import Page, PageFetcher
-from deep_research.search.pdf_pages import by_page
+from deep_research.search.pdf_pages import by_page, with_open_access
 from deep_research.search.types import SearchError, SearchProvider, SearchResult, Years
-
-WEB_SCHEMES = ("http://", "https://")  # what the fetcher reads; library results are not
+from deep_research.text.urls import is_web_url
 
 
 class CapReached(DeepResearchError):
@@ -30,6 +29,14 @@ class CapReached(DeepResearchError):
     def __init__(self, query: str, owner: str) -> None:
         super().__init__(query)
         self.owner = owner  # whose grant was spent
+
+
+def page_to_read(result: SearchResult) -> str:
+    """The URL read for a result ('' for none): its open-access PDF in place of its page (a
+    paper costs no more fetches than a web result), else its web page unless `complete`."""
+    if result.pdf_url:
+        return result.pdf_url
+    return result.url if is_web_url(result.url) and not result.complete else ""
 
 
 @dataclass(frozen=True)
@@ -132,6 +139,7 @@ class Searcher:
     @staticmethod
     def with_pages(outcome: QueryOutcome, pages: dict[str, Page]) -> QueryOutcome:
         findings = [replace(f, page=pages.get(f.result.url, f.page)) for f in outcome.findings]
+        findings = with_open_access(findings, pages)  # a paper's PDF beside its abstract
         return replace(outcome, findings=by_page(findings, outcome.query))  # a PDF: its pages
 
     async def _library(self, query: str) -> tuple[list[Finding], int, list[str]]:
@@ -207,11 +215,7 @@ class Searcher:
             zip(searched.results, searched.relevance, strict=True), key=lambda pair: -pair[1]
         )
         kept = [(result, score) for result, score in ranked if score >= self.threshold]
-        readable = [
-            result.url
-            for result, _ in kept
-            if result.url.lower().startswith(WEB_SCHEMES) and not result.complete
-        ]
+        readable = [url for result, _ in kept if (url := page_to_read(result))]
         findings = [Finding(result, score) for result, score in kept]
         dropped = len(ranked) - len(kept)
         urls = [result.url for result, _ in kept]

@@ -19,7 +19,7 @@ from deep_research.search.budget import Grant
 from deep_research.search.cache import run_cache
 from deep_research.search.chain import SearchChain
 from deep_research.search.cleaning import clean
-from deep_research.search.fetch import PageFetcher
+from deep_research.search.fetch import Page, PageFetcher
 from deep_research.search.netguard import AddressPolicy
 from deep_research.search.providers import make_provider, resolve_provider
 from deep_research.search.query import QueryOutcome, Searcher
@@ -144,6 +144,7 @@ class SearchSession:
             listed_before=listed_before,
         )
         trace = _trace(outcomes)
+        trace["skipped_pages"] += _unread_pdfs(outcomes, pages)
         trace["refused"] = [c.query for c in cleaned if c.refused]
         trace["pages_shown"] = sorted(
             {
@@ -185,6 +186,17 @@ def _trace(outcomes: list[QueryOutcome]) -> dict[str, Any]:
         ],
         "dropped": sum(outcome.dropped for outcome in outcomes),
     }
+
+
+def _unread_pdfs(outcomes: list[QueryOutcome], pages: dict[str, Page]) -> list[dict[str, str]]:
+    """The open-access PDFs fetched and not read as PDFs: their results keep the abstract
+    alone (search/pdf_pages.py), and the trace says why."""
+    named = {f.result.pdf_url for outcome in outcomes for f in outcome.findings} - {""}
+    return [
+        {"url": url, "reason": page.skipped or "not a PDF"}
+        for url, page in pages.items()
+        if url in named and (page.skipped or not page.pdf_pages)
+    ]
 
 
 def renderer(policy: AddressPolicy) -> Renderer | None:

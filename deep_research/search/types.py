@@ -26,6 +26,9 @@ class SearchResult:
     # there is nothing more to read there, so the page is not fetched.
     complete: bool = False
     pdf_page: int = 0  # the page of a PDF this result is (search/pdf_pages.py); 0: none
+    # The open-access PDF of a paper the API names (a checked web URL; "": none): read in
+    # place of the result's page, its best pages sources of their own (search/pdf_pages.py).
+    pdf_url: str = ""
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,10 @@ _WEB_SCHEMES = ("http", "https")
 # A PDF's page: `file:///…/a.pdf#page=3` (the library's) or `https://…/a.pdf#page=3` (a
 # PDF found on the web) names page 3, a source of its own.
 _PAGE_ANCHOR = re.compile(r"page=([1-9][0-9]{0,5})")
+# Longer URLs are not links a page or an API would give (browsers and CDNs stop near 2,000).
+MAX_URL_CHARS = 2_048
+# An http(s) URL with a host and no whitespace or control characters anywhere.
+_WEB_URL = re.compile(r"https?://[^\s/?#\x00-\x1f\x7f]+[^\s\x00-\x1f\x7f]*", re.IGNORECASE)
 
 
 def _split(url: str) -> SplitResult | None:
@@ -34,6 +38,14 @@ def _split(url: str) -> SplitResult | None:
 def is_web_url(url: str) -> bool:
     parts = _split(url)
     return parts is not None and parts.scheme.lower() in _WEB_SCHEMES
+
+
+def checked_web_url(value: object) -> str | None:
+    """`value` when it is an http(s) URL an outside answer may name for us to fetch: a host,
+    at most `MAX_URL_CHARS`, no whitespace, control, format (bidi) or surrogate character."""
+    if not isinstance(value, str) or len(value) > MAX_URL_CHARS or not value.isprintable():
+        return None
+    return value if _WEB_URL.fullmatch(value) and _split(value) is not None else None
 
 
 def is_file_url(url: str) -> bool:

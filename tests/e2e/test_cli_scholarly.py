@@ -22,7 +22,14 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "search.md"
 # The scripted researchers search their topic, whatever the question: the fakes' abstracts
 # are on that topic, so that they pass the relevance filter.
 TOPIC = "heat pump control papers"
-PAPER = Paper("2101.00001v2", "Heat pump control", "Papers on heat pump control in cold climates.")
+# No PDF link: the CLI's own process resolves names for real, and arxiv.org's PDF would be
+# fetched (tests/unit/search/test_open_access.py reads one from a local server).
+PAPER = Paper(
+    "2101.00001v2",
+    "Heat pump control",
+    "Papers on heat pump control in cold climates.",
+    pdf_link="",
+)
 TRIAL = europepmc_record(
     "Heat pump control and health", "<h4>Results</h4>Heat pump control papers in <i>cold</i> homes."
 )

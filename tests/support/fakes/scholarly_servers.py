@@ -33,10 +33,18 @@ class Paper:
     summary: str
     authors: list[str] = field(default_factory=lambda: ["Ada Lovelace"])
     published: str = "2021-01-04T18:59:59Z"
+    pdf_link: str | None = None  # the entry's PDF link: None for arXiv's own, "" for none
 
 
 def entry_xml(paper: Paper) -> str:
     authors = "".join(f"<author><name>{escape(a)}</name></author>" for a in paper.authors)
+    pdf = f"http://arxiv.org/pdf/{paper.arxiv_id}" if paper.pdf_link is None else paper.pdf_link
+    pdf_link = (
+        f'<link title="pdf" href="{escape(pdf, {chr(34): "&quot;"})}" rel="related" '
+        'type="application/pdf"/>'
+        if pdf
+        else ""
+    )
     return (
         "<entry>"
         f"<id>http://arxiv.org/abs/{escape(paper.arxiv_id)}</id>"
@@ -45,8 +53,7 @@ def entry_xml(paper: Paper) -> str:
         f"<summary>  {escape(paper.summary)}\n</summary>{authors}"
         f'<link href="http://arxiv.org/abs/{escape(paper.arxiv_id)}" rel="alternate" '
         'type="text/html"/>'
-        f'<link title="pdf" href="http://arxiv.org/pdf/{escape(paper.arxiv_id)}" '
-        'rel="related" type="application/pdf"/>'
+        f"{pdf_link}"
         '<arxiv:primary_category xmlns:arxiv="http://arxiv.org/schemas/atom" term="cs.LG" '
         'scheme="http://arxiv.org/schemas/atom"/>'
         "</entry>"
@@ -191,8 +198,11 @@ class FakeJsonApi(_Scripted):
         return web.Response(body=json_body(self.payload), content_type="application/json")
 
 
-def openalex_work(title: str, abstract: str, doi: str | None, year: int = 2020) -> dict[str, Any]:
-    """A work as OpenAlex's /works lists it: the abstract as an inverted index."""
+def openalex_work(
+    title: str, abstract: str, doi: str | None, year: int = 2020, pdf_url: str | None = None
+) -> dict[str, Any]:
+    """A work as OpenAlex's /works lists it: the abstract as an inverted index; with a
+    `pdf_url`, open access at a repository that has the PDF (else closed)."""
     index: dict[str, list[int]] = {}
     for position, word in enumerate(abstract.split()):
         index.setdefault(word, []).append(position)
@@ -205,13 +215,53 @@ def openalex_work(title: str, abstract: str, doi: str | None, year: int = 2020) 
         "abstract_inverted_index": index,
         "authorships": [{"author": {"display_name": "Heather Piwowar"}}],
         "primary_location": {"landing_page_url": "https://journal.example/article/1"},
+        "open_access": {
+            "is_oa": pdf_url is not None,
+            "oa_status": "green" if pdf_url is not None else "closed",
+            "oa_url": pdf_url,
+            "any_repository_has_fulltext": pdf_url is not None,
+        },
+        "best_oa_location": None
+        if pdf_url is None
+        else {
+            "is_oa": True,
+            "landing_page_url": "https://repository.example/record/1",
+            "pdf_url": pdf_url,
+            "source": {"display_name": "A repository", "type": "repository"},
+            "license": "cc-by",
+            "version": "acceptedVersion",
+        },
     }
 
 
 def europepmc_record(
-    title: str, abstract: str, pmid: str = "33301246", source: str = "MED"
+    title: str,
+    abstract: str,
+    pmid: str = "33301246",
+    source: str = "MED",
+    pdf_url: str | None = None,
 ) -> dict[str, Any]:
-    """A record as Europe PMC's search lists it with resultType=core."""
+    """A record as Europe PMC's search lists it with resultType=core: its full text behind
+    the DOI (subscription), and with a `pdf_url` an open-access PDF too."""
+    links: list[dict[str, str]] = [
+        {
+            "availability": "Subscription required",
+            "availabilityCode": "S",
+            "documentStyle": "doi",
+            "site": "DOI",
+            "url": "https://doi.org/10.1000/xyz",
+        }
+    ]
+    if pdf_url is not None:
+        links.append(
+            {
+                "availability": "Open access",
+                "availabilityCode": "OA",
+                "documentStyle": "pdf",
+                "site": "Europe_PMC",
+                "url": pdf_url,
+            }
+        )
     return {
         "id": pmid,
         "source": source,
@@ -221,4 +271,5 @@ def europepmc_record(
         "authorString": "Polack FP, Thomas SJ.",
         "pubYear": "2020",
         "abstractText": abstract,
+        "fullTextUrlList": {"fullTextUrl": links},
     }

@@ -154,3 +154,38 @@ async def test_a_range_of_years_is_a_submitted_date_clause_of_checked_integers()
         "all:attention",
     ]
     assert submitted(Years(1991, 1991)) == "submittedDate:[199101010000 TO 199112312359]"
+
+
+HOSTILE_LINKS = [
+    "javascript:alert(1)",
+    "http://mirror.example/pdf/" + "a" * 5_000,
+    "http://mirror.example/pdf/\u202efdp.exe",
+    "http://mirror.example/pdf/a\nb",
+    "http://mirror.example/pdf/\u200bx",
+    "//mirror.example/pdf/x",
+]
+
+
+async def test_each_paper_names_its_pdf_on_arxiv_or_its_mirror_and_never_a_hostile_link() -> None:
+    mirrored = Paper("2101.00005v1", "Mirrored", "On a mirror.", pdf_link="https://m.example/p/5")
+    other = Paper("2101.00006v1", "Other", "Names another paper's PDF.")
+    hostile = [
+        Paper(f"2101.0001{n}v1", "Hostile", "x", pdf_link=link)
+        for n, link in enumerate(HOSTILE_LINKS)
+    ]
+    entries = [
+        entry_xml(ATTENTION),
+        entry_xml(mirrored),
+        entry_xml(other).replace("arxiv.org/pdf/2101.00006v1", "arxiv.org/pdf/9999.99999"),
+        entry_xml(Paper("2101.00007v1", "No PDF", "None linked.", pdf_link="")),
+        *(entry_xml(paper) for paper in hostile),
+    ]
+    with FakeArxivServer(script=[(200, {}, feed_xml(entries))]) as arxiv:
+        found = await ArxivProvider(arxiv.api_url).search("heat", 20)
+    assert [r.pdf_url for r in found] == [
+        "https://arxiv.org/pdf/2101.00001v2",  # arXiv's own link, over https
+        "https://m.example/p/5",  # a mirror's, read through the address guard
+        "https://arxiv.org/pdf/2101.00006v1",  # on arxiv.org: always the entry's own paper
+        "",
+        *([""] * len(HOSTILE_LINKS)),
+    ]

@@ -82,3 +82,30 @@ async def test_a_range_of_years_is_a_first_publication_date_clause() -> None:
         "(bnt162b2) AND FIRST_PDATE:[2020-01-01 TO 9999-12-31]",
         "bnt162b2",
     ]
+
+
+async def test_a_free_pdf_the_record_lists_is_its_pdf_and_nothing_else_is() -> None:
+    pdf = "https://europepmc.org/articles/PMC7745181?pdf=render"
+    free = europepmc_record("Free", "A free PDF.", pmid="1", pdf_url=pdf)
+    links = free["fullTextUrlList"]["fullTextUrl"]
+    free_to_read = {**europepmc_record("F", "Free to read.", pmid="2")}
+    free_to_read["fullTextUrlList"] = {"fullTextUrl": [{**links[1], "availabilityCode": "F"}]}
+
+    def listing(*entries: object) -> dict[str, object]:
+        return {**europepmc_record("No", "No free PDF.", pmid="3"), "fullTextUrlList": entries[0]}
+
+    none_free = [
+        listing({"fullTextUrl": [{**links[1], "availabilityCode": "S"}]}),  # subscription
+        listing({"fullTextUrl": [{**links[1], "documentStyle": "html"}]}),  # not a PDF
+        listing({"fullTextUrl": [{**links[1], "url": "ftp://x.example/a.pdf"}]}),
+        listing({"fullTextUrl": [{**links[1], "url": "https://x.example/" + "a" * 5_000}]}),
+        listing({"fullTextUrl": [{**links[1], "availabilityCode": ["OA"]}]}),
+        listing({"fullTextUrl": [*[links[0]] * 30, links[1]]}),  # beyond the links looked at
+        listing({"fullTextUrl": "not a list"}),
+        listing(None),
+    ]
+    records = [free, free_to_read, europepmc_record("Closed", "Subscription only.", pmid="4")]
+    with FakeJsonApi(PATH, payload(*records, *none_free)) as api:
+        found = await EuropePmcProvider(api.api_url).search("x", 20)
+    assert [r.pdf_url for r in found] == [pdf, pdf, "", *[""] * len(none_free)]
+    assert found[0].url == "https://pubmed.ncbi.nlm.nih.gov/1/", "the abstract at its own page"

@@ -79,3 +79,34 @@ async def test_a_range_of_years_is_a_publication_date_filter() -> None:
         "from_publication_date:2020-01-01",
         None,
     ]
+
+
+async def test_an_open_access_work_names_its_pdf_and_only_a_web_one() -> None:
+    pdf = "https://repository.example/files/oa.pdf"
+    closed = openalex_work("Closed", "Behind a paywall.", "10.1234/c")
+    landing_only = {
+        **openalex_work("Landing", "OA at a page.", "10.1234/l", pdf_url=pdf),
+        "best_oa_location": {"pdf_url": None, "landing_page_url": "https://r.example/x"},
+        "open_access": {"is_oa": True, "oa_url": "https://r.example/x"},
+    }
+    oa_url_pdf = {
+        **openalex_work("Only oa_url", "Its oa_url is a PDF.", "10.1234/o"),
+        "open_access": {"is_oa": True, "oa_url": "https://r.example/o.pdf"},
+    }
+    hostile = [
+        {**openalex_work("Hostile", "x", f"10.1234/h{n}"), "best_oa_location": location}
+        for n, location in enumerate(
+            [
+                {"pdf_url": "file:///etc/passwd"},
+                {"pdf_url": "https://r.example/" + "a" * 5_000 + ".pdf"},
+                {"pdf_url": "https://r.example/\u202eevil.pdf"},
+                {"pdf_url": ["https://r.example/a.pdf"]},
+                "not a location",
+            ]
+        )
+    ]
+    works = [openalex_work("Open", "Green OA.", "10.1234/g", pdf_url=pdf), closed, landing_only]
+    with FakeJsonApi("/works", {"results": [*works, oa_url_pdf, *hostile]}) as api:
+        found = await OpenAlexProvider(api.api_url).search("x", 20)
+    assert [r.pdf_url for r in found] == [pdf, "", "", "https://r.example/o.pdf", *[""] * 5]
+    assert found[0].url == "https://doi.org/10.1234/g", "the abstract stays at its DOI"

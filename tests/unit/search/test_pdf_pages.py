@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from deep_research.search.fetch import Page
-from deep_research.search.pdf_pages import MAX_PAGES_SHOWN, by_page, chosen_pages
+from deep_research.search.pdf_pages import MAX_PAGES_SHOWN, by_page, chosen_pages, with_open_access
 from deep_research.search.query import Finding
 from deep_research.search.types import SearchResult
 
@@ -48,3 +48,23 @@ def test_a_skipped_or_unread_pdf_stays_one_finding() -> None:
 
 def replace_pages(page: Page, texts: tuple[str, ...]) -> Page:
     return Page(page.url, page.text, page.skipped, page.note, page.raw_bytes, texts)
+
+
+def test_a_paper_s_read_pdf_follows_its_abstract_as_a_finding_of_its_own() -> None:
+    texts = ("Cover.", "Wind output rose.")
+    abstract = SearchResult("https://doi.org/10.1/x", "Paper", "The abstract.", pdf_url=PDF)
+    read = replace_pages(Page(PDF, text="\n\n".join(texts)), texts)
+    other = Finding(SearchResult("https://b.example/", "B", "b", pdf_url=PDF + "?2"), 0.3)
+    at_its_pdf = Finding(SearchResult(PDF, "Self", "s", pdf_url=PDF), 0.2, read)
+    found = with_open_access(
+        [Finding(abstract, 0.9), other, at_its_pdf],
+        {PDF: read, PDF + "?2": Page(PDF + "?2", skipped="HTTP 404")},
+    )
+    assert [(f.result.url, f.result.content, f.page) for f in found] == [
+        ("https://doi.org/10.1/x", "The abstract.", None),  # the abstract, at its own page
+        (PDF, "", read),  # the file, none of the abstract's text: `by_page` picks its pages
+        ("https://b.example/", "b", None),  # its PDF not read: the result alone
+        (PDF, "s", read),  # a result at its PDF is that PDF already: not twice
+    ]
+    assert found[1].relevance == 0.9 and not found[1].result.complete
+    assert [f.result.url for f in by_page(found[:2], "wind")] == [abstract.url, f"{PDF}#page=2"]

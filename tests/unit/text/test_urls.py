@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from deep_research.text.urls import (
+    checked_web_url,
     file_key,
     is_citable_url,
     is_file_url,
@@ -123,3 +124,32 @@ def test_a_source_s_key_keeps_a_web_page_anchor_only_on_a_marked_pdf_page() -> N
     assert source_key({"url": pdf, "pdf_page": 2}) == page_key(pdf)
     assert source_key({"url": pdf}) == page_key("https://a.example/r.pdf")
     assert source_key({"url": "file:///d/a.pdf#page=2"}) == page_key("file:///d/a.pdf#page=2")
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        42,
+        ["https://a.example/x.pdf"],
+        "",
+        "javascript:alert(1)",
+        "file:///etc/passwd",
+        "//a.example/x.pdf",
+        "https:///x.pdf",
+        "https://a.example/" + "a" * 2_100,
+        "https://a.example/a b.pdf",
+        "https://a.example/\x00.pdf",
+        "https://a.example/\u202efdp.exe",
+        "https://a.example/\u200b.pdf",
+        "https://a.example/\ud800.pdf",
+        "http://[::1/x.pdf",
+    ],
+)
+def test_an_outside_url_to_fetch_is_a_bounded_printable_web_url(value: object) -> None:
+    assert checked_web_url(value) is None
+
+
+def test_a_web_url_to_fetch_is_kept_as_it_is() -> None:
+    for url in ("https://arxiv.org/pdf/2101.00001v2", "HTTP://a.example/r?pdf=render&x=é"):
+        assert checked_web_url(url) == url
