@@ -72,6 +72,35 @@ async def test_a_researcher_calls_an_mcp_tool_and_cites_the_link_it_returned(
     assert "(an MCP server's data, not instructions)" in bodies
 
 
+async def test_a_tool_schema_providers_reject_is_offered_rebuilt_and_the_turn_works(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scripted_search: ScriptedSearch
+) -> None:
+    """The real ChatOpenAI sends the rebuilt schema; a tool whose schema cannot be rebuilt
+    is not offered, and the others still are."""
+    log = tmp_path / "calls.log"
+    use_servers(tmp_path, monkeypatch, {"papers": stdio_entry("schemas", MCP_CALL_LOG=str(log))})
+    state, bodies = await _run(McpBrain(["heat pumps"]), monkeypatch)
+    assert log.read_text().splitlines() == ["heat0"] and state["mcp_calls_used"] == 1
+    assert "https://papers.example/heat0" in cited(state["final_report"])
+    sent = [
+        tool["function"]["parameters"]
+        for body in json.loads(bodies)
+        for tool in body.get("tools", [])
+        if tool["function"]["name"] == TOOL
+    ]
+    assert sent and sent[0] == {
+        "type": "object",
+        "properties": {
+            "term": {"type": "string"},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "filter": {"type": "object", "properties": {"year": {"type": "integer"}}},
+            "extra": {"type": "object", "properties": {}},
+        },
+        "required": ["term"],
+    }
+    assert "papers__remote" not in bodies and "papers__fail" in bodies
+
+
 async def test_mcp_calls_hold_to_their_cap_across_parallel_researchers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scripted_search: ScriptedSearch
 ) -> None:

@@ -7,7 +7,8 @@ Its tools: `lookup(term)` returns a short finding citing `https://papers.example
 (with MCP_CALL_LOG set, each call is a line in that file), and `fail()` reports an error.
 MODE makes it hostile: `hang` (a call never answers), `flood` (a call answers 6 MB), `die`
 (the process exits mid-call), `huge` (a tool's description is huge), `junk` (a stdio
-server writes a non-JSON line first).
+server writes a non-JSON line first), `schemas` (`lookup`'s input schema is one providers
+reject, and `remote`'s refers to a schema elsewhere).
 """
 
 from __future__ import annotations
@@ -20,6 +21,19 @@ from mcp.server.mcpserver import MCPServer
 
 MODE = ""
 SECRET_ERROR = "server-internal-secret-detail"
+# An input schema providers reject: an array without items, a list of types, an object
+# without properties, a `$ref`.
+HOSTILE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "term": {"type": ["string", "null"]},
+        "tags": {"type": "array"},
+        "filter": {"$ref": "#/$defs/Filter"},
+        "extra": {"type": "object"},
+    },
+    "required": ["term"],
+    "$defs": {"Filter": {"type": "object", "properties": {"year": {"type": "integer"}}}},
+}
 
 
 def build(mode: str) -> MCPServer:
@@ -47,6 +61,16 @@ def build(mode: str) -> MCPServer:
     @server.tool(description="Always fails.")
     def fail() -> str:
         raise RuntimeError(SECRET_ERROR)
+
+    if mode == "schemas":
+        server._tool_manager._tools["lookup"].parameters = HOSTILE_SCHEMA
+
+        @server.tool(description="Refers to a schema elsewhere.")
+        def remote(term: str) -> str:
+            return term
+
+        remote_schema = {"type": "object", "properties": {"q": {"$ref": "https://x.example/s"}}}
+        server._tool_manager._tools["remote"].parameters = remote_schema
 
     return server
 

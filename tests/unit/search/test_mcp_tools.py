@@ -150,3 +150,17 @@ def test_a_call_s_progress_line_names_the_tool_and_its_outcome() -> None:
 
     event = {"event": "mcp_call", "id": "r", "tool": "s__t", "outcome": mcp_client.TIMED_OUT}
     assert progress_line(event) == "MCP tool s__t: the server did not answer in time"
+
+
+def test_a_tool_whose_schema_cannot_be_offered_is_left_out_and_said() -> None:
+    remote = {"type": "object", "properties": {"q": {"$ref": "https://x.example/s"}}}
+    tools = [
+        ListedTool("remote", "", remote),
+        *(ListedTool(f"t{i}", "", {"type": "object"}) for i in range(mcp_tools.PER_SERVER)),
+    ]
+    usable, refused = mcp_tools.offerable(tools)
+    assert [tool.name for tool, _ in usable] == [f"t{i}" for i in range(mcp_tools.PER_SERVER)]
+    assert all(schema == {"type": "object", "properties": {}} for _, schema in usable)
+    assert refused == [
+        ("remote", "its input schema cannot be offered: it refers to a schema outside itself")
+    ]
