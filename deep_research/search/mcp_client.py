@@ -28,6 +28,7 @@ from mcp import types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import get_default_environment
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
 from deep_research.config.mcp_servers import McpServer
@@ -43,6 +44,12 @@ TOO_LARGE = "the server's answer was too large"
 NOT_MCP = "the server's answer was not MCP"
 CLOSED = "the server ended the exchange without an answer"
 TOOL_FAILED = "the tool reported an error"
+ANSWERED_ERROR = "the server answered with an error"  # a JSON-RPC error, its text unread
+
+
+# The codes the SDK gives its own failures (the connection closed, its own timeout); any
+# other MCPError is the server's answer.
+_SDK_OWN = (types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT)
 
 
 class McpCallError(DeepResearchError):
@@ -149,6 +156,8 @@ def _phrase(error: BaseException) -> str:
         return TOO_LARGE
     if isinstance(error, _NotMcp):
         return NOT_MCP
+    if isinstance(error, MCPError) and error.code not in _SDK_OWN:
+        return ANSWERED_ERROR  # the server's JSON-RPC error answer: its words stay unread
     if isinstance(error, (OSError, httpx2.ConnectError)):
         return NOT_STARTED
     return CLOSED

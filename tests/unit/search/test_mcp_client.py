@@ -144,3 +144,20 @@ async def test_a_huge_description_over_http_is_listed_whole_within_the_cap(
     """The client reads it (175,000 characters, under 4 MB); clipping is the offering's."""
     [lookup, _] = await list_tools(http_server("huge"))  # type: ignore[operator]
     assert len(lookup.description) > 100_000
+
+
+async def test_a_json_rpc_error_answer_is_its_own_phrase_without_the_server_s_words() -> None:
+    from tests.support.mcp_error_server import SECRET_MESSAGE
+
+    server = McpServer(
+        "e",
+        command=sys.executable,
+        args=("-m", "tests.support.mcp_error_server"),
+        env=(("PYTHONPATH", str(ROOT)),),
+    )
+    for ask in (list_tools(server), call_tool(server, "lookup", {"term": "x"})):
+        with pytest.raises(McpCallError) as failed:
+            await ask
+        assert str(failed.value) == mcp_client.ANSWERED_ERROR == "the server answered with an error"
+        assert failed.value.__cause__ is None and "secret" not in repr(failed.value)
+    assert "internal-secret" in SECRET_MESSAGE
