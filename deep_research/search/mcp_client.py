@@ -31,7 +31,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
-from deep_research.config.mcp_servers import McpServer
+from deep_research.config.mcp_servers import McpServer, header_values
+from deep_research.config.names import ConfigError
 from deep_research.errors import DeepResearchError
 
 MAX_BYTES = 4_000_000  # read from a server in one exchange
@@ -158,15 +159,16 @@ def _phrase(error: BaseException) -> str:
         return NOT_MCP
     if isinstance(error, MCPError) and error.code not in _SDK_OWN:
         return ANSWERED_ERROR  # the server's JSON-RPC error answer: its words stay unread
-    if isinstance(error, (OSError, httpx2.ConnectError)):
-        return NOT_STARTED
+    if isinstance(error, (OSError, httpx2.ConnectError, ConfigError)):
+        return NOT_STARTED  # a ConfigError: a header's variable unset since the file was read
     return CLOSED
 
 
 @asynccontextmanager
 async def _connected(server: McpServer, budget: _Budget) -> AsyncIterator[Any]:
     if server.url:
-        async with _http(server.url, budget) as streams:
+        headers = header_values(server)  # read now, kept by this exchange's client alone
+        async with _http(server.url, budget, headers) as streams:
             yield streams
     else:
         async with _stdio(server, budget) as streams:
@@ -174,9 +176,12 @@ async def _connected(server: McpServer, budget: _Budget) -> AsyncIterator[Any]:
 
 
 @asynccontextmanager
-async def _http(url: str, budget: _Budget) -> AsyncIterator[Any]:
+async def _http(url: str, budget: _Budget, headers: dict[str, str]) -> AsyncIterator[Any]:
     client = httpx2.AsyncClient(
-        transport=_CappedTransport(budget), timeout=httpx2.Timeout(30.0), trust_env=False
+        transport=_CappedTransport(budget),
+        timeout=httpx2.Timeout(30.0),
+        trust_env=False,
+        headers=headers,
     )
     async with (
         client,

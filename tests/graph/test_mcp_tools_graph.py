@@ -4,7 +4,6 @@ server, the real MCP test server over stdio (tests/support/mcp_tool_server.py)."
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -12,39 +11,9 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from deep_research.graph import builder
-from tests.support.brain import ResearchBrain, _texts
-from tests.support.fakes.openai_server import Reply, ToolCall
 from tests.support.live import QUESTION, cited, serve
-from tests.support.mcp_config import stdio_entry, use_servers
+from tests.support.mcp_config import TOOL, McpBrain, stdio_entry, use_servers
 from tests.support.search import ScriptedSearch
-
-TOOL = "papers__lookup"
-URL = re.compile(r"https://papers\.example/[\w-]+")
-
-
-class McpBrain(ResearchBrain):
-    """Its researchers call the MCP tool when offered (`calls` times in one reply), then
-    cite the links its results gave."""
-
-    def __init__(self, topics: list[str], calls: int = 1) -> None:
-        super().__init__(topics=topics)
-        self.calls = calls
-
-    async def _research(self, body: dict[str, Any]) -> Reply:
-        offered = [tool["function"]["name"] for tool in body.get("tools", [])]
-        results = _texts(body, "tool")
-        topic = _texts(body, "user")[0]
-        if not results and TOOL in offered:
-            term = topic.split()[0]
-            calls = [ToolCall(TOOL, {"term": f"{term}{i}"}) for i in range(self.calls)]
-            return Reply(tool_calls=[*calls, ToolCall("web_search", {"queries": [topic]})])
-        if not results:
-            return Reply(tool_calls=[ToolCall("web_search", {"queries": [topic]})])
-        links = sorted(set(URL.findall("\n".join(results))))
-        return Reply(
-            content=f"Findings on {topic}: "
-            + " ".join(f"[finding {i}]({url})" for i, url in enumerate(links, 1))
-        )
 
 
 async def _run(
