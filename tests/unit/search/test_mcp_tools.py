@@ -164,3 +164,19 @@ def test_a_tool_whose_schema_cannot_be_offered_is_left_out_and_said() -> None:
     assert refused == [
         ("remote", "its input schema cannot be offered: it refers to a schema outside itself")
     ]
+
+
+async def test_a_run_s_listing_says_which_tool_it_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    use_servers(tmp_path, monkeypatch, {"papers": stdio_entry("schemas")})
+    listed = (await mcp_tools.listing(state()))["mcp_tools"]
+    assert [tool["name"] for tool in listed] == ["papers__lookup", "papers__fail"]
+    assert listed[0]["schema"]["properties"]["tags"] == {
+        "type": "array",
+        "items": {"type": "string"},
+    }
+    assert (
+        "MCP server papers: tool remote not offered: its input schema cannot be offered: "
+        "it refers to a schema outside itself"
+    ) in caplog.text
