@@ -43,6 +43,8 @@ _read: list[Path] = []
 # Variable name -> the `.env` it came from and its value there, so errors can say where a
 # bad value was set.
 _origin: dict[str, tuple[Path, str]] = {}
+# Program-naming variables a project's `.env` set and this process ignored, for `doctor`.
+_refused: list[str] = []
 
 
 def disabled() -> bool:
@@ -83,6 +85,11 @@ def load_once() -> list[Path]:
 def files_read() -> list[Path]:
     """The `.env` files this process read, nearest first (for `doctor`)."""
     return list(_read)
+
+
+def refused() -> list[str]:
+    """The variables a project's `.env` named a program with, ignored (for `doctor`)."""
+    return list(_refused)
 
 
 def source_of(name: str) -> str:
@@ -134,6 +141,7 @@ def load(
 
 
 def _refuse(name: str, path: Path) -> None:
+    _refused.append(name if name.isprintable() else ascii(name))
     # The value is never shown (it may be a secret); the name is shown printable.
     log.warning(
         "ignored %s in %s: a project's .env may not name a program to run; "

@@ -140,6 +140,7 @@ def dotenv_on(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(envfile, "_loaded", False)
     monkeypatch.setattr(envfile, "_origin", {})
     monkeypatch.setattr(envfile, "_read", [])
+    monkeypatch.setattr(envfile, "_refused", [])
     yield
     os.environ.clear()
     os.environ.update(saved)
@@ -281,5 +282,8 @@ def test_only_the_users_own_dotenv_may_name_a_program_to_run(where: str, tmp_pat
         f"program to run; set it in the environment or in your own {user_env}"
     )
     assert warning in result.stderr
-    checks = {check["name"] for check in json.loads(result.stdout)["checks"]}
+    checks = {check["name"]: check for check in json.loads(result.stdout)["checks"]}
     assert not any(name.startswith("mcp") for name in checks), checks
+    settings = checks["settings"]
+    assert settings["status"] == "warn" and "ignored MCP_SERVERS_FILE from" in settings["detail"]
+    assert settings["fix"] == f"set it in the environment or in {user_env}"

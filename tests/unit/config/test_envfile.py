@@ -23,6 +23,7 @@ def fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     monkeypatch.setattr(envfile, "_loaded", False)
     monkeypatch.setattr(envfile, "_origin", {})
     monkeypatch.setattr(envfile, "_read", [])
+    monkeypatch.setattr(envfile, "_refused", [])
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -165,6 +166,7 @@ def test_a_projects_env_may_not_name_a_program_to_run(
         with caplog.at_level(logging.WARNING):
             assert envfile.load_once() == [fresh / ".env"]
         assert name not in os.environ and os.environ["DR_TEST_A"] == "project"
+        assert envfile.refused() == [name], "for doctor"
         [record] = caplog.records
         assert record.getMessage() == (
             f"ignored {name} in {fresh / '.env'}: a project's .env may not name a program to "
