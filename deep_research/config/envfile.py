@@ -5,8 +5,11 @@ Every entry point (the CLI, `import deep_research` for the Python API and notebo
 first wins: the process environment, the nearest `.env` from the working directory upward
 (the project's), then the user's `.env` in their config directory
 (`~/.config/deep-research/.env` on Linux), which follows the user into every folder. Empty
-values mean unset; the files are read once per process. This module imports python-dotenv
-only (and platformdirs off Linux, for the user's file): it must stay cheap to import.
+values mean unset; the files are read once per process. A project's `.env` comes with the
+folder (a cloned repository), so it may not name a program to run (`names_a_program`):
+those are taken from the process environment or the user's own `.env` only. This module
+imports python-dotenv only (and platformdirs off Linux, for the user's file): it must stay
+cheap to import.
 """
 
 from __future__ import annotations
@@ -26,6 +29,13 @@ _OFF = {"0", "false", "no", "off"}
 
 APP_NAME = "deep-research"  # the folder named after the app in the user's config directory
 
+# Variables that choose a program to run, or code a child process loads: the agent's own
+# (MCP_SERVERS_FILE's stdio commands, RENDER_BROWSER, the plan editor) and the platform's.
+PROGRAM_SETTINGS = frozenset(
+    {"MCP_SERVERS_FILE", "RENDER_BROWSER", "EDITOR", "VISUAL", "PATH", "BASH_ENV", "ENV"}
+)
+PROGRAM_PREFIXES = ("LD_", "DYLD_", "PYTHON", "NODE_", "PLAYWRIGHT_")
+
 log = logging.getLogger(__name__)
 _loaded = False
 # The `.env` files read, nearest first.
@@ -33,6 +43,8 @@ _read: list[Path] = []
 # Variable name -> the `.env` it came from and its value there, so errors can say where a
 # bad value was set.
 _origin: dict[str, tuple[Path, str]] = {}
+# Program-naming variables a project's `.env` set and this process ignored, for `doctor`.
+_refused: list[str] = []
 
 
 def disabled() -> bool:
@@ -59,10 +71,11 @@ def load_once() -> list[Path]:
         return []
     _loaded = True
     found = find_dotenv(usecwd=True)
-    for path in ([Path(found)] if found else []) + [user_env_path()]:
+    user = user_env_path()
+    for path in ([Path(found)] if found else []) + [user]:
         if not path.is_file() or any(_same(path, seen) for seen in _read):
             continue
-        names = load(path, os.environ)
+        names = load(path, os.environ, project=not _same(path, user))
         if names is not None:
             _read.append(path)
             _origin.update({name: (path, os.environ[name]) for name in names})
@@ -74,6 +87,11 @@ def files_read() -> list[Path]:
     return list(_read)
 
 
+def refused() -> list[str]:
+    """The variables a project's `.env` named a program with, ignored (for `doctor`)."""
+    return list(_refused)
+
+
 def source_of(name: str) -> str:
     """Where the environment variable `name` was set, for error messages."""
     path, value = _origin.get(name, (None, None))
@@ -82,9 +100,18 @@ def source_of(name: str) -> str:
     return f"environment variable {name}"
 
 
-def load(path: Path, environ: MutableMapping[str, str]) -> list[str] | None:
+def names_a_program(name: str) -> bool:
+    """Whether the variable `name` chooses a program to run (a project's `.env` may not)."""
+    upper = name.upper()
+    return upper in PROGRAM_SETTINGS or upper.startswith(PROGRAM_PREFIXES)
+
+
+def load(
+    path: Path, environ: MutableMapping[str, str], *, project: bool = False
+) -> list[str] | None:
     """Set the variables of `path` that `environ` lacks; the names set, in file order, or
-    None when the file cannot be read."""
+    None when the file cannot be read. A `project` file's program-naming variables are
+    refused with a warning."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
@@ -105,9 +132,24 @@ def load(path: Path, environ: MutableMapping[str, str]) -> list[str] | None:
         # the process already has wins over the file.
         if value is None or value == "" or name in environ:
             continue
+        if project and names_a_program(name):
+            _refuse(name, path)
+            continue
         environ[name] = value
         added.append(name)
     return added
+
+
+def _refuse(name: str, path: Path) -> None:
+    _refused.append(name if name.isprintable() else ascii(name))
+    # The value is never shown (it may be a secret); the name is shown printable.
+    log.warning(
+        "ignored %s in %s: a project's .env may not name a program to run; "
+        "set it in the environment or in your own %s",
+        name if name.isprintable() else ascii(name),
+        path,
+        user_env_path(),
+    )
 
 
 def _same(one: Path, other: Path) -> bool:

@@ -1,12 +1,16 @@
 """The MCP servers whose tools researchers may call: the operator's file, and nothing else.
 
-`MCP_SERVERS_FILE` (environment or `.env`, read by `Endpoints`) names a JSON file in the
-usual shape:
+`MCP_SERVERS_FILE` (the environment or the user's own `.env`, never a project's: see
+`envfile`; read by `Endpoints`) names a JSON file in the usual shape:
 
     {"mcpServers": {"papers": {"command": "papers-mcp", "args": ["--db", "x"], "env": {}},
-                    "notes": {"url": "http://127.0.0.1:9000/mcp"}}}
+                    "notes": {"url": "http://127.0.0.1:9000/mcp",
+                              "headers": {"Authorization": "Bearer ${NOTES_TOKEN}"}}}}
 
-A server is started with `command` (stdio) or reached at `url` (streamable HTTP). No run's
+A server is started with `command` (stdio) or reached at `url` (streamable HTTP), sent its
+`headers` on every request; a header's value may name environment variables as `${VAR}`,
+so a secret stays out of the file. The values are read when a request is made
+(`header_values`) and never kept in a `McpServer`, shown or logged. No run's
 input, setting or API call can name one: another research agent ran whatever its callers
 named as an MCP server. The file is read whole under a size cap and checked; a file that is
 not usable is a `ConfigError` naming what is wrong, never a server half-configured.
@@ -17,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +34,14 @@ MAX_ARGS = 32
 MAX_FIELD = 2_000  # one command, argument, URL or environment value
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,23}")  # short: a tool is offered as `server__tool`
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+MAX_HEADERS = 16
+HEADER_NAME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}")  # an RFC 9110 token
+# Headers the MCP transport sets itself: one from the file would break the exchange.
+TRANSPORT_HEADERS = frozenset(
+    "accept connection content-length content-type host keep-alive last-event-id "
+    "mcp-protocol-version mcp-session-id te trailer transfer-encoding upgrade".split()
+)
+REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]{0,63})\}")
 _WHERE = "MCP_SERVERS_FILE"
 
 
@@ -42,6 +54,8 @@ class McpServer:
     args: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
     url: str = ""
+    # Header names and values as written, `${VAR}` unresolved (`header_values` resolves).
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
 
 
 def configured() -> tuple[McpServer, ...]:
@@ -103,14 +117,18 @@ def _server(name: str, entry: object) -> McpServer:
         )
     if not isinstance(entry, dict):
         raise ConfigError(f"{_WHERE}: server {name!r} must be an object")
-    unknown = set(entry) - {"command", "args", "env", "url", "type", "transport"}
+    unknown = set(entry) - {"command", "args", "env", "url", "headers", "type", "transport"}
     if unknown:
         raise ConfigError(f"{_WHERE}: server {name!r} has unknown keys: {sorted(unknown)[:5]}")
     command, url = entry.get("command"), entry.get("url")
     if (command is None) == (url is None):
         raise ConfigError(f"{_WHERE}: server {name!r} needs a command or a url (one of them)")
     if url is not None:
-        return McpServer(name, url=_url(name, url))
+        server = McpServer(name, url=_url(name, url), headers=_headers(name, entry))
+        header_values(server)  # a reference to an unset variable is refused now, not later
+        return server
+    if "headers" in entry:
+        raise ConfigError(f"{_WHERE}: server {name!r}: headers are for a url server (use env)")
     args, env = entry.get("args", []), entry.get("env", {})
     if not isinstance(args, list) or len(args) > MAX_ARGS:
         raise ConfigError(f"{_WHERE}: server {name!r}: args is a list of at most {MAX_ARGS}")
@@ -144,3 +162,45 @@ def _url(server: str, value: Any) -> str:
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(f"{_WHERE}: server {server!r}: url must be an http(s) URL with a host")
     return text
+
+
+def _headers(server: str, entry: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    headers = entry.get("headers", {})
+    if not isinstance(headers, dict) or len(headers) > MAX_HEADERS:
+        raise ConfigError(
+            f"{_WHERE}: server {server!r}: headers is an object of at most {MAX_HEADERS}"
+        )
+    for name in headers:
+        if not HEADER_NAME.fullmatch(name) or name.lower() in TRANSPORT_HEADERS:
+            raise ConfigError(
+                f"{_WHERE}: server {server!r}: a header's name is a token of at most 64 "
+                f"characters, not one the MCP transport sets ({name[:40]!r} is not usable)"
+            )
+    return tuple((name, _text(server, "headers", value)) for name, value in headers.items())
+
+
+def header_values(server: McpServer) -> dict[str, str]:
+    """The headers to send `server`, each `${VAR}` replaced by the environment's value.
+    Raises `ConfigError` naming the header and the variable, never a value."""
+    import os
+
+    sent: dict[str, str] = {}
+    for name, written in server.headers:
+        for variable in REFERENCE.findall(written):
+            if not os.environ.get(variable):
+                raise ConfigError(
+                    f"{_WHERE}: server {server.name!r}: header {name} refers to {variable}, "
+                    "which is not set"
+                )
+        value = REFERENCE.sub(lambda found: os.environ[found[1]], written)
+        if (
+            len(value) > MAX_FIELD
+            or not (value.isascii() and value.isprintable())
+            or not value.strip()
+        ):
+            raise ConfigError(
+                f"{_WHERE}: server {server.name!r}: header {name}'s value must be one "
+                f"printable ASCII line of at most {MAX_FIELD} characters"
+            )
+        sent[name] = value
+    return sent

@@ -21,6 +21,7 @@ from deep_research.memory.research import (
     RememberedPage,
     chunk_number,
     page_key,
+    stored_pdf_page,
     valid_date,
 )
 from deep_research.memory.store import Hit, Store
@@ -70,6 +71,7 @@ async def remembered_pages(
                 text="\n\n".join(texts),
                 retrieved=str(first.get("retrieved", "")),
                 similarity=group[0].similarity,
+                pdf_page=stored_pdf_page(url, first),
             )
         )
     return pages
@@ -103,5 +105,6 @@ async def cited_pages(
         whole = "\n\n".join(dict.fromkeys(hit.text for hit in group))
         text = limits.cut(whole, MAX_CITED_PAGE_CHARS)
         title = limits.cut(str(group[0].metadata.get("title", "")), TITLE_CHARS)
-        pages.append(RememberedPage(url, title, text, str(retrieved), similarity=0.0))
+        pdf_page = stored_pdf_page(url, group[0].metadata)
+        pages.append(RememberedPage(url, title, text, str(retrieved), 0.0, pdf_page))
     return pages

@@ -40,7 +40,7 @@ from deep_research.memory.listing import (
 from deep_research.memory.reading import reading_text
 from deep_research.memory.store import Hit, Piece, Scalar, Store
 from deep_research.text import limits
-from deep_research.text.urls import is_file_url, is_web_url
+from deep_research.text.urls import is_file_url, is_web_url, pdf_page_number
 
 PASSAGES_COLLECTION = "research-passages"
 EXCERPT_CHARS = 1500
@@ -52,6 +52,8 @@ SEARCH_PROVIDER = "search_provider"  # a report's metadata: the provider it was 
 THREADS = "threads"  # metadata: a JSON list of the threads that stored the entry, newest first
 MAX_THREADS = 20  # threads kept per entry (the oldest are dropped)
 KEYS_PER_CALL = 100  # keys in one `$in` filter
+# A page's metadata: the page of a web PDF it was (a `#page=N` alone is anyone's to write).
+PDF_PAGE = "pdf_page"
 PAGES = "pages"  # a report's metadata: the JSON list of the web pages it cites (`cited.py`)
 MAX_PAGES = 50  # pages kept with one report (a report citing more keeps its first ones)
 # What a stored retrieval date must look like: it is shown outside the data fences (the
@@ -65,6 +67,7 @@ class CitedPage:
     title: str
     texts: list[str]
     retrieved: str = ""  # ISO date of the first retrieval; empty: retrieved in this run
+    pdf_page: int = 0  # the page of a web PDF this is (its URL's `#page=N`); 0: none
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,16 @@ class RememberedPage:
     text: str
     retrieved: str
     similarity: float
+    pdf_page: int = 0  # stored as a web PDF's page (`stored_pdf_page`); 0: the page itself
+
+
+def stored_pdf_page(url: str, metadata: dict[str, Scalar]) -> int:
+    """The PDF page a stored page is: its `#page=N` only when stored as that page of a PDF
+    (`PDF_PAGE`, the number in its URL); 0 for any other page, whatever its URL says."""
+    number = metadata.get(PDF_PAGE)
+    if isinstance(number, bool) or not isinstance(number, int) or number <= 0:
+        return 0
+    return number if pdf_page_number(url) == number else 0
 
 
 def pages_of(metadata: dict[str, Scalar]) -> list[str]:
@@ -167,6 +180,8 @@ async def remember(
             "retrieved": date,
             THREADS: _threads(thread_id, earlier, key),
         }
+        if page.pdf_page:
+            page_meta[PDF_PAGE] = page.pdf_page
         pages[key] = [Piece(piece, page_meta) for piece in page_pieces]
     if pages:  # one write for every page: each Chroma call costs 10-15 ms
         await store.put_many(PASSAGES_COLLECTION, pages)

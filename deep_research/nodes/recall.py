@@ -23,7 +23,6 @@ from deep_research.config.settings import Context, context_of
 from deep_research.runtime import progress
 from deep_research.state import RecalledReport, ResearchState, Source
 from deep_research.text import limits
-from deep_research.text.urls import pdf_page_number
 
 if TYPE_CHECKING:
     from deep_research.memory import Store
@@ -112,7 +111,7 @@ async def _cited(store: Store, found: list[EarlierReport], context: Context) -> 
             found_by=limits.cut(asked[page.url], limits.PLAN_ITEM_CHARS),
             retrieved=page.retrieved,
         )
-        if number := pdf_page_number(page.url):  # a web PDF's page, cited at that page
-            source["pdf_page"] = number
+        if page.pdf_page:  # stored as a web PDF's page: cited at that page
+            source["pdf_page"] = page.pdf_page
         sources.append(source)
     return sources

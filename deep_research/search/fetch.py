@@ -58,6 +58,7 @@ class Page:
     # A PDF's pages (item 0 is page 1), each cut to the page limit: a researcher reads the
     # few that answer its query, each a source of its own (search/pdf_pages.py).
     pdf_pages: tuple[str, ...] = ()
+    pdf_total: int = 0  # the PDF's pages, read or not (reading stops at `extract.WEB_PDF`)
 
 
 class Html(NamedTuple):
@@ -171,22 +172,31 @@ class PageFetcher:
             loop = asyncio.get_running_loop()
             try:
                 if kind == "pdf":
-                    pages = await loop.run_in_executor(_extractors(), extract.pdf_pages, raw)
+                    read = await loop.run_in_executor(_extractors(), extract.web_pdf, raw)
+                    pages, pdf_total, pdf_note = read
                     text = "\n\n".join(pages).strip()
                 else:
-                    pages = []
+                    pages, pdf_total, pdf_note = [], 0, ""
                     text = await loop.run_in_executor(
                         _extractors(), extract.to_text, kind, raw, charset, str(current)
                     )
             except extract.ExtractionFailed as error:
                 return Page(url, skipped=str(error), raw_bytes=len(raw)), None
             note = f"only the first {self._max_bytes:,} bytes were read" if cut else ""
+            note = "; ".join(filter(None, [note, pdf_note]))
             html = Html(raw, str(current)) if kind == "html" else None
             if not text:
                 return Page(url, skipped=NO_TEXT, raw_bytes=len(raw)), html
             clipped = extract.clip(text, self._max_chars)
             pdf_pages = tuple(extract.clip(page, self._max_chars) for page in pages)
-            page = Page(url, text=clipped, note=note, raw_bytes=len(raw), pdf_pages=pdf_pages)
+            page = Page(
+                url,
+                clipped,
+                note=note,
+                raw_bytes=len(raw),
+                pdf_pages=pdf_pages,
+                pdf_total=pdf_total,
+            )
             return page, html
         return Page(url, skipped=f"more than {MAX_REDIRECTS} redirects"), None
 

@@ -28,9 +28,11 @@ from mcp import types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import get_default_environment
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
-from deep_research.config.mcp_servers import McpServer
+from deep_research.config.mcp_servers import McpServer, header_values
+from deep_research.config.names import ConfigError
 from deep_research.errors import DeepResearchError
 
 MAX_BYTES = 4_000_000  # read from a server in one exchange
@@ -43,6 +45,12 @@ TOO_LARGE = "the server's answer was too large"
 NOT_MCP = "the server's answer was not MCP"
 CLOSED = "the server ended the exchange without an answer"
 TOOL_FAILED = "the tool reported an error"
+ANSWERED_ERROR = "the server answered with an error"  # a JSON-RPC error, its text unread
+
+
+# The codes the SDK gives its own failures (the connection closed, its own timeout); any
+# other MCPError is the server's answer.
+_SDK_OWN = (types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT)
 
 
 class McpCallError(DeepResearchError):
@@ -149,15 +157,18 @@ def _phrase(error: BaseException) -> str:
         return TOO_LARGE
     if isinstance(error, _NotMcp):
         return NOT_MCP
-    if isinstance(error, (OSError, httpx2.ConnectError)):
-        return NOT_STARTED
+    if isinstance(error, MCPError) and error.code not in _SDK_OWN:
+        return ANSWERED_ERROR  # the server's JSON-RPC error answer: its words stay unread
+    if isinstance(error, (OSError, httpx2.ConnectError, ConfigError)):
+        return NOT_STARTED  # a ConfigError: a header's variable unset since the file was read
     return CLOSED
 
 
 @asynccontextmanager
 async def _connected(server: McpServer, budget: _Budget) -> AsyncIterator[Any]:
     if server.url:
-        async with _http(server.url, budget) as streams:
+        headers = header_values(server)  # read now, kept by this exchange's client alone
+        async with _http(server.url, budget, headers) as streams:
             yield streams
     else:
         async with _stdio(server, budget) as streams:
@@ -165,9 +176,12 @@ async def _connected(server: McpServer, budget: _Budget) -> AsyncIterator[Any]:
 
 
 @asynccontextmanager
-async def _http(url: str, budget: _Budget) -> AsyncIterator[Any]:
+async def _http(url: str, budget: _Budget, headers: dict[str, str]) -> AsyncIterator[Any]:
     client = httpx2.AsyncClient(
-        transport=_CappedTransport(budget), timeout=httpx2.Timeout(30.0), trust_env=False
+        transport=_CappedTransport(budget),
+        timeout=httpx2.Timeout(30.0),
+        trust_env=False,
+        headers=headers,
     )
     async with (
         client,

@@ -88,10 +88,10 @@ def by_page(findings: Sequence[Finding], query: str) -> list[Finding]:
         if page is None or page.skipped or not page.pdf_pages:
             paged.append(finding)
             continue
-        total = len(page.pdf_pages)
+        total = max(page.pdf_total, len(page.pdf_pages))  # the note says when not all were read
         for number in chosen_pages(page.pdf_pages, query):
             url = pdf_page_url(finding.result.url, number)
-            where = f"page {number} of {total} of a PDF"
+            where = f"page {number:,} of {total:,} of a PDF"
             note = f"{where}; {page.note}" if page.note else where
             # The search snippet is the whole file's, not this page's: left out, so a quote
             # is checked against the text of the page it is cited at.
@@ -102,7 +102,7 @@ def by_page(findings: Sequence[Finding], query: str) -> list[Finding]:
                 replace(
                     finding,
                     result=result,
-                    page=replace(page, url=url, text=text, note=note, pdf_pages=()),
+                    page=replace(page, url=url, text=text, note=note, pdf_pages=(), pdf_total=0),
                 )
             )
     return paged

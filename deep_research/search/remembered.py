@@ -16,7 +16,6 @@ from deep_research.config.settings import Context
 from deep_research.search.fetch import Page
 from deep_research.search.query import Finding
 from deep_research.search.types import SearchResult
-from deep_research.text.urls import pdf_page_number
 
 if TYPE_CHECKING:
     from deep_research.memory import Store
@@ -46,7 +45,7 @@ class MemoryLookup:
             return []  # the web answers instead; the run's memory status was reported at recall
         return [
             Finding(
-                SearchResult(url=p.url, title=p.title, content="", pdf_page=pdf_page_number(p.url)),
+                SearchResult(url=p.url, title=p.title, content="", pdf_page=p.pdf_page),
                 p.similarity,
                 Page(p.url, text=p.text, note=f"from memory, retrieved {p.retrieved}"),
                 retrieved=p.retrieved,

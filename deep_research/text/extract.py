@@ -10,7 +10,7 @@ from lxml.etree import XPath, strip_elements
 from trafilatura.utils import load_html
 
 from deep_research.errors import DeepResearchError
-from deep_research.text.pdf import PdfBounds, PdfRefused, read_pages
+from deep_research.text.pdf import PdfBounds, PdfRefused, read_pdf
 
 # Text a browser would not show is where prompt injections hide: removed before extraction,
 # so no extractor (trafilatura's or its fallbacks) can bring it back.
@@ -101,12 +101,26 @@ def pdf_pages(raw: bytes) -> list[str]:
 
     Raises `ExtractionFailed` whatever went wrong inside pypdf.
     """
+    return web_pdf(raw)[0]
+
+
+def web_pdf(raw: bytes) -> tuple[list[str], int, str]:
+    """A web PDF's pages' text within `WEB_PDF` (item 0 is page 1), how many pages it has,
+    and, when reading stopped at a bound, a note that says how much was read (fixed words
+    and numbers). Raises `ExtractionFailed` whatever went wrong inside pypdf."""
     try:
-        return [text for _, text in read_pages(raw, WEB_PDF)[0]]
+        read = read_pdf(raw, WEB_PDF)
     except PdfRefused as error:  # fixed words
         raise ExtractionFailed(str(error)) from error
     except Exception as error:  # pypdf raises many types of its own on hostile bytes
         raise ExtractionFailed(f"text extraction failed ({type(error).__name__})") from error
+    pages = [text for _, text in read.pages]
+    note = ""
+    if read.cut:
+        note = (
+            f"the PDF was read only in part: pages 1–{len(pages):,} of {read.total:,} ({read.cut})"
+        )
+    return pages, read.total, note
 
 
 class ExtractionFailed(DeepResearchError):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from deep_research.errors import DeepResearchError
 
@@ -30,9 +30,24 @@ class PdfBounds:
     content: int
 
 
+class PdfRead(NamedTuple):
+    """What `read_pdf` read: `(page number, text)` in order (1-based), why reading stopped
+    early ('' when every page was read), and how many pages the PDF has."""
+
+    pages: list[tuple[int, str]]
+    cut: str
+    total: int
+
+
 def read_pages(raw: bytes, bounds: PdfBounds) -> tuple[list[tuple[int, str]], str]:
     """`(page number, text)` for the PDF's pages in order (1-based), and why reading
-    stopped early ('' when every page was read). Raises `PdfRefused`; pypdf's own errors
+    stopped early ('' when every page was read). Raises as `read_pdf`."""
+    read = read_pdf(raw, bounds)
+    return read.pages, read.cut
+
+
+def read_pdf(raw: bytes, bounds: PdfBounds) -> PdfRead:
+    """The PDF's pages' text within `bounds`. Raises `PdfRefused`; pypdf's own errors
     (many types) propagate for the caller to name."""
     from pypdf import PdfReader  # imported when a PDF comes, not with every search
 
@@ -43,22 +58,24 @@ def read_pages(raw: bytes, bounds: PdfBounds) -> tuple[list[tuple[int, str]], st
         raise PdfRefused("encrypted PDF")
     pages: list[tuple[int, str]] = []
     total = drawn = 0
+    # Counting the pages walks the page tree, as reading the first one does anyway.
+    count = len(reader.pages)
     forms: dict[int, tuple[object, int]] = {}  # a list of forms (often shared), its bytes
     for number, page in enumerate(reader.pages, 1):
         if total >= bounds.chars:
-            return pages, CUT_TEXT
+            return PdfRead(pages, CUT_TEXT, count)
         if number > bounds.pages:
-            return pages, f"cut after page {bounds.pages:,}, the page limit"
+            return PdfRead(pages, f"cut after page {bounds.pages:,}, the page limit", count)
         drawn += content_bytes(page, bounds.content - drawn, forms)
         if drawn > bounds.content:
             over = f"draw over {bounds.content // 1_000_000} MB of content"
             if number == 1:
                 raise PdfRefused(f"PDF pages {over}")
-            return pages, f"cut after page {number - 1:,}: its pages {over}"
+            return PdfRead(pages, f"cut after page {number - 1:,}: its pages {over}", count)
         text = (page.extract_text() or "").strip()
         total += len(text)
         pages.append((number, text))
-    return pages, ""
+    return PdfRead(pages, "", count)
 
 
 def content_bytes(page: PageObject, room: int, forms: dict[int, tuple[object, int]]) -> int:

@@ -71,8 +71,9 @@ def pdf_page_anchor(base: str, fragment: str) -> str:
 
 
 def pdf_page_number(url: str) -> int:
-    """The page `url` names (`…#page=N`), or 0. Only for a URL the registry kept: memory
-    stores cited URLs, and the registry keeps `#page=N` on a PDF's pages alone."""
+    """The page `url` names (`…#page=N`), or 0. Only for a URL the registry kept, which
+    keeps `#page=N` on a PDF's pages alone (memory stores the fact beside the URL:
+    `memory.research.stored_pdf_page`)."""
     base, fragment = split_fragment(url)
     anchor = pdf_page_anchor(base, fragment)
     return int(anchor.removeprefix("page=")) if anchor else 0

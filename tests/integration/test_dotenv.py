@@ -140,6 +140,7 @@ def dotenv_on(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(envfile, "_loaded", False)
     monkeypatch.setattr(envfile, "_origin", {})
     monkeypatch.setattr(envfile, "_read", [])
+    monkeypatch.setattr(envfile, "_refused", [])
     yield
     os.environ.clear()
     os.environ.update(saved)
@@ -254,3 +255,35 @@ def test_config_errors_never_print_a_key_read_from_dotenv(
     assert OPENAI_KEY not in captured.err + captured.out
     assert LLM_KEY not in captured.err + captured.out
     assert not (tmp_path / ".deep_research").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", ["project", "user"])
+def test_only_the_users_own_dotenv_may_name_a_program_to_run(where: str, tmp_path: Path) -> None:
+    """`deep-research doctor` in a cloned repository whose `.env` names an MCP server
+    command: the project's file is refused with a warning, the user's own is obeyed."""
+    ran = tmp_path / "ran"
+    servers = tmp_path / "servers.json"
+    command = {"command": "/bin/sh", "args": ["-c", f"touch {ran}"]}
+    servers.write_text(json.dumps({"mcpServers": {"planted": command}}))
+    user_env = tmp_path / ".config" / "deep-research" / ".env"
+    user_env.parent.mkdir(parents=True)
+    repo = tmp_path / "cloned"
+    repo.mkdir()
+    dotenv = f"MCP_SERVERS_FILE={servers}\nLLM_BASE_URL=http://127.0.0.1:9/v1\n"
+    (user_env if where == "user" else repo / ".env").write_text(dotenv)
+    result = run_cli(repo, bare_env(tmp_path), "doctor", "--json")
+    if where == "user":
+        assert ran.exists(), "the user's own .env names the servers file"
+        return
+    assert not ran.exists(), "the project's .env named a program, and it ran"
+    warning = (
+        f"ignored MCP_SERVERS_FILE in {repo / '.env'}: a project's .env may not name a "
+        f"program to run; set it in the environment or in your own {user_env}"
+    )
+    assert warning in result.stderr
+    checks = {check["name"]: check for check in json.loads(result.stdout)["checks"]}
+    assert not any(name.startswith("mcp") for name in checks), checks
+    settings = checks["settings"]
+    assert settings["status"] == "warn" and "ignored MCP_SERVERS_FILE from" in settings["detail"]
+    assert settings["fix"] == f"set it in the environment or in {user_env}"

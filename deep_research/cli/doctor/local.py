@@ -66,7 +66,17 @@ def check_settings() -> Check:
     if read:
         files = ", ".join(str(path) for path in read)
         first = "the environment, then these in order" if len(read) > 1 else "the environment"
-        return Check("settings", "ok", f"read {files} ({first} wins)")
+        detail = f"read {files} ({first} wins)"
+        if ignored := envfile.refused():
+            names = ", ".join(ignored[:8])
+            return Check(
+                "settings",
+                "warn",
+                f"{detail}; ignored {names} from {read[0]}: a project's .env may not name a "
+                "program to run",
+                f"set it in the environment or in {envfile.user_env_path()}",
+            )
+        return Check("settings", "ok", detail)
     return Check(
         "settings",
         "ok",

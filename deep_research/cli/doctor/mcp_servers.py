@@ -32,7 +32,10 @@ async def _check(server: McpServer, deadline: float) -> Check:
         tools = await mcp_client.list_tools(server, deadline)
     except mcp_client.McpCallError as error:
         return Check(label, "warn", f"{error}; a run goes on without its tools", FIX)
-    offered = min(
-        mcp_tools.PER_SERVER, sum(bool(mcp_tools.TOOL_NAME.fullmatch(t.name)) for t in tools)
-    )
-    return Check(label, "ok", f"reachable, {len(tools)} tools ({offered} offered to researchers)")
+    usable, refused = mcp_tools.offerable(tools)
+    detail = f"reachable, {len(tools)} tools ({len(usable)} offered to researchers)"
+    if not refused:
+        return Check(label, "ok", detail)
+    names = ", ".join(name for name, _ in refused[:5])
+    detail += f"; not offered, their input schema cannot be: {names}"
+    return Check(label, "warn", detail, FIX)

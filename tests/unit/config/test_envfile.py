@@ -7,6 +7,7 @@ functions directly.
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -22,6 +23,7 @@ def fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     monkeypatch.setattr(envfile, "_loaded", False)
     monkeypatch.setattr(envfile, "_origin", {})
     monkeypatch.setattr(envfile, "_read", [])
+    monkeypatch.setattr(envfile, "_refused", [])
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -134,3 +136,69 @@ def test_the_users_env_is_where_platformdirs_says(
         monkeypatch.setenv("XDG_CONFIG_HOME", config_home)
     expected = platformdirs.user_config_path(envfile.APP_NAME) / ".env"
     assert envfile.user_env_path() == expected
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "MCP_SERVERS_FILE",
+        "RENDER_BROWSER",
+        "mcp_servers_file",
+        "EDITOR",
+        "PATH",
+        "LD_PRELOAD",
+        "PYTHONPATH",
+        "NODE_OPTIONS",
+        "PLAYWRIGHT_NODEJS_PATH",
+    ],
+)
+def test_a_projects_env_may_not_name_a_program_to_run(
+    name: str,
+    fresh: Path,
+    user_env: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A cloned repository's `.env` cannot make `deep-research` run a program of its choice."""
+    monkeypatch.delenv(name, raising=False)
+    (fresh / ".env").write_text(f"{name}=/tmp/evil-secret-value\nDR_TEST_A=project\n")
+    try:
+        with caplog.at_level(logging.WARNING):
+            assert envfile.load_once() == [fresh / ".env"]
+        assert name not in os.environ and os.environ["DR_TEST_A"] == "project"
+        assert envfile.refused() == [name], "for doctor"
+        [record] = caplog.records
+        assert record.getMessage() == (
+            f"ignored {name} in {fresh / '.env'}: a project's .env may not name a program to "
+            f"run; set it in the environment or in your own {user_env}"
+        )
+        assert "evil-secret-value" not in caplog.text
+    finally:
+        os.environ.pop("DR_TEST_A", None)
+
+
+def test_the_users_own_env_and_the_environment_may_name_one(
+    fresh: Path, user_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MCP_SERVERS_FILE", raising=False)
+    monkeypatch.setenv("RENDER_BROWSER", "from-environment")
+    (fresh / ".env").write_text("MCP_SERVERS_FILE=project.json\nRENDER_BROWSER=project\n")
+    user_env.write_text("MCP_SERVERS_FILE=/home/me/servers.json\n")
+    try:
+        assert envfile.load_once() == [fresh / ".env", user_env]
+        assert os.environ["MCP_SERVERS_FILE"] == "/home/me/servers.json"
+        assert os.environ["RENDER_BROWSER"] == "from-environment"
+    finally:
+        os.environ.pop("MCP_SERVERS_FILE", None)
+
+
+def test_the_users_env_keeps_its_programs_when_it_is_also_the_nearest(
+    fresh: Path, user_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RENDER_BROWSER", raising=False)
+    user_env.write_text("RENDER_BROWSER=/opt/chrome\n")
+    monkeypatch.chdir(user_env.parent)
+    try:
+        assert envfile.load_once() == [user_env] and os.environ["RENDER_BROWSER"] == "/opt/chrome"
+    finally:
+        os.environ.pop("RENDER_BROWSER", None)

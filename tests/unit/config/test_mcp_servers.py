@@ -116,3 +116,65 @@ async def test_a_step_reads_the_file_off_the_loop_and_an_unusable_one_says_why(
         await mcp_servers.in_run()
     monkeypatch.delenv("MCP_SERVERS_FILE")
     assert await mcp_servers.in_run() == ()
+
+
+def test_an_http_server_s_headers_are_read_with_their_variables_unresolved(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("NOTES_AUTH", "notes-key-7c2d")
+    headers = {"Authorization": "Bearer ${NOTES_AUTH}", "X-Client": "deep-research"}
+    [server] = parse({"mcpServers": {"notes": {"url": "http://h.example/mcp", "headers": headers}}})
+    assert server.headers == tuple(headers.items())
+    assert mcp_servers.header_values(server) == {
+        "Authorization": "Bearer notes-key-7c2d",
+        "X-Client": "deep-research",
+    }
+    assert "notes-key" not in repr(server) and "NOTES_AUTH" not in repr(server)
+
+
+@pytest.mark.parametrize(
+    ("headers", "says"),
+    [
+        ([], "headers is an object of at most 16"),
+        ({f"X-{i}": "v" for i in range(17)}, "headers is an object of at most 16"),
+        ({"Bad Name": "v"}, "a header's name is a token"),
+        ({"X-A\r\nInjected": "v"}, "a header's name is a token"),
+        ({"Host": "evil.example"}, "not one the MCP transport sets"),
+        ({"mcp-session-id": "x"}, "not one the MCP transport sets"),
+        ({"X-A": 3}, "each headers value"),
+        ({"X-A": ""}, "each headers value"),
+        ({"X-A": "v\r\nX-Injected: 1"}, "one printable ASCII line"),
+        (
+            {"X-A": "${DR_TEST_UNSET_VAR}"},
+            "header X-A refers to DR_TEST_UNSET_VAR, which is not set",
+        ),
+        ({"X-A": "${DR_TEST_MULTILINE}"}, "one printable ASCII line"),
+    ],
+)
+def test_headers_that_are_not_usable_are_refused_without_their_values(
+    headers: object, says: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("DR_TEST_UNSET_VAR", raising=False)
+    monkeypatch.setenv("DR_TEST_MULTILINE", "secret-line-1\nsecret-line-2")
+    with pytest.raises(ConfigError, match="MCP_SERVERS_FILE") as refused:
+        parse({"mcpServers": {"s": {"url": "http://h.example/mcp", "headers": headers}}})
+    assert says in str(refused.value)
+    assert "secret-line" not in str(refused.value) and "X-Injected" not in str(refused.value)
+
+
+def test_headers_are_for_a_url_server() -> None:
+    with pytest.raises(ConfigError, match="headers are for a url server"):
+        parse({"mcpServers": {"s": {"command": "x", "headers": {"X-A": "v"}}}})
+
+
+def test_the_docs_servers_file_is_read_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.support.readme import block_after
+
+    monkeypatch.setenv("NOTES_TOKEN", "notes-token-value")
+    papers, wiki, notes = parse(json.loads(block_after("<!-- mcp-servers-file")))
+    assert (papers.command, wiki.url, notes.url) == (
+        "papers-mcp",
+        "http://127.0.0.1:9000/mcp",
+        "https://notes.example/mcp",
+    )
+    assert mcp_servers.header_values(notes) == {"Authorization": "Bearer notes-token-value"}

@@ -108,3 +108,28 @@ async def test_a_store_stuffed_under_one_page_gives_back_a_bounded_page(
     assert len(await store.items(PASSAGES_COLLECTION)) > 5, "the store holds more than allowed"
     (page,) = await cited_pages(store, [PAGE.url] * 3, max_age_days=30, now=NOW)
     assert len(page.text) <= 2_000 + 20 and len(page.title) <= pages.TITLE_CHARS + 20
+
+
+async def test_only_a_page_stored_as_a_pdf_s_page_comes_back_as_one(store: Store) -> None:
+    """The fact is stored beside the URL; a `#page=N` alone (an HTML page's, a shared or
+    older store's) or a number that is not the URL's names the page itself."""
+    from deep_research.memory.research import PDF_PAGE, stored_pdf_page
+
+    pdf = CitedPage(
+        "https://example.org/r.pdf#page=4", "R, page 4", ["Heat pump output, page four."], "", 4
+    )
+    html = CitedPage(
+        "https://example.org/p.html#page=2", "P", ["Heat pump output in an HTML page."]
+    )
+    await remember(
+        store, thread_id="t", question=HEAT_PUMPS, report="# R", cited=[pdf, html], now=NOW
+    )
+    found = await remembered_pages(
+        store, "heat pump output", min_similarity=0.0, max_age_days=30, limit=5, now=NOW
+    )
+    assert {page.url: page.pdf_page for page in found} == {pdf.url: 4, html.url: 0}
+    cited = await cited_pages(store, [pdf.url, html.url], max_age_days=30, now=NOW)
+    assert [page.pdf_page for page in cited] == [4, 0]
+    assert stored_pdf_page(pdf.url, {PDF_PAGE: 5}) == 0, "not the URL's page"
+    assert stored_pdf_page(pdf.url, {PDF_PAGE: True}) == 0
+    assert stored_pdf_page(pdf.url, {PDF_PAGE: "4"}) == 0

@@ -19,8 +19,10 @@ PDF = "https://a.example/r.pdf"
 
 async def test_cited_pdf_pages_come_back_as_pdf_pages(monkeypatch: pytest.MonkeyPatch) -> None:
     stored = [
-        RememberedPage(f"{PDF}#page=4", "R, page 4", "Page four.", "2026-11-30", 0.0),
+        RememberedPage(f"{PDF}#page=4", "R, page 4", "Page four.", "2026-11-30", 0.0, 4),
         RememberedPage("https://a.example/p", "P", "A page.", "2026-11-30", 0.0),
+        # Stored without the fact that it was a PDF's page: the page itself.
+        RememberedPage("https://a.example/q.html#page=2", "Q", "Q.", "2026-11-30", 0.0),
     ]
 
     async def cited_pages(store: Store, urls: list[str], **_: Any) -> list[RememberedPage]:
@@ -29,7 +31,11 @@ async def test_cited_pdf_pages_come_back_as_pdf_pages(monkeypatch: pytest.Monkey
     monkeypatch.setattr(memory_pages, "cited_pages", cited_pages)
     earlier = EarlierReport("t", "Q?", "2026-11-30", 0.9, "", 0.9, tuple(p.url for p in stored))
     sources = await recall._cited(cast(Store, object()), [earlier], Context())
-    assert [s.get("pdf_page") for s in sources] == [4, None]
+    assert [s.get("pdf_page") for s in sources] == [4, None, None]
     registry = SourceRegistry(sources)
-    assert [entry.url for entry in registry] == [f"{PDF}#page=4", "https://a.example/p"]
+    assert [entry.url for entry in registry] == [
+        f"{PDF}#page=4",
+        "https://a.example/p",
+        "https://a.example/q.html",
+    ]
     assert registry.lookup(PDF) is registry.lookup(f"{PDF}#page=4") is not None

@@ -100,3 +100,21 @@ async def test_an_unusable_store_is_an_event_and_the_run_goes_on(
         {"event": "memory_saving", "pages": 1},
         {"event": "memory", "status": "unavailable", "reason": "in use by another process"},
     ]
+
+
+async def test_a_cited_pdf_page_is_stored_as_one_and_an_html_page_s_page_is_not(
+    events: list[dict[str, Any]], stored: list[dict[str, Any]]
+) -> None:
+    pdf, html = "https://a.example/r.pdf#page=4", "https://a.example/p.html#page=2"
+    sources = [
+        Source(url=pdf, title="R", content="Heat pumps keep a COP of 2.", found_by="q", pdf_page=4),
+        Source(url=html, title="P", content="Heat pumps work at minus 15.", found_by="q"),
+    ]
+    report = f"COP of 2 [r]({pdf}). Work at minus 15 [p]({html})."
+    state: Any = {**STATE, "final_report": report, "sources": sources}
+    assert await node.remember(state, ON) == {}
+    [call] = stored
+    assert [(page.url, page.pdf_page) for page in call["cited"]] == [
+        (pdf, 4),
+        ("https://a.example/p.html", 0),
+    ]

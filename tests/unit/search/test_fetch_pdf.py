@@ -59,3 +59,31 @@ async def test_hostile_pdfs_stay_within_the_web_bounds(
     bare_pages.pdfs["huge.pdf"] = huge.read_bytes()
     page = await fetch(named(bare_pages, "/pdf/huge.pdf"), max_chars=1_000)
     assert isinstance(page, Page) and len(page.pdf_pages) == 1 and len(page.pdf_pages[0]) <= 1_000
+
+
+async def test_a_pdf_read_only_in_part_says_so_to_the_researcher(
+    bare_pages: PageServer, resolver: Resolver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stopped at the page bound: each page shown says which pages of how many were read."""
+    from deep_research.search.pdf_pages import by_page
+    from deep_research.search.query import Finding
+    from deep_research.search.render import _render_finding
+    from deep_research.search.types import SearchResult
+
+    resolver({PAGES_HOST: ["127.0.0.1"]})
+    monkeypatch.setattr(extract, "WEB_PDF", PdfBounds(pages=3, chars=10_000, content=10**8))
+    texts = [f"Page {n} on tides." for n in range(1, 40)] + ["Wind output in Norway."]
+    bare_pages.pdfs["long.pdf"] = write_pdf(tmp_path / "l.pdf", texts).read_bytes()
+    url = named(bare_pages, "/pdf/long.pdf")
+    page = await fetch(url)
+    assert isinstance(page, Page) and len(page.pdf_pages) == 3 and page.pdf_total == 40
+    cut = "the PDF was read only in part: pages 1–3 of 40 (cut after page 3, the page limit)"
+    assert page.note == cut
+    paged = by_page([Finding(SearchResult(url, "Long", "s"), 0.8, page)], "tides")
+    assert [f.result.pdf_page for f in paged] == [1, 2, 3]
+    shown = _render_finding(1, paged[1], 2_000, set())
+    assert f"page text (page 2 of 40 of a PDF; {cut}):" in shown
+    # Read whole, a PDF's page says nothing of the kind.
+    bare_pages.pdfs["short.pdf"] = write_pdf(tmp_path / "s.pdf", texts[:3]).read_bytes()
+    whole = await fetch(named(bare_pages, "/pdf/short.pdf"))
+    assert isinstance(whole, Page) and whole.note == "" and whole.pdf_total == 3

@@ -144,3 +144,48 @@ async def test_a_huge_description_over_http_is_listed_whole_within_the_cap(
     """The client reads it (175,000 characters, under 4 MB); clipping is the offering's."""
     [lookup, _] = await list_tools(http_server("huge"))  # type: ignore[operator]
     assert len(lookup.description) > 100_000
+
+
+async def test_a_json_rpc_error_answer_is_its_own_phrase_without_the_server_s_words() -> None:
+    from tests.support.mcp_error_server import SECRET_MESSAGE
+
+    server = McpServer(
+        "e",
+        command=sys.executable,
+        args=("-m", "tests.support.mcp_error_server"),
+        env=(("PYTHONPATH", str(ROOT)),),
+    )
+    for ask in (list_tools(server), call_tool(server, "lookup", {"term": "x"})):
+        with pytest.raises(McpCallError) as failed:
+            await ask
+        assert str(failed.value) == mcp_client.ANSWERED_ERROR == "the server answered with an error"
+        assert failed.value.__cause__ is None and "secret" not in repr(failed.value)
+    assert "internal-secret" in SECRET_MESSAGE
+
+
+SECRET_KEY = "papers-key-5b1e9c77d2"  # named so that no redactor would know it
+
+
+async def test_an_http_server_s_headers_are_sent_and_never_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`${VAR}` in a header's value is read from the environment when a request is made; a
+    server that refuses it (echoing the key it got) is a fixed phrase without the key."""
+    from tests.support.mcp_config import http_server
+
+    log = tmp_path / "keys.log"
+    with http_server("auth", MCP_EXPECTED_KEY=SECRET_KEY, MCP_HEADER_LOG=str(log)) as url:
+        server = McpServer("h", url=url, headers=(("X-Api-Key", "${PAPERS_AUTH}"),))
+        monkeypatch.setenv("PAPERS_AUTH", SECRET_KEY)
+        assert [tool.name for tool in await list_tools(server)] == ["lookup", "fail"]
+        assert "https://papers.example/k" in await call_tool(server, "lookup", {"term": "k"})
+        assert set(log.read_text().splitlines()) == {SECRET_KEY}, "sent on every request"
+        monkeypatch.setenv("PAPERS_AUTH", "wrong-" + SECRET_KEY)
+        with pytest.raises(McpCallError) as refused:
+            await list_tools(server, deadline=10.0)
+        monkeypatch.delenv("PAPERS_AUTH")
+        with pytest.raises(McpCallError) as unset:
+            await list_tools(server, deadline=10.0)
+    assert str(unset.value) == mcp_client.NOT_STARTED
+    shown = f"{refused.value!r} {refused.value} {unset.value!r} {server!r} {caplog.text}"
+    assert SECRET_KEY not in shown and "PAPERS_AUTH" not in repr(server)

@@ -150,3 +150,33 @@ def test_a_call_s_progress_line_names_the_tool_and_its_outcome() -> None:
 
     event = {"event": "mcp_call", "id": "r", "tool": "s__t", "outcome": mcp_client.TIMED_OUT}
     assert progress_line(event) == "MCP tool s__t: the server did not answer in time"
+
+
+def test_a_tool_whose_schema_cannot_be_offered_is_left_out_and_said() -> None:
+    remote = {"type": "object", "properties": {"q": {"$ref": "https://x.example/s"}}}
+    tools = [
+        ListedTool("remote", "", remote),
+        *(ListedTool(f"t{i}", "", {"type": "object"}) for i in range(mcp_tools.PER_SERVER)),
+    ]
+    usable, refused = mcp_tools.offerable(tools)
+    assert [tool.name for tool, _ in usable] == [f"t{i}" for i in range(mcp_tools.PER_SERVER)]
+    assert all(schema == {"type": "object", "properties": {}} for _, schema in usable)
+    assert refused == [
+        ("remote", "its input schema cannot be offered: it refers to a schema outside itself")
+    ]
+
+
+async def test_a_run_s_listing_says_which_tool_it_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    use_servers(tmp_path, monkeypatch, {"papers": stdio_entry("schemas")})
+    listed = (await mcp_tools.listing(state()))["mcp_tools"]
+    assert [tool["name"] for tool in listed] == ["papers__lookup", "papers__fail"]
+    assert listed[0]["schema"]["properties"]["tags"] == {
+        "type": "array",
+        "items": {"type": "string"},
+    }
+    assert (
+        "MCP server papers: tool remote not offered: its input schema cannot be offered: "
+        "it refers to a schema outside itself"
+    ) in caplog.text

@@ -50,18 +50,20 @@ async def test_remembered_pages_become_findings_with_their_retrieval_date(
 async def test_a_remembered_pdf_page_stays_a_page_of_its_own(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Memory keeps the URLs reports cited; the registry kept `#page=N` on a PDF's pages
-    alone, so a stored one is a PDF page again when recalled."""
+    """Only a page stored as a PDF's page (`pdf_page` in its metadata) is one again when
+    recalled; another stored `#page=N` names the page itself."""
     pdf_page = RememberedPage(
-        "https://a.example/r.pdf#page=4", "R, page 4", "p4", "2026-11-30", 0.7
+        "https://a.example/r.pdf#page=4", "R, page 4", "p4", "2026-11-30", 0.7, pdf_page=4
     )
+    posing = RememberedPage("https://a.example/p.html#page=2", "P", "p", "2026-11-30", 0.6)
 
     async def pages(store: Store, query: str, **limits: Any) -> list[RememberedPage]:
-        return [pdf_page]
+        return [pdf_page, posing]
 
     monkeypatch.setattr(memory_pages, "remembered_pages", pages)
-    (found,) = await MemoryLookup(STORE, 0.6, 30.0, 4).findings("q")
+    found, other = await MemoryLookup(STORE, 0.6, 30.0, 4).findings("q")
     assert found.result.url == pdf_page.url and found.result.pdf_page == 4
+    assert other.result.pdf_page == 0
 
 
 async def test_a_broken_memory_answers_nothing_so_the_web_answers(

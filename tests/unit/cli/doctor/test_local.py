@@ -36,6 +36,21 @@ def test_settings_name_the_env_files_read_nearest_first(
     assert check.detail.startswith(f"read {tmp_path / '.env'}, {tmp_path / 'user.env'} (")
 
 
+def test_settings_warn_of_a_program_a_project_s_env_named(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv(envfile.OPT_OUT)
+    monkeypatch.setattr(envfile, "_read", [tmp_path / ".env"])
+    monkeypatch.setattr(envfile, "_refused", ["MCP_SERVERS_FILE", "RENDER_BROWSER"])
+    check = check_settings()
+    assert check.status == "warn"
+    assert check.detail.endswith(
+        f"; ignored MCP_SERVERS_FILE, RENDER_BROWSER from {tmp_path / '.env'}: a project's "
+        ".env may not name a program to run"
+    )
+    assert check.fix == f"set it in the environment or in {envfile.user_env_path()}"
+
+
 def test_settings_without_an_env_file_say_where_they_looked(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

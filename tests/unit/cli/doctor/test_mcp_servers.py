@@ -29,6 +29,18 @@ async def test_a_line_per_server_reachable_or_not(
     )
 
 
+async def test_a_tool_whose_schema_cannot_be_offered_is_named_in_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_servers(tmp_path, monkeypatch, {"papers": stdio_entry("schemas")})
+    [papers] = await mcp_servers.check_mcp_servers(20.0)
+    assert (papers.status, papers.detail) == (
+        "warn",
+        "reachable, 3 tools (2 offered to researchers); "
+        "not offered, their input schema cannot be: remote",
+    )
+
+
 async def test_a_file_that_is_not_usable_is_one_failed_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,0 +1,145 @@
+"""An MCP tool's input schema made one every model provider takes, or refused.
+
+A server's schema is offered to the model as the tool's parameters, and one a provider
+rejects (an array without `items`, a list of types, an object without `properties`, a
+`$ref`) fails every turn it is offered in. So each schema is rebuilt from the keywords
+providers share: arrays get `items`, objects `properties`, a list of types its first
+non-null one, local `$ref`s are inlined and everything else is dropped. A schema that
+cannot be rebuilt (a `$ref` outside the schema or to itself, an unknown type) is refused
+(`UnusableSchema`) and its tool not offered; one nested or inlined past the bounds is
+offered as "any object", as a schema too large to offer is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deep_research.errors import DeepResearchError
+
+MAX_DEPTH = 8  # schemas nested deeper are offered as "any object"
+MAX_NODES = 300  # sub-schemas, `$ref`s inlined included
+MAX_ENUM = 50
+TEXT_CHARS = 300  # a description or a pattern
+_TYPES = {"string", "number", "integer", "boolean", "object", "array", "null"}
+_COPIED = {"minimum", "maximum", "minItems", "maxItems", "minLength", "maxLength", "format"}
+_COMBINED = ("anyOf", "oneOf", "allOf")
+
+
+def any_object() -> dict[str, Any]:
+    """The schema of "any object", which every provider takes."""
+    return {"type": "object", "properties": {}}
+
+
+class UnusableSchema(DeepResearchError, ValueError):
+    """A schema that cannot be made one a provider takes; its message is fixed words."""
+
+
+class _TooLarge(DeepResearchError):
+    pass
+
+
+def offered(schema: object) -> dict[str, Any]:
+    """The input schema to offer for `schema`: an object schema, rebuilt; "any object" for
+    a schema that is no object's or too deep or large. Raises `UnusableSchema`."""
+    if not isinstance(schema, dict) or _first_type(schema.get("type", "object")) != "object":
+        return any_object()
+    try:
+        rebuilt = _Rebuild(schema).node(schema, 0, ())
+    except _TooLarge:
+        return any_object()
+    return rebuilt if rebuilt.get("type") == "object" else any_object()
+
+
+class _Rebuild:
+    def __init__(self, root: dict[str, Any]) -> None:
+        self.root = root
+        self.nodes = 0
+
+    def node(self, schema: object, depth: int, refs: tuple[str, ...]) -> dict[str, Any]:
+        self.nodes += 1
+        if depth > MAX_DEPTH or self.nodes > MAX_NODES:
+            raise _TooLarge
+        if not isinstance(schema, dict):
+            return {}  # `true`, or junk: anything
+        if "$ref" in schema:
+            ref = schema["$ref"]
+            target = self._target(ref, refs)
+            rest = {k: v for k, v in schema.items() if k != "$ref"}
+            return self.node({**target, **rest}, depth + 1, (*refs, ref))
+        out: dict[str, Any] = {}
+        if "type" in schema or "properties" in schema:
+            kind = _first_type(schema.get("type", "object"))
+            out["type"] = kind
+            if kind == "object":
+                out.update(self._object(schema, depth, refs))
+            elif kind == "array":
+                items = schema.get("items")
+                if isinstance(items, list):  # the tuple form: its first place
+                    items = items[0] if items else None
+                out["items"] = (
+                    self.node(items, depth + 1, refs) if items is not None else {"type": "string"}
+                )
+        for key in _COMBINED:
+            parts = schema.get(key)
+            if isinstance(parts, list) and parts:
+                out[key] = [self.node(part, depth + 1, refs) for part in parts[:8]]
+        out.update(_plain(schema))
+        return out
+
+    def _object(self, schema: dict[str, Any], depth: int, refs: tuple[str, ...]) -> dict[str, Any]:
+        given = schema.get("properties")
+        properties = {
+            str(name)[:64]: self.node(sub, depth + 1, refs)
+            for name, sub in (given.items() if isinstance(given, dict) else [])
+        }
+        out: dict[str, Any] = {"properties": properties}
+        required = schema.get("required")
+        if isinstance(required, list):
+            kept = [name for name in required if isinstance(name, str) and name in properties]
+            if kept:
+                out["required"] = kept
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, bool):
+            out["additionalProperties"] = extra
+        return out
+
+    def _target(self, ref: object, refs: tuple[str, ...]) -> dict[str, Any]:
+        """The schema a local `$ref` names (`#/$defs/N`, `#/definitions/N`, `#`)."""
+        if not isinstance(ref, str) or not ref.startswith("#"):
+            raise UnusableSchema("it refers to a schema outside itself")
+        if ref in refs:
+            raise UnusableSchema("it refers to itself")
+        found: object = self.root
+        for part in filter(None, ref[1:].split("/")):
+            key = part.replace("~1", "/").replace("~0", "~")
+            found = found.get(key) if isinstance(found, dict) else None
+        if not isinstance(found, dict):
+            raise UnusableSchema("it refers to a schema it does not hold")
+        return found
+
+
+def _first_type(kind: object) -> str:
+    """A type or a list of types as one type a provider takes: the first that is not null."""
+    kinds = kind if isinstance(kind, list) else [kind]
+    named = [k for k in kinds if isinstance(k, str)]
+    if any(k not in _TYPES for k in named) or not named:
+        raise UnusableSchema("it names a type JSON Schema does not have")
+    return next((k for k in named if k != "null"), "string")
+
+
+def _plain(schema: dict[str, Any]) -> dict[str, Any]:
+    """The keywords kept as they are, when well-formed: words clipped, lists bounded."""
+    out: dict[str, Any] = {}
+    for key in ("description", "title", "pattern"):
+        if isinstance(schema.get(key), str):
+            out[key] = schema[key][:TEXT_CHARS]
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        scalars = [v for v in enum[:MAX_ENUM] if isinstance(v, str | int | float | bool)]
+        if scalars:
+            out["enum"] = [v[:TEXT_CHARS] if isinstance(v, str) else v for v in scalars]
+    for key in _COPIED:
+        value = schema.get(key)
+        if isinstance(value, str | int | float) and not isinstance(value, bool):
+            out[key] = value[:TEXT_CHARS] if isinstance(value, str) else value
+    return out

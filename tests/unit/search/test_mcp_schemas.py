@@ -1,0 +1,122 @@
+"""`search.mcp_schemas`: an MCP tool's input schema rebuilt into one providers take."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from deep_research.search.mcp_schemas import MAX_DEPTH, UnusableSchema, any_object, offered
+
+# What providers reject, all in one schema (as in the wild: hand-written or generated).
+HOSTILE: dict[str, Any] = {
+    "type": "object",
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "properties": {
+        "term": {"type": ["string", "null"], "description": "what to look up"},
+        "tags": {"type": "array"},
+        "filter": {"$ref": "#/$defs/Filter"},
+        "extra": {"type": "object"},
+        "pair": {"type": "array", "items": [{"type": "integer"}, {"type": "string"}]},
+        "kind": {"enum": ["a", "b", {"nested": 1}], "examples": ["a"]},
+    },
+    "required": ["term", "missing", 3],
+    "$defs": {"Filter": {"type": "object", "properties": {"year": {"type": "integer"}}}},
+}
+SANE: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "term": {"type": "string", "description": "what to look up"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "filter": {"type": "object", "properties": {"year": {"type": "integer"}}},
+        "extra": {"type": "object", "properties": {}},
+        "pair": {"type": "array", "items": {"type": "integer"}},
+        "kind": {"enum": ["a", "b"]},
+    },
+    "required": ["term"],
+}
+
+
+def test_what_providers_reject_is_rebuilt_into_what_they_take() -> None:
+    assert offered(HOSTILE) == SANE
+
+
+def test_a_sane_schema_keeps_its_shape() -> None:
+    assert offered(SANE) == SANE
+
+
+@pytest.mark.parametrize(
+    ("schema", "why"),
+    [
+        (
+            {"type": "object", "properties": {"x": {"$ref": "https://evil.example/s.json"}}},
+            "outside itself",
+        ),
+        ({"type": "object", "properties": {"x": {"$ref": "#/$defs/Absent"}}}, "does not hold"),
+        (
+            {
+                "type": "object",
+                "properties": {"x": {"$ref": "#/$defs/N"}},
+                "$defs": {"N": {"type": "object", "properties": {"next": {"$ref": "#/$defs/N"}}}},
+            },
+            "itself",
+        ),
+        ({"type": "object", "properties": {"x": {"type": "bigint"}}}, "type"),
+    ],
+    ids=["remote-ref", "missing-ref", "cyclic-ref", "unknown-type"],
+)
+def test_a_schema_that_cannot_be_rebuilt_is_refused_in_fixed_words(
+    schema: dict[str, Any], why: str
+) -> None:
+    with pytest.raises(UnusableSchema, match=why):
+        offered(schema)
+
+
+def deep(levels: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(levels):
+        schema = {"type": "object", "properties": {"x": schema}}
+    return schema
+
+
+def test_nesting_past_the_bound_is_offered_as_any_object() -> None:
+    assert offered(deep(MAX_DEPTH)) == deep(MAX_DEPTH)
+    assert offered(deep(MAX_DEPTH + 2)) == any_object()
+    assert offered(deep(5000)) == any_object(), "no recursion error"
+
+
+def test_inlining_that_multiplies_is_bounded() -> None:
+    """`$defs` that each use the one below twice: 2**20 nodes if inlined whole."""
+    defs = {
+        f"D{i}": {
+            "type": "object",
+            "properties": {"a": {"$ref": f"#/$defs/D{i + 1}"}, "b": {"$ref": f"#/$defs/D{i + 1}"}},
+        }
+        for i in range(20)
+    }
+    defs["D20"] = {"type": "string"}
+    schema = {"type": "object", "properties": {"x": {"$ref": "#/$defs/D0"}}, "$defs": defs}
+    assert offered(schema) == any_object()
+
+
+@pytest.mark.parametrize("schema", [{"type": "string"}, [], "x", None, {"type": "array"}])
+def test_a_schema_of_no_object_is_offered_as_any_object(schema: Any) -> None:
+    assert offered(schema) == any_object()
+
+
+def test_words_are_clipped_and_junk_keywords_dropped() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "q": {
+                "type": "string",
+                "description": "d" * 9000,
+                "x-junk": {"$ref": "https://x"},
+                "maxLength": True,
+            }
+        },
+        "additionalProperties": "no",
+    }
+    rebuilt = offered(schema)
+    assert rebuilt["properties"]["q"] == {"type": "string", "description": "d" * 300}
+    assert "additionalProperties" not in rebuilt
