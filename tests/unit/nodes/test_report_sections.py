@@ -61,7 +61,8 @@ def test_a_follow_up_keeps_the_single_call_which_reads_the_earlier_findings_too(
 
 def test_auto_is_the_default_and_off_splits_nothing() -> None:
     assert Context().report_in_sections == "auto"
-    assert [part.topic for part in report_sections.due(researched(), Context(), True)] == list(TOPICS)
+    due = report_sections.due(researched(), Context(), True)
+    assert [part.topic for part in due] == list(TOPICS)
     assert report_sections.due(researched(), Context(report_in_sections="off"), True) == []
 
 
