@@ -143,7 +143,8 @@ async def test_an_empty_memory_is_opened_beside_the_first_model_call_not_before_
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Any,
 ) -> None:
-    monkeypatch.setenv("MEMORY_DIR", str(tmp_path / "memory"))
+    memory = tmp_path / "memory"
+    monkeypatch.setenv("MEMORY_DIR", str(memory))
     monkeypatch.setattr(embedding, "warm_up", lambda **_: None)
     answered = threading.Event()
     waited: list[bool] = []  # whether the first model call was answered when the open began
@@ -154,7 +155,7 @@ async def test_an_empty_memory_is_opened_beside_the_first_model_call_not_before_
         answered.set()
         return AIMessage("# Report\n\nNo research needed.")
 
-    opened: list[object] = []
+    opened: list[str] = []  # the thread that opened this test's store, each time
     real_open = memory_open.open_store_blocking
 
     def held(*args: Any) -> Any:
@@ -162,7 +163,8 @@ async def test_an_empty_memory_is_opened_beside_the_first_model_call_not_before_
         # for it, and it for the run (the test's timeout).
         waited.append(answered.wait(30))
         store = real_open(*args)
-        opened.append(store)
+        if store.location.path == memory:  # not a store another test's thread opens
+            opened.append(threading.current_thread().name)
         return store
 
     monkeypatch.setattr(memory_open, "open_store_blocking", held)
@@ -176,4 +178,4 @@ async def test_an_empty_memory_is_opened_beside_the_first_model_call_not_before_
     for thread in threading.enumerate():
         if thread.name == "memory-open":
             thread.join(60)
-    assert len(opened) == 1, "opened once, early"
+    assert opened == ["memory-open"], "opened once, early, on its own thread"
