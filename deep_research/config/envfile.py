@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 import logging
 import os
+import re
 import sys
 from collections.abc import Iterable, MutableMapping
 from pathlib import Path
@@ -26,6 +27,7 @@ from dotenv import dotenv_values, find_dotenv
 from dotenv.parser import parse_stream
 
 from deep_research.config import endpoint_keys
+from deep_research.text.secrets import SECRET_ENV
 
 OPT_OUT = "DEEP_RESEARCH_DOTENV"
 _OFF = {"0", "false", "no", "off"}
@@ -38,6 +40,9 @@ PROGRAM_SETTINGS = frozenset(
     {"MCP_SERVERS_FILE", "RENDER_BROWSER", "EDITOR", "VISUAL", "PATH", "BASH_ENV", "ENV"}
 )
 PROGRAM_PREFIXES = ("LD_", "DYLD_", "PYTHON", "NODE_", "PLAYWRIGHT_")
+
+# What python-dotenv interpolates in a value: `${NAME}` or `${NAME:-default}`.
+REFERENCE = re.compile(r"\$\{([^}:]+)(?::-[^}]*)?\}")
 
 log = logging.getLogger(__name__)
 _loaded = False
@@ -131,11 +136,13 @@ def load(
 ) -> list[str] | None:
     """Set the variables of `path` that `environ` lacks; the names set, in file order, or
     None when the file cannot be read. A `project` file's program-naming variables are
-    refused with a warning, and so are its endpoints whose key is set elsewhere: in
-    `environ` or in `later` (the names a file read after this one sets)."""
+    refused with a warning, and so are its endpoints whose key is set elsewhere (in
+    `environ`, or in `later`: the names a file read after this one sets) and its values
+    that copy such a key in (`${OPENAI_API_KEY}`)."""
     values = _values(path)
     if values is None:
         return None
+    raw = (_values(path, warn=False, interpolate=False) or {}) if project else {}
     own = {name.upper() for name, value in values.items() if value}
     elsewhere = {name.upper() for name, value in environ.items() if value}
     elsewhere |= {name.upper() for name in later} - own
@@ -151,12 +158,23 @@ def load(
         if project and (keys := endpoint_keys.secrets_sent(name, elsewhere)):
             _refuse_endpoint(name, keys, path)
             continue
+        if project and (keys := _secrets_copied(raw.get(name) or "", elsewhere)):
+            _refuse_copy(name, keys, path)
+            continue
         environ[name] = value
         added.append(name)
     return added
 
 
-def _values(path: Path, *, warn: bool = True) -> dict[str, str | None] | None:
+def _secrets_copied(raw: str, elsewhere: set[str]) -> list[str]:
+    """The secrets set `elsewhere` that the uninterpolated value `raw` copies in."""
+    names = dict.fromkeys(match.upper() for match in REFERENCE.findall(raw))
+    return [name for name in names if name in elsewhere and SECRET_ENV.search(name)]
+
+
+def _values(
+    path: Path, *, warn: bool = True, interpolate: bool = True
+) -> dict[str, str | None] | None:
     """The variables `path` sets, or None when it cannot be read (said, if `warn`)."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -171,7 +189,7 @@ def _values(path: Path, *, warn: bool = True) -> dict[str, str | None] | None:
     quiet = _DropAll()
     dotenv_log.addFilter(quiet)
     try:
-        return dotenv_values(stream=io.StringIO(text))
+        return dotenv_values(stream=io.StringIO(text), interpolate=interpolate)
     finally:
         dotenv_log.removeFilter(quiet)
 
@@ -202,6 +220,20 @@ def _refuse_endpoint(name: str, keys: list[str], path: Path) -> None:
         user_env_path(),
         " and ".join(keys),
         path,
+    )
+
+
+def _refuse_copy(name: str, keys: list[str], path: Path) -> None:
+    shown = name if name.isprintable() else ascii(name)
+    _unkeyed.append((shown, keys))
+    log.warning(
+        "ignored %s in %s: a project's .env may not copy %s, set elsewhere, into its own "
+        "settings; set %s in the environment or in your own %s",
+        shown,
+        path,
+        " or ".join(keys),
+        shown,
+        user_env_path(),
     )
 
 

