@@ -32,7 +32,13 @@ ENDPOINT_SECRETS: dict[str, tuple[str, ...]] = {
     "CHROMA_HOST": ("CHROMA_TOKEN",),
     "CHROMA_PORT": ("CHROMA_TOKEN",),
     "DEEP_RESEARCH_AGENT_URL": ("DEEP_RESEARCH_SERVER_TOKEN",),
-    # The Agent Server's database (docs/distributed.md), when named in parts.
+    # PostgreSQL: the checkpoints' and the Agent Server's (docs/distributed.md). A URL
+    # without a password is sent libpq's PGPASSWORD; the server's parts, POSTGRES_PASSWORD.
+    "DEEP_RESEARCH_CHECKPOINTS": ("PGPASSWORD",),
+    "DATABASE_URL": ("PGPASSWORD",),
+    "PGHOST": ("PGPASSWORD",),
+    "PGHOSTADDR": ("PGPASSWORD",),
+    "PGPORT": ("PGPASSWORD",),
     "POSTGRES_HOST": ("POSTGRES_PASSWORD",),
     "POSTGRES_PORT": ("POSTGRES_PASSWORD",),
     # The model providers' integrations (config/model_providers.py), as they read them.
@@ -63,7 +69,6 @@ ENDPOINT_SECRETS: dict[str, tuple[str, ...]] = {
 # their own credentials (a project's `.env` that sets one sets its password too).
 KEYLESS = frozenset(
     {
-        "DATABASE_URL",
         "REDIS_URL",
         "ARXIV_API_URL",
         "WIKIPEDIA_API_URL",
