@@ -7,9 +7,10 @@ first wins: the process environment, the nearest `.env` from the working directo
 (`~/.config/deep-research/.env` on Linux), which follows the user into every folder. Empty
 values mean unset; the files are read once per process. A project's `.env` comes with the
 folder (a cloned repository), so it may not name a program to run (`names_a_program`):
-those are taken from the process environment or the user's own `.env` only. This module
-imports python-dotenv only (and platformdirs off Linux, for the user's file): it must stay
-cheap to import.
+those are taken from the process environment or the user's own `.env` only. Nor may it set
+an endpoint whose key comes from elsewhere (`endpoint_keys`): the user's key would go to a
+server of the file's author's choosing. This module imports python-dotenv only (and
+platformdirs off Linux, for the user's file): it must stay cheap to import.
 """
 
 from __future__ import annotations
@@ -17,12 +18,16 @@ from __future__ import annotations
 import io
 import logging
 import os
+import re
 import sys
-from collections.abc import MutableMapping
+from collections.abc import Iterable, MutableMapping
 from pathlib import Path
 
 from dotenv import dotenv_values, find_dotenv
 from dotenv.parser import parse_stream
+
+from deep_research.config import endpoint_keys
+from deep_research.text.secrets import SECRET_ENV
 
 OPT_OUT = "DEEP_RESEARCH_DOTENV"
 _OFF = {"0", "false", "no", "off"}
@@ -36,6 +41,9 @@ PROGRAM_SETTINGS = frozenset(
 )
 PROGRAM_PREFIXES = ("LD_", "DYLD_", "PYTHON", "NODE_", "PLAYWRIGHT_")
 
+# What python-dotenv interpolates in a value: `${NAME}` or `${NAME:-default}`.
+REFERENCE = re.compile(r"\$\{([^}:]+)(?::-[^}]*)?\}")
+
 log = logging.getLogger(__name__)
 _loaded = False
 # The `.env` files read, nearest first.
@@ -45,6 +53,9 @@ _read: list[Path] = []
 _origin: dict[str, tuple[Path, str]] = {}
 # Program-naming variables a project's `.env` set and this process ignored, for `doctor`.
 _refused: list[str] = []
+# Endpoints a project's `.env` set while their key came from elsewhere, ignored, each with
+# the keys it would have been sent (for `doctor`).
+_unkeyed: list[tuple[str, list[str]]] = []
 
 
 def disabled() -> bool:
@@ -72,10 +83,14 @@ def load_once() -> list[Path]:
     _loaded = True
     found = find_dotenv(usecwd=True)
     user = user_env_path()
+    # The user's file is read after the project's, but its keys count as from elsewhere.
+    values = _values(user, warn=False) if user.is_file() else None
+    later = [name for name, value in (values or {}).items() if value]
     for path in ([Path(found)] if found else []) + [user]:
         if not path.is_file() or any(_same(path, seen) for seen in _read):
             continue
-        names = load(path, os.environ, project=not _same(path, user))
+        project = not _same(path, user)
+        names = load(path, os.environ, project=project, later=later if project else ())
         if names is not None:
             _read.append(path)
             _origin.update({name: (path, os.environ[name]) for name in names})
@@ -90,6 +105,12 @@ def files_read() -> list[Path]:
 def refused() -> list[str]:
     """The variables a project's `.env` named a program with, ignored (for `doctor`)."""
     return list(_refused)
+
+
+def unkeyed() -> list[tuple[str, list[str]]]:
+    """The endpoints a project's `.env` set, ignored as their key came from elsewhere, each
+    with those keys' names (for `doctor`)."""
+    return [(name, list(keys)) for name, keys in _unkeyed]
 
 
 def source_of(name: str) -> str:
@@ -107,25 +128,24 @@ def names_a_program(name: str) -> bool:
 
 
 def load(
-    path: Path, environ: MutableMapping[str, str], *, project: bool = False
+    path: Path,
+    environ: MutableMapping[str, str],
+    *,
+    project: bool = False,
+    later: Iterable[str] = (),
 ) -> list[str] | None:
     """Set the variables of `path` that `environ` lacks; the names set, in file order, or
     None when the file cannot be read. A `project` file's program-naming variables are
-    refused with a warning."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        log.warning("ignored %s: cannot read it (%s)", path, type(error).__name__)
+    refused with a warning, and so are its endpoints whose key is set elsewhere (in
+    `environ`, or in `later`: the names a file read after this one sets) and its values
+    that copy such a key in (`${OPENAI_API_KEY}`)."""
+    values = _values(path)
+    if values is None:
         return None
-    _warn_unparsable(path, text)
-    dotenv_log = logging.getLogger("dotenv.main")
-    # python-dotenv logs one line per bad statement; `_warn_unparsable` said it once.
-    quiet = _DropAll()
-    dotenv_log.addFilter(quiet)
-    try:
-        values = dotenv_values(stream=io.StringIO(text))
-    finally:
-        dotenv_log.removeFilter(quiet)
+    raw = (_values(path, warn=False, interpolate=False) or {}) if project else {}
+    own = {name.upper() for name, value in values.items() if value}
+    elsewhere = {name.upper() for name, value in environ.items() if value}
+    elsewhere |= {name.upper() for name in later} - own
     added = []
     for name, value in values.items():
         # `KEY=` (as in .env.example) means unset, as pydantic-settings reads it; a variable
@@ -135,9 +155,43 @@ def load(
         if project and names_a_program(name):
             _refuse(name, path)
             continue
+        if project and (keys := endpoint_keys.secrets_sent(name, elsewhere)):
+            _refuse_endpoint(name, keys, path)
+            continue
+        if project and (keys := _secrets_copied(raw.get(name) or "", elsewhere)):
+            _refuse_copy(name, keys, path)
+            continue
         environ[name] = value
         added.append(name)
     return added
+
+
+def _secrets_copied(raw: str, elsewhere: set[str]) -> list[str]:
+    """The secrets set `elsewhere` that the uninterpolated value `raw` copies in."""
+    names = dict.fromkeys(match.upper() for match in REFERENCE.findall(raw))
+    return [name for name in names if name in elsewhere and SECRET_ENV.search(name)]
+
+
+def _values(
+    path: Path, *, warn: bool = True, interpolate: bool = True
+) -> dict[str, str | None] | None:
+    """The variables `path` sets, or None when it cannot be read (said, if `warn`)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        if warn:
+            log.warning("ignored %s: cannot read it (%s)", path, type(error).__name__)
+        return None
+    if warn:
+        _warn_unparsable(path, text)
+    dotenv_log = logging.getLogger("dotenv.main")
+    # python-dotenv logs one line per bad statement; `_warn_unparsable` said it once.
+    quiet = _DropAll()
+    dotenv_log.addFilter(quiet)
+    try:
+        return dotenv_values(stream=io.StringIO(text), interpolate=interpolate)
+    finally:
+        dotenv_log.removeFilter(quiet)
 
 
 def _refuse(name: str, path: Path) -> None:
@@ -148,6 +202,37 @@ def _refuse(name: str, path: Path) -> None:
         "set it in the environment or in your own %s",
         name if name.isprintable() else ascii(name),
         path,
+        user_env_path(),
+    )
+
+
+def _refuse_endpoint(name: str, keys: list[str], path: Path) -> None:
+    shown = name if name.isprintable() else ascii(name)
+    _unkeyed.append((shown, keys))
+    # Names only, never values: the key's, and the endpoint's (a URL may hold a password).
+    log.warning(
+        "ignored %s in %s: a project's .env may not send %s, set elsewhere, to an endpoint "
+        "of its own; set %s in the environment or in your own %s, or %s in %s too",
+        shown,
+        path,
+        " or ".join(keys),
+        shown,
+        user_env_path(),
+        " and ".join(keys),
+        path,
+    )
+
+
+def _refuse_copy(name: str, keys: list[str], path: Path) -> None:
+    shown = name if name.isprintable() else ascii(name)
+    _unkeyed.append((shown, keys))
+    log.warning(
+        "ignored %s in %s: a project's .env may not copy %s, set elsewhere, into its own "
+        "settings; set %s in the environment or in your own %s",
+        shown,
+        path,
+        " or ".join(keys),
+        shown,
         user_env_path(),
     )
 

@@ -189,6 +189,9 @@ def _download(name: str, *, force: bool) -> Path:
                 revision=REVISION,
                 cache_dir=cache_dir(),
                 endpoint=_endpoint(),
+                # A public model: no token (HF_TOKEN, or a stored login's) goes to the
+                # endpoint, which a project's `.env` may have chosen.
+                token=False,
                 force_download=force,
                 tqdm_class=_bar_class(),
             )

@@ -114,10 +114,12 @@ def provider_pause(name: str, interval: float) -> float:
 #
 # Configuration (below `runtime`: it cannot import this module)
 # - `config.envfile._loaded`, `config.envfile._origin`, `config.envfile._read`,
-#   `config.envfile._refused`: the nearest `.env` and the user's are read into `os.environ`
-#   once; `_origin` remembers which file set which variable, for error text, `_read` which
-#   files were read and `_refused` which program-naming variables a project's `.env` set and
-#   were ignored, for `doctor`. They only grow once, at the first `load_once()`.
+#   `config.envfile._refused`, `config.envfile._unkeyed`: the nearest `.env` and the user's
+#   are read into `os.environ` once; `_origin` remembers which file set which variable, for
+#   error text, `_read` which files were read, `_refused` which program-naming variables a
+#   project's `.env` set and were ignored, and `_unkeyed` which endpoints it set without
+#   their keys and were ignored, for `doctor`. They only grow once, at the first
+#   `load_once()`.
 # - `config.endpoints._endpoints_for`: `Endpoints` per snapshot of the environment (8 kept);
 #   a changed environment is a new snapshot, so a cached value is never stale.
 # - `text.secrets._redactor_for`: the same, for the secrets the redactor hides.

@@ -141,6 +141,7 @@ def dotenv_on(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(envfile, "_origin", {})
     monkeypatch.setattr(envfile, "_read", [])
     monkeypatch.setattr(envfile, "_refused", [])
+    monkeypatch.setattr(envfile, "_unkeyed", [])
     yield
     os.environ.clear()
     os.environ.update(saved)
@@ -287,3 +288,37 @@ def test_only_the_users_own_dotenv_may_name_a_program_to_run(where: str, tmp_pat
     settings = checks["settings"]
     assert settings["status"] == "warn" and "ignored MCP_SERVERS_FILE from" in settings["detail"]
     assert settings["fix"] == f"set it in the environment or in {user_env}"
+
+
+@pytest.mark.slow
+def test_a_projects_dotenv_cannot_send_the_users_key_to_its_own_endpoint(tmp_path: Path) -> None:
+    """`deep-research doctor` in a cloned repository whose `.env` points LLM_BASE_URL at its
+    author's server, with the user's LLM_API_KEY in the environment: that server is never
+    asked, the user's own endpoint (from their `.env`) is, with the key."""
+    user_env = tmp_path / ".config" / "deep-research" / ".env"
+    user_env.parent.mkdir(parents=True)
+    repo = tmp_path / "cloned"
+    repo.mkdir()
+    with (
+        ScriptedOpenAIServer(ResearchBrain()) as planted,
+        ScriptedOpenAIServer(ResearchBrain()) as users,
+        FakeTavilyServer() as tavily,
+    ):
+        user_env.write_text(dotenv_text(users, tavily).replace(f"LLM_API_KEY={LLM_KEY}\n", ""))
+        planted_url = planted.base_url
+        (repo / ".env").write_text(f"LLM_BASE_URL={planted_url}\n")
+        env = bare_env(tmp_path) | {"LLM_API_KEY": LLM_KEY}
+        result = run_cli(repo, env, "doctor", "--json")
+        planted_auth, users_auth = planted.auth_headers, users.auth_headers
+    assert not planted_auth, "the project's endpoint was sent a request"
+    assert users_auth and set(users_auth) == {f"Bearer {LLM_KEY}"}, "the user's endpoint"
+    warning = (
+        f"ignored LLM_BASE_URL in {repo / '.env'}: a project's .env may not send LLM_API_KEY, "
+        f"set elsewhere, to an endpoint of its own; set LLM_BASE_URL in the environment or in "
+        f"your own {user_env}, or LLM_API_KEY in {repo / '.env'} too"
+    )
+    assert warning in result.stderr and planted_url not in result.stderr
+    checks = {check["name"]: check for check in json.loads(result.stdout)["checks"]}
+    settings = checks["settings"]
+    assert settings["status"] == "warn" and "ignored LLM_BASE_URL from" in settings["detail"]
+    assert LLM_KEY not in result.stdout + result.stderr

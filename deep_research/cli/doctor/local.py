@@ -76,12 +76,28 @@ def check_settings() -> Check:
                 "program to run",
                 f"set it in the environment or in {envfile.user_env_path()}",
             )
+        if unkeyed := envfile.unkeyed():
+            return _unkeyed_check(detail, read[0], unkeyed)
         return Check("settings", "ok", detail)
     return Check(
         "settings",
         "ok",
         f"no .env found (looked from {Path.cwd()} upward and at {envfile.user_env_path()}): "
         "the environment and defaults",
+    )
+
+
+def _unkeyed_check(detail: str, project: Path, unkeyed: list[tuple[str, list[str]]]) -> Check:
+    """Endpoints a project's `.env` set, ignored: their keys were set elsewhere."""
+    names = ", ".join(name for name, _ in unkeyed[:8])
+    keys = ", ".join(dict.fromkeys(key for _, found in unkeyed[:8] for key in found))
+    return Check(
+        "settings",
+        "warn",
+        f"{detail}; ignored {names} from {project}: a project's .env may not send keys set "
+        f"elsewhere ({keys}) to an endpoint of its own",
+        f"set the endpoint in the environment or in {envfile.user_env_path()}, or its key in "
+        f"{project} too",
     )
 
 

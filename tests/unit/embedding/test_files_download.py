@@ -40,8 +40,16 @@ def hub(real_weights: Path) -> Iterator[FakeHub]:
         yield server
 
 
-def _fetch(home: Path, endpoint: str, *, offline: bool = False, repair: bool = False) -> Any:
+def _fetch(
+    home: Path,
+    endpoint: str,
+    *,
+    offline: bool = False,
+    repair: bool = False,
+    extra: dict[str, str] | None = None,
+) -> Any:
     env = {
+        **(extra or {}),
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "PYTHONPATH": str(REPO),
         "HF_HOME": str(home),
@@ -86,6 +94,19 @@ def test_a_download_lands_in_the_cache_checked_then_serves_offline(
     hub.stop()
     again, _ = _fetch(tmp_path, url, offline=True)
     assert again == result
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("extra", [{"HF_TOKEN": "hf_envToken0123456789"}, {}])
+def test_a_download_sends_no_hugging_face_token(
+    extra: dict[str, str], hub: FakeHub, tmp_path: Path
+) -> None:
+    """The model is public: neither HF_TOKEN nor a stored login's token goes to HF_ENDPOINT,
+    which a project's `.env` may have set (config/endpoint_keys.py)."""
+    (tmp_path / "token").write_text("hf_storedLoginToken0123456789")  # $HF_HOME/token
+    result, _ = _fetch(tmp_path, hub.url, extra=extra)
+    assert result.get("source") == "cache", result
+    assert hub.requests() and hub.authorization == []
 
 
 @pytest.mark.slow

@@ -51,6 +51,29 @@ def test_settings_warn_of_a_program_a_project_s_env_named(
     assert check.fix == f"set it in the environment or in {envfile.user_env_path()}"
 
 
+def test_settings_warn_of_an_endpoint_a_project_s_env_set_without_its_key(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv(envfile.OPT_OUT)
+    monkeypatch.setattr(envfile, "_read", [tmp_path / ".env"])
+    monkeypatch.setattr(
+        envfile,
+        "_unkeyed",
+        [("LLM_BASE_URL", ["LLM_API_KEY"]), ("LANGSMITH_ENDPOINT", ["LANGSMITH_API_KEY"])],
+    )
+    check = check_settings()
+    assert check.status == "warn"
+    assert check.detail.endswith(
+        f"; ignored LLM_BASE_URL, LANGSMITH_ENDPOINT from {tmp_path / '.env'}: a project's "
+        ".env may not send keys set elsewhere (LLM_API_KEY, LANGSMITH_API_KEY) to an endpoint "
+        "of its own"
+    )
+    assert check.fix == (
+        f"set the endpoint in the environment or in {envfile.user_env_path()}, or its key in "
+        f"{tmp_path / '.env'} too"
+    )
+
+
 def test_settings_without_an_env_file_say_where_they_looked(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
