@@ -41,7 +41,7 @@ def _default_model() -> str:
 
 
 class Context(BaseSettings):
-    """Per-run settings, shown as a form in LangGraph Studio."""
+    """Per-run settings, shown as a form in LangGraph Studio; what each means is `setting_help`."""
 
     model_config = SettingsConfigDict(env_ignore_empty=True, extra="forbid", frozen=True)
 
