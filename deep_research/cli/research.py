@@ -3,10 +3,7 @@ run the research, then its summary."""
 
 from __future__ import annotations
 
-import argparse
 import sys
-import uuid
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from deep_research.cli.advice import budget_words, unsourced
@@ -14,7 +11,6 @@ from deep_research.cli.args import (
     HOME,
     ReportTarget,
     UsageError,
-    readable,
     report_target,
     research_parser,
     settings_from,
@@ -23,7 +19,6 @@ from deep_research.cli.counts import totals
 from deep_research.cli.export import export_beside, export_formats
 from deep_research.cli.follow_ups import questions
 from deep_research.cli.plain import plain
-from deep_research.cli.runs import RunRecord, load_run, warn_skipped
 from deep_research.cli.summary import (
     citation_line,
     cost_line,
@@ -31,6 +26,7 @@ from deep_research.cli.summary import (
     sources_lines,
     totals_lines,
 )
+from deep_research.cli.thread_choice import ThreadToRun, chosen_thread, followed
 from deep_research.cli.thread_lock import only_session
 from deep_research.text.wording import one_line
 
@@ -53,7 +49,7 @@ def ask(argv: list[str], console: Console) -> int:
 
     Ctrl-C ends the process (exit 130) once the run is saved."""
     args = research_parser().parse_args(argv)
-    thread = _thread(args, console)
+    thread = chosen_thread(args, console)
     interactive = sys.stdin.isatty()
     code, outcome = _research(console, thread, args.out, interactive)
     # The offer needs a reader at a terminal: not a script's run, nor one whose output
@@ -63,7 +59,7 @@ def ask(argv: list[str], console: Console) -> int:
     for question in questions(console, outcome.thread_id):
         # A follow-up's report is a new file beside the first (an --out names the first).
         asked = (None, args.export)
-        thread = _followed(outcome.thread_id, settings_from(args), question, asked, console)
+        thread = followed(outcome.thread_id, settings_from(args), question, asked, console)
         more, outcome = _research(console, thread, None, interactive)
         code = max(code, more)  # the session's worst: 1 (an export failed), 3 (unsourced)
         if outcome.report is None:  # stopped without a report: resume it before asking more
@@ -72,7 +68,7 @@ def ask(argv: list[str], console: Console) -> int:
 
 
 def _research(
-    console: Console, thread: _Thread, out: str | None, interactive: bool
+    console: Console, thread: ThreadToRun, out: str | None, interactive: bool
 ) -> tuple[int, Outcome]:
     """One session of `thread` to its summary and exports: the exit code, and the outcome."""
     # Imported only for a run: `Context` (pydantic); the graph, openai and LangChain in `_run`.
@@ -94,77 +90,6 @@ def _research(
     outcome = _run(console, thread, context, target, interactive)
     code = print_summary(console, outcome, context)
     return _export(console, outcome, formats, code), outcome
-
-
-@dataclass(frozen=True)
-class _Thread:
-    """The thread to run, new or stopped, with its settings and where its report goes."""
-
-    thread_id: str
-    question: str
-    settings: dict[str, Any]  # flags over, on `--resume`, the ones the thread started with
-    out: str | None
-    export: str | None
-    resume: bool
-    follow_up: bool = False  # a new question on a finished thread (`--follow-up`)
-
-
-def _thread(args: argparse.Namespace, console: Console) -> _Thread:
-    """A new thread for the question, or the stopped one `--resume` names."""
-    settings = settings_from(args)
-    if args.resume is not None and (args.question or args.follow_up):
-        raise UsageError("give a question or --resume THREAD_ID, not both")
-    if args.resume is not None:
-        return _resumed(args, settings, console)
-    if not (args.question and args.question.strip()):
-        if args.follow_up is not None:
-            raise UsageError(
-                f"give the follow-up question, e.g. deep-research --follow-up {args.follow_up} "
-                '"What about older houses?"'
-            )
-        raise UsageError('give a question, e.g. deep-research "Are heat pumps worth it?"')
-    question = readable(args.question).strip()
-    if args.follow_up is not None:
-        return _followed(args.follow_up, settings, question, (args.out, args.export), console)
-    HOME.runs().check()  # a bad DEEP_RESEARCH_CHECKPOINTS stops here, before the run
-    return _Thread(uuid.uuid4().hex[:8], question, settings, args.out, args.export, False)
-
-
-def _resumed(args: argparse.Namespace, settings: dict[str, Any], console: Console) -> _Thread:
-    """The stopped thread `--resume` names, with its settings under the flags given now."""
-    record = load_run(HOME, args.resume)  # a bad DEEP_RESEARCH_CHECKPOINTS stops here
-    warn_skipped(record)
-    for line in logs_elsewhere(record):
-        console.print(plain(line))
-    out, export = args.out, args.export
-    if record.report is None:  # not saved yet: where and as what the user asked, still
-        out, export = out or record.out, export or record.export
-    settings = {**record.settings, **settings}
-    return _Thread(record.thread_id, record.latest_question, settings, out, export, True)
-
-
-def _followed(
-    thread_id: str,
-    settings: dict[str, Any],
-    question: str,
-    out_export: tuple[str | None, str | None],
-    console: Console,
-) -> _Thread:
-    """The finished thread `thread_id`, asked `question` with its settings (its caps and
-    budget too) under the flags given now. Its report is a new file: the first stays."""
-    record = load_run(HOME, thread_id)  # an unknown thread stops here (exit 2)
-    warn_skipped(record)
-    for line in logs_elsewhere(record):
-        console.print(plain(line))
-    from deep_research.config.names import ConfigError
-    from deep_research.config.settings import follow_up_settings
-
-    try:  # never above the thread's search cap, nor off its library-only search
-        settings = follow_up_settings(record.settings, settings)
-    except ConfigError as refused:
-        raise UsageError(f"--follow-up {record.thread_id}: {refused}") from None
-    out, export = out_export
-    return _Thread(record.thread_id, question, settings, out, export, False, follow_up=True)
 
 
 def _report_target(out: str | None, given: str | None) -> ReportTarget:
@@ -205,7 +130,7 @@ def _unattended(console: Console, context: Context, settings: dict[str, Any]) ->
 
 
 def _run(
-    console: Console, thread: _Thread, context: Context, target: ReportTarget, interactive: bool
+    console: Console, thread: ThreadToRun, context: Context, target: ReportTarget, interactive: bool
 ) -> Outcome:
     """The research session, until its report is saved; Ctrl-C ends the process."""
     # Imported only for a run: the graph, openai and LangChain.
@@ -310,21 +235,3 @@ def print_summary(console: Console, outcome: Outcome, context: Context) -> int:
     for line in lines:
         console.print(plain(line))
     return 0 if status == "complete" else UNSOURCED_EXIT
-
-
-def logs_elsewhere(record: RunRecord) -> list[str]:
-    """Where earlier sessions' traffic logs are when they are not this directory's (a
-    shared run list): they stay where they were written, and so does `replay`."""
-    import socket
-
-    here = f"{socket.gethostname()}:{HOME.log_path(record.thread_id).absolute()}"
-    others = list(dict.fromkeys(log for log in record.logs if log != here))
-    if not others:
-        return []
-    lines = [f"Earlier traffic logs of {record.thread_id} stay where they were written:"]
-    lines += [f"  {log}" for log in others]
-    lines.append(
-        f"  (deep-research replay {record.thread_id} in that directory shows them; this "
-        f"session logs to {HOME.log_path(record.thread_id)})"
-    )
-    return lines

@@ -30,6 +30,7 @@ from deep_research.config.problems import (
     search_problem,
 )
 from deep_research.config.report_lengths import ReportLength
+from deep_research.config.setting_help import HELP
 from deep_research.text.language import setting_language
 
 ROLES = ("clarifier", "orchestrator", "researcher")
@@ -40,245 +41,96 @@ def _default_model() -> str:
 
 
 class Context(BaseSettings):
-    """Per-run settings, shown as a form in LangGraph Studio."""
+    """Per-run settings, shown as a form in LangGraph Studio; what each means is `setting_help`."""
 
     model_config = SettingsConfigDict(env_ignore_empty=True, extra="forbid", frozen=True)
 
     clarifier_model: str = Field(
-        default_factory=_default_model,
-        description="Model that asks the clarifying questions, as 'provider:model' "
-        "(providers: local, openai, anthropic, ollama, google_genai, groq, mistralai, bedrock "
-        "and every other langchain init_chat_model provider, with its extra installed). "
-        "Default: local:$LLM_MODEL.",
+        default_factory=_default_model, description=HELP["clarifier_model"]
     )
     orchestrator_model: str = Field(
-        default_factory=_default_model,
-        description="Model that plans, delegates research and writes the report.",
+        default_factory=_default_model, description=HELP["orchestrator_model"]
     )
     researcher_model: str = Field(
-        default_factory=_default_model,
-        description="Model that runs searches and writes each cited intermediate report.",
+        default_factory=_default_model, description=HELP["researcher_model"]
     )
     clarifier_temperature: float | None = Field(
-        default=None,
-        ge=0,
-        le=2,
-        description="Sampling temperature for the clarifier. Unset: 0.1 on local: and "
-        "ollama: (small models need it to keep formats), the provider's default elsewhere.",
+        default=None, ge=0, le=2, description=HELP["clarifier_temperature"]
     )
     orchestrator_temperature: float | None = Field(
-        default=None, ge=0, le=2, description="Sampling temperature for the orchestrator."
+        default=None, ge=0, le=2, description=HELP["orchestrator_temperature"]
     )
     researcher_temperature: float | None = Field(
-        default=None, ge=0, le=2, description="Sampling temperature for the researchers."
+        default=None, ge=0, le=2, description=HELP["researcher_temperature"]
     )
     local_thinking: Literal["off", "on", "server"] = Field(
-        default="off",
-        description="Thinking (<think> reasoning) on local endpoints, sent as "
-        "chat_template_kwargs.enable_thinking. off: faster, and small models stop hiding "
-        "tool calls inside <think>; on; server: send nothing, the server decides.",
+        default="off", description=HELP["local_thinking"]
     )
-    allow_clarification: bool = Field(
-        default=True, description="Ask the user 2-3 clarifying questions before researching."
-    )
+    allow_clarification: bool = Field(default=True, description=HELP["allow_clarification"])
     max_clarification_rounds: int = Field(
-        default=1, ge=0, le=5, description="Most rounds of clarifying questions per run."
+        default=1, ge=0, le=5, description=HELP["max_clarification_rounds"]
     )
-    report_language: str = Field(
-        default="auto",
-        max_length=80,
-        description="The report's language. auto: the language the question is written in; "
-        "else a code (de, zh, ...) or a name (German, Swahili). Headings code adds follow "
-        "it where it has them, else stay English; quoted page words are never translated.",
-    )
-    report_length: ReportLength = Field(
-        default="standard",
-        description="The report's length when the question does not ask for one: brief "
-        "(150-400 words), standard (600-1,200), detailed (1,500-3,000); the completion limit "
-        "of the report is sized to it. A form the question asks for (a table, sections) wins.",
-    )
+    report_language: str = Field(default="auto", max_length=80, description=HELP["report_language"])
+    report_length: ReportLength = Field(default="standard", description=HELP["report_length"])
     report_in_sections: Literal["off", "auto", "on"] = Field(
-        default="auto",
-        description="Write the report as sections in parallel once the plan is all researched "
-        "(or at the turn cap): one call per researched topic from its findings alone, one for "
-        "the title, opening and conclusion from short digests, stitched and checked as one "
-        "report. auto: not when the request asks for a table or a comparison across topics; "
-        "on: whenever two or more topics were researched; off: one call writes the report. "
-        "Never under max_cost_usd (its report shrinks to fit) nor with a single topic.",
+        default="auto", description=HELP["report_in_sections"]
     )
-    review_plan: bool = Field(
-        default=False,
-        description="Pause on the orchestrator's first plan until the user approves it: "
-        'resume with "ok", a list of strings (the new plan) or {"feedback": "..."} (the '
-        "plan is revised and shown again). Off where nobody can answer (a piped CLI).",
-    )
-    max_plan_reviews: int = Field(
-        default=2,
-        ge=1,
-        le=10,
-        description="Most plan reviews per question; after the last feedback the revised "
-        "plan runs without asking again.",
-    )
+    review_plan: bool = Field(default=False, description=HELP["review_plan"])
+    max_plan_reviews: int = Field(default=2, ge=1, le=10, description=HELP["max_plan_reviews"])
     max_researchers_per_turn: int = Field(
-        default=3,
-        ge=1,
-        le=16,
-        description="Most researchers running at once; further research calls wait their turn.",
+        default=3, ge=1, le=16, description=HELP["max_researchers_per_turn"]
     )
     max_research_calls_per_reply: int = Field(
-        default=6,
-        ge=1,
-        le=50,
-        description="Research calls run per orchestrator reply; the calls beyond it are "
-        "answered with an error naming this limit, to be made again next turn.",
+        default=6, ge=1, le=50, description=HELP["max_research_calls_per_reply"]
     )
     max_orchestrator_turns: int = Field(
-        default=6,
-        ge=1,
-        le=50,
-        description="Orchestrator model calls before it must write the report without tools.",
+        default=6, ge=1, le=50, description=HELP["max_orchestrator_turns"]
     )
-    max_todo_updates: int = Field(
-        default=3,
-        ge=1,
-        le=20,
-        description="write_todos calls per run; later ones are answered 'plan locked' and "
-        "change nothing.",
-    )
+    max_todo_updates: int = Field(default=3, ge=1, le=20, description=HELP["max_todo_updates"])
     max_todo_only_turns: int = Field(
-        default=2,
-        ge=1,
-        le=10,
-        description="Consecutive orchestrator replies that only update todos before todo "
-        "updates are locked for the rest of the run.",
+        default=2, ge=1, le=10, description=HELP["max_todo_only_turns"]
     )
-    max_repeated_calls: int = Field(
-        default=3,
-        ge=2,
-        le=10,
-        description="The same tool call with the same arguments in this many consecutive "
-        "orchestrator replies is refused with a message instead of run again.",
-    )
+    max_repeated_calls: int = Field(default=3, ge=2, le=10, description=HELP["max_repeated_calls"])
     max_researcher_turns: int = Field(
-        default=4,
-        ge=1,
-        le=20,
-        description="Model calls per researcher before it must write its report.",
+        default=4, ge=1, le=20, description=HELP["max_researcher_turns"]
     )
     max_searches_per_run: int = Field(
-        default=25,
-        ge=0,
-        le=500,
-        description="Real searches allowed per thread, across all researchers and resumes.",
+        default=25, ge=0, le=500, description=HELP["max_searches_per_run"]
     )
     max_mcp_calls_per_run: int = Field(
-        default=6,
-        ge=0,
-        le=100,
-        description="Calls of MCP servers' tools (MCP_SERVERS_FILE) allowed per thread, "
-        "across all researchers; 0: none offered.",
+        default=6, ge=0, le=100, description=HELP["max_mcp_calls_per_run"]
     )
     max_cost_usd: float | None = Field(
-        default=None,
-        ge=0.000001,
-        le=10_000,
-        description="Most the thread's model calls may cost, in USD, across all researchers "
-        "and resumes; a call whose worst case would pass it is not sent and the report is "
-        "written from what the run has. Unset: no budget (costs are still shown).",
+        default=None, ge=0.000001, le=10_000, description=HELP["max_cost_usd"]
     )
     tavily_credit_usd: float = Field(
-        default=0.008,
-        ge=0,
-        le=1,
-        description="What one Tavily API credit costs you, in USD (a basic search is one "
-        "credit), for the cost shown; SearXNG, DuckDuckGo and the library are free.",
+        default=0.008, ge=0, le=1, description=HELP["tavily_credit_usd"]
     )
     max_results_per_search: int = Field(
-        default=5, ge=1, le=20, description="Results requested from the provider per query."
+        default=5, ge=1, le=20, description=HELP["max_results_per_search"]
     )
-    search_provider: SearchChoice = Field(
-        default="auto",
-        description="Search backend. auto: tavily when TAVILY_API_KEY is set, else searxng "
-        "when SEARXNG_URL is set, else ddgs. arxiv, openalex, europepmc: papers' abstracts "
-        "and open-access PDFs; "
-        "wikipedia: articles (all keyless). library: only your documents (deep-research "
-        "library add), never the web; search_fallback is then ignored.",
-    )
-    search_fallback: str = Field(
-        default="",
-        description="Comma-separated providers tried in order when the main one fails, is "
-        "rate-limited or finds nothing, e.g. 'tavily,searxng,ddgs'. Empty: no fallback.",
-    )
-    scholarly_sources: bool = Field(
-        default=True,
-        description="With search_provider=auto, researchers may also choose arxiv, "
-        "europepmc, openalex and wikipedia (keyless) for a search, e.g. a paper or a drug; "
-        "the web stays the default (never when auto resolves to your SearXNG). false: only "
-        "the web provider and search_fallback.",
-    )
-    search_library: bool = Field(
-        default=True,
-        description="Search your document library (deep-research library add) in every "
-        "search step too, beside the web; its passages pass the same relevance filter.",
-    )
-    relevance_filter: bool = Field(
-        default=True,
-        description="Score search results with all-MiniLM-L6-v2 and drop those below "
-        "relevance_threshold. false: results are kept unscored in the provider's order, and a "
-        "run starts without the relevance model (memory still uses it when it is there).",
-    )
+    search_provider: SearchChoice = Field(default="auto", description=HELP["search_provider"])
+    search_fallback: str = Field(default="", description=HELP["search_fallback"])
+    scholarly_sources: bool = Field(default=True, description=HELP["scholarly_sources"])
+    search_library: bool = Field(default=True, description=HELP["search_library"])
+    relevance_filter: bool = Field(default=True, description=HELP["relevance_filter"])
     relevance_threshold: float = Field(
-        default=0.25,
-        ge=0,
-        le=1,
-        description="Search results whose relevance is below this are dropped. Relevance is "
-        "the cosine similarity (0-1, negatives count as 0) of all-MiniLM-L6-v2 embeddings of "
-        "the query and the result's title + snippet, the same for every provider. 0 keeps all.",
+        default=0.25, ge=0, le=1, description=HELP["relevance_threshold"]
     )
-    fetch_top_n: int = Field(
-        default=3,
-        ge=0,
-        le=10,
-        description="Pages read after each search: the N most relevant results are fetched "
-        "and their main text extracted. 0: researchers see snippets only.",
-    )
-    fetch_timeout: float = Field(
-        default=15.0, ge=1, le=120, description="Seconds allowed for fetching one page."
-    )
+    fetch_top_n: int = Field(default=3, ge=0, le=10, description=HELP["fetch_top_n"])
+    fetch_timeout: float = Field(default=15.0, ge=1, le=120, description=HELP["fetch_timeout"])
     max_page_chars: int = Field(
-        default=6000,
-        ge=500,
-        le=100_000,
-        description="Characters of extracted text kept per page: the most one source can "
-        "contribute to a researcher's context.",
+        default=6000, ge=500, le=100_000, description=HELP["max_page_chars"]
     )
     max_chars_per_turn: int = Field(
-        default=24_000,
-        ge=2000,
-        le=400_000,
-        description="Characters of search results and page text one researcher turn receives "
-        "in total; page excerpts are shortened to fit.",
+        default=24_000, ge=2000, le=400_000, description=HELP["max_chars_per_turn"]
     )
-    use_memory: bool = Field(
-        default=True,
-        description="Remember published reports and the passages they cite (in MEMORY_DIR or "
-        "the Chroma server at CHROMA_HOST), show similar earlier reports to the orchestrator, "
-        "and answer searches from stored passages. false: memory is neither read nor written.",
-    )
+    use_memory: bool = Field(default=True, description=HELP["use_memory"])
     memory_min_similarity: float = Field(
-        default=0.5,
-        ge=0,
-        le=1,
-        description="How similar (MiniLM cosine, 0-1, the relevance scale) an earlier report "
-        "must be to the question, and a stored passage to a search query (at least "
-        "relevance_threshold too), to be used.",
+        default=0.5, ge=0, le=1, description=HELP["memory_min_similarity"]
     )
     memory_max_age_days: float = Field(
-        default=30,
-        ge=0,
-        le=3650,
-        description="Stored passages older than this many days are not used to answer "
-        "searches (the web is searched instead). 0: never answer from memory.",
+        default=30, ge=0, le=3650, description=HELP["memory_max_age_days"]
     )
 
     def __init__(self, **values: Any) -> None:

@@ -15,7 +15,6 @@ from rich.console import Console
 
 from deep_research.cli import research, session
 from deep_research.cli.args import HOME, ReportTarget, UsageError
-from deep_research.cli.runs import UnknownRunError
 from deep_research.cli.session import Outcome
 from deep_research.cli.summary import OldThreadError
 from deep_research.config.settings import load_context
@@ -61,27 +60,6 @@ def screen(argv: list[str]) -> str:
     out = io.StringIO()
     assert research.ask(argv, Console(file=out, width=200)) == 0
     return out.getvalue()
-
-
-@pytest.mark.parametrize(
-    ("argv", "says"),
-    [
-        (["--resume", "abc12345", "why?"], "not both"),
-        ([], "give a question"),
-        (["  "], "give a question"),
-    ],
-)
-def test_a_run_needs_a_question_or_a_thread_not_both(argv: list[str], says: str) -> None:
-    with pytest.raises(UsageError, match=says):
-        research.ask(argv, Console(file=io.StringIO()))
-
-
-def test_resuming_an_unknown_thread_names_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    with pytest.raises(UnknownRunError, match="no run 'abc12345'"):
-        research.ask(["--resume", "abc12345"], Console(file=io.StringIO()))
 
 
 def test_a_new_run_without_a_terminal_skips_the_questions(sessions: list[dict[str, Any]]) -> None:
