@@ -43,7 +43,8 @@ HELP: dict[str, str] = {
         "Write the report as sections in parallel once the plan is all researched "
         "(or at the turn cap): one call per researched topic from its findings alone, one for "
         "the title, opening and conclusion from short digests, stitched and checked as one "
-        "report. auto: not when the request asks for a table or a comparison across topics; "
+        "report. auto: not when the request asks for a table or a comparison across topics, "
+        "nor when max_researchers_per_turn is 1 (a one-slot server, where the parts queue); "
         "on: whenever two or more topics were researched; off: one call writes the report. "
         "Never under max_cost_usd (its report shrinks to fit) nor with a single topic."
     ),

@@ -8,7 +8,7 @@ and the conclusion from short digests; they run at once and are stitched into on
 (`report_stitch`), which `finalize` checks as it checks any. Where the split cannot keep
 what the reader asked for, one call writes the report as before: a single topic, a cost
 budget (the single call shrinks its findings to fit, `report_writer`), or, under `auto`, a
-request for a table or a comparison across the topics.
+request for a table or a comparison across the topics, or researchers run one at a time.
 """
 
 from __future__ import annotations
@@ -76,7 +76,8 @@ def request(state: ResearchState) -> str:
 def due(state: ResearchState, context: Context, report_turn: bool) -> list[Part]:
     """The parts to write as sections now, or [] when this turn does not split the report:
     the setting is off, no plan is all researched (and it is not the turn cap), a budget is
-    set, fewer than two topics came back, or (`auto`) the request asks across topics."""
+    set, fewer than two topics came back, or (`auto`) the request asks across topics or
+    researchers run one at a time (a one-slot server, where the parts would only queue)."""
     if context.report_in_sections == "off" or context.max_cost_usd is not None:
         return []
     if state.get("budget_note") or _followed_up(state):
@@ -88,7 +89,9 @@ def due(state: ResearchState, context: Context, report_turn: bool) -> list[Part]
     found = parts(state)
     if not 2 <= len(found) <= MAX_SECTIONS:
         return []
-    if context.report_in_sections == "auto" and ACROSS.search(request(state)):
+    if context.report_in_sections == "auto" and (
+        context.max_researchers_per_turn == 1 or ACROSS.search(request(state))
+    ):
         return []
     return found
 

@@ -91,6 +91,16 @@ def test_auto_keeps_a_table_or_comparison_whole_and_on_splits_it() -> None:
         assert len(report_sections.due(researched(question), on, True)) == 2
 
 
+def test_auto_keeps_one_call_when_researchers_run_one_at_a_time_and_on_splits_anyway() -> None:
+    """One researcher at a time is a one-slot server: the parts would queue there, so the
+    split would only add the frame's call."""
+    one_slot = {"max_researchers_per_turn": 1}
+    assert report_sections.due(researched(), Context(**one_slot), True) == []
+    on = Context(report_in_sections="on", **one_slot)
+    assert len(report_sections.due(researched(), on, True)) == 2
+    assert len(report_sections.due(researched(), Context(max_researchers_per_turn=2), True)) == 2
+
+
 def test_an_unknown_value_is_refused_with_the_values_named() -> None:
     with pytest.raises(ConfigError, match="'off', 'auto' or 'on'"):
         Context(report_in_sections="sometimes")  # type: ignore[arg-type]
