@@ -195,45 +195,40 @@ def _values(
 
 
 def _refuse(name: str, path: Path) -> None:
-    _refused.append(name if name.isprintable() else ascii(name))
-    # The value is never shown (it may be a secret); the name is shown printable.
-    log.warning(
-        "ignored %s in %s: a project's .env may not name a program to run; "
-        "set it in the environment or in your own %s",
-        name if name.isprintable() else ascii(name),
-        path,
-        user_env_path(),
-    )
+    shown = _shown(name)
+    _refused.append(shown)
+    _ignored(shown, path, "name a program to run", "it")
 
 
 def _refuse_endpoint(name: str, keys: list[str], path: Path) -> None:
-    shown = name if name.isprintable() else ascii(name)
+    shown = _shown(name)
     _unkeyed.append((shown, keys))
     # Names only, never values: the key's, and the endpoint's (a URL may hold a password).
-    log.warning(
-        "ignored %s in %s: a project's .env may not send %s, set elsewhere, to an endpoint "
-        "of its own; set %s in the environment or in your own %s, or %s in %s too",
-        shown,
-        path,
-        " or ".join(keys),
-        shown,
-        user_env_path(),
-        " and ".join(keys),
-        path,
-    )
+    why = f"send {' or '.join(keys)}, set elsewhere, to an endpoint of its own"
+    _ignored(shown, path, why, shown, f", or {' and '.join(keys)} in {path} too")
 
 
 def _refuse_copy(name: str, keys: list[str], path: Path) -> None:
-    shown = name if name.isprintable() else ascii(name)
+    shown = _shown(name)
     _unkeyed.append((shown, keys))
+    _ignored(shown, path, f"copy {' or '.join(keys)}, set elsewhere, into its own settings", shown)
+
+
+def _shown(name: str) -> str:
+    """A setting's name as a warning may show it (its value never is: it may be a secret)."""
+    return name if name.isprintable() else ascii(name)
+
+
+def _ignored(shown: str, path: Path, why: str, subject: str, also: str = "") -> None:
     log.warning(
-        "ignored %s in %s: a project's .env may not copy %s, set elsewhere, into its own "
-        "settings; set %s in the environment or in your own %s",
+        "ignored %s in %s: a project's .env may not %s; set %s in the environment or in your "
+        "own %s%s",
         shown,
         path,
-        " or ".join(keys),
-        shown,
+        why,
+        subject,
         user_env_path(),
+        also,
     )
 
 
