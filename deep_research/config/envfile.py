@@ -27,7 +27,6 @@ from dotenv import dotenv_values, find_dotenv
 from dotenv.parser import parse_stream
 
 from deep_research.config import endpoint_keys
-from deep_research.text.secrets import SECRET_ENV
 
 OPT_OUT = "DEEP_RESEARCH_DOTENV"
 _OFF = {"0", "false", "no", "off"}
@@ -36,10 +35,16 @@ APP_NAME = "deep-research"  # the folder named after the app in the user's confi
 
 # Variables that choose a program to run, or code a child process loads: the agent's own
 # (MCP_SERVERS_FILE's stdio commands, RENDER_BROWSER, the plan editor) and the platform's.
+# Cloud SDKs' credential files run what they name (`credential_process`, an executable
+# source), and their endpoints are sent credentials read from the user's own files.
 PROGRAM_SETTINGS = frozenset(
     {"MCP_SERVERS_FILE", "RENDER_BROWSER", "EDITOR", "VISUAL", "PATH", "BASH_ENV", "ENV"}
+    | {"AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "GOOGLE_APPLICATION_CREDENTIALS"}
+    | {"GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES", "SSLKEYLOGFILE"}
 )
-PROGRAM_PREFIXES = ("LD_", "DYLD_", "PYTHON", "NODE_", "PLAYWRIGHT_")
+PROGRAM_PREFIXES = ("LD_", "DYLD_", "PYTHON", "NODE_", "PLAYWRIGHT_", "AWS_ENDPOINT_URL")
+# What a project's value may read from outside its file (`${HOME}/data`): nothing secret.
+HARMLESS_REFERENCES = frozenset({"HOME", "USER", "LOGNAME", "PWD", "TMPDIR", "TEMP", "TMP"})
 
 # What python-dotenv interpolates in a value: `${NAME}` or `${NAME:-default}`.
 REFERENCE = re.compile(r"\$\{([^}:]+)(?::-[^}]*)?\}")
@@ -146,11 +151,13 @@ def load(
     own = {name.upper() for name, value in values.items() if value}
     elsewhere = {name.upper() for name, value in environ.items() if value}
     elsewhere |= {name.upper() for name in later} - own
+    # Settings are read in any case: `Llm_Api_Key` here is the environment's LLM_API_KEY.
+    present = {name.upper() for name in environ}
     added = []
     for name, value in values.items():
         # `KEY=` (as in .env.example) means unset, as pydantic-settings reads it; a variable
-        # the process already has wins over the file.
-        if value is None or value == "" or name in environ:
+        # the process already has, in any case, wins over the file.
+        if value is None or value == "" or name.upper() in present:
             continue
         if project and names_a_program(name):
             _refuse(name, path)
@@ -162,14 +169,16 @@ def load(
             _refuse_copy(name, keys, path)
             continue
         environ[name] = value
+        present.add(name.upper())
         added.append(name)
     return added
 
 
 def _secrets_copied(raw: str, elsewhere: set[str]) -> list[str]:
-    """The secrets set `elsewhere` that the uninterpolated value `raw` copies in."""
-    names = dict.fromkeys(match.upper() for match in REFERENCE.findall(raw))
-    return [name for name in names if name in elsewhere and SECRET_ENV.search(name)]
+    """The variables set `elsewhere` that the uninterpolated value `raw` copies in: any but
+    a few harmless ones, since a database URL or a proxy's may hold a password too."""
+    names = dict.fromkeys(match.strip().upper() for match in REFERENCE.findall(raw))
+    return [name for name in names if name in elsewhere and name not in HARMLESS_REFERENCES]
 
 
 def _values(

