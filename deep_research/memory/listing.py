@@ -59,6 +59,17 @@ async def list_chunks(
     return Listing(store.where, [dict(hit.metadata) for hit in hits], "chromadb")
 
 
+def nothing_remembered(location: Location) -> bool:
+    """Whether a local store surely holds no report (none made, or a first run that failed
+    after its store was opened): then `recall` has nothing to open it for. False for a
+    server, or a catalogue this reader does not know. Blocking: SQLite, read-only."""
+    if location.host is not None or location.path is None:
+        return False
+    if not has_store(location):
+        return True
+    return catalogue.read(location.path, REPORTS_COLLECTION, (catalogue.CHUNK, 0)) == []
+
+
 def timestamp_of(meta: Mapping[str, Scalar]) -> float:
     """A stored chunk's time; 0 (the oldest) when another client wrote something else."""
     value = meta.get("ts")

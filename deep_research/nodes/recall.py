@@ -44,15 +44,16 @@ async def recall(state: ResearchState, runtime: Runtime[Context]) -> dict[str, A
     context = context_of(runtime)
     if not context.use_memory:
         return update
-    from deep_research.memory import configured, configured_store, open_early
+    from deep_research.memory import configured, open_early
+    from deep_research.memory.listing import nothing_remembered
 
-    if await asyncio.to_thread(configured_store) is None:
-        # Nothing remembered yet: no store to open, and neither chromadb (about 4 s to
+    location = await asyncio.to_thread(configured)
+    if await asyncio.to_thread(nothing_remembered, location):
+        # Nothing remembered yet: no report to recall, and neither chromadb (about 4 s to
         # import) nor the relevance model stands between the question and the first model
         # call. The store is opened meanwhile, for the pages prepared for `remember`.
         open_early()
-        where = (await asyncio.to_thread(configured)).describe()
-        progress.emit("memory", status="on", where=where, earlier=[])
+        progress.emit("memory", status="on", where=location.describe(), earlier=[])
         return update
     from deep_research.memory import MemoryUnavailable, open_store
     from deep_research.memory.research import similar_reports

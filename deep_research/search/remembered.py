@@ -58,10 +58,14 @@ async def memory_lookup(context: Context) -> MemoryLookup | None:
     """The run's lookup, or None when memory is off, unusable or may not answer searches."""
     if not context.use_memory or context.memory_max_age_days <= 0:
         return None
-    from deep_research.memory import configured_store
+    from deep_research.memory import configured
+    from deep_research.memory.listing import nothing_remembered
 
-    if await asyncio.to_thread(configured_store) is None:
-        return None  # nothing remembered yet: chromadb is not imported for an empty memory
+    location = await asyncio.to_thread(configured)
+    if await asyncio.to_thread(nothing_remembered, location):
+        # Nothing remembered yet (passages are stored with their report): chromadb is not
+        # imported for an empty memory, nor a search held while a first run's store opens.
+        return None
     from deep_research.memory import MemoryUnavailable, open_store
 
     try:

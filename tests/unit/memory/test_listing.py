@@ -15,7 +15,12 @@ from deep_research.memory import (
     catalogue,
     open_store,
 )
-from deep_research.memory.listing import list_chunks, remembered_reports, report_threads
+from deep_research.memory.listing import (
+    list_chunks,
+    nothing_remembered,
+    remembered_reports,
+    report_threads,
+)
 from deep_research.memory.research import remember
 
 
@@ -74,3 +79,22 @@ async def test_the_catalogue_and_chromadb_list_the_same(
     assert where_fast == where_slow == str(tmp_path / "memory")
     assert sorted(reports_fast) == sorted(reports_slow)
     assert {report.thread for report in reports_fast} == {"t1", "t2"}
+
+
+@pytest.mark.slow  # real Chroma and MiniLM
+async def test_a_store_opened_by_a_run_that_remembered_nothing_is_still_nothing_remembered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first run opens its store early; when it fails before `remember`, the next run's
+    `recall` must not open that empty store before its first model call."""
+    where = Location(path=tmp_path / "memory")
+    assert nothing_remembered(where), "no directory at all"
+    store = await open_store(where)
+    await store.put(LIBRARY_COLLECTION, "a", [Piece("a document", {"title": "A"})])
+    assert (tmp_path / "memory" / "chroma.sqlite3").is_file()
+    assert nothing_remembered(where), "a catalogue, a library, no report"
+    await remember(store, thread_id="t1", question="Heat pumps?", report="A report.", cited=[])
+    assert not nothing_remembered(where)
+    monkeypatch.setattr(catalogue, "KNOWN_SCHEMA", {"sysdb": -1})  # a chromadb it doesn't know
+    assert not nothing_remembered(where), "unsure: the store is opened and asked"
+    assert not nothing_remembered(Location(host="127.0.0.1", port=9)), "a server is asked"
