@@ -68,9 +68,22 @@ def _followed_up(state: ResearchState) -> bool:
 
 
 def request(state: ResearchState) -> str:
-    """The reader's request: the question and the last user reply."""
-    humans = [m for m in state.get("messages") or [] if isinstance(m, HumanMessage)]
-    return report_stitch.request_of(state.get("question", ""), humans[-1].text if humans else "")
+    """The reader's request: the question and the user's answers to the clarifier (not the
+    plan review's notes to the orchestrator, which are user messages too)."""
+    messages = state.get("messages") or []
+    question = state.get("question", "")
+    asked = [
+        i for i, m in enumerate(messages) if isinstance(m, HumanMessage) and m.text == question
+    ]
+    start = asked[-1] if asked else 0
+    answers = [
+        answer.text
+        for before, answer in zip(messages[start:], messages[start + 1 :], strict=False)
+        if isinstance(before, AIMessage)
+        and before.name == "clarifier"
+        and isinstance(answer, HumanMessage)
+    ]
+    return report_stitch.request_of(question, "\n\n".join(answers))
 
 
 def due(state: ResearchState, context: Context, report_turn: bool) -> list[Part]:

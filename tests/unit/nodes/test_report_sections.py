@@ -104,3 +104,19 @@ def test_auto_keeps_one_call_when_researchers_run_one_at_a_time_and_on_splits_an
 def test_an_unknown_value_is_refused_with_the_values_named() -> None:
     with pytest.raises(ConfigError, match="'off', 'auto' or 'on'"):
         Context(report_in_sections="sometimes")  # type: ignore[arg-type]
+
+
+def test_the_request_is_the_question_and_the_clarifiers_answers_not_plan_review_notes() -> None:
+    state = researched()
+    question = state["messages"][1]
+    review = HumanMessage("The user reviewed your plan and asks for these changes: drop noise.")
+    state["messages"][1:2] = [
+        question,
+        AIMessage("Before I start, a few questions:\n1. Where?", name="clarifier"),
+        HumanMessage("EU only, and put it in a table"),
+        review,
+    ]
+    asked = report_sections.request(state)
+    assert asked == "Are heat pumps worth it?\n\nEU only, and put it in a table"
+    # The answer asks for a table: `auto` keeps the report whole, as before the review.
+    assert report_sections.due(state, Context(report_in_sections="auto"), True) == []
