@@ -66,14 +66,17 @@ def chosen_pages(pages: Sequence[str], query: str, limit: int = MAX_PAGES_SHOWN)
 def with_open_access(findings: Sequence[Finding], pages: Mapping[str, Page]) -> list[Finding]:
     """`findings` with, after each result whose open-access PDF was read, that PDF as a
     finding of its own (its pages chosen by `by_page`). A PDF that was not read as one
-    (refused, failed, not a PDF) adds nothing: the abstract alone stays."""
+    (refused, failed, not a PDF) adds nothing: the abstract alone stays, and so does a PDF
+    another result already is or names (two sources' records of one paper share it)."""
     found: list[Finding] = []
+    shown = {finding.result.url for finding in findings}
     for finding in findings:
         found.append(finding)
         result = finding.result
         pdf = pages.get(result.pdf_url) if result.pdf_url else None
-        if pdf is None or pdf.skipped or not pdf.pdf_pages or result.pdf_url == result.url:
+        if pdf is None or pdf.skipped or not pdf.pdf_pages or result.pdf_url in shown:
             continue  # (a result at its PDF itself is that PDF's pages already: `by_page`)
+        shown.add(result.pdf_url)
         # The file's own finding: its text is the PDF's, none of the abstract's.
         paper = replace(result, url=result.pdf_url, content="", complete=False, pdf_url="")
         found.append(replace(finding, result=paper, page=pdf))

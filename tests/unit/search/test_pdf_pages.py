@@ -55,16 +55,31 @@ def test_a_paper_s_read_pdf_follows_its_abstract_as_a_finding_of_its_own() -> No
     abstract = SearchResult("https://doi.org/10.1/x", "Paper", "The abstract.", pdf_url=PDF)
     read = replace_pages(Page(PDF, text="\n\n".join(texts)), texts)
     other = Finding(SearchResult("https://b.example/", "B", "b", pdf_url=PDF + "?2"), 0.3)
-    at_its_pdf = Finding(SearchResult(PDF, "Self", "s", pdf_url=PDF), 0.2, read)
     found = with_open_access(
-        [Finding(abstract, 0.9), other, at_its_pdf],
+        [Finding(abstract, 0.9), other],
         {PDF: read, PDF + "?2": Page(PDF + "?2", skipped="HTTP 404")},
     )
     assert [(f.result.url, f.result.content, f.page) for f in found] == [
         ("https://doi.org/10.1/x", "The abstract.", None),  # the abstract, at its own page
         (PDF, "", read),  # the file, none of the abstract's text: `by_page` picks its pages
         ("https://b.example/", "b", None),  # its PDF not read: the result alone
-        (PDF, "s", read),  # a result at its PDF is that PDF already: not twice
     ]
     assert found[1].relevance == 0.9 and not found[1].result.complete
     assert [f.result.url for f in by_page(found[:2], "wind")] == [abstract.url, f"{PDF}#page=2"]
+
+
+def test_one_pdf_is_shown_once_however_many_results_name_it() -> None:
+    """One paper from two sources (OpenAlex and Europe PMC), and a web result that is the
+    PDF itself: its pages are shown once, not under three titles."""
+    texts = ("Cover.", "Wind output rose.")
+    read = replace_pages(Page(PDF, text="\n\n".join(texts)), texts)
+    first = SearchResult("https://doi.org/10.1/x", "Paper", "The abstract.", pdf_url=PDF)
+    second = SearchResult("https://europepmc.org/a/1", "Paper", "Abstract.", pdf_url=PDF)
+    at_its_pdf = Finding(SearchResult(PDF, "Self", "s", pdf_url=PDF), 0.2, read)
+    found = with_open_access([Finding(first, 0.9), Finding(second, 0.8)], {PDF: read})
+    assert [f.result.url for f in found] == [first.url, PDF, second.url]
+    found = with_open_access([Finding(first, 0.9), at_its_pdf], {PDF: read})
+    assert [(f.result.url, f.result.content) for f in found] == [
+        (first.url, "The abstract."),
+        (PDF, "s"),
+    ]
