@@ -4,8 +4,9 @@ A server's schema is offered to the model as the tool's parameters, and one a pr
 rejects (an array without `items`, a list of types, an object without `properties`, a
 `$ref`) fails every turn it is offered in. So each schema is rebuilt from the keywords
 providers share: arrays get `items`, objects `properties`, a list of types its first
-non-null one, local `$ref`s are inlined and everything else is dropped. A schema that
-cannot be rebuilt (a `$ref` outside the schema or to itself, an unknown type) is refused
+non-null one, local `$ref`s are inlined (a recursive one's repeat takes anything) and
+everything else is dropped. A schema that cannot be rebuilt (a `$ref` outside the schema or
+to nothing in it, an unknown type) is refused
 (`UnusableSchema`) and its tool not offered; one nested or inlined past the bounds is
 offered as "any object", as a schema too large to offer is.
 """
@@ -63,7 +64,9 @@ class _Rebuild:
             return {}  # `true`, or junk: anything
         if "$ref" in schema:
             ref = schema["$ref"]
-            target = self._target(ref, refs)
+            if ref in refs:  # a recursive schema (a tree of filters): its repeat takes anything
+                return {}
+            target = self._target(ref)
             rest = {k: v for k, v in schema.items() if k != "$ref"}
             return self.node({**target, **rest}, depth + 1, (*refs, ref))
         out: dict[str, Any] = {}
@@ -103,12 +106,10 @@ class _Rebuild:
             out["additionalProperties"] = extra
         return out
 
-    def _target(self, ref: object, refs: tuple[str, ...]) -> dict[str, Any]:
+    def _target(self, ref: object) -> dict[str, Any]:
         """The schema a local `$ref` names (`#/$defs/N`, `#/definitions/N`, `#`)."""
         if not isinstance(ref, str) or not ref.startswith("#"):
             raise UnusableSchema("it refers to a schema outside itself")
-        if ref in refs:
-            raise UnusableSchema("it refers to itself")
         found: object = self.root
         for part in filter(None, ref[1:].split("/")):
             key = part.replace("~1", "/").replace("~0", "~")
