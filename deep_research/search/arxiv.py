@@ -5,7 +5,7 @@ where that abstract is shown (so a text fragment quoting it lands): built from t
 arXiv identifier, never taken from a link the feed gives, so a hostile answer can name no
 other host. The page is not fetched (`complete`): the abstract is its text. The paper's
 PDF (`pdf_url`) is read in its place, its best pages cited each at its page: on arxiv.org
-built from the identifier too; a mirror's own PDF link (ARXIV_API_URL) is fetched through
+(any of its hosts) built from the identifier too; a mirror's own PDF link (ARXIV_API_URL) is fetched through
 the address guard like any result.
 
 Hand-written rather than the `arxiv` package: that client is synchronous (requests, in a
@@ -167,7 +167,9 @@ def _pdf_url(entry: Element, arxiv_id: str) -> str:
         href = checked_web_url(link.get("href"))
         if href is None:
             return ""
-        return PDF_PAGE + arxiv_id if urlsplit(href).hostname == "arxiv.org" else href
+        host = urlsplit(href).hostname or ""
+        on_arxiv = host == "arxiv.org" or host.endswith(".arxiv.org")  # export., www., ...
+        return PDF_PAGE + arxiv_id if on_arxiv else href
     return ""
 
 

@@ -169,6 +169,7 @@ HOSTILE_LINKS = [
 async def test_each_paper_names_its_pdf_on_arxiv_or_its_mirror_and_never_a_hostile_link() -> None:
     mirrored = Paper("2101.00005v1", "Mirrored", "On a mirror.", pdf_link="https://m.example/p/5")
     other = Paper("2101.00006v1", "Other", "Names another paper's PDF.")
+    export = Paper("2101.00008v1", "Export", "On export.", pdf_link="http://export.arxiv.org/x/1")
     hostile = [
         Paper(f"2101.0001{n}v1", "Hostile", "x", pdf_link=link)
         for n, link in enumerate(HOSTILE_LINKS)
@@ -178,6 +179,7 @@ async def test_each_paper_names_its_pdf_on_arxiv_or_its_mirror_and_never_a_hosti
         entry_xml(mirrored),
         entry_xml(other).replace("arxiv.org/pdf/2101.00006v1", "arxiv.org/pdf/9999.99999"),
         entry_xml(Paper("2101.00007v1", "No PDF", "None linked.", pdf_link="")),
+        entry_xml(export),
         *(entry_xml(paper) for paper in hostile),
     ]
     with FakeArxivServer(script=[(200, {}, feed_xml(entries))]) as arxiv:
@@ -187,5 +189,6 @@ async def test_each_paper_names_its_pdf_on_arxiv_or_its_mirror_and_never_a_hosti
         "https://m.example/p/5",  # a mirror's, read through the address guard
         "https://arxiv.org/pdf/2101.00006v1",  # on arxiv.org: always the entry's own paper
         "",
+        "https://arxiv.org/pdf/2101.00008v1",  # any host of arxiv.org's: the entry's own too
         *([""] * len(HOSTILE_LINKS)),
     ]
