@@ -5,8 +5,8 @@ where that abstract is shown (so a text fragment quoting it lands): built from t
 arXiv identifier, never taken from a link the feed gives, so a hostile answer can name no
 other host. The page is not fetched (`complete`): the abstract is its text. The paper's
 PDF (`pdf_url`) is read in its place, its best pages cited each at its page: on arxiv.org
-(any of its hosts) built from the identifier too; a mirror's own PDF link (ARXIV_API_URL) is fetched through
-the address guard like any result.
+(any of its hosts) built from the identifier too; a mirror's own PDF link (ARXIV_API_URL)
+is fetched through the address guard like any result.
 
 Hand-written rather than the `arxiv` package: that client is synchronous (requests, in a
 thread per search), reads the whole answer with feedparser whatever its size, and waits
