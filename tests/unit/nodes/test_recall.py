@@ -39,3 +39,33 @@ async def test_cited_pdf_pages_come_back_as_pdf_pages(monkeypatch: pytest.Monkey
         "https://a.example/q.html",
     ]
     assert registry.lookup(PDF) is registry.lookup(f"{PDF}#page=4") is not None
+
+
+@pytest.mark.slow  # real Chroma and MiniLM
+async def test_a_store_holding_no_report_is_not_opened_before_the_first_model_call(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """A first run that failed after opening its store early leaves a catalogue and no
+    report: the next run's `recall` must treat it as nothing remembered, not open it."""
+    from langchain_core.messages import HumanMessage
+
+    from deep_research.memory import LIBRARY_COLLECTION, Location, Piece, open_store, preparing
+    from deep_research.memory import open as memory_open
+
+    where = tmp_path / "memory"
+    store = await open_store(Location(path=where))
+    await store.put(LIBRARY_COLLECTION, "a", [Piece("a document", {"title": "A"})])
+    monkeypatch.setenv("MEMORY_DIR", str(where))
+    opened: list[object] = []
+    early: list[bool] = []
+
+    async def recorded(*args: Any, **kwargs: Any) -> Any:
+        opened.append(args)
+        raise AssertionError("recall opened a store that remembers nothing")
+
+    monkeypatch.setattr(memory_open, "open_store", recorded)
+    monkeypatch.setattr(preparing, "open_early", lambda: early.append(True))
+    runtime = cast(Any, type("R", (), {"context": Context(use_memory=True)})())
+    state = cast(Any, {"messages": [HumanMessage("Heat pumps?")]})
+    update = await recall.recall(state, runtime)
+    assert update["earlier_reports"] == [] and opened == [] and early == [True]
