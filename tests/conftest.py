@@ -62,10 +62,18 @@ ENV_NAMES = [name.upper() for name in [*Context.model_fields, *Endpoints.model_f
 
 
 @pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """No developer setting (or real key) leaks into a test; no test writes a store in the repo."""
-    for name in ENV_NAMES:
-        monkeypatch.delenv(name, raising=False)
+def clean_env(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """No developer setting (or real key) leaks into a test, nor one test's environment into
+    the next; no test writes a store in the repo."""
+    # The environment as it was, restored after: code under test (`.env`'s loader) writes
+    # `os.environ` directly, and the settings read names in any case, so a `Llm_Api_Key`
+    # left behind would be the next test's key.
+    saved = dict(os.environ)
+    wanted = set(ENV_NAMES)
+    for name in [name for name in os.environ if name.upper() in wanted]:
+        monkeypatch.delenv(name)
     # Memory is off unless a test turns it on: a store costs a MiniLM load and a Chroma
     # client, and no test should find another's reports. Its directory is the test's own.
     monkeypatch.setenv("MEMORY_DIR", str(tmp_path_factory.mktemp("memory")))
@@ -76,6 +84,9 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPath
     # the test (this process's lease lasts as long as it does). Subprocess tests whose
     # environment is built from scratch (`tests.support.cli`) share, as users do.
     monkeypatch.setenv("MEMORY_SHARE", "false")
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
 
 
 @pytest.fixture(autouse=True)

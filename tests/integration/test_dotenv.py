@@ -12,7 +12,6 @@ import logging
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -133,18 +132,14 @@ def test_python_api_reads_dotenv_from_the_working_directory(tmp_path: Path) -> N
 
 
 @pytest.fixture
-def dotenv_on(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Reading `.env` switched on, as for a user; `os.environ` is restored afterwards."""
-    saved = dict(os.environ)
+def dotenv_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading `.env` switched on, as for a user (`clean_env` restores `os.environ` after)."""
     monkeypatch.delenv(envfile.OPT_OUT)
     monkeypatch.setattr(envfile, "_loaded", False)
     monkeypatch.setattr(envfile, "_origin", {})
     monkeypatch.setattr(envfile, "_read", [])
     monkeypatch.setattr(envfile, "_refused", [])
     monkeypatch.setattr(envfile, "_unkeyed", [])
-    yield
-    os.environ.clear()
-    os.environ.update(saved)
 
 
 @pytest.mark.usefixtures("dotenv_on")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,8 @@ from deep_research.text.secrets import SECRET_ENV
 
 @pytest.fixture
 def fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """`.env` switched on and not yet loaded, in an empty directory that is the cwd."""
+    """`.env` switched on and not yet loaded, in an empty directory that is the cwd
+    (`clean_env` restores what loading it writes to `os.environ`)."""
     monkeypatch.delenv(envfile.OPT_OUT)
     monkeypatch.setattr(envfile, "_loaded", False)
     monkeypatch.setattr(envfile, "_origin", {})
@@ -202,10 +202,7 @@ def test_the_users_env_keeps_its_programs_when_it_is_also_the_nearest(
     monkeypatch.delenv("RENDER_BROWSER", raising=False)
     user_env.write_text("RENDER_BROWSER=/opt/chrome\n")
     monkeypatch.chdir(user_env.parent)
-    try:
-        assert envfile.load_once() == [user_env] and os.environ["RENDER_BROWSER"] == "/opt/chrome"
-    finally:
-        os.environ.pop("RENDER_BROWSER", None)
+    assert envfile.load_once() == [user_env] and os.environ["RENDER_BROWSER"] == "/opt/chrome"
 
 
 # Each endpoint with one secret sent to it: a proxy or CA bundle is sent every secret.
@@ -216,15 +213,12 @@ PAIRS = [
 
 
 @pytest.fixture
-def keyless(fresh: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """`fresh`, with no secret and no endpoint in the environment; restored afterwards."""
+def keyless(fresh: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`fresh`, with no secret and no endpoint in the environment."""
     for name in list(os.environ):
         if SECRET_ENV.search(name) or endpoint_keys.is_endpoint(name):
             monkeypatch.delenv(name)
-    saved = dict(os.environ)
-    yield fresh
-    os.environ.clear()
-    os.environ.update(saved)
+    return fresh
 
 
 def unkeyed_warning(endpoint: str, key: str, project: Path, user_env: Path) -> str:
