@@ -90,7 +90,7 @@ async def run(profile_name: str, k: int, sections: str = "auto") -> dict[str, An
     from deep_research.graph import builder
 
     imported = time.perf_counter()
-    profile = PROFILES[profile_name]
+    PROFILES[profile_name]  # an unknown profile fails here, not in the world's process
     topics = [
         TOPIC_POOL[i % len(TOPIC_POOL)] + ("" if i < len(TOPIC_POOL) else f" {i}") for i in range(k)
     ]
@@ -118,7 +118,9 @@ async def run(profile_name: str, k: int, sections: str = "auto") -> dict[str, An
         # A first run, from nothing: the memory is the case's own empty directory (see
         # MEMORY_DIR above), so nothing is recalled, and `remember` runs as in a user's run.
         "search_library": False,
-        "max_researchers_per_turn": profile.researchers_at_once or max(1, min(k, 16)),
+        # All K at once, on either server: on the laptop's one slot the run finds out that
+        # it answers one request at a time and the researchers take turns (llm/slots.py).
+        "max_researchers_per_turn": max(1, min(k, 16)),
         "max_searches_per_run": max(25, 4 * k + 2),
         "report_in_sections": sections,
     }

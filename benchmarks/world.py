@@ -40,10 +40,6 @@ class Profile:
     # One-slot prompt cache, as mlx_lm.server keeps: the prefix a request shares with the
     # one before is not read again.
     prefix_cache: bool = False
-    # max_researchers_per_turn: None runs all K at once. A server that reads one request at
-    # a time gains nothing from parallel researchers, whose interleaved requests evict each
-    # other's cached prefix: one at a time lets each continue its own.
-    researchers_at_once: int | None = None
 
     def seconds(self, prompt: int, completion: int) -> float:
         """Modelled service time of one call, unscaled."""
@@ -63,7 +59,6 @@ PROFILES = {
         parallel=False,
         time_scale=0.1,
         prefix_cache=True,
-        researchers_at_once=1,
     ),
 }
 

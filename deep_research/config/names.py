@@ -35,6 +35,7 @@ SETTING_NAMES = (
     "orchestrator_temperature",
     "researcher_temperature",
     "local_thinking",
+    "one_slot_server",
     "allow_clarification",
     "max_clarification_rounds",
     "report_language",

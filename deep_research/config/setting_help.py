@@ -27,6 +27,12 @@ HELP: dict[str, str] = {
         "chat_template_kwargs.enable_thinking. off: faster, and small models stop hiding "
         "tool calls inside <think>; on; server: send nothing, the server decides."
     ),
+    "one_slot_server": (
+        "Whether the model server answers one request at a time (mlx_lm.server, "
+        "llama-cpp-python): there researchers take turns at it, each continuing its cached "
+        "prompt, and the report is one call. auto: found out from the run's own calls, on "
+        "local: and ollama: only; on: from the start; off: never."
+    ),
     "allow_clarification": "Ask the user 2-3 clarifying questions before researching.",
     "max_clarification_rounds": "Most rounds of clarifying questions per run.",
     "report_language": (
@@ -44,7 +50,8 @@ HELP: dict[str, str] = {
         "(or at the turn cap): one call per researched topic from its findings alone, one for "
         "the title, opening and conclusion from short digests, stitched and checked as one "
         "report. auto: not when the request asks for a table or a comparison across topics, "
-        "nor when max_researchers_per_turn is 1 (a one-slot server, where the parts queue); "
+        "nor on a one-slot server (one_slot_server, or max_researchers_per_turn 1), where "
+        "the parts queue; "
         "on: whenever two or more topics were researched; off: one call writes the report. "
         "Never under max_cost_usd (its report shrinks to fit) nor with a single topic."
     ),

@@ -66,6 +66,9 @@ class Context(BaseSettings):
     local_thinking: Literal["off", "on", "server"] = Field(
         default="off", description=HELP["local_thinking"]
     )
+    one_slot_server: Literal["auto", "on", "off"] = Field(
+        default="auto", description=HELP["one_slot_server"]
+    )
     allow_clarification: bool = Field(default=True, description=HELP["allow_clarification"])
     max_clarification_rounds: int = Field(
         default=1, ge=0, le=5, description=HELP["max_clarification_rounds"]

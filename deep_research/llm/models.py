@@ -29,7 +29,7 @@ from deep_research.llm.chat_models import Role, public_url
 from deep_research.llm.errors import ModelEndpointError as ModelEndpointError
 from deep_research.llm.errors import ModelServerError as ModelServerError
 from deep_research.llm.errors import ReplyTimeoutError as ReplyTimeoutError
-from deep_research.llm.prices import price_of
+from deep_research.llm.prices import FREE_PROVIDERS, price_of
 from deep_research.llm.sending import Sender
 from deep_research.llm.spending import Ledger
 from deep_research.runtime import durable, progress, prompts
@@ -216,6 +216,7 @@ def role_model(context: Context, role: Role, report: bool = False) -> RoleModel:
         endpoints.llm_max_tokens,
         chat_models.report_tokens(context, role, report),
     )
+    provider = spec.partition(":")[0]
     return RoleModel(
         model=model,
         endpoint=endpoint,
@@ -226,6 +227,10 @@ def role_model(context: Context, role: Role, report: bool = False) -> RoleModel:
         price=price,
         max_tokens=limit,
         timeout=endpoints.llm_timeout,
+        # Watched for one slot only where a server of the user's own answers (llm/slots.py).
+        one_slot=context.one_slot_server
+        if provider in FREE_PROVIDERS or context.one_slot_server == "on"
+        else "off",
     )
 
 

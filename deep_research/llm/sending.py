@@ -17,7 +17,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import BaseModel
 
-from deep_research.llm import attempts, spending
+from deep_research.llm import attempts, slots, spending
 from deep_research.llm import errors as model_errors
 from deep_research.llm.chat_models import Role
 from deep_research.llm.errors import ContextTooLongError, ModelDeadlineError
@@ -43,6 +43,8 @@ class Sender:
     max_tokens: int | None = None
     timeout: float | None = None  # LLM_TIMEOUT: how long one read may wait (for messages)
     ledger: Ledger | None = None  # set per `ask`: the budget its requests are held to
+    # Whether its server may answer one request at a time (`one_slot_server`, llm/slots.py).
+    one_slot: slots.Mode = "off"
 
     async def _fitted(
         self, messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]]
@@ -104,10 +106,13 @@ class Sender:
             attempts.seen_retry(self.role, self.spec, attempt, reason, attempts.error_line(error))
 
         try:
-            async with deadline:
-                reply = await attempts.retried(
-                    lambda: runnable.ainvoke(sent, config), self.retries, seen
-                )
+            # Its turn at a one-slot server is waited for outside the deadline, as a queue.
+            async with slots.gate(self.endpoint).turn(slots.LANE.get(), self.one_slot) as timed:
+                async with deadline:
+                    reply = await attempts.retried(
+                        lambda: runnable.ainvoke(sent, config), self.retries, seen
+                    )
+                timed.tokens = _completion_tokens(reply)
         except TimeoutError:
             if not deadline.expired():
                 raise
@@ -139,6 +144,12 @@ class Sender:
             # The live view adds these up: what the run has cost so far, call by call.
             progress.emit("model_call", role=self.role, model=self.spec, **used)
         return reply
+
+
+def _completion_tokens(reply: object) -> int:
+    usage = getattr(reply, "usage_metadata", None) or {}
+    tokens = usage.get("output_tokens", 0)
+    return tokens if isinstance(tokens, int) else 0
 
 
 def _without_secrets(message: BaseMessage) -> BaseMessage:

@@ -19,7 +19,7 @@ import re
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from deep_research.config.settings import Context
-from deep_research.llm import models, spending
+from deep_research.llm import models, slots, spending
 from deep_research.nodes import report_form, report_stitch, todo_list
 from deep_research.nodes.report_stitch import Part
 from deep_research.state import RESEARCH, ResearchState
@@ -103,10 +103,18 @@ def due(state: ResearchState, context: Context, report_turn: bool) -> list[Part]
     if not 2 <= len(found) <= MAX_SECTIONS:
         return []
     if context.report_in_sections == "auto" and (
-        context.max_researchers_per_turn == 1 or ACROSS.search(request(state))
+        _one_at_a_time(context) or ACROSS.search(request(state))
     ):
         return []
     return found
+
+
+def _one_at_a_time(context: Context) -> bool:
+    """Whether the report's parts would queue at the server: researchers run one at a time,
+    or the server answers one request at a time (`one_slot_server`, llm/slots.py)."""
+    if context.max_researchers_per_turn == 1 or context.one_slot_server == "on":
+        return True
+    return slots.serves_one_at_a_time(models.role_model(context, "orchestrator").endpoint)
 
 
 async def write(

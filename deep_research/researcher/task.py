@@ -17,7 +17,7 @@ from deep_research import memory
 from deep_research.citations import CheckedReport, check_report, quoted_evidence
 from deep_research.citations.quoting import passages_in
 from deep_research.config.settings import Context, context_of
-from deep_research.llm import models
+from deep_research.llm import models, slots
 from deep_research.researcher.graph import researcher_graph, scope
 from deep_research.runtime import process, progress, tracing
 from deep_research.state import NO_USAGE, RESEARCH, ResearcherState, ResearchTask, Source
@@ -29,7 +29,10 @@ from deep_research.text.urls import source_key
 async def research_task(task: ResearchTask, runtime: Runtime[Context]) -> dict[str, Any]:
     """One `research` tool call, run as its own graph task; a failure stays its own."""
     context = context_of(runtime)
-    async with process.turn_slots(task["dispatch_id"], context.max_researchers_per_turn):
+    async with (
+        process.turn_slots(task["dispatch_id"], context.max_researchers_per_turn),
+        slots.in_lane(task["tool_call_id"]),  # its model calls' lane at a one-slot server
+    ):
         progress.emit("research_started", id=task["tool_call_id"], topic=task["topic"])
         try:
             topic = HumanMessage(task["topic"], id=f"topic-{uuid.uuid4().hex}")

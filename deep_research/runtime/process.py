@@ -135,6 +135,9 @@ def provider_pause(name: str, interval: float) -> float:
 #   loads the model while the first model calls run (`warm_up`), started at most once.
 # - `memory.chunks._splitter`, `memory.chunks._splitter_lock`: the token-aware splitter,
 #   built from the model once; it holds no text between calls.
+# - `llm.slots._gates`: one `SlotGate` per model endpoint and event loop, holding what the
+#   calls' timing said (one request at a time or not) and whose turn it is; losing it only
+#   changes the order a server answers in, and a new process finds it out again.
 # - `runtime.http._by_loop`, `runtime.http._lock`, `runtime.http._sync_client`,
 #   `runtime.http.tls_context`: one HTTP client per event loop and timeout (an entry goes
 #   with its loop), and the TLS context built once from the environment's CA bundle.

@@ -34,6 +34,7 @@ Python, `stream_subgraphs=True` in the SDK).
 | `model_repaired` | `role`, `model`, `repair` (what was mended: a call read from text, ...) |
 | `reply_cut` | `role`, `model`, `tokens_out`, `outcome` (`retried`, `continued`, `kept`) |
 | `clarifier_gave_up` | `reason` (why research starts without clarifying questions) |
+| `one_slot` | `endpoint` (its server answers one request at a time: researchers take turns) |
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ ProgressEvent = Literal[
     "model_repaired",
     "reply_cut",
     "clarifier_gave_up",
+    "one_slot",
 ]
 
 

@@ -77,6 +77,11 @@ def progress_line(
         return str(event["note"])  # "The run stopped at its cost budget: ..." (orchestrator)
     if name in ("floor", "model_retry", "model_repaired", "reply_cut", "clarifier_gave_up"):
         return _model_line(event, words)
+    if name == "one_slot":
+        return (
+            f"the model server at {words(event['endpoint'])} answers one request at a time: "
+            "the researchers take turns at it"
+        )
     if name == "report_written":
         size = plural(event["chars"], "character")
         warning = UNSOURCED.get(str(event.get("status")))

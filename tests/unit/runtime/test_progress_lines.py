@@ -162,6 +162,11 @@ def test_every_status_but_complete_is_worded() -> None:
             "floor: the model started no research, so the plan was sent to researchers in code: "
             "3 topics",
         ),
+        (
+            {"event": "one_slot", "endpoint": "http://localhost:8080/v1"},
+            "the model server at http://localhost:8080/v1 answers one request at a time: the "
+            "researchers take turns at it",
+        ),
     ],
 )
 def test_every_give_up_repair_retry_cut_and_floor_has_a_line(

@@ -1,0 +1,210 @@
+"""A model server that answers one request at a time, found out and then taken in turns.
+
+mlx_lm.server, llama-cpp-python and a one-slot llama.cpp read one request at a time and keep
+the last prompt cached. Parallel researchers then interleave there: each researcher's next
+prompt (its growing conversation) follows another's and is read again from its start, so a
+run reads far more prompt than when the researchers take turns. The server gains nothing
+from the parallel requests, since they queue anyway.
+
+Each model call passes a `SlotGate`, one per endpoint in this process. By default
+(`one_slot_server=auto`, for the local providers) it lets every call through and watches:
+a call that was in flight while another finished and then still took about its own full
+time (its tokens at the pace of calls that ran alone) was queued behind it, so the server
+answers one request at a time. From then on (or from the start, with `on`) the calls go in
+turns by *lane*: a researcher keeps the server for its next call (its prompt continues the
+cached one) until it ends or stays away `HOLD_SECONDS`, and the other lanes wait here,
+outside the call's deadline, as they would have waited in the server's queue.
+
+What it changes is only the order the server answers in: no count, cap or result depends on
+it, and a new process (a resume) finds it out again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import deque
+from collections.abc import AsyncIterator
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Literal
+
+from deep_research.runtime import progress
+
+Mode = Literal["auto", "on", "off"]
+
+# Which lane a model call belongs to: a research task's id inside it (researcher/task.py),
+# else the run's main line (clarifier, orchestrator, the report's calls).
+MAIN = "main"
+LANE: ContextVar[str] = ContextVar("model_lane", default=MAIN)
+# How long a lane that holds the server may stay away between its calls (its search step:
+# the searches and the pages) before the next lane gets it.
+HOLD_SECONDS = 20.0
+# A pair of calls says something only when the one that went on was in flight for at least
+# this share of its expected time while the other ran.
+INFORMATIVE = 0.8
+# After the other finished, a queued call takes about its whole expected time, a call served
+# alongside about nothing of it: at or over ONE_SLOT it queued, at or under MANY it did not.
+ONE_SLOT = 0.6
+MANY = 0.4
+KEPT_CALLS = 64
+
+
+@dataclass
+class _Call:
+    lane: str
+    sent: float
+    done: float = 0.0
+    tokens: int = 0  # completion tokens (0: unknown)
+    alone: bool = True  # no other call was in flight at any time during it
+
+
+@dataclass
+class SlotGate:
+    """The calls to one endpoint in this process: watched, and in turns once one slot."""
+
+    endpoint: str = ""  # where the calls go (a public URL, never a key), for the user's line
+    one_slot: bool | None = None  # None: not found out yet
+    holder: str | None = None
+    _in_flight: list[_Call] = field(default_factory=list)
+    _done: deque[_Call] = field(default_factory=lambda: deque(maxlen=KEPT_CALLS))
+    _waiting: deque[tuple[str, asyncio.Future[None]]] = field(default_factory=deque)
+    _hold: asyncio.TimerHandle | None = None
+
+    @contextlib.asynccontextmanager
+    async def turn(self, lane: str, mode: Mode) -> AsyncIterator[_Call]:
+        """One call's passage: waits for `lane`'s turn on a one-slot server, then times the
+        call (the caller sets its `tokens`); `off` passes straight through, unwatched."""
+        if mode == "off":
+            yield _Call(lane, time.monotonic())
+            return
+        if mode == "on":
+            self.one_slot = True
+        if self.one_slot:
+            await self._wait_for(lane)
+        call = _Call(lane, time.monotonic())
+        if self._in_flight:
+            call.alone = False
+            for other in self._in_flight:
+                other.alone = False
+        self._in_flight.append(call)
+        try:
+            yield call
+        finally:
+            call.done = time.monotonic()
+            self._in_flight.remove(call)
+            if mode == "auto" and self.one_slot is None and call.tokens:
+                self._learn(call)
+            if call.tokens:
+                self._done.append(call)
+            self._after(lane)
+
+    def lane_ended(self, lane: str) -> None:
+        """`lane` makes no more calls: the next lane waiting gets the server."""
+        if self.holder == lane:
+            self._release()
+
+    async def _wait_for(self, lane: str) -> None:
+        if self.holder is None:
+            self.holder = lane
+        if self.holder == lane:
+            self._cancel_hold()
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiting.append((lane, waiter))
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            self._waiting = deque(w for w in self._waiting if w[1] is not waiter)
+            if self.holder == lane and not any(c.lane == lane for c in self._in_flight):
+                self._release()
+            raise
+        self._cancel_hold()
+
+    def _after(self, lane: str) -> None:
+        """A call of `lane` ended: a researcher keeps the server a while for its next call;
+        the main line's next call comes only after the researchers it started, so it lets go."""
+        if not self.one_slot or self.holder != lane:
+            return
+        if any(c.lane == lane for c in self._in_flight):
+            return
+        if lane == MAIN:
+            self._release()
+            return
+        self._cancel_hold()
+        self._hold = asyncio.get_running_loop().call_later(HOLD_SECONDS, self._release)
+
+    def _release(self) -> None:
+        self._cancel_hold()
+        self.holder = None
+        if not self._waiting:
+            return
+        self.holder = self._waiting[0][0]
+        for _, waiter in [w for w in self._waiting if w[0] == self.holder]:
+            if not waiter.done():
+                waiter.set_result(None)
+        self._waiting = deque(w for w in self._waiting if w[0] != self.holder)
+
+    def _cancel_hold(self) -> None:
+        if self._hold is not None:
+            self._hold.cancel()
+            self._hold = None
+
+    def _learn(self, call: _Call) -> None:
+        """Whether `call` queued behind the call that finished before it (see the module)."""
+        pace = max(
+            (c.tokens / (c.done - c.sent) for c in self._done if c.alone and c.done > c.sent),
+            default=0.0,
+        )
+        before = self._done[-1] if self._done else None
+        if not pace or before is None or call.sent >= before.done:
+            return
+        expected = call.tokens / pace
+        together = before.done - max(before.sent, call.sent)
+        if together < INFORMATIVE * expected:
+            return
+        after = (call.done - before.done) / expected
+        if after >= ONE_SLOT:
+            self.one_slot = True
+            progress.emit("one_slot", endpoint=self.endpoint)
+            # The lane whose call is now last in the server's queue goes on first: its next
+            # prompt continues the one the server will have cached.
+            latest = max(self._in_flight, key=lambda c: c.sent, default=None)
+            self.holder = latest.lane if latest is not None else None
+        elif after <= MANY:
+            self.one_slot = False
+
+
+# One gate per endpoint and event loop (its futures belong to the loop); a new loop (a new
+# test, a new run of the CLI) gets new ones. Losing one only changes the order of calls.
+_gates: dict[str, tuple[asyncio.AbstractEventLoop, SlotGate]] = {}
+
+
+def gate(endpoint: str) -> SlotGate:
+    """The gate every call to `endpoint` in this event loop passes."""
+    loop = asyncio.get_running_loop()
+    owner, found = _gates.get(endpoint, (None, None))
+    if owner is not loop or found is None:
+        found = SlotGate(endpoint)
+        _gates[endpoint] = (loop, found)
+    return found
+
+
+def serves_one_at_a_time(endpoint: str) -> bool:
+    """Whether calls to `endpoint` were found to (or set to) be answered one at a time."""
+    _, found = _gates.get(endpoint, (None, None))
+    return bool(found is not None and found.one_slot)
+
+
+@contextlib.asynccontextmanager
+async def in_lane(name: str) -> AsyncIterator[None]:
+    """The model calls made inside are lane `name`'s (a research task's); when it ends, a
+    server it held goes to the next lane waiting."""
+    token = LANE.set(name)
+    try:
+        yield
+    finally:
+        LANE.reset(token)
+        for _, found in list(_gates.values()):
+            found.lane_ended(name)

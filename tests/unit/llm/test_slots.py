@@ -1,0 +1,164 @@
+"""`llm.slots`: a one-slot server found out from the calls' own timing, then taken in turns.
+
+The servers here are real coroutines on the event loop: one answers under a lock (one
+request at a time, as mlx_lm.server), the other answers every request at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass, field
+
+import pytest
+
+from deep_research.llm import slots
+from deep_research.llm.slots import SlotGate
+
+SECONDS_A_TOKEN = 0.008  # 25 tokens: 0.2 s, far above the loop's jitter
+
+
+@dataclass
+class Server:
+    one_slot: bool
+    order: list[str] = field(default_factory=list)  # the lanes, in the order served
+    in_flight: int = 0
+    most_at_once: int = 0
+    _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    async def answer(self, lane: str, tokens: int) -> None:
+        async with self._lock if self.one_slot else contextlib.nullcontext():
+            self.order.append(lane)
+            self.in_flight += 1
+            self.most_at_once = max(self.most_at_once, self.in_flight)
+            await asyncio.sleep(tokens * SECONDS_A_TOKEN)
+            self.in_flight -= 1
+
+
+async def ask(gate: SlotGate, server: Server, lane: str, mode: slots.Mode = "auto") -> None:
+    async with gate.turn(lane, mode) as call:
+        await server.answer(lane, 25)
+        call.tokens = 25
+
+
+async def researcher(gate: SlotGate, server: Server, lane: str, calls: int = 3) -> None:
+    """A researcher's turns: a call, its search step, the next call; then its lane ends."""
+    for _ in range(calls):
+        await ask(gate, server, lane)
+        await asyncio.sleep(0.03)  # the search step
+    gate.lane_ended(lane)
+
+
+async def run(server: Server, gate: SlotGate) -> None:
+    """The orchestrator's two calls alone, then three researchers at once."""
+    await ask(gate, server, slots.MAIN)
+    await ask(gate, server, slots.MAIN)
+    await asyncio.gather(*(researcher(gate, server, lane) for lane in "abc"))
+
+
+def contiguous(order: list[str]) -> bool:
+    """Each lane's calls come together: no lane comes back after another's."""
+    seen: list[str] = []
+    for lane in order:
+        if seen and seen[-1] == lane:
+            continue
+        if lane in seen:
+            return False
+        seen.append(lane)
+    return True
+
+
+async def test_a_one_slot_server_is_found_out_and_then_taken_in_turns(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    said: list[dict[str, object]] = []
+    monkeypatch.setattr(slots.progress, "emit", lambda event, **fields: said.append(fields))
+    server, gate = Server(one_slot=True), SlotGate("http://localhost:8080/v1")
+    await run(server, gate)
+    assert gate.one_slot is True
+    assert said == [{"endpoint": "http://localhost:8080/v1"}], "the user is told, once"
+    first_round = server.order[2:5]
+    assert sorted(first_round) == ["a", "b", "c"], "the first calls went before it was known"
+    # After the first round each researcher keeps the server for its later calls, so each
+    # continues the prompt the server cached.
+    assert contiguous(server.order[5:]), server.order
+
+
+async def test_without_the_gate_the_researchers_interleave_there() -> None:
+    """What the turns prevent (the test above fails without them)."""
+    server, gate = Server(one_slot=True), SlotGate()
+    await ask(gate, server, slots.MAIN, "off")
+    await asyncio.gather(*(_unwatched(gate, server, lane) for lane in "abc"))
+    assert not contiguous(server.order[1:])
+
+
+async def _unwatched(gate: SlotGate, server: Server, lane: str) -> None:
+    for _ in range(3):
+        await ask(gate, server, lane, "off")
+        await asyncio.sleep(0.03)
+
+
+async def test_a_server_that_answers_at_once_is_left_to_do_so() -> None:
+    server, gate = Server(one_slot=False), SlotGate()
+    await run(server, gate)
+    assert gate.one_slot is False
+    assert server.most_at_once == 3
+    assert not slots.serves_one_at_a_time("http://nowhere")
+
+
+async def test_on_takes_turns_from_the_first_call() -> None:
+    server, gate = Server(one_slot=False), SlotGate()
+    await asyncio.gather(*(_researcher_on(gate, server, lane) for lane in "ab"))
+    assert gate.one_slot is True
+    assert server.most_at_once == 1 and contiguous(server.order), server.order
+
+
+async def _researcher_on(gate: SlotGate, server: Server, lane: str) -> None:
+    for _ in range(2):
+        await ask(gate, server, lane, "on")
+        await asyncio.sleep(0.03)
+    gate.lane_ended(lane)
+
+
+async def test_a_lane_that_stays_away_lets_the_next_one_go(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(slots, "HOLD_SECONDS", 0.05)
+    server, gate = Server(one_slot=True), SlotGate()
+    await ask(gate, server, "a", "on")  # a holds the server, and never ends its lane
+    await asyncio.wait_for(ask(gate, server, "b", "on"), 2)
+    assert gate.holder == "b"
+
+
+async def test_the_main_line_lets_go_after_each_call() -> None:
+    """The orchestrator's next call waits for the researchers it starts: holding the server
+    for it would leave them waiting for nothing."""
+    server, gate = Server(one_slot=True), SlotGate()
+    await ask(gate, server, slots.MAIN, "on")
+    assert gate.holder is None
+    await asyncio.wait_for(ask(gate, server, "a", "on"), 1)
+
+
+async def test_a_cancelled_wait_leaves_no_one_waiting_for_it() -> None:
+    server, gate = Server(one_slot=True), SlotGate()
+    await ask(gate, server, "a", "on")
+    waiting = asyncio.ensure_future(ask(gate, server, "b", "on"))
+    await asyncio.sleep(0.01)
+    waiting.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await waiting
+    gate.lane_ended("a")
+    assert gate.holder is None  # b no longer waits, so no lane is handed the server
+    await asyncio.wait_for(ask(gate, server, "c", "on"), 1)
+    assert server.order == ["a", "c"]
+
+
+async def test_a_research_task_s_calls_are_its_lane_and_its_end_lets_go() -> None:
+    server = Server(one_slot=True)
+    gate = slots.gate("http://127.0.0.1:9/v1")
+    async with slots.in_lane("call_a"):
+        assert slots.LANE.get() == "call_a"
+        await ask(gate, server, slots.LANE.get(), "on")
+        assert gate.holder == "call_a"
+    assert slots.LANE.get() == slots.MAIN and gate.holder is None
+    assert slots.serves_one_at_a_time("http://127.0.0.1:9/v1")
