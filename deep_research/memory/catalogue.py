@@ -62,14 +62,15 @@ _EQUAL = {  # which column holds a value of each type (bool before int: a bool i
 
 
 def read(
-    path: Path, collection: str, equal: tuple[str, Scalar] | None = None
+    path: Path, collection: str, equal: tuple[str, Scalar] | None = None, first: bool = False
 ) -> list[Record] | None:
     """The metadata of every chunk in `collection` (those whose field `equal[0]` is
-    `equal[1]`, when given), redacted as the store redacts what it reads; [] when the
-    collection does not exist; None when the catalogue is not one this reader knows."""
+    `equal[1]`, when given; with `first`, of one of those at most), redacted as the store
+    redacts what it reads; [] when the collection does not exist; None when the catalogue
+    is not one this reader knows."""
     try:
         with _connect(path / CATALOGUE) as db:
-            return _read(db, collection, equal)
+            return _read(db, collection, equal, first)
     except sqlite3.Error:  # locked past BUSY_SECONDS, damaged, a hot journal: ask chromadb
         return None
 
@@ -81,7 +82,7 @@ def _connect(file: Path) -> sqlite3.Connection:
 
 
 def _read(
-    db: sqlite3.Connection, collection: str, equal: tuple[str, Scalar] | None
+    db: sqlite3.Connection, collection: str, equal: tuple[str, Scalar] | None, first: bool
 ) -> list[Record] | None:
     versions = dict(db.execute("SELECT dir, max(version) FROM migrations GROUP BY dir").fetchall())
     if versions != dict(KNOWN_SCHEMA):
@@ -98,8 +99,12 @@ def _read(
     if equal is not None:
         field, value = equal
         column = _EQUAL[type(value)]
-        sql += f" AND e.id IN (SELECT id FROM embedding_metadata WHERE key = ? AND {column} = ?)"
-        params += [field, value]
+        limit = " LIMIT 1" if first else ""
+        sql += (
+            " AND e.id IN (SELECT k.id FROM embedding_metadata k JOIN embeddings f ON f.id = k.id"
+            f" WHERE f.segment_id = ? AND k.key = ? AND k.{column} = ?{limit})"
+        )
+        params += [segment, field, value]
     records: dict[int, Record] = {}
     for item, key, text, whole, real, flag in db.execute(sql, params):
         records.setdefault(item, {})[key] = _value(text, whole, real, flag)

@@ -9,7 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from deep_research.memory import LIBRARY_COLLECTION, Location, Piece, Store, catalogue, open_store
+from deep_research.memory import (
+    LIBRARY_COLLECTION,
+    REPORTS_COLLECTION,
+    Location,
+    Piece,
+    Store,
+    catalogue,
+    open_store,
+)
 from deep_research.memory.location import CATALOGUE
 
 pytestmark = pytest.mark.slow  # real Chroma and MiniLM: seconds on a first use
@@ -62,6 +70,19 @@ async def test_equal_filters_by_type_as_chromadb_does(store: Store, tmp_path: Pa
     assert [r["key"] for r in flagged] == ["b"]
     chunk0 = catalogue.read(path, LIBRARY_COLLECTION, ("chunk", 0)) or []
     assert sorted(str(r["key"]) for r in chunk0) == ["a", "b"]
+
+
+async def test_first_reads_one_match_of_the_collection_only(store: Store, tmp_path: Path) -> None:
+    """`nothing_remembered` asks on each search step whether any report is stored: one
+    report's first chunk answers it, and another collection's chunk never does."""
+    path = tmp_path / "memory"
+    await store.put(LIBRARY_COLLECTION, "doc", [Piece("x", {}), Piece("y", {})])
+    assert catalogue.read(path, REPORTS_COLLECTION, ("chunk", 0), first=True) == []
+    for key in ("r1", "r2", "r3"):
+        await store.put(REPORTS_COLLECTION, key, [Piece("a", {}), Piece("b", {})])
+    [one] = catalogue.read(path, REPORTS_COLLECTION, ("chunk", 0), first=True) or [{}]
+    assert one["key"] in {"r1", "r2", "r3"} and one["chunk"] == 0
+    assert len(catalogue.read(path, REPORTS_COLLECTION, ("chunk", 0)) or []) == 3
 
 
 async def test_a_collection_never_made_is_empty_and_a_secret_is_redacted(
