@@ -10,9 +10,10 @@ Each model call passes a `SlotGate`, one per endpoint in this process. By defaul
 (`one_slot_server=auto`, for the local providers) it lets every call through and watches:
 a call that was in flight while another finished and then still took about its own full
 time (its tokens at the pace of calls that ran alone) was queued behind it, so the server
-answers one request at a time. From then on (or from the start, with `on`) the calls go in
-turns by *lane*: a researcher keeps the server for its next call (its prompt continues the
-cached one) until it ends or stays away `HOLD_SECONDS`, and the other lanes wait here,
+answers one request at a time (one such pair when it is clear, two when less so; never
+from calls quicker than `SHORTEST`). From then on (or from the start, with `on`) the calls
+go in turns by *lane*: a researcher keeps the server for its next call (its prompt continues
+the cached one) until it ends or stays away `HOLD_SECONDS`, and the other lanes wait here,
 outside the call's deadline, as they would have waited in the server's queue.
 
 What it changes is only the order the server answers in: no count, cap or result depends on
@@ -46,8 +47,14 @@ HOLD_SECONDS = 20.0
 INFORMATIVE = 0.8
 # After the other finished, a queued call takes about its whole expected time, a call served
 # alongside about nothing of it: at or over ONE_SLOT it queued, at or under MANY it did not.
-ONE_SLOT = 0.6
-MANY = 0.4
+ONE_SLOT = 0.45
+MANY = 0.3
+# One pair at or over SURE says it alone; under it, QUEUED_PAIRS pairs must say it. A server
+# that answers faster than this (a test's scripted one) is never judged: the loop's own
+# jitter would be most of what is measured.
+SURE = 0.85
+QUEUED_PAIRS = 2
+SHORTEST = 0.1  # seconds a call is expected to take, at least, for its pair to count
 KEPT_CALLS = 64
 
 
@@ -71,6 +78,7 @@ class SlotGate:
     _done: deque[_Call] = field(default_factory=lambda: deque(maxlen=KEPT_CALLS))
     _waiting: deque[tuple[str, asyncio.Future[None]]] = field(default_factory=deque)
     _hold: asyncio.TimerHandle | None = None
+    _queued: int = 0  # pairs of calls that said one slot so far
 
     @contextlib.asynccontextmanager
     async def turn(self, lane: str, mode: Mode) -> AsyncIterator[_Call]:
@@ -162,10 +170,12 @@ class SlotGate:
             return
         expected = call.tokens / pace
         together = before.done - max(before.sent, call.sent)
-        if together < INFORMATIVE * expected:
+        if expected < SHORTEST or together < INFORMATIVE * expected:
             return
         after = (call.done - before.done) / expected
         if after >= ONE_SLOT:
+            self._queued += 1
+        if after >= SURE or self._queued >= QUEUED_PAIRS:
             self.one_slot = True
             progress.emit("one_slot", endpoint=self.endpoint)
             # The lane whose call is now last in the server's queue goes on first: its next
