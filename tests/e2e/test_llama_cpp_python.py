@@ -9,12 +9,16 @@ server's limit, not the model's choice.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
+from langchain_core.messages import HumanMessage
 
+from deep_research.config.settings import Context
+from deep_research.llm import models, slots
 from tests.support.llama_server import GENERATION, MODEL_ALIAS, LlamaServer, llama_server
 
 pytestmark = pytest.mark.slow  # starts real model servers
@@ -146,3 +150,25 @@ def test_a_prompt_longer_than_the_context_is_refused_as_context_length_exceeded(
     # OpenAI's code, which the agent answers by halving the longest contents.
     assert refused.status_code == 400, refused.text
     assert refused.json()["error"]["code"] == "context_length_exceeded", refused.text
+
+
+async def test_it_answers_one_request_at_a_time_and_the_agent_finds_that_out(
+    jinja: LlamaServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/speed.md: the orchestrator's calls alone, then three researchers' at once, sent
+    through the agent's own model calls: the server queued them, and the gate saw it."""
+    monkeypatch.setenv("LLM_BASE_URL", jinja.base_url)
+    monkeypatch.setenv("LLM_MODEL", MODEL_ALIAS)
+    monkeypatch.setenv("LLM_MAX_TOKENS", "256")
+    context = Context()
+
+    async def ask(lane: str, question: str) -> None:
+        async with slots.in_lane(lane):
+            await models.role_model(context, "researcher").ask([HumanMessage(question)])
+
+    await ask(slots.MAIN, "What is a heat pump?")
+    await ask(slots.MAIN, "What is a gas boiler?")
+    topics = ["heat pump efficiency in winter", "heat pump costs", "heat pump noise"]
+    await asyncio.gather(*(ask(f"lane-{i}", f"Explain {t}.") for i, t in enumerate(topics)))
+    endpoint = models.role_model(context, "researcher").endpoint
+    assert slots.serves_one_at_a_time(endpoint)
