@@ -51,7 +51,7 @@ def embedder(*, download: bool = False) -> MiniLM:
         return _model
 
 
-def warm_up(*, download: bool = False) -> None:
+def warm_up(*, download: bool = False, after: Callable[[], None] | None = None) -> None:
     """Load the model on a background thread, so the first search need not wait.
 
     Called when a run starts: the load (about 0.05 s, the weights mapped) and one small
@@ -59,19 +59,25 @@ def warm_up(*, download: bool = False) -> None:
     the planner's model calls. A daemon thread, not the event loop's executor: `asyncio.run`
     and the CLI's Ctrl-C exit never wait for it, and it holds no executor worker that a
     page extraction needs. A second call returns at once (it never waits on the model's
-    lock). A failed load is silent here and raises again at first use.
+    lock). A failed load is silent here and raises again at first use. `after`, when
+    given, is waited for on the thread before the load (the run's first model request).
     """
     global _warming
     with _warming_lock:
         if _warming is not None or _model is not None:
             return
         _warming = threading.Thread(
-            target=_load_quietly, args=(download,), name="relevance-warm-up", daemon=True
+            target=_load_quietly,
+            args=(download, after),
+            name="relevance-warm-up",
+            daemon=True,
         )
     _warming.start()
 
 
-def _load_quietly(download: bool) -> None:
+def _load_quietly(download: bool, after: Callable[[], None] | None) -> None:
+    if after is not None:
+        after()
     try:
         embedder(download=download).embed_query("warm up")
     except Exception:  # noqa: S110  # the first use loads again and reports it

@@ -23,7 +23,7 @@ from deep_research.llm.chat_models import Role
 from deep_research.llm.errors import ContextTooLongError, ModelDeadlineError
 from deep_research.llm.prices import Price, price_of
 from deep_research.llm.spending import Ledger
-from deep_research.runtime import progress, tracing
+from deep_research.runtime import process, progress, tracing
 from deep_research.text import limits, secrets
 
 
@@ -108,6 +108,7 @@ class Sender:
         try:
             # Its turn at a one-slot server is waited for outside the deadline, as a queue.
             async with slots.gate(self.endpoint).turn(slots.LANE.get(), self.one_slot) as timed:
+                process.model_request_sent()  # background work may start now (runtime/process.py)
                 async with deadline:
                     reply = await attempts.retried(
                         lambda: runnable.ainvoke(sent, config), self.retries, seen

@@ -19,6 +19,7 @@ import threading
 
 from deep_research.citations import check_report
 from deep_research.config.settings import Context
+from deep_research.runtime import process
 from deep_research.state import Source
 
 PREPARED_PER_PASS = 8  # page chunks `prepare` hands the model's thread at once
@@ -53,6 +54,9 @@ def open_early() -> None:
 
 
 def _open_quietly(context: contextvars.Context) -> None:
+    # Once the orchestrator's first request is out: the import then runs while it waits,
+    # not while it builds that request.
+    process.after_first_model_request()
     from deep_research.memory.open import open_store_blocking
 
     try:

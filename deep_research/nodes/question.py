@@ -70,7 +70,10 @@ def new_question(state: ResearchState, runtime: Runtime[Context]) -> dict[str, A
     if context.max_searches_per_run > 0 and (context.relevance_filter or context.use_memory):
         # Fetched if missing only when results are to be scored; memory alone uses the
         # model only where it is already on this machine.
-        embedding.warm_up(download=context.relevance_filter)
+        # Loaded once the first model request is out, while it waits (runtime/process.py).
+        embedding.warm_up(
+            download=context.relevance_filter, after=process.after_first_model_request
+        )
     # Blank user messages left by inputs refused above never reach a model.
     changes: list[HumanMessage | RemoveMessage | ToolMessage] = [
         RemoveMessage(id=m.id) for m in messages if _blank(m) and m.id is not None

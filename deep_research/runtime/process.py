@@ -12,6 +12,7 @@ container, a lock or thread, a `global` statement, a cached function) named nowh
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 import weakref
 from collections import OrderedDict
@@ -76,6 +77,30 @@ def turn_slots(dispatch_id: str, size: int) -> asyncio.Semaphore:
         slots = asyncio.Semaphore(size)
         _turn_slots[dispatch_id] = slots
     return slots
+
+
+# Set once a model request of this process is on its way. Background work that would take
+# the interpreter from a run's first steps (chromadb's import for memory, the relevance
+# model's load) waits for it, and then runs while the run waits for its model. Never set
+# (no model called yet), it lets that work start after `FIRST_REQUEST_WAIT` seconds.
+_model_request_sent = threading.Event()
+FIRST_REQUEST_WAIT = 5.0
+# After the request is handed to the client: what the client still does before the request
+# is on the wire (callbacks, the request's JSON) is left to finish first.
+SEND_MARGIN = 0.05
+
+
+def model_request_sent() -> None:
+    """A model request is on its way (llm/sending.py, before each call)."""
+    _model_request_sent.set()
+
+
+def after_first_model_request() -> None:
+    """Block this (background) thread until a model request is on its way, or at most
+    `FIRST_REQUEST_WAIT` seconds."""
+    if not _model_request_sent.is_set():
+        _model_request_sent.wait(FIRST_REQUEST_WAIT)
+        time.sleep(SEND_MARGIN)
 
 
 # One semaphore per search provider name, so parallel researchers (and threads) share the

@@ -17,6 +17,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from deep_research import embedding
 from deep_research.embedding import loader
 from deep_research.memory import open as memory_open
+from deep_research.runtime import process
 from deep_research.search.fetch import PageFetcher
 from deep_research.text import extract
 from tests.support.fakes.page_server import PageServer
@@ -143,10 +144,22 @@ async def test_an_empty_memory_is_opened_beside_the_first_model_call_not_before_
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Any,
 ) -> None:
+    # An earlier test's memory threads, still at work, would open this test's store (they
+    # read MEMORY_DIR when they open): they end first.
+    for thread in threading.enumerate():
+        if thread.name in ("memory-open", "memory-prepare"):
+            thread.join(60)
     memory = tmp_path / "memory"
     monkeypatch.setenv("MEMORY_DIR", str(memory))
     monkeypatch.setattr(embedding, "warm_up", lambda **_: None)
     answered = threading.Event()
+    request_sent = threading.Event()  # this run's, not one an earlier test's run set
+    monkeypatch.setattr(process, "_model_request_sent", request_sent)
+    after_request: list[bool] = []
+    began: list[str] = []  # the thread of each open, as it begins
+    # The scripted model answers at once: the floor's research would come back within the
+    # margin left for a request to go out, and its pages' preparation open the store first.
+    monkeypatch.setattr(process, "SEND_MARGIN", 0.0)
     waited: list[bool] = []  # whether the first model call was answered when the open began
     seen: list[int] = []  # opens finished when each model call came
 
@@ -159,8 +172,12 @@ async def test_an_empty_memory_is_opened_beside_the_first_model_call_not_before_
     real_open = memory_open.open_store_blocking
 
     def held(*args: Any) -> Any:
-        # Held until the model has answered: were the open on the path, the run would wait
-        # for it, and it for the run (the test's timeout).
+        began.append(threading.current_thread().name)
+        # Begun only once the first model request was out (chromadb's import would take
+        # the interpreter from the steps that build it)...
+        after_request.append(request_sent.is_set())
+        # ... and held until the model has answered: were the open on the path, the run
+        # would wait for it, and it for the run (the test's timeout).
         waited.append(answered.wait(30))
         store = real_open(*args)
         if store.location.path == memory:  # not a store another test's thread opens
@@ -173,9 +190,9 @@ async def test_an_empty_memory_is_opened_beside_the_first_model_call_not_before_
     # Nothing was remembered yet: no store (nor chromadb, nor the relevance model) stood
     # between the question and the first model call; the store was opened beside it, on a
     # thread of its own, for `remember`. This report cites nothing, so nothing is stored.
-    assert seen[0] == 0 and waited[:1] == [True]
+    assert seen[0] == 0 and waited[:1] == [True] and after_request[:1] == [True]
     assert values["status"] == "no_sources"
     for thread in threading.enumerate():
         if thread.name == "memory-open":
             thread.join(60)
-    assert opened[:1] == ["memory-open"], "opened first early, on its own thread"
+    assert began[:1] == ["memory-open"] and "memory-open" in opened, "early, on its own thread"

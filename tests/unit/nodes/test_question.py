@@ -19,7 +19,7 @@ RUNTIME = Runtime(context=Context(max_searches_per_run=0))
 @pytest.fixture(autouse=True)
 def warm_ups(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     calls: list[bool] = []  # each warm-up's `download`
-    monkeypatch.setattr(embedding, "warm_up", lambda *, download: calls.append(download))
+    monkeypatch.setattr(embedding, "warm_up", lambda *, download, after: calls.append(download))
     return calls
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
 from deep_research.runtime import process
@@ -19,3 +22,27 @@ def test_each_request_reserves_its_start_after_the_one_before(
     assert process.provider_pause("wikipedia", 3.0) == 0.0, "each provider its own"
     now[0] = 110.0
     assert process.provider_pause("arxiv", 3.0) == 0.0, "a pause long past is not waited"
+
+
+def test_background_work_waits_for_the_first_model_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """chromadb's import and the relevance model's load start once a request is out."""
+    monkeypatch.setattr(process, "_model_request_sent", threading.Event())
+    began: list[float] = []
+    worker = threading.Thread(
+        target=lambda: (process.after_first_model_request(), began.append(time.monotonic()))
+    )
+    worker.start()
+    worker.join(0.3)
+    assert worker.is_alive() and not began, "it waits while no request went out"
+    sent = time.monotonic()
+    process.model_request_sent()
+    worker.join(5)
+    assert began and began[0] >= sent
+
+
+def test_with_no_model_request_it_waits_a_bounded_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(process, "_model_request_sent", threading.Event())
+    monkeypatch.setattr(process, "FIRST_REQUEST_WAIT", 0.05)
+    process.after_first_model_request()  # returns: a run that calls no model still opens it
