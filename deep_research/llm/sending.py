@@ -94,8 +94,7 @@ class Sender:
         # A key never goes to a server other than its own: its own travels in the header,
         # and no message may carry any (a search API's error text can quote its key).
         sent = [_without_secrets(message) for message in messages]
-        # Around the client, not inside it: its retries and every provider are covered.
-        deadline = asyncio.timeout(self.deadline)
+        deadline: asyncio.Timeout | None = None
         config = tracing.model_config(self.role, self.spec)
 
         reasons: list[attempts.RetryReason] = []
@@ -105,17 +104,23 @@ class Sender:
             reasons.append(reason)
             attempts.seen_retry(self.role, self.spec, attempt, reason, attempts.error_line(error))
 
+        gate = slots.gate(self.endpoint, self.spec)
         try:
-            # Its turn at a one-slot server is waited for outside the deadline, as a queue.
-            async with slots.gate(self.endpoint).turn(slots.LANE.get(), self.one_slot) as timed:
+            # Its turn at a one-slot server is waited for first, as in a queue: the deadline
+            # starts once the call goes out (`asyncio.timeout` fixes its end when made).
+            async with gate.turn(slots.LANE.get(), self.one_slot, self.role) as timed:
                 process.model_request_sent()  # background work may start now (runtime/process.py)
+                # Around the client, not inside it: its retries and every provider are covered.
+                deadline = asyncio.timeout(self.deadline)
                 async with deadline:
                     reply = await attempts.retried(
                         lambda: runnable.ainvoke(sent, config), self.retries, seen
                     )
-                timed.tokens = _completion_tokens(reply)
+                # A retried call's time is not one answer's: it says nothing of the server.
+                timed.tokens = 0 if reasons else _completion_tokens(reply)
+                timed.prompt = _prompt_tokens(reply)
         except TimeoutError:
-            if not deadline.expired():
+            if deadline is None or not deadline.expired():
                 raise
             if reasons and set(reasons) == {"timeout"}:
                 # Time-outs until the deadline: the last one cut short by it, not a trickle.
@@ -148,9 +153,20 @@ class Sender:
 
 
 def _completion_tokens(reply: object) -> int:
+    return _usage(reply, "output_tokens")
+
+
+def _prompt_tokens(reply: object) -> int:
+    return _usage(reply, "input_tokens")
+
+
+def _usage(reply: object, name: str) -> int:
+    """A count from the reply's usage, as the server said it; 0 when missing or absurd."""
     usage = getattr(reply, "usage_metadata", None) or {}
-    tokens = usage.get("output_tokens", 0)
-    return tokens if isinstance(tokens, int) else 0
+    tokens = usage.get(name, 0)
+    if isinstance(tokens, bool) or not isinstance(tokens, int):
+        return 0
+    return tokens if 0 < tokens <= slots.MOST_TOKENS else 0
 
 
 def _without_secrets(message: BaseMessage) -> BaseMessage:

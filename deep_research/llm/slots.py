@@ -55,7 +55,12 @@ MANY = 0.3
 SURE = 0.85
 QUEUED_PAIRS = 2
 SHORTEST = 0.1  # seconds a call is expected to take, at least, for its pair to count
+# The pace of the calls that ran alone measures a call of their shape only: one whose prompt
+# per reply token is more than this many times the most of theirs is mostly prompt reading,
+# which that pace does not foresee (a parallel server's long prompts would read as queueing).
+SHAPE = 3.0
 KEPT_CALLS = 64
+MOST_TOKENS = 10_000_000  # a count a server reports above this is not believed
 
 
 @dataclass
@@ -63,8 +68,14 @@ class _Call:
     lane: str
     sent: float
     done: float = 0.0
-    tokens: int = 0  # completion tokens (0: unknown)
+    role: str = ""
+    tokens: int = 0  # completion tokens (0: unknown, or not one answer's: a retried call)
+    prompt: int = 0  # prompt tokens (0: unknown)
     alone: bool = True  # no other call was in flight at any time during it
+
+    def shape(self) -> float:
+        """Prompt tokens per reply token (0: unknown)."""
+        return self.prompt / self.tokens if self.prompt and self.tokens else 0.0
 
 
 @dataclass
@@ -81,17 +92,18 @@ class SlotGate:
     _queued: int = 0  # pairs of calls that said one slot so far
 
     @contextlib.asynccontextmanager
-    async def turn(self, lane: str, mode: Mode) -> AsyncIterator[_Call]:
+    async def turn(self, lane: str, mode: Mode, role: str = "") -> AsyncIterator[_Call]:
         """One call's passage: waits for `lane`'s turn on a one-slot server, then times the
-        call (the caller sets its `tokens`); `off` passes straight through, unwatched."""
+        call (the caller sets its `tokens` and `prompt`); `off` passes straight through,
+        unwatched."""
         if mode == "off":
-            yield _Call(lane, time.monotonic())
+            yield _Call(lane, time.monotonic(), role=role)
             return
         if mode == "on":
             self.one_slot = True
         if self.one_slot:
             await self._wait_for(lane)
-        call = _Call(lane, time.monotonic())
+        call = _Call(lane, time.monotonic(), role=role)
         if self._in_flight:
             call.alone = False
             for other in self._in_flight:
@@ -103,7 +115,10 @@ class SlotGate:
             call.done = time.monotonic()
             self._in_flight.remove(call)
             if mode == "auto" and self.one_slot is None and call.tokens:
-                self._learn(call)
+                try:
+                    self._learn(call)
+                except ArithmeticError:  # a count no arithmetic takes: this pair says nothing
+                    pass
             if call.tokens:
                 self._done.append(call)
             self._after(lane)
@@ -125,8 +140,9 @@ class SlotGate:
             await waiter
         except asyncio.CancelledError:
             self._waiting = deque(w for w in self._waiting if w[1] is not waiter)
-            if self.holder == lane and not any(c.lane == lane for c in self._in_flight):
-                self._release()
+            # Handed the server already: its lane keeps it as after a call (others of the
+            # lane may be going on), and lets go after the hold.
+            self._after(lane)
             raise
         self._cancel_hold()
 
@@ -160,15 +176,17 @@ class SlotGate:
             self._hold = None
 
     def _learn(self, call: _Call) -> None:
-        """Whether `call` queued behind the call that finished before it (see the module)."""
-        pace = max(
-            (c.tokens / (c.done - c.sent) for c in self._done if c.alone and c.done > c.sent),
-            default=0.0,
-        )
+        """Whether `call` queued behind the call that finished before it (see the module):
+        judged on a call of the same role only, and of the shape of the calls that ran alone."""
+        alone = [c for c in self._done if c.alone and c.done > c.sent]
+        fastest = max(alone, key=lambda c: c.tokens / (c.done - c.sent), default=None)
         before = self._done[-1] if self._done else None
-        if not pace or before is None or call.sent >= before.done:
+        if fastest is None or before is None or call.sent >= before.done:
             return
-        expected = call.tokens / pace
+        shapes = max((c.shape() for c in alone), default=0.0)
+        if before.role != call.role or call.shape() > SHAPE * max(shapes, 1.0):
+            return
+        expected = call.tokens * (fastest.done - fastest.sent) / fastest.tokens
         together = before.done - max(before.sent, call.sent)
         if expected < SHORTEST or together < INFORMATIVE * expected:
             return
@@ -188,23 +206,31 @@ class SlotGate:
 
 # One gate per endpoint and event loop (its futures belong to the loop); a new loop (a new
 # test, a new run of the CLI) gets new ones. Losing one only changes the order of calls.
-_gates: dict[str, tuple[asyncio.AbstractEventLoop, SlotGate]] = {}
+_gates: dict[tuple[str, str], tuple[asyncio.AbstractEventLoop, SlotGate]] = {}
 
 
-def gate(endpoint: str) -> SlotGate:
-    """The gate every call to `endpoint` in this event loop passes."""
+def gate(endpoint: str, model: str = "") -> SlotGate:
+    """The gate every call to `model` at `endpoint` in this event loop passes (two models
+    behind one URL answer at their own paces)."""
     loop = asyncio.get_running_loop()
-    owner, found = _gates.get(endpoint, (None, None))
+    owner, found = _gates.get((endpoint, model), (None, None))
     if owner is not loop or found is None:
         found = SlotGate(endpoint)
-        _gates[endpoint] = (loop, found)
+        _gates[(endpoint, model)] = (loop, found)
     return found
 
 
 def serves_one_at_a_time(endpoint: str) -> bool:
-    """Whether calls to `endpoint` were found to (or set to) be answered one at a time."""
-    _, found = _gates.get(endpoint, (None, None))
-    return bool(found is not None and found.one_slot)
+    """Whether calls to `endpoint` (any model there) were found to (or set to) be answered
+    one at a time, in this event loop."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # no loop: no call was made in one
+        return False
+    gates = list(_gates.items())
+    return any(
+        found.one_slot for (url, _), (owner, found) in gates if url == endpoint and owner is loop
+    )
 
 
 @contextlib.asynccontextmanager
@@ -216,5 +242,7 @@ async def in_lane(name: str) -> AsyncIterator[None]:
         yield
     finally:
         LANE.reset(token)
-        for _, found in list(_gates.values()):
-            found.lane_ended(name)
+        loop = asyncio.get_running_loop()  # another loop's gates are its own thread's
+        for owner, found in list(_gates.values()):
+            if owner is loop:
+                found.lane_ended(name)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
+from deep_research.llm import sending, slots
 from deep_research.llm.errors import ModelDeadlineError
 from deep_research.llm.sending import Sender
 from tests.support.scripted_model import ScriptedChatModel
@@ -74,3 +76,29 @@ async def test_a_call_past_its_deadline_is_one_readable_error() -> None:
         ModelDeadlineError, match="within 0.2 s, retries included.*LLM_CALL_DEADLINE"
     ):
         await sender(_Stalled(), deadline=0.2)._call([HumanMessage("q")], ())
+
+
+async def test_a_turn_waited_for_at_a_one_slot_server_is_not_counted_against_the_deadline() -> None:
+    """The wait is a queue, not the call: a lane that waits longer than the deadline for
+    another lane's turn still gets its answer."""
+    one_slot = dataclasses.replace(
+        sender(ScriptedChatModel(script=lambda m, t: AIMessage("answered")), deadline=0.3),
+        endpoint="http://127.0.0.1:9/deadline",
+        one_slot="on",
+    )
+    gate = slots.gate(one_slot.endpoint, one_slot.spec)
+    async with slots.in_lane("a"):
+        await one_slot._call([HumanMessage("a's call")], ())  # a holds the server now
+        asyncio.get_running_loop().call_later(0.6, gate.lane_ended, "a")
+        async with slots.in_lane("b"):
+            reply = await asyncio.wait_for(one_slot._call([HumanMessage("b's call")], ()), 5)
+    assert reply.text == "answered"
+
+
+@pytest.mark.parametrize("count", [10**400, -50, True, "12", 1.5, None])
+def test_a_token_count_a_server_made_up_is_not_believed(count: object) -> None:
+    reply = AIMessage(
+        "x", usage_metadata={"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}
+    )
+    reply.usage_metadata["output_tokens"] = count  # type: ignore[index, typed-dict-item]
+    assert sending._completion_tokens(reply) == 0

@@ -174,3 +174,42 @@ async def test_a_server_quicker_than_the_loop_s_jitter_is_never_judged(
     server, gate = Server(one_slot=True), SlotGate()
     await run(server, gate)
     assert gate.one_slot is None and gate.holder is None
+
+
+async def _timed(gate: SlotGate, role: str, prompt: int, tokens: int, seconds: float) -> None:
+    """A call to a server that answers every request at once, in `seconds`."""
+    async with gate.turn(role, "auto", role) as call:
+        await asyncio.sleep(seconds)
+        call.tokens, call.prompt = tokens, prompt
+
+
+async def test_long_prompts_read_in_parallel_are_not_taken_for_a_queue() -> None:
+    """Calls that are mostly prompt reading take longer than their reply tokens foresee:
+    they are not judged by the pace of short-prompt calls, nor by another role's."""
+    gate = SlotGate()
+    await _timed(gate, slots.MAIN, prompt=100, tokens=25, seconds=0.2)  # alone: its pace
+    calls = []
+    for _ in range(3):  # sent 0.15 s apart, each 1 s of prompt reading, all at once
+        calls.append(asyncio.ensure_future(_timed(gate, "researcher", 5_000, 15, 1.0)))
+        await asyncio.sleep(0.15)
+    await asyncio.gather(*calls)
+    assert gate.one_slot is None
+    # The same timings with the calls' prompts unknown read as a queue (what is guarded):
+    unguarded = SlotGate()
+    await _timed(unguarded, slots.MAIN, prompt=0, tokens=25, seconds=0.2)
+    calls = []
+    for _ in range(3):
+        calls.append(asyncio.ensure_future(_timed(unguarded, "researcher", 0, 15, 1.0)))
+        await asyncio.sleep(0.15)
+    await asyncio.gather(*calls)
+    assert unguarded.one_slot is True
+
+
+async def test_a_pair_of_calls_of_two_roles_says_nothing() -> None:
+    gate = SlotGate()
+    await _timed(gate, slots.MAIN, prompt=0, tokens=25, seconds=0.2)
+    first = asyncio.ensure_future(_timed(gate, "orchestrator", 0, 25, 0.2))
+    await asyncio.sleep(0.01)
+    await _timed(gate, "researcher", 0, 25, 0.4)  # would read as queued behind the other
+    await first
+    assert gate.one_slot is None

@@ -11,6 +11,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from deep_research.config.names import ConfigError
 from deep_research.config.settings import Context
+from deep_research.llm import models, slots
 from deep_research.nodes import report_sections
 from deep_research.state import RESEARCH
 
@@ -99,6 +100,20 @@ def test_auto_keeps_one_call_when_researchers_run_one_at_a_time_and_on_splits_an
     on = Context(report_in_sections="on", **one_slot)
     assert len(report_sections.due(researched(), on, True)) == 2
     assert len(report_sections.due(researched(), Context(max_researchers_per_turn=2), True)) == 2
+
+
+async def test_auto_keeps_one_call_on_a_server_found_to_answer_one_at_a_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Found out by the run's calls (llm/slots.py), or said by `one_slot_server`; `off`
+    splits even where an earlier run in this process found one slot."""
+    monkeypatch.setenv("LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    endpoint = models.role_model(Context(), "orchestrator").endpoint
+    assert len(report_sections.due(researched(), Context(), True)) == 2
+    assert report_sections.due(researched(), Context(one_slot_server="on"), True) == []
+    slots.gate(endpoint, "local:x").one_slot = True  # what an earlier run found out
+    assert report_sections.due(researched(), Context(), True) == []
+    assert len(report_sections.due(researched(), Context(one_slot_server="off"), True)) == 2
 
 
 def test_an_unknown_value_is_refused_with_the_values_named() -> None:
