@@ -55,9 +55,9 @@ MANY = 0.3
 SURE = 0.85
 QUEUED_PAIRS = 2
 SHORTEST = 0.1  # seconds a call is expected to take, at least, for its pair to count
-# The pace of the calls that ran alone measures a call of their shape only: one whose prompt
-# per reply token is more than this many times the most of theirs is mostly prompt reading,
-# which that pace does not foresee (a parallel server's long prompts would read as queueing).
+# The pace of the calls that ran alone measures a call of their shape only: a call is judged
+# by the pace of those whose prompt per reply token is within this factor of its own (more
+# prompt reading than that pace foresees would read as queueing on a parallel server).
 SHAPE = 3.0
 KEPT_CALLS = 64
 MOST_TOKENS = 10_000_000  # a count a server reports above this is not believed
@@ -178,13 +178,14 @@ class SlotGate:
     def _learn(self, call: _Call) -> None:
         """Whether `call` queued behind the call that finished before it (see the module):
         judged on a call of the same role only, and of the shape of the calls that ran alone."""
-        alone = [c for c in self._done if c.alone and c.done > c.sent]
+        # Its pace is that of the calls that ran alone with about its shape: a prompt-heavy
+        # call measured by a short-prompt call's pace would read as queueing.
+        alone = [c for c in self._done if c.alone and c.done > c.sent and _alike(c, call)]
         fastest = max(alone, key=lambda c: c.tokens / (c.done - c.sent), default=None)
         before = self._done[-1] if self._done else None
         if fastest is None or before is None or call.sent >= before.done:
             return
-        shapes = max((c.shape() for c in alone), default=0.0)
-        if before.role != call.role or call.shape() > SHAPE * max(shapes, 1.0):
+        if before.role != call.role:
             return
         expected = call.tokens * (fastest.done - fastest.sent) / fastest.tokens
         together = before.done - max(before.sent, call.sent)
@@ -204,8 +205,16 @@ class SlotGate:
             self.one_slot = False
 
 
-# One gate per endpoint and event loop (its futures belong to the loop); a new loop (a new
-# test, a new run of the CLI) gets new ones. Losing one only changes the order of calls.
+def _alike(a: _Call, b: _Call) -> bool:
+    """Whether two calls' prompts per reply token are within `SHAPE` of each other (an
+    unknown one is taken as alike)."""
+    low, high = sorted((a.shape(), b.shape()))
+    return not low or high <= SHAPE * low
+
+
+# One gate per endpoint and model, for the last event loop to use it (its futures belong to
+# that loop); a new loop (a new test, a new run of the CLI) gets new ones. The process runs
+# one loop at a time. Losing one only changes the order of calls.
 _gates: dict[tuple[str, str], tuple[asyncio.AbstractEventLoop, SlotGate]] = {}
 
 

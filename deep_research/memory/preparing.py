@@ -19,6 +19,7 @@ import threading
 
 from deep_research.citations import check_report
 from deep_research.config.settings import Context
+from deep_research.memory.location import Location
 from deep_research.runtime import process
 from deep_research.state import Source
 
@@ -40,27 +41,29 @@ def prepare(reports: list[str], sources: list[Source], context: Context) -> None
     ).start()
 
 
-def open_early() -> None:
+def open_early(location: Location | None = None) -> None:
     """Open the store on a "memory-open" daemon thread, in this run's context: chromadb's
     import and the start of the directory's shared server take seconds, spent here while
     the orchestrator waits for its model rather than after the report. A store that cannot
-    be used is left to `remember`, which meets it again and names it."""
+    be used is left to `remember`, which meets it again and names it. `location` is the
+    store's as the run found it (the thread opens it later, when the environment may have
+    moved on)."""
     threading.Thread(
         target=_open_quietly,
-        args=(contextvars.copy_context(),),
+        args=(contextvars.copy_context(), location),
         name="memory-open",
         daemon=True,
     ).start()
 
 
-def _open_quietly(context: contextvars.Context) -> None:
+def _open_quietly(context: contextvars.Context, location: Location | None) -> None:
     # Once the orchestrator's first request is out: the import then runs while it waits,
     # not while it builds that request.
     process.after_first_model_request()
     from deep_research.memory.open import open_store_blocking
 
     try:
-        context.run(open_store_blocking)
+        context.run(open_store_blocking, location)
     except Exception:  # noqa: BLE001, S110  # `remember` opens it again and says what failed
         pass
 

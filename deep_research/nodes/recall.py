@@ -52,7 +52,7 @@ async def recall(state: ResearchState, runtime: Runtime[Context]) -> dict[str, A
         # Nothing remembered yet: no report to recall, and neither chromadb (about 4 s to
         # import) nor the relevance model stands between the question and the first model
         # call. The store is opened meanwhile, for the pages prepared for `remember`.
-        open_early()
+        open_early(location)
         progress.emit("memory", status="on", where=location.describe(), earlier=[])
         return update
     from deep_research.memory import MemoryUnavailable, open_store

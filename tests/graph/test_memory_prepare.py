@@ -258,9 +258,10 @@ async def test_a_first_runs_store_is_opened_as_the_run_starts_not_after_the_rese
     real_open_early = preparing.open_early
     real_prepare = preparing.prepare
 
-    def watched_open_early() -> None:
+    def watched_open_early(location: Any = None) -> None:
         order.append("open")
-        real_open_early()
+        assert location is not None and location.path == tmp_path / "memory"
+        real_open_early(location)
 
     def watched_prepare(given: list[str], sources: list[Source], context: Any) -> None:
         order.append("prepare")

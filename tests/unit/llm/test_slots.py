@@ -213,3 +213,17 @@ async def test_a_pair_of_calls_of_two_roles_says_nothing() -> None:
     await _timed(gate, "researcher", 0, 25, 0.4)  # would read as queued behind the other
     await first
     assert gate.one_slot is None
+
+
+async def test_a_call_is_judged_by_the_pace_of_calls_of_its_own_shape() -> None:
+    """A short-prompt call ran fastest alone; a prompt-heavy one alone too. Prompt-heavy
+    calls served together take the time the prompt-heavy one did, not the short one's."""
+    gate = SlotGate()
+    await _timed(gate, "clarifier", prompt=25, tokens=25, seconds=0.2)
+    await _timed(gate, "orchestrator", prompt=750, tokens=25, seconds=1.0)
+    calls = []
+    for _ in range(3):  # served at once, 1 s each, sent 0.15 s apart
+        calls.append(asyncio.ensure_future(_timed(gate, "researcher", 750, 25, 1.0)))
+        await asyncio.sleep(0.15)
+    await asyncio.gather(*calls)
+    assert gate.one_slot is not True

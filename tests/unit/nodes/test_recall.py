@@ -64,7 +64,7 @@ async def test_a_store_holding_no_report_is_not_opened_before_the_first_model_ca
         raise AssertionError("recall opened a store that remembers nothing")
 
     monkeypatch.setattr(memory_open, "open_store", recorded)
-    monkeypatch.setattr(preparing, "open_early", lambda: early.append(True))
+    monkeypatch.setattr(preparing, "open_early", lambda location: early.append(True))
     runtime = cast(Any, type("R", (), {"context": Context(use_memory=True)})())
     state = cast(Any, {"messages": [HumanMessage("Heat pumps?")]})
     update = await recall.recall(state, runtime)
