@@ -85,8 +85,14 @@ def clean_env(
     # environment is built from scratch (`tests.support.cli`) share, as users do.
     monkeypatch.setenv("MEMORY_SHARE", "false")
     yield
-    os.environ.clear()
-    os.environ.update(saved)
+    # Only what differs is put back: `os.environ.clear()` would unset every variable at once
+    # while a daemon thread an earlier test left (chromadb's, the relevance model's) may be
+    # reading the C environment, which is not safe across threads.
+    for name in [name for name in os.environ if name not in saved]:
+        del os.environ[name]
+    for name, value in saved.items():
+        if os.environ.get(name) != value:
+            os.environ[name] = value
 
 
 @pytest.fixture(autouse=True)
