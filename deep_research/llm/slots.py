@@ -6,7 +6,7 @@ prompt (its growing conversation) follows another's and is read again from its s
 run reads far more prompt than when the researchers take turns. The server gains nothing
 from the parallel requests, since they queue anyway.
 
-Each model call passes a `SlotGate`, one per endpoint in this process. By default
+Each model call passes a `SlotGate`, one per endpoint and model in this process. By default
 (`one_slot_server=auto`, for the local providers) it lets every call through and watches:
 a call that was in flight while another finished and then still took about its own full
 time (its tokens at the pace of calls that ran alone) was queued behind it, so the server
@@ -180,12 +180,12 @@ class SlotGate:
         judged on a call of the same role only, and of the shape of the calls that ran alone."""
         # Its pace is that of the calls that ran alone with about its shape: a prompt-heavy
         # call measured by a short-prompt call's pace would read as queueing.
+        before = self._done[-1] if self._done else None
+        if before is None or call.sent >= before.done or before.role != call.role:
+            return
         alone = [c for c in self._done if c.alone and c.done > c.sent and _alike(c, call)]
         fastest = max(alone, key=lambda c: c.tokens / (c.done - c.sent), default=None)
-        before = self._done[-1] if self._done else None
-        if fastest is None or before is None or call.sent >= before.done:
-            return
-        if before.role != call.role:
+        if fastest is None:
             return
         expected = call.tokens * (fastest.done - fastest.sent) / fastest.tokens
         together = before.done - max(before.sent, call.sent)

@@ -59,10 +59,12 @@ async def list_chunks(
     return Listing(store.where, [dict(hit.metadata) for hit in hits], "chromadb")
 
 
-def nothing_remembered(location: Location) -> bool:
-    """Whether a local store surely holds no report (none made, or a first run that failed
-    after its store was opened): then `recall` has nothing to open it for. False for a
-    server, or a catalogue this reader does not know. Blocking: SQLite, read-only."""
+def nothing_remembered(location: Location | None = None) -> bool:
+    """Whether a local store (the configured one, unless given) surely holds no report (none
+    made, or a first run that failed after its store was opened): then `recall` has nothing
+    to open it for. False for a server, or a catalogue this reader does not know. Blocking:
+    the environment's location, SQLite read-only."""
+    location = location or configured()
     if location.host is not None or location.path is None:
         return False
     if not has_store(location):

@@ -112,8 +112,10 @@ def due(state: ResearchState, context: Context, report_turn: bool) -> list[Part]
 def _one_at_a_time(context: Context) -> bool:
     """Whether the report's parts would queue at the server: researchers run one at a time,
     or the server answers one request at a time (`one_slot_server`, llm/slots.py)."""
-    if context.max_researchers_per_turn == 1 or context.one_slot_server != "auto":
-        return context.max_researchers_per_turn == 1 or context.one_slot_server == "on"
+    if context.max_researchers_per_turn == 1 or context.one_slot_server == "on":
+        return True
+    if context.one_slot_server == "off":
+        return False
     return slots.serves_one_at_a_time(models.role_model(context, "orchestrator").endpoint)
 
 

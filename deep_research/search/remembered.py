@@ -58,11 +58,9 @@ async def memory_lookup(context: Context) -> MemoryLookup | None:
     """The run's lookup, or None when memory is off, unusable or may not answer searches."""
     if not context.use_memory or context.memory_max_age_days <= 0:
         return None
-    from deep_research.memory import configured
     from deep_research.memory.listing import nothing_remembered
 
-    location = await asyncio.to_thread(configured)
-    if await asyncio.to_thread(nothing_remembered, location):
+    if await asyncio.to_thread(nothing_remembered):
         # Nothing remembered yet (passages are stored with their report): chromadb is not
         # imported for an empty memory, nor a search held while a first run's store opens.
         return None

@@ -42,10 +42,12 @@ async def ask(gate: SlotGate, server: Server, lane: str, mode: slots.Mode = "aut
         call.tokens = 25
 
 
-async def researcher(gate: SlotGate, server: Server, lane: str, calls: int = 3) -> None:
+async def researcher(
+    gate: SlotGate, server: Server, lane: str, calls: int = 3, mode: slots.Mode = "auto"
+) -> None:
     """A researcher's turns: a call, its search step, the next call; then its lane ends."""
     for _ in range(calls):
-        await ask(gate, server, lane)
+        await ask(gate, server, lane, mode)
         await asyncio.sleep(0.03)  # the search step
     gate.lane_ended(lane)
 
@@ -89,14 +91,8 @@ async def test_without_the_gate_the_researchers_interleave_there() -> None:
     """What the turns prevent (the test above fails without them)."""
     server, gate = Server(one_slot=True), SlotGate()
     await ask(gate, server, slots.MAIN, "off")
-    await asyncio.gather(*(_unwatched(gate, server, lane) for lane in "abc"))
+    await asyncio.gather(*(researcher(gate, server, lane, mode="off") for lane in "abc"))
     assert not contiguous(server.order[1:])
-
-
-async def _unwatched(gate: SlotGate, server: Server, lane: str) -> None:
-    for _ in range(3):
-        await ask(gate, server, lane, "off")
-        await asyncio.sleep(0.03)
 
 
 async def test_a_server_that_answers_at_once_is_left_to_do_so() -> None:
@@ -109,16 +105,9 @@ async def test_a_server_that_answers_at_once_is_left_to_do_so() -> None:
 
 async def test_on_takes_turns_from_the_first_call() -> None:
     server, gate = Server(one_slot=False), SlotGate()
-    await asyncio.gather(*(_researcher_on(gate, server, lane) for lane in "ab"))
+    await asyncio.gather(*(researcher(gate, server, lane, 2, "on") for lane in "ab"))
     assert gate.one_slot is True
     assert server.most_at_once == 1 and contiguous(server.order), server.order
-
-
-async def _researcher_on(gate: SlotGate, server: Server, lane: str) -> None:
-    for _ in range(2):
-        await ask(gate, server, lane, "on")
-        await asyncio.sleep(0.03)
-    gate.lane_ended(lane)
 
 
 async def test_a_lane_that_stays_away_lets_the_next_one_go(
