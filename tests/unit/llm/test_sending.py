@@ -100,5 +100,31 @@ def test_a_token_count_a_server_made_up_is_not_believed(count: object) -> None:
     reply = AIMessage(
         "x", usage_metadata={"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}
     )
+    assert sending._completion_tokens(reply) == 1  # what a server says, believed
     reply.usage_metadata["output_tokens"] = count  # type: ignore[index, typed-dict-item]
     assert sending._completion_tokens(reply) == 0
+
+
+async def test_a_retried_call_says_nothing_of_the_server_a_clean_one_is_timed() -> None:
+    """A retry's back-off is in the call's time: judged as one answer, a parallel server's
+    retried call would read as queued behind another (llm/slots.py)."""
+    usage = {"input_tokens": 30, "output_tokens": 12, "total_tokens": 42}
+    failed: list[bool] = []
+
+    def script(messages: list[BaseMessage], tools: set[str]) -> AIMessage:
+        if not failed and messages[-1].text == "retried":
+            failed.append(True)
+            raise ConnectionError("the server restarted")
+        return AIMessage("answered", usage_metadata=usage)
+
+    watched = dataclasses.replace(
+        sender(ScriptedChatModel(script=script)),
+        endpoint="http://127.0.0.1:9/retried",
+        one_slot="auto",
+        retries=1,
+    )
+    timed = slots.gate(watched.endpoint, watched.spec)._done
+    await watched._call([HumanMessage("clean")], ())
+    assert [(c.tokens, c.prompt) for c in timed] == [(12, 30)]
+    await watched._call([HumanMessage("retried")], ())
+    assert failed and len(timed) == 1, "the retried call is not among the timed ones"
