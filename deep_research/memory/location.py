@@ -58,7 +58,10 @@ def has_store(location: Location) -> bool:
     written its catalogue (a user who never finished a run has none, and nothing to recall)."""
     if location.host is not None:
         return True
-    return location.path is not None and (location.path / CATALOGUE).is_file()
+    try:
+        return location.path is not None and (location.path / CATALOGUE).is_file()
+    except OSError:  # a name too long, a directory not ours to search: nothing to read there
+        return False
 
 
 def configured_store() -> Location | None:

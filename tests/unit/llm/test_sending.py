@@ -12,7 +12,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from deep_research.llm import sending, slots
+from deep_research.llm import attempts, sending, slots
 from deep_research.llm.errors import ModelDeadlineError
 from deep_research.llm.sending import Sender
 from tests.support.scripted_model import ScriptedChatModel
@@ -105,9 +105,12 @@ def test_a_token_count_a_server_made_up_is_not_believed(count: object) -> None:
     assert sending._completion_tokens(reply) == 0
 
 
-async def test_a_retried_call_says_nothing_of_the_server_a_clean_one_is_timed() -> None:
+async def test_a_retried_call_says_nothing_of_the_server_a_clean_one_is_timed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A retry's back-off is in the call's time: judged as one answer, a parallel server's
     retried call would read as queued behind another (llm/slots.py)."""
+    monkeypatch.setattr(attempts, "BACKOFF_SECONDS", 0.0)
     usage = {"input_tokens": 30, "output_tokens": 12, "total_tokens": 42}
     failed: list[bool] = []
 

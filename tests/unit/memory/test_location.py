@@ -88,3 +88,9 @@ def test_a_directory_that_cannot_be_made_is_memory_unavailable(tmp_path: Path) -
     with pytest.raises(MemoryUnavailable, match="cannot be created") as error:
         hold_directory(tmp_path / "file" / "memory")
     assert isinstance(error.value, DeepResearchError) and error.value.__cause__ is None
+
+
+def test_a_directory_the_disk_refuses_to_look_in_holds_no_store(tmp_path: Path) -> None:
+    """A MEMORY_DIR too long to look up is nothing remembered, not a run stopped at recall:
+    `remember` meets it when it opens the store, and says what is wrong."""
+    assert not has_store(Location(path=tmp_path / ("x" * 300)))
