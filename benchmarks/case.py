@@ -126,16 +126,24 @@ async def run(profile_name: str, k: int, sections: str = "auto") -> dict[str, An
     }
     question: Any = {"messages": [{"role": "user", "content": "Are heat pumps worth it?"}]}
     config: Any = {"configurable": {"thread_id": "bench"}}
-    published = 0.0
+    published = one_slot_at = 0.0
     checkpoints = Path(tempfile.mkdtemp(prefix="bench-checkpoints-")) / "checkpoints.sqlite"
     async with open_sqlite(checkpoints) as saver:  # as the CLI keeps a run, and as durably
         graph = builder.compile(checkpointer=saver)
         started = time.perf_counter()
-        async for update in graph.astream(
-            question, config, context=context, stream_mode="updates", durability="sync"
+        # As the CLI streams: its progress events too, from inside the research subgraphs.
+        async for _, mode, chunk in graph.astream(
+            question,
+            config,
+            context=context,
+            stream_mode=["custom", "updates"],
+            subgraphs=True,
+            durability="sync",
         ):
-            if "finalize" in update:
+            if mode == "updates" and "finalize" in chunk:
                 published = time.perf_counter()  # the report is out: state, the CLI's file
+            elif mode == "custom" and chunk.get("event") == "one_slot":
+                one_slot_at = time.perf_counter()  # found out: the researchers take turns
         ended = time.perf_counter()
         out = (await graph.aget_state(config)).values
     ours.send("stop")
@@ -149,6 +157,7 @@ async def run(profile_name: str, k: int, sections: str = "auto") -> dict[str, An
         "imported": imported,
         "run_started": started,
         "report_published": published,
+        "one_slot_at": one_slot_at,
         "run_ended": ended,
         "calls": log["calls"],
         "activities": ACTIVITIES,

@@ -216,3 +216,23 @@ async def test_a_call_is_judged_by_the_pace_of_calls_of_its_own_shape() -> None:
         await asyncio.sleep(0.15)
     await asyncio.gather(*calls)
     assert gate.one_slot is not True
+
+
+async def test_a_call_slowed_by_a_busy_machine_does_not_settle_it_as_many_at_once() -> None:
+    """A lone call the busy machine slowed (0.5 s for what takes 0.2) makes the next queued
+    call look quick: that one pair decides nothing, and a later clear one finds the queue."""
+    gate = SlotGate()
+    await _timed(gate, slots.MAIN, prompt=0, tokens=25, seconds=0.5)
+
+    async def queued_pair(first: float, second: float) -> None:
+        """Two researchers' calls sent together; the second is served after the first."""
+        one = asyncio.ensure_future(_timed(gate, "researcher", 0, 25, first))
+        await asyncio.sleep(0.01)
+        await _timed(gate, "researcher", 0, 25, first - 0.01 + second)
+        await one
+
+    await queued_pair(0.5, 0.12)  # its 0.12 s after the other: 0.24 of the slowed pace
+    assert gate.one_slot is None
+    await _timed(gate, slots.MAIN, prompt=0, tokens=25, seconds=0.2)  # the machine is quiet
+    await queued_pair(0.2, 0.2)
+    assert gate.one_slot is True
