@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from deep_research.memory import chroma
 from deep_research.memory.record import (
     HOST,
     NOFOLLOW,
@@ -188,6 +189,8 @@ class Keeper:
 def chroma_server(directory: Path, host: str, port: int, token: str) -> uvicorn.Server:
     """chromadb's server for `directory` on host:port, asking every request for `token`."""
     import uvicorn
+
+    chroma.load()
     from chromadb.config import Settings
 
     settings = Settings(

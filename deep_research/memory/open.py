@@ -27,6 +27,7 @@ from deep_research.config.endpoints import read_endpoints
 from deep_research.config.private import private_directory
 from deep_research.embedding import loader
 from deep_research.embedding.files import WeightsUnavailable
+from deep_research.memory import chroma
 from deep_research.memory.location import Location, MemoryUnavailable, configured, hold_directory
 from deep_research.memory.record import HOST, TOKEN_NAME, read_token
 from deep_research.memory.server import ServerSilent, bounded_client, with_token
@@ -110,7 +111,7 @@ def _needs_the_model() -> None:
 
 
 def _connect(location: Location) -> Store:
-    import chromadb  # seconds to import: only when a store is opened
+    chromadb = chroma.load()  # seconds to import: only when a store is opened
     from chromadb.config import Settings
     from chromadb.errors import ChromaError
 

@@ -20,6 +20,7 @@ import httpcore
 import httpx
 
 from deep_research.errors import DeepResearchError
+from deep_research.memory import chroma
 
 if TYPE_CHECKING:
     from chromadb.api import ClientAPI
@@ -157,8 +158,7 @@ def with_token(settings: Settings, token: str) -> Settings:
 
 def bounded_client(host: str, port: int, settings: Settings) -> ClientAPI:
     """chromadb's client for the server at host:port, its every request bounded."""
-    import chromadb
-
+    chromadb = chroma.load()
     check_heartbeat(host, port)
     # Its constructor asks the server for its tenant and database unbounded: right after
     # a heartbeat, so only a server that falls silent in that instant can hold it.
