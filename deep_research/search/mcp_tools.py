@@ -22,7 +22,7 @@ import json
 import logging
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import ToolCall, ToolMessage
 from pydantic import BaseModel, ConfigDict
@@ -30,12 +30,17 @@ from pydantic import BaseModel, ConfigDict
 from deep_research.config import mcp_servers
 from deep_research.config.mcp_servers import McpServer
 from deep_research.runtime import durable, progress
-from deep_research.search import mcp_client, mcp_schemas
+from deep_research.search import mcp_schemas
 from deep_research.state import ResearcherState, Source
 from deep_research.text import fences
 from deep_research.text.controls import without_controls
 from deep_research.text.limits import cut
 from deep_research.text.urls import is_citable_url
+
+if TYPE_CHECKING:
+    # The client, and the `mcp` package under it (half a second to import), are imported
+    # only when a server is asked: most runs configure none.
+    from deep_research.search.mcp_client import ListedTool
 
 PER_SERVER = 8
 MAX_TOOLS = 16
@@ -77,6 +82,8 @@ async def listing(state: ResearcherState) -> dict[str, Any]:
 
 async def _listed(server: McpServer) -> list[dict[str, Any]]:
     """A server's tools as offered (none when it cannot be listed: it costs nothing more)."""
+    from deep_research.search import mcp_client
+
     try:
         tools = await mcp_client.list_tools(server)
     except mcp_client.McpCallError:
@@ -98,15 +105,15 @@ async def _listed(server: McpServer) -> list[dict[str, Any]]:
 
 
 def offerable(
-    tools: list[mcp_client.ListedTool],
-) -> tuple[list[tuple[mcp_client.ListedTool, dict[str, Any]]], list[tuple[str, str]]]:
+    tools: list[ListedTool],
+) -> tuple[list[tuple[ListedTool, dict[str, Any]]], list[tuple[str, str]]]:
     """The tools a server's listing offers, with the input schema each is offered with (one
     of each name, at most `PER_SERVER`), and the names refused for their schema, with why."""
-    named: dict[str, mcp_client.ListedTool] = {}
+    named: dict[str, ListedTool] = {}
     for tool in tools:  # one of each name (the first): a model is offered no two alike
         if TOOL_NAME.fullmatch(tool.name):
             named.setdefault(tool.name, tool)
-    usable: list[tuple[mcp_client.ListedTool, dict[str, Any]]] = []
+    usable: list[tuple[ListedTool, dict[str, Any]]] = []
     refused: list[tuple[str, str]] = []
     for tool in named.values():
         try:
@@ -209,6 +216,8 @@ class Calls:
         server = self.servers.get(tool["server"])
         if server is None:
             return {"error": "its server is no longer configured"}
+        from deep_research.search import mcp_client
+
         try:
             text = await mcp_client.call_tool(server, tool["tool"], args)
         except mcp_client.McpCallError as error:

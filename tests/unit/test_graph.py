@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from types import SimpleNamespace
 from typing import Any
 
@@ -9,6 +11,7 @@ import pytest
 
 from deep_research.config.names import ConfigError
 from deep_research.graph import builder, graph, make_graph
+from tests.support.cli import REPO
 
 NODES = {
     "new_question",
@@ -83,3 +86,19 @@ def test_make_graph_gives_the_graph_for_known_keys_or_no_execution() -> None:
     assert make_graph(server_runtime(None)) is graph
     reading: Any = SimpleNamespace(execution_runtime=None)  # a read of state or schemas
     assert make_graph(reading) is graph
+
+
+def test_importing_the_graph_leaves_what_a_run_may_not_use_unimported() -> None:
+    """chromadb (memory, opened once the run is under way) and the MCP client (only when
+    servers are configured: `mcp` is half a second to import) wait until they are used."""
+    code = (
+        "import sys\n"
+        "import deep_research.graph\n"
+        "print(sorted(m for m in ('chromadb', 'mcp', 'deep_research.search.mcp_client')"
+        " if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
