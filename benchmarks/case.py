@@ -132,7 +132,7 @@ async def run(profile_name: str, k: int, sections: str = "auto") -> dict[str, An
         graph = builder.compile(checkpointer=saver)
         started = time.perf_counter()
         # As the CLI streams: its progress events too, from inside the research subgraphs.
-        async for _, mode, chunk in graph.astream(
+        async for namespace, mode, chunk in graph.astream(
             question,
             config,
             context=context,
@@ -140,7 +140,7 @@ async def run(profile_name: str, k: int, sections: str = "auto") -> dict[str, An
             subgraphs=True,
             durability="sync",
         ):
-            if mode == "updates" and "finalize" in chunk:
+            if mode == "updates" and not namespace and "finalize" in chunk:
                 published = time.perf_counter()  # the report is out: state, the CLI's file
             elif mode == "custom" and chunk.get("event") == "one_slot":
                 one_slot_at = time.perf_counter()  # found out: the researchers take turns

@@ -10,12 +10,12 @@ Each model call passes a `SlotGate`, one per endpoint and model in this process.
 (`one_slot_server=auto`, for the local providers) it lets every call through and watches:
 a call that was in flight while another finished and then still took about its own full
 time (its tokens at the pace of calls that ran alone) was queued behind it, so the server
-answers one request at a time (one such pair when it is clear, two when less so; the same
-for many at once; never from calls quicker than `SHORTEST`). From then on (or from the
-start, with `on`) the calls go in turns by *lane*: a researcher keeps the server for its
-next call (its prompt continues the cached one) until it ends or stays away `HOLD_SECONDS`,
-and the other lanes wait here, outside the call's deadline, as they would have waited in
-the server's queue.
+answers one request at a time (one such pair when it is clear, two when less so, more
+when pairs disagree; the same for many at once; never from calls quicker than `SHORTEST`).
+From then on (or from the start, with `on`) the calls go in turns by *lane*: a researcher
+keeps the server for its next call (its prompt continues the cached one) until it ends or
+stays away `HOLD_SECONDS`, and the other lanes wait here, outside the call's deadline, as
+they would have waited in the server's queue.
 
 What it changes is only the order the server answers in: no count, cap or result depends on
 it, and a new process (a resume) finds it out again.
@@ -50,14 +50,16 @@ INFORMATIVE = 0.8
 # alongside about nothing of it: at or over ONE_SLOT it queued, at or under MANY it did not.
 ONE_SLOT = 0.45
 MANY = 0.3
-# One pair at or over SURE says one slot alone, one at or under CLEAR says many alone; else
-# PAIRS pairs must say it. A busy machine slows some calls (a slowed call that ran alone
-# makes a queued one look quick), so one pair that is not clear decides nothing. A server
+# Each pair votes: +2 at or over SURE, +1 at or over ONE_SLOT, -1 at or under MANY, -2 at
+# or under CLEAR; a lead of LEAD decides (one slot above, many below). So one clear pair
+# decides alone, two likely ones together, and pairs that disagree wait for more: a busy
+# machine slows some calls (a slowed call that ran alone makes a queued one look quick; a
+# stalled one looks queued), and one such pair must not settle it either way. A server
 # that answers faster than SHORTEST (a test's scripted one) is never judged: the loop's own
 # jitter would be most of what is measured.
 SURE = 0.85
 CLEAR = 0.1
-PAIRS = 2
+LEAD = 2
 SHORTEST = 0.1  # seconds a call is expected to take, at least, for its pair to count
 # The pace of the calls that ran alone measures a call of their shape only: a call is judged
 # by the pace of those whose prompt per reply token is within this factor of its own (more
@@ -93,8 +95,7 @@ class SlotGate:
     _done: deque[_Call] = field(default_factory=lambda: deque(maxlen=KEPT_CALLS))
     _waiting: deque[tuple[str, asyncio.Future[None]]] = field(default_factory=deque)
     _hold: asyncio.TimerHandle | None = None
-    _queued: int = 0  # pairs of calls that said one slot so far
-    _served: int = 0  # pairs that said many at once
+    _votes: int = 0  # the pairs' votes so far: for one slot above 0, for many below
 
     @contextlib.asynccontextmanager
     async def turn(self, lane: str, mode: Mode, role: str = "") -> AsyncIterator[_Call]:
@@ -197,19 +198,25 @@ class SlotGate:
         if expected < SHORTEST or together < INFORMATIVE * expected:
             return
         after = (call.done - before.done) / expected
-        if after >= ONE_SLOT:
-            self._queued += 1
-        elif after <= MANY:
-            self._served += 1
-        if after >= SURE or self._queued >= PAIRS:
+        self._votes += _vote(after)
+        if self._votes >= LEAD:
             self.one_slot = True
             progress.emit("one_slot", endpoint=self.endpoint)
             # The lane whose call is now last in the server's queue goes on first: its next
             # prompt continues the one the server will have cached.
             latest = max(self._in_flight, key=lambda c: c.sent, default=None)
             self.holder = latest.lane if latest is not None else None
-        elif after <= CLEAR or self._served >= PAIRS:
+        elif self._votes <= -LEAD:
             self.one_slot = False
+
+
+def _vote(after: float) -> int:
+    """What one pair says (see `SURE`): for one slot above 0, for many below, else 0."""
+    if after >= ONE_SLOT:
+        return 2 if after >= SURE else 1
+    if after <= MANY:
+        return -2 if after <= CLEAR else -1
+    return 0
 
 
 def _alike(a: _Call, b: _Call) -> bool:

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import importlib
 import json
 import logging
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +43,8 @@ if TYPE_CHECKING:
     # The client, and the `mcp` package under it (half a second to import), are imported
     # only when a server is asked: most runs configure none.
     from deep_research.search.mcp_client import ListedTool
+
+CLIENT = "deep_research.search.mcp_client"
 
 PER_SERVER = 8
 MAX_TOOLS = 16
@@ -82,6 +86,7 @@ async def listing(state: ResearcherState) -> dict[str, Any]:
 
 async def _listed(server: McpServer) -> list[dict[str, Any]]:
     """A server's tools as offered (none when it cannot be listed: it costs nothing more)."""
+    await _import_client()
     from deep_research.search import mcp_client
 
     try:
@@ -216,6 +221,7 @@ class Calls:
         server = self.servers.get(tool["server"])
         if server is None:
             return {"error": "its server is no longer configured"}
+        await _import_client()
         from deep_research.search import mcp_client
 
         try:
@@ -223,6 +229,13 @@ class Calls:
         except mcp_client.McpCallError as error:
             return {"error": str(error)}
         return {"text": cut(without_controls(text), RESULT_CHARS)}
+
+
+async def _import_client() -> None:
+    """The MCP client imported off the loop, the first time (`mcp` takes half a second,
+    which on the loop would stall every other task of the run, or of the server's runs)."""
+    if CLIENT not in sys.modules:
+        await asyncio.to_thread(importlib.import_module, CLIENT)
 
 
 def _answered(call_id: str, name: str, text: str) -> tuple[ToolMessage, list[Source]]:

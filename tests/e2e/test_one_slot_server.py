@@ -88,6 +88,7 @@ def test_on_a_one_slot_server_the_researchers_take_turns_and_the_report_is_one_c
 
 def test_on_a_parallel_server_the_researchers_run_together_and_the_report_in_sections() -> None:
     result = case("cloud")
+    assert not result["one_slot_at"], "a parallel server is never taken for a one-slot one"
     calls = researchers(result)
     # Their later calls overlap: none waits for another researcher to finish.
     later = calls[3:]

@@ -102,3 +102,26 @@ def test_importing_the_graph_leaves_what_a_run_may_not_use_unimported() -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[]"
+
+
+def test_the_mcp_client_is_imported_off_the_event_loop() -> None:
+    """Half a second on the loop would stall every other task: the first MCP call imports
+    it on a worker thread."""
+    code = (
+        "import asyncio, sys, threading\n"
+        "seen = []\n"
+        "class Watch:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'mcp':\n"
+        "            seen.append(threading.current_thread() is threading.main_thread())\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, Watch())\n"
+        "from deep_research.search import mcp_tools\n"
+        "asyncio.run(mcp_tools._import_client())\n"
+        "print(seen, 'deep_research.search.mcp_client' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[False] True"

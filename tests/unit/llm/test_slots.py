@@ -218,21 +218,36 @@ async def test_a_call_is_judged_by_the_pace_of_calls_of_its_own_shape() -> None:
     assert gate.one_slot is not True
 
 
+async def _pair(gate: SlotGate, first: float, after: float) -> None:
+    """Two researchers' calls sent together: the second goes on `after` seconds once the
+    first is done (its own whole time behind a queue, little of it alongside)."""
+    one = asyncio.ensure_future(_timed(gate, "researcher", 0, 25, first))
+    await asyncio.sleep(0.01)
+    await _timed(gate, "researcher", 0, 25, first - 0.01 + after)
+    await one
+
+
 async def test_a_call_slowed_by_a_busy_machine_does_not_settle_it_as_many_at_once() -> None:
-    """A lone call the busy machine slowed (0.5 s for what takes 0.2) makes the next queued
+    """A lone call the busy machine slowed (0.8 s for what takes 0.4) makes the next queued
     call look quick: that one pair decides nothing, and a later clear one finds the queue."""
     gate = SlotGate()
-    await _timed(gate, slots.MAIN, prompt=0, tokens=25, seconds=0.5)
-
-    async def queued_pair(first: float, second: float) -> None:
-        """Two researchers' calls sent together; the second is served after the first."""
-        one = asyncio.ensure_future(_timed(gate, "researcher", 0, 25, first))
-        await asyncio.sleep(0.01)
-        await _timed(gate, "researcher", 0, 25, first - 0.01 + second)
-        await one
-
-    await queued_pair(0.5, 0.12)  # its 0.12 s after the other: 0.24 of the slowed pace
+    await _timed(gate, slots.MAIN, prompt=0, tokens=25, seconds=0.8)
+    await _pair(gate, 0.8, 0.2)  # its 0.2 s after the other: 0.25 of the slowed pace
     assert gate.one_slot is None
-    await _timed(gate, slots.MAIN, prompt=0, tokens=25, seconds=0.2)  # the machine is quiet
-    await queued_pair(0.2, 0.2)
+    await _timed(gate, slots.MAIN, prompt=0, tokens=25, seconds=0.4)  # the machine is quiet
+    await _pair(gate, 0.4, 0.4)
+    await _pair(gate, 0.4, 0.4)  # the earlier pair's vote is outweighed
     assert gate.one_slot is True
+
+
+async def test_two_likely_pairs_decide_and_pairs_that_disagree_wait_for_more() -> None:
+    """Two pairs for many (0.2 of its time after the other) decide; one for many and then a
+    stalled one that looks queued (its whole time after) decide nothing."""
+    agreeing, disagreeing = SlotGate(), SlotGate()
+    for gate in (agreeing, disagreeing):
+        await _timed(gate, slots.MAIN, prompt=0, tokens=25, seconds=0.4)
+        await _pair(gate, 0.4, 0.08)
+        assert gate.one_slot is None, "one likely pair decides nothing"
+    await _pair(agreeing, 0.4, 0.08)
+    await _pair(disagreeing, 0.4, 0.4)
+    assert agreeing.one_slot is False and disagreeing.one_slot is None
