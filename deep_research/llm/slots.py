@@ -51,8 +51,9 @@ INFORMATIVE = 0.8
 ONE_SLOT = 0.45
 MANY = 0.3
 # Each pair votes: +2 at or over SURE, +1 at or over ONE_SLOT, -1 at or under MANY, -2 at
-# or under CLEAR; a lead of LEAD decides (one slot above, many below). So one clear pair
-# decides alone, two likely ones together, and pairs that disagree wait for more: a busy
+# or under CLEAR; a lead of LEAD decides (one slot above, many below). So a clear first
+# pair decides alone, two likely ones together, and pairs that disagree wait for more (for
+# good, if they keep disagreeing: the calls then go as they come, as without it): a busy
 # machine slows some calls (a slowed call that ran alone makes a queued one look quick; a
 # stalled one looks queued), and one such pair must not settle it either way. A server
 # that answers faster than SHORTEST (a test's scripted one) is never judged: the loop's own
@@ -66,6 +67,7 @@ SHORTEST = 0.1  # seconds a call is expected to take, at least, for its pair to 
 # prompt reading than that pace foresees would read as queueing on a parallel server).
 SHAPE = 3.0
 KEPT_CALLS = 64
+clock = time.monotonic  # when a call went out and came back (the tests' own, for exact times)
 MOST_TOKENS = 10_000_000  # a count a server reports above this is not believed
 
 
@@ -103,13 +105,13 @@ class SlotGate:
         call (the caller sets its `tokens` and `prompt`); `off` passes straight through,
         unwatched."""
         if mode == "off":
-            yield _Call(lane, time.monotonic(), role=role)
+            yield _Call(lane, clock(), role=role)
             return
         if mode == "on":
             self.one_slot = True
         if self.one_slot:
             await self._wait_for(lane)
-        call = _Call(lane, time.monotonic(), role=role)
+        call = _Call(lane, clock(), role=role)
         if self._in_flight:
             call.alone = False
             for other in self._in_flight:
@@ -118,7 +120,7 @@ class SlotGate:
         try:
             yield call
         finally:
-            call.done = time.monotonic()
+            call.done = clock()
             self._in_flight.remove(call)
             if mode == "auto" and self.one_slot is None and call.tokens:
                 try:

@@ -234,7 +234,10 @@ class Calls:
 async def _import_client() -> None:
     """The MCP client imported off the loop, the first time (`mcp` takes half a second,
     which on the loop would stall every other task of the run, or of the server's runs)."""
-    if CLIENT not in sys.modules:
+    module = sys.modules.get(CLIENT)
+    # A module is in sys.modules from its import's start: while another task's thread is
+    # still importing it, this one waits for it on a thread too, not on the loop.
+    if module is None or getattr(module.__spec__, "_initializing", False):
         await asyncio.to_thread(importlib.import_module, CLIENT)
 
 

@@ -104,21 +104,38 @@ def test_importing_the_graph_leaves_what_a_run_may_not_use_unimported() -> None:
     assert done.stdout.strip() == "[]"
 
 
-def test_the_mcp_client_is_imported_off_the_event_loop() -> None:
+def test_the_mcp_client_is_imported_off_the_event_loop_by_every_task_that_asks() -> None:
     """Half a second on the loop would stall every other task: the first MCP call imports
-    it on a worker thread."""
+    it on a worker thread, and a second task that asks while that import is under way
+    waits for it on a thread too (here the import is made 0.5 s slow)."""
     code = (
-        "import asyncio, sys, threading\n"
+        "import asyncio, sys, threading, time\n"
         "seen = []\n"
-        "class Watch:\n"
+        "class Slow:\n"
         "    def find_spec(self, name, path=None, target=None):\n"
         "        if name == 'mcp':\n"
         "            seen.append(threading.current_thread() is threading.main_thread())\n"
+        "            time.sleep(0.5)\n"
         "        return None\n"
-        "sys.meta_path.insert(0, Watch())\n"
+        "sys.meta_path.insert(0, Slow())\n"
         "from deep_research.search import mcp_tools\n"
-        "asyncio.run(mcp_tools._import_client())\n"
-        "print(seen, 'deep_research.search.mcp_client' in sys.modules)\n"
+        "async def main():\n"
+        "    lag = 0.0\n"
+        "    async def tick():\n"
+        "        nonlocal lag\n"
+        "        while True:\n"
+        "            t = time.perf_counter()\n"
+        "            await asyncio.sleep(0.01)\n"
+        "            lag = max(lag, time.perf_counter() - t - 0.01)\n"
+        "    ticker = asyncio.create_task(tick())\n"
+        "    first = asyncio.create_task(mcp_tools._import_client())\n"
+        "    await asyncio.sleep(0.1)\n"
+        "    await mcp_tools._import_client()\n"
+        "    from deep_research.search import mcp_client  # as the callers then do\n"
+        "    await first\n"
+        "    ticker.cancel()\n"
+        "    print(seen, lag < 0.25)\n"
+        "asyncio.run(main())\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120

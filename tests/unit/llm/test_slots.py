@@ -218,36 +218,81 @@ async def test_a_call_is_judged_by_the_pace_of_calls_of_its_own_shape() -> None:
     assert gate.one_slot is not True
 
 
-async def _pair(gate: SlotGate, first: float, after: float) -> None:
-    """Two researchers' calls sent together: the second goes on `after` seconds once the
-    first is done (its own whole time behind a queue, little of it alongside)."""
-    one = asyncio.ensure_future(_timed(gate, "researcher", 0, 25, first))
-    await asyncio.sleep(0.01)
-    await _timed(gate, "researcher", 0, 25, first - 0.01 + after)
-    await one
+class Clock:
+    """`slots.clock` at times the test sets: pairs judged exactly, however busy the machine."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
 
 
-async def test_a_call_slowed_by_a_busy_machine_does_not_settle_it_as_many_at_once() -> None:
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    fake = Clock()
+    monkeypatch.setattr(slots, "clock", fake)
+    return fake
+
+
+async def _alone(gate: SlotGate, clock: Clock, seconds: float) -> None:
+    """A call that ran alone, 25 tokens in `seconds`: the pace pairs are judged by."""
+    async with gate.turn(slots.MAIN, "auto", "orchestrator") as call:
+        clock.now += seconds
+        call.tokens = 25
+    clock.now += 1.0
+
+
+async def _pair(gate: SlotGate, clock: Clock, first: float, after: float) -> None:
+    """Two researchers' calls sent together: the first answered in `first` seconds, the
+    second `after` seconds later."""
+    one, two = gate.turn("a", "auto", "researcher"), gate.turn("b", "auto", "researcher")
+    (await one.__aenter__()).tokens = 25
+    clock.now += 0.01
+    (await two.__aenter__()).tokens = 25
+    clock.now += first - 0.01
+    await one.__aexit__(None, None, None)
+    clock.now += after
+    await two.__aexit__(None, None, None)
+    clock.now += 1.0
+
+
+async def test_a_call_slowed_by_a_busy_machine_does_not_settle_it_as_many_at_once(
+    clock: Clock,
+) -> None:
     """A lone call the busy machine slowed (0.8 s for what takes 0.4) makes the next queued
-    call look quick: that one pair decides nothing, and a later clear one finds the queue."""
+    call look quick: that one pair decides nothing, and later clear ones find the queue."""
     gate = SlotGate()
-    await _timed(gate, slots.MAIN, prompt=0, tokens=25, seconds=0.8)
-    await _pair(gate, 0.8, 0.2)  # its 0.2 s after the other: 0.25 of the slowed pace
+    await _alone(gate, clock, 0.8)
+    await _pair(gate, clock, 0.8, 0.2)  # its 0.2 s after the other: 0.25 of the slowed pace
     assert gate.one_slot is None
-    await _timed(gate, slots.MAIN, prompt=0, tokens=25, seconds=0.4)  # the machine is quiet
-    await _pair(gate, 0.4, 0.4)
-    await _pair(gate, 0.4, 0.4)  # the earlier pair's vote is outweighed
+    await _alone(gate, clock, 0.4)  # the machine is quiet again
+    await _pair(gate, clock, 0.4, 0.4)
+    assert gate.one_slot is None, "the earlier pair's vote is outweighed, not ignored"
+    await _pair(gate, clock, 0.4, 0.4)
     assert gate.one_slot is True
 
 
-async def test_two_likely_pairs_decide_and_pairs_that_disagree_wait_for_more() -> None:
+async def test_two_likely_pairs_decide_and_pairs_that_disagree_wait_for_more(
+    clock: Clock,
+) -> None:
     """Two pairs for many (0.2 of its time after the other) decide; one for many and then a
     stalled one that looks queued (its whole time after) decide nothing."""
     agreeing, disagreeing = SlotGate(), SlotGate()
     for gate in (agreeing, disagreeing):
-        await _timed(gate, slots.MAIN, prompt=0, tokens=25, seconds=0.4)
-        await _pair(gate, 0.4, 0.08)
+        await _alone(gate, clock, 0.4)
+        await _pair(gate, clock, 0.4, 0.08)
         assert gate.one_slot is None, "one likely pair decides nothing"
-    await _pair(agreeing, 0.4, 0.08)
-    await _pair(disagreeing, 0.4, 0.4)
+    await _pair(agreeing, clock, 0.4, 0.08)
+    await _pair(disagreeing, clock, 0.4, 0.4)
     assert agreeing.one_slot is False and disagreeing.one_slot is None
+
+
+@pytest.mark.parametrize(
+    ("after", "vote"),
+    [(0.0, -2), (0.1, -2), (0.2, -1), (0.3, -1), (0.4, 0), (0.45, 1), (0.8, 1), (0.85, 2)],
+)
+def test_a_pair_votes_by_how_much_of_its_time_the_later_call_took_after(
+    after: float, vote: int
+) -> None:
+    assert slots._vote(after) == vote
