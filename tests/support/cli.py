@@ -24,6 +24,18 @@ from tests.support.langgraph_dev import SERVER_IDLE
 REPO = Path(__file__).resolve().parents[2]
 QUESTION = "How well do heat pumps work in cold climates?"
 CLI_TIMEOUT = 120.0
+
+
+def fresh_python(code: str) -> str:
+    """What `code` prints, run in a fresh interpreter from the repository (what a process
+    imports, and when, is the process's own); it must succeed."""
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip()
+
+
 LLM_KEY = "sk-local-SECRET-0123456789abcdef"
 TAVILY_KEY = "tvly-SECRET-0123456789abcdef"
 

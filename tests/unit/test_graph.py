@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from types import SimpleNamespace
 from typing import Any
 
@@ -11,7 +9,7 @@ import pytest
 
 from deep_research.config.names import ConfigError
 from deep_research.graph import builder, graph, make_graph
-from tests.support.cli import REPO
+from tests.support.cli import fresh_python
 
 NODES = {
     "new_question",
@@ -97,11 +95,7 @@ def test_importing_the_graph_leaves_what_a_run_may_not_use_unimported() -> None:
         "print(sorted(m for m in ('chromadb', 'mcp', 'deep_research.search.mcp_client')"
         " if m in sys.modules))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == "[]"
+    assert fresh_python(code) == "[]"
 
 
 def test_the_mcp_client_is_imported_off_the_event_loop_by_every_task_that_asks() -> None:
@@ -137,8 +131,4 @@ def test_the_mcp_client_is_imported_off_the_event_loop_by_every_task_that_asks()
         "    print(seen, lag < 0.25)\n"
         "asyncio.run(main())\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == "[False] True"
+    assert fresh_python(code) == "[False] True"

@@ -4,13 +4,11 @@ would otherwise build on the way (about 1 s of CPU while the run's first calls w
 from __future__ import annotations
 
 import importlib.util
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.support.cli import REPO
+from tests.support.cli import fresh_python
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("rfc3987_syntax") is None,
@@ -18,15 +16,8 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def in_a_fresh_process(code: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-
-
 def test_chromadb_is_imported_without_the_iri_grammar_and_it_stays_importable() -> None:
-    in_a_fresh_process(
+    fresh_python(
         "import sys\n"
         "from deep_research.memory import chroma\n"
         "chromadb = chroma.load()\n"
@@ -38,7 +29,7 @@ def test_chromadb_is_imported_without_the_iri_grammar_and_it_stays_importable() 
 
 
 def test_a_store_opens_through_it_and_chromadb_works_without_that_check(tmp_path: Path) -> None:
-    in_a_fresh_process(
+    fresh_python(
         "import sys\n"
         "from pathlib import Path\n"
         "from deep_research.memory.location import Location\n"
