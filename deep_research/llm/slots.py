@@ -125,7 +125,7 @@ class SlotGate:
             if mode == "auto" and self.one_slot is None and call.tokens:
                 try:
                     self._learn(call)
-                except ArithmeticError:  # a count no arithmetic takes: this pair says nothing
+                except (ArithmeticError, TypeError):  # a count no arithmetic takes: no vote
                     pass
             if call.tokens:
                 self._done.append(call)

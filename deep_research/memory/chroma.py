@@ -27,6 +27,6 @@ def load() -> ModuleType:
     try:
         import chromadb
     finally:
-        if GRAMMAR in sys.modules and sys.modules[GRAMMAR] is None:
-            del sys.modules[GRAMMAR]  # anyone who asks for it later gets it
+        if sys.modules.get(GRAMMAR, GRAMMAR) is None:  # another thread's may be gone already
+            sys.modules.pop(GRAMMAR, None)  # anyone who asks for it later gets it
     return chromadb

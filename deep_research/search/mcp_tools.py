@@ -86,7 +86,11 @@ async def listing(state: ResearcherState) -> dict[str, Any]:
 
 async def _listed(server: McpServer) -> list[dict[str, Any]]:
     """A server's tools as offered (none when it cannot be listed: it costs nothing more)."""
-    await _import_client()
+    try:
+        await _import_client()
+    except ImportError as error:  # a broken install: the research goes on without its tools
+        log.warning("MCP server %s: its tools are not offered: %s", server.name, error)
+        return []
     from deep_research.search import mcp_client
 
     try:
@@ -237,7 +241,7 @@ async def _import_client() -> None:
     module = sys.modules.get(CLIENT)
     # A module is in sys.modules from its import's start: while another task's thread is
     # still importing it, this one waits for it on a thread too, not on the loop.
-    if module is None or getattr(module.__spec__, "_initializing", False):
+    if module is None or getattr(getattr(module, "__spec__", None), "_initializing", False):
         await asyncio.to_thread(importlib.import_module, CLIENT)
 
 

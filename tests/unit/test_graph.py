@@ -132,3 +132,16 @@ def test_the_mcp_client_is_imported_off_the_event_loop_by_every_task_that_asks()
         "asyncio.run(main())\n"
     )
     assert fresh_python(code) == "[False] True"
+
+
+def test_an_mcp_client_that_cannot_be_imported_leaves_the_research_without_its_tools() -> None:
+    """A broken install (mcp missing) is a server whose tools cannot be listed: none are
+    offered, and the research goes on with search."""
+    code = (
+        "import asyncio, sys\n"
+        "sys.modules['mcp'] = None  # its import fails, as when the package is broken\n"
+        "from deep_research.config.mcp_servers import McpServer\n"
+        "from deep_research.search import mcp_tools\n"
+        "print(asyncio.run(mcp_tools._listed(McpServer('notes', url='http://127.0.0.1:9'))))\n"
+    )
+    assert fresh_python(code) == "[]"
