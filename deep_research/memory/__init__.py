@@ -14,7 +14,8 @@ the user's documents.
 where it can (`catalogue`: Chroma's SQLite catalogue, read-only), for `memory list` and
 `library list`; `remembered_reports()` is the first of them.
 `prepare(reports, sources, context)` embeds the pages a research report cites on a thread
-of its own, before `remember` needs them, and `open_early()` opens a first run's store on
+of its own, before `remember` needs them, `prepare_part(text, context)` a part of the final
+report as soon as it is written, and `open_early()` opens a first run's store on
 one while the run goes on (`preparing`).
 
 Only `location` is imported with the package: the store needs chromadb (about 4 s to
@@ -37,7 +38,7 @@ from deep_research.memory.location import (
 if TYPE_CHECKING:
     from deep_research.memory.listing import Listing, list_chunks, remembered_reports
     from deep_research.memory.open import open_store
-    from deep_research.memory.preparing import open_early, prepare
+    from deep_research.memory.preparing import open_early, prepare, prepare_part
     from deep_research.memory.research import PASSAGES_COLLECTION, REPORTS_COLLECTION
     from deep_research.memory.store import Hit, Metadata, Piece, Store, Where
 
@@ -46,6 +47,7 @@ LIBRARY_COLLECTION = "library-documents"
 _LAZY = {
     "open_store": "deep_research.memory.open",
     "prepare": "deep_research.memory.preparing",
+    "prepare_part": "deep_research.memory.preparing",
     "open_early": "deep_research.memory.preparing",
     "PASSAGES_COLLECTION": "deep_research.memory.research",
     "REPORTS_COLLECTION": "deep_research.memory.listing",
@@ -85,5 +87,6 @@ __all__ = [
     "list_chunks",
     "open_store",
     "prepare",
+    "prepare_part",
     "remembered_reports",
 ]

@@ -3,7 +3,9 @@
 A research task that comes back with a report starts, on a daemon thread, what `remember`
 would otherwise do after publishing: the store's modules are imported and the store opened,
 and the pages the report cites are cut into chunks and embedded into the model's cache, so
-that `remember` embeds only the final report. Nothing here is state: a page the final report
+that `remember` embeds only the final report; a report written in parts (`report_in_sections`)
+has each part embedded as soon as it is written (`prepare_part`), so `remember` embeds none
+of it but the last part's unfinished passes. Nothing here is state: a page the final report
 does not cite is never stored, and a process that dies first loses a cache, not memory. A
 store that cannot be used is left to `remember`, which meets it again and names it.
 On a first run (no store yet: `recall` has nothing to open) `open_early` opens it as soon as
@@ -39,6 +41,17 @@ def prepare(reports: list[str], sources: list[Source], context: Context) -> None
         name="memory-prepare",
         daemon=True,
     ).start()
+
+
+def prepare_part(text: str, context: Context) -> None:
+    """Embed a part of the final report (a section, or the frame's title, opening and
+    conclusion) on a "memory-prepare" daemon thread as soon as it is written, while the
+    other parts are still being written: `remember` then finds its pieces computed, as the
+    published report holds them (`research.report_chunks` splits each section on its own).
+    Nothing with `use_memory` off or an empty part."""
+    if not context.use_memory or not text.strip():
+        return
+    threading.Thread(target=_prepare_part, args=(text,), name="memory-prepare", daemon=True).start()
 
 
 def open_early(location: Location | None = None) -> None:
@@ -92,3 +105,16 @@ def _prepare(reports: list[str], sources: list[Source]) -> None:
         # orchestrator may delegate more research) waits for one of them at most.
         for start in range(0, len(pieces), PREPARED_PER_PASS):
             model.submit(pieces[start : start + PREPARED_PER_PASS], background=True).result()
+
+
+def _prepare_part(text: str) -> None:
+    from deep_research.embedding import embedder
+    from deep_research.memory.research import report_chunks
+
+    try:
+        pieces = report_chunks(text)
+        model = embedder()
+        for start in range(0, len(pieces), PREPARED_PER_PASS):
+            model.submit(pieces[start : start + PREPARED_PER_PASS], background=True).result()
+    except Exception:  # noqa: BLE001, S110  # warmed or not, `remember` embeds what it stores
+        pass

@@ -28,6 +28,13 @@ _SPACES = re.compile(r"[^\S\n]+")
 def reading_text(report: str) -> str:
     """`report` without its link targets, bare URLs and closing Sources list; each block
     (heading, paragraph, list item, table cell row, code) a paragraph of its own."""
+    return "\n\n".join(reading_sections(report))
+
+
+def reading_sections(report: str) -> list[str]:
+    """`reading_text` cut before each heading: a section's text does not depend on the
+    sections around it, so memory can embed each part of a report as it is written
+    (`memory.preparing.prepare_part`) and find it again in the published report."""
     body = report
     cut, heading = max((report.rfind(heading), heading) for heading in SOURCES_HEADINGS)
     if cut >= 0:
@@ -36,11 +43,18 @@ def reading_text(report: str) -> str:
         entries = report[cut + len(heading) :].strip().splitlines()
         if entries and all(_ENTRY.fullmatch(line) for line in entries):
             body = report[:cut]
-    blocks = []
+    sections: list[list[str]] = [[]]
     for token in parse(body):
+        if token.type == "heading_open" and sections[-1]:
+            sections.append([])
         if token.type == "inline":
-            blocks.append(plain_text(token.children or []))
+            sections[-1].append(plain_text(token.children or []))
         elif token.type in ("fence", "code_block"):
-            blocks.append(token.content)
-    cleaned = (_SPACES.sub(" ", _URL.sub("", block)).strip() for block in blocks)
-    return "\n\n".join(block for block in cleaned if block)
+            sections[-1].append(token.content)
+    cleaned = ([_clean(block) for block in blocks] for blocks in sections)
+    joined = ("\n\n".join(block for block in blocks if block) for blocks in cleaned)
+    return [section for section in joined if section]
+
+
+def _clean(block: str) -> str:
+    return _SPACES.sub(" ", _URL.sub("", block)).strip()

@@ -37,7 +37,7 @@ from deep_research.memory.listing import (
     threads_of,
     timestamp_of,
 )
-from deep_research.memory.reading import reading_text
+from deep_research.memory.reading import reading_sections
 from deep_research.memory.store import Hit, Piece, Scalar, Store
 from deep_research.text import limits
 from deep_research.text.urls import is_file_url, is_web_url, pdf_page_number
@@ -165,7 +165,7 @@ async def remember(
     report_pieces = [Piece(question, report_meta)]
     # Embedded as read, without link targets and the Sources list (`reading.py`).
     # Splitting counts MiniLM tokens (and loads the tokenizer once): never on the loop.
-    split = await asyncio.to_thread(lambda: chunks.split(reading_text(report)))
+    split = await asyncio.to_thread(lambda: report_chunks(report))
     report_pieces += [Piece(text, report_meta) for text in split]
     await store.put(REPORTS_COLLECTION, report_key, report_pieces)
     split_pages = await asyncio.to_thread(lambda: [page_chunks(page) for page in kept])
@@ -186,6 +186,13 @@ async def remember(
     if pages:  # one write for every page: each Chroma call costs 10-15 ms
         await store.put_many(PASSAGES_COLLECTION, pages)
     return len(pages)
+
+
+def report_chunks(report: str) -> list[str]:
+    """The pieces of `report` memory embeds: as read (`reading.py`), each section split on
+    its own, so the pieces of a part written early (a section of a report written in parts)
+    are the published report's too (blocking: counts MiniLM tokens)."""
+    return [piece for section in reading_sections(report) for piece in chunks.split(section)]
 
 
 async def _threads_by_key(store: Store, collection: str, keys: list[str]) -> dict[str, list[str]]:

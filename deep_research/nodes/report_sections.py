@@ -14,10 +14,13 @@ request for a table or a comparison across the topics, or researchers run one at
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
+from collections.abc import Callable
 
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from deep_research import memory
 from deep_research.config.settings import Context
 from deep_research.llm import models, slots, spending
 from deep_research.nodes import report_form, report_stitch, todo_list
@@ -134,14 +137,22 @@ async def write(
     # Each topic's findings cut to the share the single call would have given them.
     budget = limits.FINDINGS_CHARS - len(asked) - len(found) * (fences.FENCE_CHARS + 64)
     texts = limits.fair_cut([part.findings for part in found], max(len(found), budget))
+
+    async def written(messages: list[BaseMessage], placed: Callable[[AIMessage], str]) -> AIMessage:
+        reply = await model.ask(messages, ledger=ledger)
+        # Embedded for memory now, as the report will hold it, while the others are written.
+        memory.prepare_part(placed(reply), context)
+        return reply
+
     calls = [
-        model.ask(
-            report_stitch.section_messages(part, text, asked, language, per_section), ledger=ledger
+        written(
+            report_stitch.section_messages(part, text, asked, language, per_section),
+            functools.partial(report_stitch.section_text, topic=part.topic),
         )
         for part, text in zip(found, texts, strict=True)
     ]
     frame = report_stitch.frame_messages(found, asked, language, per_frame)
-    calls.append(model.ask(frame, ledger=ledger))
+    calls.append(written(frame, functools.partial(report_stitch.frame_text, title=asked)))
     replies = await asyncio.gather(*calls, return_exceptions=True)
     for reply in replies:
         if isinstance(reply, BaseException):

@@ -110,6 +110,14 @@ def stitched(
     return AIMessage("\n\n".join(body), response_metadata=metadata)
 
 
+def frame_text(frame: AIMessage, title: str) -> str:
+    """The frame's reply as `stitched` places it: the title and opening, then the conclusion
+    (memory embeds it while the sections are still being written)."""
+    opening, conclusion, own_title = _frame_parts(frame.text.strip())
+    body = [f"# {own_title or _one_line(title)}", opening, conclusion]
+    return "\n\n".join(part for part in body if part)
+
+
 def _frame_parts(text: str) -> tuple[str, str, str]:
     """The frame's opening, conclusion (from its last `##` heading) and title."""
     title = ""

@@ -3,13 +3,18 @@ ChatOpenAI against the scripted server and the real Tavily client against its fa
 
 from __future__ import annotations
 
+import asyncio
+import threading
+from collections import OrderedDict
 from typing import Any
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
+from deep_research import embedding
 from deep_research.errors import DeepResearchError
 from deep_research.graph import builder
+from deep_research.memory import preparing, research
 from tests.support.brain import INVENTED
 from tests.support.fakes.openai_server import InFlightBarrier, message_text
 from tests.support.fakes.tavily_server import FakeTavilyServer
@@ -55,6 +60,48 @@ async def test_three_sections_and_the_frame_are_written_at_once_and_stitched_int
     assert urls and urls <= tavily.returned_urls
     assert all(any(slug in url for url in urls) for slug in ("efficiency", "costs", "noise"))
     assert out["citation_check"]["fabricated_removed"] == 0
+
+
+async def test_each_part_is_embedded_for_memory_as_it_is_written_as_the_report_holds_it(
+    monkeypatch: pytest.MonkeyPatch, tavily: FakeTavilyServer
+) -> None:
+    """Each section, and the frame, is embedded as soon as it is written, as the published
+    (stitched, checked) report holds it: `remember` computes no piece of the report."""
+    model = embedding.embedder()
+    monkeypatch.setattr(model, "_cache", OrderedDict())  # no other test's vectors
+    computed: list[str] = []
+    real_compute = model._compute
+    monkeypatch.setattr(
+        model, "_compute", lambda texts: computed.extend(texts) or real_compute(texts)
+    )
+    parts: list[str] = []
+    real_part = preparing._prepare_part
+    monkeypatch.setattr(
+        preparing, "_prepare_part", lambda text: parts.append(text) or real_part(text)
+    )
+    remembered_from: list[int] = []
+    real_remember = research.remember
+
+    async def remember_once_the_parts_are_in(*args: Any, **kwargs: Any) -> int:
+        def join() -> None:
+            for thread in threading.enumerate():
+                if thread.name == "memory-prepare":
+                    thread.join(120)
+
+        await asyncio.to_thread(join)
+        remembered_from.append(len(computed))
+        return await real_remember(*args, **kwargs)
+
+    monkeypatch.setattr(research, "remember", remember_once_the_parts_are_in)
+
+    out = await _run(SectionsBrain(), monkeypatch, {**SECTIONS, "use_memory": True})
+
+    assert len(parts) == 4, "three sections and the frame"
+    pieces = research.report_chunks(out["final_report"])
+    assert len(pieces) >= 5, pieces  # the title and opening, each section, the conclusion
+    (start,) = remembered_from
+    assert set(pieces) <= set(computed[:start])
+    assert not set(pieces) & set(computed[start:]), "remember computed none of them again"
 
 
 async def test_by_default_a_plain_question_on_three_topics_is_written_in_sections(

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from deep_research.memory.chunks import split, token_count
-from deep_research.memory.reading import reading_text
+from deep_research.memory.reading import reading_sections, reading_text
+from deep_research.memory.research import report_chunks
 
 FRAGMENT = "#:~:text=keep%20most%20of%20their%20output,minus%20fifteen%20degrees"
 REPORT = f"""# Heat pumps in Norway
@@ -34,6 +35,25 @@ def test_a_report_reads_without_link_targets_bare_urls_or_its_sources_list() -> 
     for kept in ("Heat pumps in Norway", "keep most of their output", "Oslo", "8 years", "COP"):
         assert kept in text
     assert "at minus fifteen degrees (source); see also and ." in " ".join(text.split())
+
+
+def test_each_heading_starts_a_section_that_reads_the_same_wherever_it_stands() -> None:
+    section = "## Costs\n\nA [payback](https://example.org/costs#:~:text=x) of eight years."
+    report = f"# Title\n\nThe opening.\n\n{section}\n\n## Conclusion\n\nWorth it.\n"
+    assert reading_sections(report) == [
+        "Title\n\nThe opening.",
+        "Costs\n\nA payback of eight years.",
+        "Conclusion\n\nWorth it.",
+    ]
+    assert reading_text(report) == "\n\n".join(reading_sections(report))
+    assert reading_sections("Prose before any heading.\n\n# Then one") == [
+        "Prose before any heading.",
+        "Then one",
+    ]
+    # Split on its own: the section's pieces, written alone, are the whole report's.
+    long = section + " More about costs." * 300
+    alone = report_chunks(long)
+    assert len(alone) > 1 and set(alone) <= set(report_chunks(f"# T\n\nIntro.\n\n{long}"))
 
 
 def test_only_the_closing_sources_list_is_cut() -> None:
