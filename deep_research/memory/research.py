@@ -157,34 +157,39 @@ async def remember(
     # is there already, whole: its passages here are only those that answered a query.
     cited = list(cited)
     kept = [page for page in cited if not is_file_url(page.url) and not page.retrieved]
-    earlier = await _threads_by_key(store, REPORTS_COLLECTION, [report_key])
+    # The lookups and the splits at once, then the two writes at once: `remember` is the
+    # last step before the run ends. Splitting counts MiniLM tokens (and loads the
+    # tokenizer once): never on the loop.
+    page_keys = [page_key(page.url) for page in kept]
+    earlier, earlier_pages, split, split_pages = await asyncio.gather(
+        _threads_by_key(store, REPORTS_COLLECTION, [report_key]),
+        _threads_by_key(store, PASSAGES_COLLECTION, page_keys),
+        # Embedded as read, without link targets and the Sources list (`reading.py`).
+        asyncio.to_thread(report_chunks, report),
+        asyncio.to_thread(lambda: [page_chunks(page) for page in kept]),
+    )
     excerpt = limits.cut(report, EXCERPT_CHARS)
     report_meta = {**meta, "excerpt": excerpt, THREADS: _threads(thread_id, earlier, report_key)}
     web = [url for url in dict.fromkeys(page.url for page in cited) if is_web_url(url)]
     report_meta[PAGES] = json.dumps(web[:MAX_PAGES])
     report_pieces = [Piece(question, report_meta)]
-    # Embedded as read, without link targets and the Sources list (`reading.py`).
-    # Splitting counts MiniLM tokens (and loads the tokenizer once): never on the loop.
-    split = await asyncio.to_thread(lambda: report_chunks(report))
     report_pieces += [Piece(text, report_meta) for text in split]
-    await store.put(REPORTS_COLLECTION, report_key, report_pieces)
-    split_pages = await asyncio.to_thread(lambda: [page_chunks(page) for page in kept])
-    earlier = await _threads_by_key(store, PASSAGES_COLLECTION, [page_key(p.url) for p in kept])
     pages: dict[str, list[Piece]] = {}
-    for page, page_pieces in zip(kept, split_pages, strict=True):
-        key = page_key(page.url)
+    for page, key, page_pieces in zip(kept, page_keys, split_pages, strict=True):
         page_meta: dict[str, Scalar] = {
             **meta,
             "url": page.url,
             "title": page.title,
             "retrieved": date,
-            THREADS: _threads(thread_id, earlier, key),
+            THREADS: _threads(thread_id, earlier_pages, key),
         }
         if page.pdf_page:
             page_meta[PDF_PAGE] = page.pdf_page
         pages[key] = [Piece(piece, page_meta) for piece in page_pieces]
+    writes = [store.put(REPORTS_COLLECTION, report_key, report_pieces)]
     if pages:  # one write for every page: each Chroma call costs 10-15 ms
-        await store.put_many(PASSAGES_COLLECTION, pages)
+        writes.append(store.put_many(PASSAGES_COLLECTION, pages))
+    await asyncio.gather(*writes)
     return len(pages)
 
 
