@@ -186,10 +186,9 @@ async def remember(
         if page.pdf_page:
             page_meta[PDF_PAGE] = page.pdf_page
         pages[key] = [Piece(piece, page_meta) for piece in page_pieces]
-    writes = [store.put(REPORTS_COLLECTION, report_key, report_pieces)]
-    if pages:  # one write for every page: each Chroma call costs 10-15 ms
-        writes.append(store.put_many(PASSAGES_COLLECTION, pages))
-    await asyncio.gather(*writes)
+    # One write for every page: each Chroma call costs 10-15 ms.
+    writes = {REPORTS_COLLECTION: {report_key: report_pieces}, PASSAGES_COLLECTION: pages}
+    await asyncio.gather(*(store.put_many(name, items) for name, items in writes.items() if items))
     return len(pages)
 
 
