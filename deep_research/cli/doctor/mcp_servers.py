@@ -1,15 +1,18 @@
 """`doctor`'s lines for the operator's MCP servers (MCP_SERVERS_FILE): one a server, each
-listed once as a researcher would list it (search/mcp_client.py)."""
+listed once as a researcher would list it (search/mcp_client.py). The MCP client (and `mcp`)
+is imported only when a server is configured: an install where it cannot be imported gets
+one failed line, not a `doctor` that cannot start."""
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 
 from deep_research.cli.doctor.checks import Check
 from deep_research.config import mcp_servers
 from deep_research.config.mcp_servers import McpServer
 from deep_research.config.names import ConfigError
-from deep_research.search import mcp_client, mcp_tools
+from deep_research.search import mcp_tools
 
 FIX = "check the server's entry in MCP_SERVERS_FILE (docs/search.md#tools-of-mcp-servers)"
 
@@ -22,11 +25,20 @@ async def check_mcp_servers(timeout: float) -> list[Check]:
         servers = mcp_servers.configured()
     except ConfigError as error:
         return [Check("mcp servers", "fail", str(error), "fix MCP_SERVERS_FILE")]
-    deadline = max(1.0, min(timeout, mcp_client.LIST_DEADLINE))
+    if not servers:
+        return []
+    try:
+        client = await asyncio.to_thread(importlib.import_module, mcp_tools.CLIENT)
+    except ImportError as error:
+        detail = f"the MCP client cannot be imported ({error}); runs go on without MCP tools"
+        return [Check("mcp servers", "fail", detail, "pip install --force-reinstall mcp")]
+    deadline = max(1.0, min(timeout, client.LIST_DEADLINE))
     return list(await asyncio.gather(*(_check(server, deadline) for server in servers)))
 
 
 async def _check(server: McpServer, deadline: float) -> Check:
+    from deep_research.search import mcp_client  # imported by `check_mcp_servers`
+
     label = f"mcp {server.name}"
     try:
         tools = await mcp_client.list_tools(server, deadline)

@@ -9,6 +9,7 @@ import pytest
 
 from deep_research.cli.doctor import mcp_servers
 from deep_research.cli.doctor.checks import Check
+from tests.support.cli import fresh_python
 from tests.support.fakes.http_server import closed_port
 from tests.support.mcp_config import stdio_entry, use_servers
 from tests.support.readme import block_after
@@ -67,3 +68,22 @@ def test_the_docs_doctor_command_shows_each_server(
     assert argv[0] == "deep-research"
     main(argv[1:])
     assert "mcp papers" in capsys.readouterr().out
+
+
+def test_an_mcp_client_that_cannot_be_imported_is_one_failed_line_not_a_doctor_that_fails(
+    tmp_path: Path,
+) -> None:
+    """`doctor` starts without `mcp` (imported only for a configured server), and a broken
+    install is named on one line."""
+    servers = tmp_path / "servers.json"
+    servers.write_text('{"mcpServers": {"notes": {"url": "http://127.0.0.1:9/mcp"}}}')
+    code = (
+        "import asyncio, os, sys\n"
+        "from deep_research.cli.doctor import mcp_servers\n"
+        "print('mcp' in sys.modules)\n"
+        "sys.modules['mcp'] = None  # its import fails, as when the package is broken\n"
+        f"os.environ['MCP_SERVERS_FILE'] = {str(servers)!r}\n"
+        "[check] = asyncio.run(mcp_servers.check_mcp_servers(5.0))\n"
+        "print(check.name, check.status, 'cannot be imported' in check.detail)\n"
+    )
+    assert fresh_python(code) == "False\nmcp servers fail True"
