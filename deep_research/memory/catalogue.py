@@ -62,23 +62,28 @@ _EQUAL = {  # which column holds a value of each type (bool before int: a bool i
 
 
 def read(
-    path: Path, collection: str, equal: tuple[str, Scalar] | None = None, first: bool = False
+    path: Path,
+    collection: str,
+    equal: tuple[str, Scalar] | None = None,
+    first: bool = False,
+    wait: float | None = None,
 ) -> list[Record] | None:
     """The metadata of every chunk in `collection` (those whose field `equal[0]` is
     `equal[1]`, when given; with `first`, of one of those at most), redacted as the store
     redacts what it reads; [] when the collection does not exist; None when the catalogue
-    is not one this reader knows."""
+    is not one this reader knows, or another process's write holds it past `wait` seconds
+    (BUSY_SECONDS unless given)."""
     try:
-        with _connect(path / CATALOGUE) as db:
+        with _connect(path / CATALOGUE, BUSY_SECONDS if wait is None else wait) as db:
             return _read(db, collection, equal, first)
     except sqlite3.Error:  # locked past BUSY_SECONDS, damaged, a hot journal: ask chromadb
         return None
 
 
-def _connect(file: Path) -> sqlite3.Connection:
+def _connect(file: Path, wait: float) -> sqlite3.Connection:
     # `mode=ro`: never writes, never creates the file; a missing one raises.
     uri = f"{file.resolve().as_uri()}?mode=ro"
-    return sqlite3.connect(uri, uri=True, timeout=BUSY_SECONDS)
+    return sqlite3.connect(uri, uri=True, timeout=wait)
 
 
 def _read(

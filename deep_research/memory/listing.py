@@ -59,18 +59,21 @@ async def list_chunks(
     return Listing(store.where, [dict(hit.metadata) for hit in hits], "chromadb")
 
 
-def nothing_remembered(location: Location | None = None) -> bool:
+def nothing_remembered(location: Location | None = None, wait: float | None = None) -> bool:
     """Whether a local store (the configured one, unless given) surely holds no report (none
     made, or a first run that failed after its store was opened): then `recall` has nothing
-    to open it for. False for a server, or a catalogue this reader does not know. Blocking:
-    the environment's location, SQLite read-only."""
+    to open it for. False for a server, a catalogue this reader does not know, or one
+    another process's write holds past `wait` seconds (`catalogue.read`). Blocking: the
+    environment's location, SQLite read-only."""
     location = location or configured()
     if location.host is not None or location.path is None:
         return False
     if not has_store(location):
         return True
     # One report's first chunk is enough to know: not all of them, on every search step.
-    first = catalogue.read(location.path, REPORTS_COLLECTION, (catalogue.CHUNK, 0), first=True)
+    first = catalogue.read(
+        location.path, REPORTS_COLLECTION, (catalogue.CHUNK, 0), first=True, wait=wait
+    )
     return first == []
 
 

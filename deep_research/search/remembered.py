@@ -20,6 +20,10 @@ from deep_research.search.types import SearchResult
 if TYPE_CHECKING:
     from deep_research.memory import Store
 
+# How long a search step waits for another process's write to let go of memory's catalogue
+# before it stops asking it (and opens the store, which knows): not the 2 s a listing waits.
+STEP_WAIT = 0.05
+
 
 @dataclass(frozen=True)
 class MemoryLookup:
@@ -60,7 +64,9 @@ async def memory_lookup(context: Context) -> MemoryLookup | None:
         return None
     from deep_research.memory.listing import nothing_remembered
 
-    if await asyncio.to_thread(nothing_remembered):
+    # Asked before every search round: a write another process holds the catalogue for (a
+    # long `library add`) is not waited for on each one. Not knowing, the store is opened.
+    if await asyncio.to_thread(nothing_remembered, None, STEP_WAIT):
         # Nothing remembered yet (passages are stored with their report): chromadb is not
         # imported for an empty memory, nor a search held while a first run's store opens.
         return None

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any, cast
 
 import pytest
 
 from deep_research.config.settings import Context
-from deep_research.memory import MemoryUnavailable, Store
+from deep_research.memory import MemoryUnavailable, Store, catalogue
 from deep_research.memory import open as memory_open
 from deep_research.memory import pages as memory_pages
 from deep_research.memory.location import CATALOGUE
 from deep_research.memory.research import RememberedPage
-from deep_research.search.remembered import MemoryLookup, memory_lookup
+from deep_research.search.remembered import STEP_WAIT, MemoryLookup, memory_lookup
 
 STORE = cast(Store, object())  # never touched: remembered_pages is replaced
 PAGE = RememberedPage(
@@ -127,3 +128,29 @@ async def test_a_store_that_will_not_open_is_no_lookup(
 
     monkeypatch.setattr(memory_open, "open_store", locked)
     assert await memory_lookup(Context(use_memory=True)) is None
+
+
+async def test_a_catalogue_another_process_is_writing_is_not_waited_for_each_search(
+    opened: list[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A long write elsewhere (a `library add`) holds memory's catalogue: a search step asks
+    it for `STEP_WAIT` seconds, not a listing's `BUSY_SECONDS`, and then opens the store."""
+    monkeypatch.setattr(catalogue, "BUSY_SECONDS", 3.0)  # a listing's wait, longer than 2 s
+    waits: list[float] = []
+    real_connect = catalogue.sqlite3.connect
+
+    def connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        waits.append(kwargs["timeout"])
+        return real_connect(*args, **kwargs)
+
+    writer = sqlite3.connect(tmp_path / CATALOGUE, check_same_thread=False)
+    writer.execute("CREATE TABLE held (x)")
+    writer.execute("BEGIN EXCLUSIVE")
+    monkeypatch.setattr(catalogue.sqlite3, "connect", connect)
+    try:
+        lookup = await memory_lookup(Context(use_memory=True))
+    finally:
+        writer.rollback()
+        writer.close()
+    assert waits == [STEP_WAIT]
+    assert lookup is not None and opened == ["open"]
