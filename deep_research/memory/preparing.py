@@ -17,13 +17,18 @@ only on these threads: `use_memory=false` never touches it.
 from __future__ import annotations
 
 import contextvars
+import logging
 import threading
+from collections.abc import Callable
+from typing import Any
 
 from deep_research.citations import check_report
 from deep_research.config.settings import Context
 from deep_research.memory.location import Location
 from deep_research.runtime import process
 from deep_research.state import Source
+
+log = logging.getLogger(__name__)
 
 PREPARED_PER_PASS = 8  # page chunks `prepare` hands the model's thread at once
 
@@ -35,12 +40,7 @@ def prepare(reports: list[str], sources: list[Source], context: Context) -> None
         return
     # In this run's context: the store knows the thread it opens for, and does not try
     # again a server this thread's run already found unreachable.
-    threading.Thread(
-        target=_prepare_quietly,
-        args=(list(reports), list(sources), contextvars.copy_context()),
-        name="memory-prepare",
-        daemon=True,
-    ).start()
+    _start(_prepare_quietly, list(reports), list(sources), contextvars.copy_context())
 
 
 def prepare_part(text: str, context: Context) -> None:
@@ -51,7 +51,7 @@ def prepare_part(text: str, context: Context) -> None:
     Nothing with `use_memory` off or an empty part."""
     if not context.use_memory or not text.strip():
         return
-    threading.Thread(target=_prepare_part, args=(text,), name="memory-prepare", daemon=True).start()
+    _start(_prepare_part, text)
 
 
 def open_early(location: Location | None = None) -> None:
@@ -61,12 +61,7 @@ def open_early(location: Location | None = None) -> None:
     be used is left to `remember`, which meets it again and names it. `location` is the
     store's as the run found it (the thread opens it later, when the environment may have
     moved on)."""
-    threading.Thread(
-        target=_open_quietly,
-        args=(contextvars.copy_context(), location),
-        name="memory-open",
-        daemon=True,
-    ).start()
+    _start(_open_quietly, contextvars.copy_context(), location, name="memory-open")
 
 
 def _open_quietly(context: contextvars.Context, location: Location | None) -> None:
@@ -108,13 +103,22 @@ def _prepare(reports: list[str], sources: list[Source]) -> None:
 
 
 def _prepare_part(text: str) -> None:
-    from deep_research.embedding import embedder
-    from deep_research.memory.research import report_chunks
-
     try:
+        from deep_research.embedding import embedder
+        from deep_research.memory.research import report_chunks
+
         pieces = report_chunks(text)
         model = embedder()
         for start in range(0, len(pieces), PREPARED_PER_PASS):
             model.submit(pieces[start : start + PREPARED_PER_PASS], background=True).result()
-    except Exception:  # noqa: BLE001, S110  # warmed or not, `remember` embeds what it stores
-        pass
+    except Exception:  # `remember` embeds what it stores, and says what failed
+        log.debug("a part of the report was not embedded early", exc_info=True)
+
+
+def _start(target: Callable[..., None], *args: Any, name: str = "memory-prepare") -> None:
+    """`target(*args)` on a daemon thread; a process that cannot start one more thread
+    (a container's limit) does the work later, in `remember`, rather than fail the run."""
+    try:
+        threading.Thread(target=target, args=args, name=name, daemon=True).start()
+    except RuntimeError:
+        log.debug("memory's early work was not started: no thread", exc_info=True)

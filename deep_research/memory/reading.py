@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from deep_research.citations.hygiene import numbered_prefix
 from deep_research.citations.markdown import parse, plain_text
 from deep_research.text.language import HEADINGS
 
@@ -23,6 +24,8 @@ _ENTRY = re.compile(r"\d+\. \[.*\)")
 # hostile run of letters or of "a://" an unbounded one backtracks in quadratic time.
 _URL = re.compile(r"(?:\b[a-z][a-z0-9+.-]{0,31}://|\bwww\.)\S{0,2048}[^\s.,;:!?)\]]", re.IGNORECASE)
 _SPACES = re.compile(r"[^\S\n]+")
+# The headings a report written in parts is stitched at (title, sections, conclusion).
+SPLIT_AT = ("h1", "h2")
 
 
 def reading_text(report: str) -> str:
@@ -32,9 +35,12 @@ def reading_text(report: str) -> str:
 
 
 def reading_sections(report: str) -> list[str]:
-    """`reading_text` cut before each heading: a section's text does not depend on the
-    sections around it, so memory can embed each part of a report as it is written
-    (`memory.preparing.prepare_part`) and find it again in the published report."""
+    """`reading_text` cut before each `#` and `##` heading that follows some text (the
+    boundaries a report written in parts has: its title, each section, the conclusion): a
+    section's text does not depend on the sections around it, so memory can embed each part
+    of a report as it is written (`memory.preparing.prepare_part`) and find it again in the
+    published report. Deeper headings stay in their section, and a heading with no text
+    before the next one goes with that one: a bare heading is never a piece of its own."""
     body = report
     cut, heading = max((report.rfind(heading), heading) for heading in SOURCES_HEADINGS)
     if cut >= 0:
@@ -44,11 +50,22 @@ def reading_sections(report: str) -> list[str]:
         if entries and all(_ENTRY.fullmatch(line) for line in entries):
             body = report[:cut]
     sections: list[list[str]] = [[]]
+    in_heading = has_body = False  # the current section holds more than headings
     for token in parse(body):
-        if token.type == "heading_open" and sections[-1]:
-            sections.append([])
+        if token.type == "heading_open":
+            if token.tag in SPLIT_AT and has_body:
+                sections.append([])
+                has_body = False
+            in_heading = True
+        elif token.type == "heading_close":
+            in_heading = False
+        elif token.type in ("inline", "fence", "code_block") and not in_heading:
+            has_body = True
         if token.type == "inline":
-            sections[-1].append(plain_text(token.children or []))
+            text = plain_text(token.children or [])
+            # "## 2. Costs" reads "Costs", as the published report shows it (the citation
+            # check drops section numbers), whether this is the report or a part of it.
+            sections[-1].append(text[numbered_prefix(text) :] if in_heading else text)
         elif token.type in ("fence", "code_block"):
             sections[-1].append(token.content)
     cleaned = ([_clean(block) for block in blocks] for blocks in sections)

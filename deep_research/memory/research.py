@@ -56,6 +56,9 @@ KEYS_PER_CALL = 100  # keys in one `$in` filter
 PDF_PAGE = "pdf_page"
 PAGES = "pages"  # a report's metadata: the JSON list of the web pages it cites (`cited.py`)
 MAX_PAGES = 50  # pages kept with one report (a report citing more keeps its first ones)
+# The most sections a report's pieces are cut by (`report_chunks`): a report written in
+# parts has at most 14 (its title, 12 sections, the conclusion).
+MAX_SECTIONS = 16
 # What a stored retrieval date must look like: it is shown outside the data fences (the
 # researcher's page note) and in the Sources list, which the citation check never reads.
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -186,17 +189,29 @@ async def remember(
         if page.pdf_page:
             page_meta[PDF_PAGE] = page.pdf_page
         pages[key] = [Piece(piece, page_meta) for piece in page_pieces]
-    # One write for every page: each Chroma call costs 10-15 ms.
+    # One write for every page: each Chroma call costs 10-15 ms. Both end before a failure
+    # is raised: no write is still under way once `remember` has said what failed.
     writes = {REPORTS_COLLECTION: {report_key: report_pieces}, PASSAGES_COLLECTION: pages}
-    await asyncio.gather(*(store.put_many(name, items) for name, items in writes.items() if items))
+    done = await asyncio.gather(
+        *(store.put_many(name, items) for name, items in writes.items() if items),
+        return_exceptions=True,
+    )
+    for failed in done:
+        if isinstance(failed, BaseException):
+            raise failed
     return len(pages)
 
 
 def report_chunks(report: str) -> list[str]:
     """The pieces of `report` memory embeds: as read (`reading.py`), each section split on
     its own, so the pieces of a part written early (a section of a report written in parts)
-    are the published report's too (blocking: counts MiniLM tokens)."""
-    return [piece for section in reading_sections(report) for piece in chunks.split(section)]
+    are the published report's too; a report of more than `MAX_SECTIONS` sections (none
+    written in parts has) is split whole, so headings cannot multiply its pieces (blocking:
+    counts MiniLM tokens)."""
+    sections = reading_sections(report)
+    if len(sections) > MAX_SECTIONS:
+        return chunks.split("\n\n".join(sections))
+    return [piece for section in sections for piece in chunks.split(section)]
 
 
 async def _threads_by_key(store: Store, collection: str, keys: list[str]) -> dict[str, list[str]]:

@@ -66,7 +66,7 @@ def new_question(state: ResearchState, runtime: Runtime[Context]) -> dict[str, A
             "The input holds no question: its last message must be a user message with text, "
             f"e.g. {QUESTION_EXAMPLE}. Nothing was researched."
         )
-    process.settle_heap()  # before the run's first model request: no full pass walks the imports
+    process.settle_heap()  # the collector's first full pass: while the first model call waits
     context = context_of(runtime)
     if context.max_searches_per_run > 0 and (context.relevance_filter or context.use_memory):
         # Fetched if missing only when results are to be scored; memory alone uses the

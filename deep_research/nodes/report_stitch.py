@@ -29,6 +29,7 @@ LINKED = re.compile(r"\[([^\]\n]{0,300})\]\((?:[^()\s]|\([^()\s]*\))*\)")
 TITLE = re.compile(r"^#[ \t]+(\S.*)$", re.MULTILINE)
 TOP_HEADING = re.compile(r"^#(?=\s)", re.MULTILINE)
 EMPTY_HEADING = re.compile(r"^#+[ \t]*$\n?", re.MULTILINE)
+SECTION_HEADING = re.compile(r"##[ \t]+\S")
 
 
 class Part(NamedTuple):
@@ -89,7 +90,7 @@ def section_text(reply: AIMessage, topic: str) -> str:
     """A section's reply as a section: one `##` heading first (the topic's when it wrote
     none), no `#` title of its own."""
     text = TOP_HEADING.sub("##", reply.text.strip())
-    if not text.startswith("#"):
+    if not SECTION_HEADING.match(text):  # a `#hashtag` or a `###` first is not its heading
         text = f"## {_one_line(topic)}\n\n{text}"
     return text
 

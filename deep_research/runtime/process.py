@@ -104,26 +104,36 @@ def after_first_model_request() -> None:
         time.sleep(SEND_MARGIN)
 
 
-# Set once the objects alive at a run's first step (the imported modules, classes and
-# compiled graphs: about a million, all of them kept for the process) are frozen out of the
-# cyclic collector's full passes (`settle_heap`).
-_heap_settled = threading.Event()
+# Taken by the first run of the process that defers the collector's first full pass
+# (`settle_heap`); never released.
+_heap_settling = threading.Lock()
 
 
 def settle_heap() -> None:
-    """Once per process, as its first run starts: `gc.freeze()` what is alive now.
+    """Once per process, as its first run starts: the cyclic collector's first full pass
+    after the imports is moved from the run's first steps to its first model call's wait.
 
-    Python's collector walks every tracked object in a full pass, and the first full pass
-    after the imports came 0.15 s into a run, on its critical path, and took 0.13 s (0.3 s
-    with the cores busy): `python -m benchmarks` listed it as the gap before the first model
-    request. Frozen, those long-lived objects are skipped by later passes, which then walk
-    only what runs create; objects freed by their reference counts are freed as before. The
-    cost: a reference cycle already unreachable at the freeze (young, since the imports'
-    own full passes ran) stays in memory."""
-    if _heap_settled.is_set():
+    That pass walks every object the imports made (about a million): it came 0.15 s into a
+    run, before the orchestrator's first request, and took 0.13 s (0.3 s with the cores
+    busy); `python -m benchmarks` listed it as the gap before the first call. The collector
+    is paused now, and a daemon thread runs the full pass once a model request is out (or
+    after `FIRST_REQUEST_WAIT` seconds), then lets the collector run as before; the next
+    full pass waits until the objects that survived it have grown by a quarter. A collector
+    the host had paused stays as the host left it."""
+    if not _heap_settling.acquire(blocking=False):
         return
-    _heap_settled.set()
-    gc.freeze()
+    if not gc.isenabled():
+        return
+    gc.disable()
+    threading.Thread(target=_collect_after_first_request, name="gc-settle", daemon=True).start()
+
+
+def _collect_after_first_request() -> None:
+    try:
+        after_first_model_request()
+    finally:
+        gc.enable()
+        gc.collect()
 
 
 # One semaphore per search provider name, so parallel researchers (and threads) share the

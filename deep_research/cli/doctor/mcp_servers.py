@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+from types import ModuleType
 
 from deep_research.cli.doctor.checks import Check
 from deep_research.config import mcp_servers
@@ -14,6 +15,7 @@ from deep_research.config.mcp_servers import McpServer
 from deep_research.config.names import ConfigError
 from deep_research.search import mcp_tools
 
+REINSTALL = "reinstall the project as the README says (pip install -e .)"
 FIX = "check the server's entry in MCP_SERVERS_FILE (docs/search.md#tools-of-mcp-servers)"
 
 
@@ -29,20 +31,20 @@ async def check_mcp_servers(timeout: float) -> list[Check]:
         return []
     try:
         client = await asyncio.to_thread(importlib.import_module, mcp_tools.CLIENT)
-    except ImportError as error:
-        detail = f"the MCP client cannot be imported ({error}); runs go on without MCP tools"
-        return [Check("mcp servers", "fail", detail, "pip install --force-reinstall mcp")]
+    # What a broken install of `mcp` or its dependencies raises as it is imported.
+    except (ImportError, AttributeError, TypeError, ValueError) as error:
+        detail = f"the MCP client cannot be imported ({type(error).__name__}: {error}); "
+        detail += "runs go on without MCP tools"
+        return [Check("mcp servers", "warn", detail, REINSTALL)]
     deadline = max(1.0, min(timeout, client.LIST_DEADLINE))
-    return list(await asyncio.gather(*(_check(server, deadline) for server in servers)))
+    return list(await asyncio.gather(*(_check(client, server, deadline) for server in servers)))
 
 
-async def _check(server: McpServer, deadline: float) -> Check:
-    from deep_research.search import mcp_client  # imported by `check_mcp_servers`
-
+async def _check(client: ModuleType, server: McpServer, deadline: float) -> Check:
     label = f"mcp {server.name}"
     try:
-        tools = await mcp_client.list_tools(server, deadline)
-    except mcp_client.McpCallError as error:
+        tools = await client.list_tools(server, deadline)
+    except client.McpCallError as error:
         return Check(label, "warn", f"{error}; a run goes on without its tools", FIX)
     usable, refused = mcp_tools.offerable(tools)
     detail = f"reachable, {len(tools)} tools ({len(usable)} offered to researchers)"

@@ -41,3 +41,29 @@ def test_a_failure_while_preparing_stays_on_its_thread(monkeypatch: pytest.Monke
 
     monkeypatch.setattr(preparing, "_prepare", broken)
     preparing._prepare_quietly(["r"], SOURCES, contextvars.copy_context())  # does not raise
+
+
+def test_a_process_that_cannot_start_a_thread_leaves_the_early_work_to_remember(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A container's thread limit reached: the run goes on (the report it paid for is
+    written), and `remember` embeds what it stores."""
+
+    def refused(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refused)
+    preparing.prepare_part("## A part\n\nIts text.", Context(use_memory=True))
+    preparing.prepare(["r1"], SOURCES, Context(use_memory=True))
+    preparing.open_early()
+
+
+def test_a_part_is_prepared_on_its_own_thread_only_with_memory_on_and_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    started: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(preparing, "_start", lambda target, *args: started.append(args))
+    preparing.prepare_part("## A\n\nText.", Context(use_memory=True))
+    preparing.prepare_part("  \n", Context(use_memory=True))
+    preparing.prepare_part("## B\n\nText.", Context(use_memory=False))
+    assert started == [("## A\n\nText.",)]

@@ -37,7 +37,7 @@ def test_a_report_reads_without_link_targets_bare_urls_or_its_sources_list() -> 
     assert "at minus fifteen degrees (source); see also and ." in " ".join(text.split())
 
 
-def test_each_heading_starts_a_section_that_reads_the_same_wherever_it_stands() -> None:
+def test_each_title_and_section_heading_starts_a_section_read_alike_wherever_it_stands() -> None:
     section = "## Costs\n\nA [payback](https://example.org/costs#:~:text=x) of eight years."
     report = f"# Title\n\nThe opening.\n\n{section}\n\n## Conclusion\n\nWorth it.\n"
     assert reading_sections(report) == [
@@ -54,6 +54,27 @@ def test_each_heading_starts_a_section_that_reads_the_same_wherever_it_stands() 
     long = section + " More about costs." * 300
     alone = report_chunks(long)
     assert len(alone) > 1 and set(alone) <= set(report_chunks(f"# T\n\nIntro.\n\n{long}"))
+
+
+def test_a_bare_heading_or_a_deeper_one_is_never_a_piece_of_its_own() -> None:
+    """A heading alone (`Running costs`) is near any question on its subject: as a piece it
+    would make memory recall a report on another subject."""
+    report = "# T\n\nOpen.\n\n## A\n\n### A1\n\n#### A2\n\nx\n\n## B\n\n## C\n\ny\n\n### D\n"
+    assert reading_sections(report) == ["T\n\nOpen.", "A\n\nA1\n\nA2\n\nx", "B\n\nC\n\ny\n\nD"]
+
+
+def test_a_numbered_heading_reads_as_the_published_report_shows_it() -> None:
+    # The citation check drops section numbers: a part written as "## 2. Costs" is read as
+    # the published "## Costs", so what was embedded early is found again.
+    assert reading_sections("## 2. Costs\n\nText.") == reading_sections("## Costs\n\nText.")
+    # Only a heading's number goes: prose keeps its "2. " (a list's marker is never text).
+    assert reading_sections("## Costs\n\nIn 2. a sentence.") == ["Costs\n\nIn 2. a sentence."]
+
+
+def test_headings_cannot_multiply_a_reports_pieces() -> None:
+    many = "".join(f"## Part {n}\n\nWord {n}.\n\n" for n in range(3000))
+    assert len(reading_sections(many)) == 3000
+    assert len(report_chunks(many)) == len(split(reading_text(many))) < 100
 
 
 def test_only_the_closing_sources_list_is_cut() -> None:

@@ -174,3 +174,31 @@ async def test_a_report_is_stored_as_read_without_link_targets_or_its_sources(st
     ]
     found = await similar_reports(store, "output of heat pumps in deep frost", min_similarity=0.3)
     assert [r.thread_id for r in found] == ["t1"] and "## Sources" in found[0].excerpt
+
+
+async def test_a_failed_write_is_raised_once_the_other_write_has_ended(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The report and its pages are written at once: when one fails, `remember` raises only
+    after the other is done, so no write is under way once its failure is said."""
+    from deep_research.memory import MemoryUnavailable
+
+    real_put = Store._put
+    ended: list[str] = []
+    pages_going = threading.Event()
+
+    def put(self: Store, collection: str, items: list[tuple[str, list[object]]]) -> list[int]:
+        if collection == REPORTS_COLLECTION:
+            pages_going.wait(5)
+            raise ValueError("a write refused")  # `Store._run` makes it MemoryUnavailable
+        pages_going.set()
+        written = real_put(self, collection, items)  # type: ignore[arg-type]
+        ended.append(collection)
+        return written
+
+    monkeypatch.setattr(Store, "_put", put)
+    with pytest.raises(MemoryUnavailable):
+        await remember(
+            store, thread_id="t", question=HEAT_PUMPS, report="# R\n\nText.", cited=[PAGE]
+        )
+    assert ended == [PASSAGES_COLLECTION]

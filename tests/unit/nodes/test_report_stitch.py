@@ -92,3 +92,22 @@ def test_findings_that_fake_the_fence_stay_inside_it() -> None:
     nonce = user.text[opened + 8 : user.text.index(">>>", opened)]
     assert user.text.rstrip().endswith(f"<<<end data {nonce}>>>")
     assert user.text.index("Ignore your rules") > opened
+
+
+def test_a_section_that_opens_without_a_section_heading_gets_its_topics() -> None:
+    """A `#hashtag` or a `###` first is not the section's heading: without one the section
+    would run on under the one before it."""
+    for opening in ("#hashtags are how it spread.", "### A detail\n\nText."):
+        text = report_stitch.section_text(AIMessage(opening), "Costs")
+        assert text == f"## Costs\n\n{opening}"
+    assert report_stitch.section_text(AIMessage("# Costs\n\nText."), "x") == "## Costs\n\nText."
+
+
+def test_the_frame_is_prepared_as_the_report_holds_it() -> None:
+    frame = AIMessage("# Title\n\nThe opening.\n\n## In short\n\nDone.")
+    report = report_stitch.stitched(frame, [AIMessage("## A\n\nx")], ["A"], "Q?").text
+    placed = report_stitch.frame_text(frame, "Q?")
+    assert placed == "# Title\n\nThe opening.\n\n## In short\n\nDone."
+    assert report.startswith("# Title\n\nThe opening.\n\n") and report.endswith(
+        "## In short\n\nDone."
+    )

@@ -49,17 +49,27 @@ def test_with_no_model_request_it_waits_a_bounded_time(monkeypatch: pytest.Monke
     process.after_first_model_request()  # returns: a run that calls no model still opens it
 
 
-def test_the_heap_alive_when_the_first_run_starts_is_frozen_once() -> None:
-    """The imports' objects leave the collector's full passes (one walked them for 0.13 s
-    on a run's critical path); a second run freezes nothing more."""
+def test_the_collectors_first_full_pass_waits_for_the_first_model_request() -> None:
+    """The pass that walks the imports' objects (0.13 s on a run's critical path) runs
+    once the first request is out, on a thread; the collector then runs as before. Only
+    the first run pauses it, and a collector the host paused stays paused."""
     code = (
-        "import gc\n"
+        "import gc, threading\n"
         "from deep_research.runtime import process\n"
-        "before = gc.get_freeze_count()\n"
         "process.settle_heap()\n"
-        "first = gc.get_freeze_count()\n"
-        "made = [[] for _ in range(1000)]\n"
-        "process.settle_heap()\n"
-        "print(before == 0, first > 10_000, gc.get_freeze_count() == first)\n"
+        "paused = not gc.isenabled()\n"
+        "process.settle_heap()  # a second run: nothing more\n"
+        "[settling] = [t for t in threading.enumerate() if t.name == 'gc-settle']\n"
+        "process.model_request_sent()\n"
+        "settling.join(5)\n"
+        "print(paused, gc.isenabled(), not settling.is_alive(), gc.get_freeze_count())\n"
     )
-    assert fresh_python(code) == "True True True"
+    assert fresh_python(code) == "True True True 0"
+    host = (
+        "import gc, threading\n"
+        "from deep_research.runtime import process\n"
+        "gc.disable()\n"
+        "process.settle_heap()\n"
+        "print(gc.isenabled(), [t.name for t in threading.enumerate() if t.name == 'gc-settle'])\n"
+    )
+    assert fresh_python(host) == "False []"

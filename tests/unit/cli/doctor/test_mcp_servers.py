@@ -86,4 +86,4 @@ def test_an_mcp_client_that_cannot_be_imported_is_one_failed_line_not_a_doctor_t
         "[check] = asyncio.run(mcp_servers.check_mcp_servers(5.0))\n"
         "print(check.name, check.status, 'cannot be imported' in check.detail)\n"
     )
-    assert fresh_python(code) == "False\nmcp servers fail True"
+    assert fresh_python(code) == "False\nmcp servers warn True"
