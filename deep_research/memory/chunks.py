@@ -12,10 +12,14 @@ import threading
 from langchain_text_splitters import RecursiveCharacterTextSplitter, TextSplitter
 
 from deep_research.embedding import embedder
+from deep_research.memory.reading import reading_sections
 
 # [CLS] and [SEP] take two of the model's 256 positions.
 SPECIAL_TOKENS = 2
 OVERLAP_TOKENS = 32
+# The most sections a report's pieces are cut by (`report_chunks`): a report written in
+# parts has at most 14 (its title, 12 sections, the conclusion).
+MAX_SECTIONS = 16
 
 _splitter: TextSplitter | None = None
 _splitter_lock = threading.Lock()
@@ -43,3 +47,15 @@ def split(text: str) -> list[str]:
 def token_count(text: str) -> int:
     """How many tokens `text` is, as the splitter counts them (blocking: loads MiniLM)."""
     return embedder().token_count(text)
+
+
+def report_chunks(report: str) -> list[str]:
+    """The pieces of `report` memory embeds: as read (`reading.py`), each section split on
+    its own, so the pieces of a part written early (a section of a report written in parts)
+    are the published report's too; a report of more than `MAX_SECTIONS` sections (none
+    written in parts has) is split whole, so headings cannot multiply its pieces (blocking:
+    counts MiniLM tokens)."""
+    sections = reading_sections(report)
+    if len(sections) > MAX_SECTIONS:
+        return split("\n\n".join(sections))
+    return [piece for section in sections for piece in split(section)]

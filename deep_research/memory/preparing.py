@@ -47,7 +47,7 @@ def prepare_part(text: str, context: Context) -> None:
     """Embed a part of the final report (a section, or the frame's title, opening and
     conclusion) on a "memory-prepare" daemon thread as soon as it is written, while the
     other parts are still being written: `remember` then finds its pieces computed, as the
-    published report holds them (`research.report_chunks` splits each section on its own).
+    published report holds them (`chunks.report_chunks` splits each section on its own).
     Nothing with `use_memory` off or an empty part."""
     if not context.use_memory or not text.strip():
         return
@@ -105,7 +105,7 @@ def _prepare(reports: list[str], sources: list[Source]) -> None:
 def _prepare_part(text: str) -> None:
     try:
         from deep_research.embedding import embedder
-        from deep_research.memory.research import report_chunks
+        from deep_research.memory.chunks import report_chunks
 
         pieces = report_chunks(text)
         model = embedder()

@@ -37,7 +37,6 @@ from deep_research.memory.listing import (
     threads_of,
     timestamp_of,
 )
-from deep_research.memory.reading import reading_sections
 from deep_research.memory.store import Hit, Piece, Scalar, Store
 from deep_research.text import limits
 from deep_research.text.urls import is_file_url, is_web_url, pdf_page_number
@@ -56,9 +55,6 @@ KEYS_PER_CALL = 100  # keys in one `$in` filter
 PDF_PAGE = "pdf_page"
 PAGES = "pages"  # a report's metadata: the JSON list of the web pages it cites (`cited.py`)
 MAX_PAGES = 50  # pages kept with one report (a report citing more keeps its first ones)
-# The most sections a report's pieces are cut by (`report_chunks`): a report written in
-# parts has at most 14 (its title, 12 sections, the conclusion).
-MAX_SECTIONS = 16
 # What a stored retrieval date must look like: it is shown outside the data fences (the
 # researcher's page note) and in the Sources list, which the citation check never reads.
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -168,7 +164,7 @@ async def remember(
         _threads_by_key(store, REPORTS_COLLECTION, [report_key]),
         _threads_by_key(store, PASSAGES_COLLECTION, page_keys),
         # Embedded as read, without link targets and the Sources list (`reading.py`).
-        asyncio.to_thread(report_chunks, report),
+        asyncio.to_thread(chunks.report_chunks, report),
         asyncio.to_thread(lambda: [page_chunks(page) for page in kept]),
     )
     excerpt = limits.cut(report, EXCERPT_CHARS)
@@ -200,18 +196,6 @@ async def remember(
         if isinstance(failed, BaseException):
             raise failed
     return len(pages)
-
-
-def report_chunks(report: str) -> list[str]:
-    """The pieces of `report` memory embeds: as read (`reading.py`), each section split on
-    its own, so the pieces of a part written early (a section of a report written in parts)
-    are the published report's too; a report of more than `MAX_SECTIONS` sections (none
-    written in parts has) is split whole, so headings cannot multiply its pieces (blocking:
-    counts MiniLM tokens)."""
-    sections = reading_sections(report)
-    if len(sections) > MAX_SECTIONS:
-        return chunks.split("\n\n".join(sections))
-    return [piece for section in sections for piece in chunks.split(section)]
 
 
 async def _threads_by_key(store: Store, collection: str, keys: list[str]) -> dict[str, list[str]]:

@@ -23,6 +23,7 @@ from deep_research.graph import builder
 from deep_research.memory import (
     PASSAGES_COLLECTION,
     Location,
+    chunks,
     open_store,
     preparing,
     research,
@@ -161,7 +162,7 @@ async def test_remember_embeds_only_the_report_the_pages_were_embedded_while_it_
         background and 0 < size <= preparing.PREPARED_PER_PASS for background, size in prepared
     ), prepared
     by_remember = {text for _, text in computed[start:]}
-    report_texts = set(research.report_chunks(values["final_report"]))
+    report_texts = set(chunks.report_chunks(values["final_report"]))
     assert report_texts <= by_remember <= report_texts | {QUESTION}
     # What was prepared is what was stored: every cited page, all its chunks.
     store = await open_store(Location(path=Path(os.environ["MEMORY_DIR"])))

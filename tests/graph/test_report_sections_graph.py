@@ -14,7 +14,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from deep_research import embedding
 from deep_research.errors import DeepResearchError
 from deep_research.graph import builder
-from deep_research.memory import preparing, research
+from deep_research.memory import chunks, preparing, research
 from tests.support.brain import INVENTED
 from tests.support.fakes.openai_server import InFlightBarrier, message_text
 from tests.support.fakes.tavily_server import FakeTavilyServer
@@ -97,7 +97,7 @@ async def test_each_part_is_embedded_for_memory_as_it_is_written_as_the_report_h
     out = await _run(SectionsBrain(), monkeypatch, {**SECTIONS, "use_memory": True})
 
     assert len(parts) == 4, "three sections and the frame"
-    pieces = research.report_chunks(out["final_report"])
+    pieces = chunks.report_chunks(out["final_report"])
     assert len(pieces) >= 5, pieces  # the title and opening, each section, the conclusion
     (start,) = remembered_from
     assert set(pieces) <= set(computed[:start])

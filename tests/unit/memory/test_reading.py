@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from deep_research.memory.chunks import split, token_count
+from deep_research.memory.chunks import report_chunks, split, token_count
 from deep_research.memory.reading import reading_sections, reading_text
-from deep_research.memory.research import report_chunks
 
 FRAGMENT = "#:~:text=keep%20most%20of%20their%20output,minus%20fifteen%20degrees"
 REPORT = f"""# Heat pumps in Norway
