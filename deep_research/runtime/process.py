@@ -125,7 +125,10 @@ def settle_heap() -> None:
     if not gc.isenabled():
         return
     gc.disable()
-    threading.Thread(target=_collect_after_first_request, name="gc-settle", daemon=True).start()
+    try:
+        threading.Thread(target=_collect_after_first_request, name="gc-settle", daemon=True).start()
+    except RuntimeError:  # no thread to be had (a container's limit): as before, at once
+        gc.enable()
 
 
 def _collect_after_first_request() -> None:

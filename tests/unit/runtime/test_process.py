@@ -73,3 +73,16 @@ def test_the_collectors_first_full_pass_waits_for_the_first_model_request() -> N
         "print(gc.isenabled(), [t.name for t in threading.enumerate() if t.name == 'gc-settle'])\n"
     )
     assert fresh_python(host) == "False []"
+
+
+def test_a_process_that_cannot_start_the_thread_keeps_its_collector_running() -> None:
+    code = (
+        "import gc, threading\n"
+        "from deep_research.runtime import process\n"
+        "def refused(self):\n"
+        '    raise RuntimeError("can\'t start new thread")\n'
+        "threading.Thread.start = refused\n"
+        "process.settle_heap()\n"
+        "print(gc.isenabled())\n"
+    )
+    assert fresh_python(code) == "True"
