@@ -18,8 +18,8 @@ from deep_research.memory.reading import reading_sections
 SPECIAL_TOKENS = 2
 OVERLAP_TOKENS = 32
 # The most sections a report's pieces are cut by (`report_chunks`): a report written in
-# parts has at most 14 (its title, 12 sections, the conclusion).
-MAX_SECTIONS = 16
+# parts has 14 (its title, 12 sections, the conclusion) and what else its frame heads.
+MAX_SECTIONS = 24
 
 _splitter: TextSplitter | None = None
 _splitter_lock = threading.Lock()

@@ -53,13 +53,14 @@ def reading_sections(report: str) -> list[str]:
     in_heading = has_body = False  # the current section holds more than headings
     for token in parse(body):
         if token.type == "heading_open":
-            if token.tag in SPLIT_AT and has_body:
+            # Only the report's own headings: not one quoted or in a list item.
+            if token.tag in SPLIT_AT and token.level == 0 and has_body:
                 sections.append([])
                 has_body = False
             in_heading = True
         elif token.type == "heading_close":
             in_heading = False
-        elif token.type in ("inline", "fence", "code_block") and not in_heading:
+        elif token.type in ("inline", "fence", "code_block", "html_block") and not in_heading:
             has_body = True
         if token.type == "inline":
             text = plain_text(token.children or [])
@@ -68,6 +69,9 @@ def reading_sections(report: str) -> list[str]:
             sections[-1].append(text[numbered_prefix(text) :] if in_heading else text)
         elif token.type in ("fence", "code_block"):
             sections[-1].append(token.content)
+    if not has_body and len(sections) > 1:  # a bare heading last goes with the section before
+        last = sections.pop()
+        sections[-1] += last
     cleaned = ([_clean(block) for block in blocks] for blocks in sections)
     joined = ("\n\n".join(block for block in blocks if block) for blocks in cleaned)
     return [section for section in joined if section]

@@ -186,7 +186,7 @@ async def remember(
             page_meta[PDF_PAGE] = page.pdf_page
         pages[key] = [Piece(piece, page_meta) for piece in page_pieces]
     # One write for every page: each Chroma call costs 10-15 ms. Both end before a failure
-    # is raised: no write is still under way once `remember` has said what failed.
+    # is raised, so `remember` says what failed once nothing is left to write.
     writes = {REPORTS_COLLECTION: {report_key: report_pieces}, PASSAGES_COLLECTION: pages}
     done = await asyncio.gather(
         *(store.put_many(name, items) for name, items in writes.items() if items),

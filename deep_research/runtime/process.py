@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import threading
 import time
 import weakref
@@ -105,8 +106,9 @@ def after_first_model_request() -> None:
 
 
 # Taken by the first run of the process that defers the collector's first full pass
-# (`settle_heap`); never released.
+# (`settle_heap`); never released. `_heap_paused` is set while that pass waits.
 _heap_settling = threading.Lock()
+_heap_paused = threading.Event()
 
 
 def settle_heap() -> None:
@@ -119,24 +121,35 @@ def settle_heap() -> None:
     is paused now, and a daemon thread runs the full pass once a model request is out (or
     after `FIRST_REQUEST_WAIT` seconds), then lets the collector run as before; the next
     full pass waits until the objects that survived it have grown by a quarter. A collector
-    the host had paused stays as the host left it."""
+    the host paused before its first run stays paused; a child forked meanwhile gets its
+    collector back at once."""
     if not _heap_settling.acquire(blocking=False):
         return
     if not gc.isenabled():
         return
     gc.disable()
+    _heap_paused.set()
     try:
         threading.Thread(target=_collect_after_first_request, name="gc-settle", daemon=True).start()
     except RuntimeError:  # no thread to be had (a container's limit): as before, at once
-        gc.enable()
+        _resume_collector()
 
 
 def _collect_after_first_request() -> None:
     try:
         after_first_model_request()
-    finally:
+        gc.collect()  # before the collector is back: the loop's next allocation could
+    finally:  # otherwise start the same pass on the loop first
+        _resume_collector()
+
+
+def _resume_collector() -> None:
+    if _heap_paused.is_set():
+        _heap_paused.clear()
         gc.enable()
-        gc.collect()
+
+
+os.register_at_fork(after_in_child=_resume_collector)  # the pass's thread is not forked
 
 
 # One semaphore per search provider name, so parallel researchers (and threads) share the

@@ -84,11 +84,15 @@ async def listing(state: ResearcherState) -> dict[str, Any]:
     return {"mcp_tools": offered[:MAX_TOOLS]}
 
 
+# What a broken install of `mcp` or its dependencies raises as the client is imported.
+BROKEN_INSTALL = (ImportError, AttributeError, TypeError, ValueError)
+
+
 async def _listed(server: McpServer) -> list[dict[str, Any]]:
     """A server's tools as offered (none when it cannot be listed: it costs nothing more)."""
     try:
         await _import_client()
-    except ImportError as error:  # a broken install: the research goes on without its tools
+    except BROKEN_INSTALL as error:  # the research goes on without its tools
         log.warning("MCP server %s: its tools are not offered: %s", server.name, error)
         return []
     from deep_research.search import mcp_client

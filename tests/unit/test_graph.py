@@ -145,3 +145,20 @@ def test_an_mcp_client_that_cannot_be_imported_leaves_the_research_without_its_t
         "print(asyncio.run(mcp_tools._listed(McpServer('notes', url='http://127.0.0.1:9'))))\n"
     )
     assert fresh_python(code) == "[]"
+
+
+def test_an_mcp_install_broken_otherwise_than_missing_also_leaves_the_research_going() -> None:
+    """A broken `mcp` often fails its import with AttributeError or TypeError, not only
+    ImportError: the run goes on without its tools, as `doctor` says it will."""
+    code = (
+        "import asyncio, sys\n"
+        "class Broken:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'mcp':\n"
+        "            raise AttributeError(\"module 'pydantic' has no attribute 'X'\")\n"
+        "sys.meta_path.insert(0, Broken())\n"
+        "from deep_research.config.mcp_servers import McpServer\n"
+        "from deep_research.search import mcp_tools\n"
+        "print(asyncio.run(mcp_tools._listed(McpServer('notes', url='http://127.0.0.1:9'))))\n"
+    )
+    assert fresh_python(code) == "[]"

@@ -1,7 +1,7 @@
 """`doctor`'s lines for the operator's MCP servers (MCP_SERVERS_FILE): one a server, each
 listed once as a researcher would list it (search/mcp_client.py). The MCP client (and `mcp`)
 is imported only when a server is configured: an install where it cannot be imported gets
-one failed line, not a `doctor` that cannot start."""
+one warning line, not a `doctor` that cannot start."""
 
 from __future__ import annotations
 
@@ -31,8 +31,7 @@ async def check_mcp_servers(timeout: float) -> list[Check]:
         return []
     try:
         client = await asyncio.to_thread(importlib.import_module, mcp_tools.CLIENT)
-    # What a broken install of `mcp` or its dependencies raises as it is imported.
-    except (ImportError, AttributeError, TypeError, ValueError) as error:
+    except mcp_tools.BROKEN_INSTALL as error:  # as a run meets it: no tools, the run goes on
         detail = f"the MCP client cannot be imported ({type(error).__name__}: {error}); "
         detail += "runs go on without MCP tools"
         return [Check("mcp servers", "warn", detail, REINSTALL)]

@@ -45,9 +45,9 @@ def test_each_title_and_section_heading_starts_a_section_read_alike_wherever_it_
         "Conclusion\n\nWorth it.",
     ]
     assert reading_text(report) == "\n\n".join(reading_sections(report))
-    assert reading_sections("Prose before any heading.\n\n# Then one") == [
+    assert reading_sections("Prose before any heading.\n\n# Then one\n\nIts text.") == [
         "Prose before any heading.",
-        "Then one",
+        "Then one\n\nIts text.",
     ]
     # Split on its own: the section's pieces, written alone, are the whole report's.
     long = section + " More about costs." * 300
@@ -60,6 +60,10 @@ def test_a_bare_heading_or_a_deeper_one_is_never_a_piece_of_its_own() -> None:
     would make memory recall a report on another subject."""
     report = "# T\n\nOpen.\n\n## A\n\n### A1\n\n#### A2\n\nx\n\n## B\n\n## C\n\ny\n\n### D\n"
     assert reading_sections(report) == ["T\n\nOpen.", "A\n\nA1\n\nA2\n\nx", "B\n\nC\n\ny\n\nD"]
+    assert reading_sections("# T\n\nOpen.\n\n## B") == ["T\n\nOpen.\n\nB"]
+    # Only the report's own headings: one quoted, or in a list item, is its section's text.
+    quoted = "## A\n\nx\n\n> ## Quoted\n\n- ## Listed\n"
+    assert reading_sections(quoted) == ["A\n\nx\n\nQuoted\n\nListed"]
 
 
 def test_a_numbered_heading_reads_as_the_published_report_shows_it() -> None:

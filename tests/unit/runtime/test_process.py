@@ -86,3 +86,17 @@ def test_a_process_that_cannot_start_the_thread_keeps_its_collector_running() ->
         "print(gc.isenabled())\n"
     )
     assert fresh_python(code) == "True"
+
+
+def test_a_child_forked_while_the_pass_waits_gets_its_collector_back() -> None:
+    code = (
+        "import gc, os\n"
+        "from deep_research.runtime import process\n"
+        "process.settle_heap()\n"
+        "child = os.fork()\n"
+        "if child == 0:\n"
+        "    os._exit(0 if gc.isenabled() else 1)\n"
+        "_, status = os.waitpid(child, 0)\n"
+        "print(gc.isenabled(), os.waitstatus_to_exitcode(status))\n"
+    )
+    assert fresh_python(code) == "False 0"

@@ -70,7 +70,7 @@ def test_the_docs_doctor_command_shows_each_server(
     assert "mcp papers" in capsys.readouterr().out
 
 
-def test_an_mcp_client_that_cannot_be_imported_is_one_failed_line_not_a_doctor_that_fails(
+def test_an_mcp_client_that_cannot_be_imported_is_one_warning_not_a_doctor_that_fails(
     tmp_path: Path,
 ) -> None:
     """`doctor` starts without `mcp` (imported only for a configured server), and a broken
