@@ -13,7 +13,9 @@ import re
 from typing import NamedTuple
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from markdown_it.token import Token
 
+from deep_research.citations.markdown import parse
 from deep_research.config.report_lengths import LENGTHS, ReportLength
 from deep_research.llm import attempts
 from deep_research.runtime import prompts
@@ -26,9 +28,8 @@ TOPIC_CHARS = 200
 # The frame's share of the report's words; the sections share the rest.
 FRAME_SHARE = 0.2
 LINKED = re.compile(r"\[([^\]\n]{0,300})\]\((?:[^()\s]|\([^()\s]*\))*\)")
-TITLE = re.compile(r"^#[ \t]+(\S.*)$", re.MULTILINE)
-TOP_HEADING = re.compile(r"^#(?=\s)", re.MULTILINE)
-EMPTY_HEADING = re.compile(r"^#+[ \t]*$\n?", re.MULTILINE)
+TOP_HEADING = re.compile(r"^#(?=\s)")  # a line's `#` heading, made a `##` one
+EMPTY_HEADING = re.compile(r"#+[ \t]*")  # a line that is a heading of nothing
 SECTION_HEADING = re.compile(r"##[ \t]+\S")
 
 
@@ -89,7 +90,7 @@ def request_of(question: str, last_user: str) -> str:
 def section_text(reply: AIMessage, topic: str) -> str:
     """A section's reply as a section: one `##` heading first (the topic's when it wrote
     none), no `#` title of its own."""
-    text = TOP_HEADING.sub("##", reply.text.strip())
+    text = _demoted(reply.text.strip())
     if not SECTION_HEADING.match(text):  # a `#hashtag` or a `###` first is not its heading
         text = f"## {_one_line(topic)}\n\n{text}"
     return text
@@ -120,17 +121,56 @@ def frame_text(frame: AIMessage, title: str) -> str:
 
 
 def _frame_parts(text: str) -> tuple[str, str, str]:
-    """The frame's opening, conclusion (from its last `##` heading) and title."""
-    title = ""
-    if found := TITLE.search(text):
-        title = _one_line(found.group(1))
-        text = (text[: found.start()] + text[found.end() :]).strip()
+    """The frame's opening, conclusion (from its last `#` or `##` heading after its title)
+    and title (its first `#` heading). Headings are the Markdown parser's, never a line of
+    a code block that starts with `#` (a shell comment)."""
+    lines = text.split("\n")
+    tokens = parse(text)
+    code = _code_lines(tokens)
+    headings = [
+        (token.tag, token.map, tokens[index + 1].content.strip())
+        for index, token in enumerate(tokens)
+        if token.type == "heading_open" and token.level == 0 and token.map
+    ]
+    title, dropped = "", set[int]()
+    if titles := [(where, named) for tag, where, named in headings if tag == "h1" and named]:
+        (start, end), named = titles[0]
+        title, dropped = _one_line(named), set(range(start, end))
     # No second title: empty headings go, and any other `#` heading becomes a `##` one.
-    text = TOP_HEADING.sub("##", EMPTY_HEADING.sub("", text)).strip()
-    headings = [m.start() for m in re.finditer(r"^##\s", text, re.MULTILINE)]
-    if not headings:
-        return text, "", title
-    return text[: headings[-1]].strip(), text[headings[-1] :].strip(), title
+    dropped |= {
+        n for n, line in enumerate(lines) if n not in code and EMPTY_HEADING.fullmatch(line)
+    }
+    starts = [
+        where[0]
+        for tag, where, named in headings
+        if tag in ("h1", "h2") and named and where[0] not in dropped
+    ]
+    end = starts[-1] if starts else len(lines)
+
+    def placed(numbers: range) -> str:
+        kept = [n for n in numbers if n not in dropped]
+        return "\n".join(lines[n] if n in code else TOP_HEADING.sub("##", lines[n]) for n in kept)
+
+    return placed(range(end)).strip(), placed(range(end, len(lines))).strip(), title
+
+
+def _demoted(text: str) -> str:
+    """`text` with each `#` heading made a `##` one, code blocks as they are."""
+    lines = text.split("\n")
+    code = _code_lines(parse(text))
+    return "\n".join(
+        line if n in code else TOP_HEADING.sub("##", line) for n, line in enumerate(lines)
+    )
+
+
+def _code_lines(tokens: list[Token]) -> set[int]:
+    """The lines of the parsed text inside fenced or indented code blocks."""
+    return {
+        n
+        for token in tokens
+        if token.type in ("fence", "code_block") and token.map
+        for n in range(*token.map)
+    }
 
 
 def _one_line(text: str) -> str:

@@ -111,3 +111,18 @@ def test_the_frame_is_prepared_as_the_report_holds_it() -> None:
     assert report.startswith("# Title\n\nThe opening.\n\n") and report.endswith(
         "## In short\n\nDone."
     )
+
+
+def test_lines_of_a_code_block_that_start_with_a_hash_are_code_not_headings() -> None:
+    """A shell comment in a frame's or a section's code block is neither its title, nor
+    where its conclusion starts, nor a heading to demote: the sections never end up inside
+    a code block, and the code reads as written."""
+    code = "```bash\n# install it\n## not a heading\n```"
+    frame = AIMessage(f"# Title\n\nThe opening.\n\n{code}\n\n## In short\n\nDone.")
+    section = AIMessage(f"## A\n\nRun this:\n\n{code}")
+    report = report_stitch.stitched(frame, [section], ["A"], "Q?").text
+    assert report == (
+        f"# Title\n\nThe opening.\n\n{code}\n\n## A\n\nRun this:\n\n{code}\n\n## In short\n\nDone."
+    )
+    untitled = AIMessage(f"{code}\n\nOnly an opening.")
+    assert report_stitch.frame_text(untitled, "Q?") == f"# Q?\n\n{code}\n\nOnly an opening."
