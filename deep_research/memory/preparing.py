@@ -86,31 +86,30 @@ def _prepare_quietly(
 
 
 def _prepare(reports: list[str], sources: list[Source]) -> None:
-    from deep_research.embedding import embedder
     from deep_research.memory.open import open_store_blocking
     from deep_research.memory.research import CitedPage, page_chunks
 
     open_store_blocking()  # MemoryUnavailable: `remember` meets it again and names it
     cited = {s.url: s for report in reports for s in check_report(report, sources).cited}
-    model = embedder()
     for source in cited.values():
-        page = CitedPage(source.url, source.title, source.texts, source.retrieved_on)
-        pieces = page_chunks(page)
-        # In small background requests: a search scoring its results meanwhile (the
-        # orchestrator may delegate more research) waits for one of them at most.
-        for start in range(0, len(pieces), PREPARED_PER_PASS):
-            model.submit(pieces[start : start + PREPARED_PER_PASS], background=True).result()
+        _embed(page_chunks(CitedPage(source.url, source.title, source.texts, source.retrieved_on)))
+
+
+def _embed(pieces: list[str]) -> None:
+    """`pieces` into the model's cache, in small background requests: a search scoring its
+    results meanwhile (the orchestrator may delegate more research) waits for one at most."""
+    from deep_research.embedding import embedder
+
+    model = embedder()
+    for start in range(0, len(pieces), PREPARED_PER_PASS):
+        model.submit(pieces[start : start + PREPARED_PER_PASS], background=True).result()
 
 
 def _prepare_part(text: str) -> None:
     try:
-        from deep_research.embedding import embedder
         from deep_research.memory.chunks import report_chunks
 
-        pieces = report_chunks(text)
-        model = embedder()
-        for start in range(0, len(pieces), PREPARED_PER_PASS):
-            model.submit(pieces[start : start + PREPARED_PER_PASS], background=True).result()
+        _embed(report_chunks(text))
     except Exception:  # `remember` embeds what it stores, and says what failed
         log.debug("a part of the report was not embedded early", exc_info=True)
 
