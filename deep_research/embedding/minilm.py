@@ -14,10 +14,11 @@ import queue
 import threading
 import weakref
 from collections import OrderedDict, deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 
+import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from deep_research.embedding.encoder import Check, Encoder
@@ -27,6 +28,8 @@ log = logging.getLogger(__name__)
 
 CACHED = 4096  # vectors (1.5 KB each) kept for texts embedded lately
 MAX_BATCHED_TEXTS = 256  # texts one pass of the model's thread takes from the queue
+MAX_PARTS = 4  # threads that compute one pass, the model's own included (`_compute`)
+MIN_PART = 2  # texts: fewer are not worth a thread of their own
 # (texts, future, background): background requests wait while any other does.
 _Request = tuple[list[str], "Future[list[list[float]]]", bool]
 
@@ -163,8 +166,80 @@ class MiniLM(Embeddings):
         return known
 
     def _compute(self, texts: list[str]) -> FloatArray:
-        """One forward pass over `texts` (the cache misses); tests count the calls here."""
-        return self.encoder.compute(texts)
+        """One forward pass over `texts` (the cache misses); tests count the calls here.
+
+        A pass of many texts is cut into parts computed at once, one a core (at most
+        `MAX_PARTS`): numpy lets go of the interpreter in its products and its element-wise
+        passes, so the parts run side by side, each with one BLAS thread. Measured on 2
+        cores, 72 search results: 0.37 s against 0.65-0.69 s for one part, and 0.69-0.73 s
+        against 0.88-0.95 s with two other processes busy (a core's share goes to each
+        thread); BLAS's own second thread gave 0.48-0.50 s quiet and 0.50-1.77 s busy.
+        """
+        parts = _parts(texts, _cores())
+        computed = (
+            [self.encoder.compute(parts[0])]
+            if len(parts) == 1
+            else _at_once(self.encoder.compute, parts)
+        )
+        rows = {
+            text: row
+            for part, vectors in zip(parts, computed, strict=True)
+            for text, row in zip(part, vectors, strict=True)
+        }
+        return np.stack([rows[text] for text in texts])
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS has no affinity
+        return os.cpu_count() or 1
+
+
+def _parts(texts: list[str], cores: int) -> list[list[str]]:
+    """`texts` dealt into parts of at least `MIN_PART`, one a core up to `MAX_PARTS`, the
+    longest first, so every part pads and computes about as much as the others."""
+    count = max(1, min(cores, MAX_PARTS, len(texts) // MIN_PART))
+    if count == 1:
+        return [texts]
+    longest_first = sorted(texts, key=len, reverse=True)
+    return [longest_first[i::count] for i in range(count)]
+
+
+def _at_once(
+    compute: Callable[[list[str]], FloatArray], parts: list[list[str]]
+) -> list[FloatArray]:
+    """`compute` of each part, the first on this thread and the others on threads of their
+    own (daemon threads, as the model's: a pass under way never holds up the process's
+    exit); the first failure is raised once every part has ended."""
+    results: list[FloatArray | BaseException | None] = [None] * len(parts)
+
+    def run(index: int) -> None:
+        try:
+            results[index] = compute(parts[index])
+        except BaseException as error:  # noqa: BLE001  # raised by the pass's own thread
+            results[index] = error
+
+    threads = []
+    for index in range(1, len(parts)):
+        thread = threading.Thread(target=run, args=(index,), name="minilm-part", daemon=True)
+        try:
+            thread.start()
+        except RuntimeError:  # no thread to be had: this thread computes that part too
+            run(index)
+            continue
+        threads.append(thread)
+    run(0)
+    for thread in threads:
+        thread.join()
+    vectors = []
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+        assert result is not None
+        vectors.append(result)
+    return vectors
 
 
 def _key(text: str) -> bytes:
