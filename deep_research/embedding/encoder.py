@@ -75,8 +75,9 @@ class Encoder:
         """How many tokens `text` is, without [CLS] and [SEP]."""
         return len(self._counter.encode(text, add_special_tokens=False).ids)
 
-    def compute(self, texts: list[str]) -> FloatArray:
-        """Unit-length vectors of `texts`, one row each, in their order."""
+    def compute(self, texts: list[str], batch_size: int = BATCH) -> FloatArray:
+        """Unit-length vectors of `texts`, one row each, in their order, computed in batches
+        of at most `batch_size` texts (a pass cut in parts gives each part a share)."""
         # Whatever its length, the model reads one window of a text: a huge text is cut
         # first (no 256 tokens span more characters than this) rather than tokenized whole.
         cut = self.window * CHARS_PER_TOKEN
@@ -96,7 +97,7 @@ class Encoder:
         for index in [*order, None]:
             if batch and (
                 index is None
-                or len(batch) == BATCH
+                or len(batch) == batch_size
                 or 2 * len(encoded[index].ids) < len(encoded[batch[0]].ids)
             ):
                 vectors[batch] = self._encode([encoded[i].ids for i in batch])

@@ -1,8 +1,9 @@
 """all-MiniLM-L6-v2 as the process uses it: one thread computes, recent vectors are kept.
 
 `embedding.encoder` is the forward pass; this module decides who computes when (one
-worker thread that merges the requests waiting, background ones last) and keeps the
-vectors of recent texts, so a text embedded twice is computed once.
+worker thread that merges the requests waiting, background ones last, and cuts a pass of
+many texts into one part a core: `embedding.parts`) and keeps the vectors of recent texts,
+so a text embedded twice is computed once.
 """
 
 from __future__ import annotations
@@ -14,22 +15,21 @@ import queue
 import threading
 import weakref
 from collections import OrderedDict, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from deep_research.embedding.encoder import Check, Encoder
+from deep_research.embedding import parts
+from deep_research.embedding.encoder import BATCH, Check, Encoder
 from deep_research.embedding.weights import FloatArray
 
 log = logging.getLogger(__name__)
 
 CACHED = 4096  # vectors (1.5 KB each) kept for texts embedded lately
 MAX_BATCHED_TEXTS = 256  # texts one pass of the model's thread takes from the queue
-MAX_PARTS = 4  # threads that compute one pass, the model's own included (`_compute`)
-MIN_PART = 2  # texts: fewer are not worth a thread of their own
 # (texts, future, background): background requests wait while any other does.
 _Request = tuple[list[str], "Future[list[list[float]]]", bool]
 
@@ -48,6 +48,10 @@ class MiniLM(Embeddings):
         self._requests: queue.SimpleQueue[_Request] = queue.SimpleQueue()
         self._worker: threading.Thread | None = None
         self._worker_pid = 0  # the process whose thread computes; none yet
+        # A pass is cut into parts once BLAS is known to compute on one thread a caller:
+        # parts each running BLAS's thread a core would spin against each other.
+        self._in_parts = False
+        self._part_threads = parts.PartThreads(_one_blas_thread)
         # A child forked while a thread of the parent held the lock would wait for it for
         # ever: the child gets a lock of its own (the cache is a copy, still right).
         reference = weakref.ref(self)
@@ -80,8 +84,9 @@ class MiniLM(Embeddings):
         One thread computes for every caller in the process (relevance scoring, memory,
         the library), each pass taking every request waiting: one pass over 40 short texts
         costs far less than eight passes over five, and callers on several threads never
-        run BLAS at once (its threads spin against each other on a busy machine). A request
-        made while the thread is idle is computed at once.
+        run BLAS at once (its threads spin against each other on a busy machine); a pass is
+        cut into parts only here, one a core, each part with one BLAS thread. A request made
+        while the thread is idle is computed at once.
 
         A `background` request (memory preparing pages no one waits for) is computed only
         when no other request waits, and never in the same pass as one: a search's scoring
@@ -106,7 +111,7 @@ class MiniLM(Embeddings):
         return future
 
     def _serve(self, requests: queue.SimpleQueue[_Request]) -> None:
-        _one_blas_thread()
+        self._in_parts = _one_blas_thread()
         later: deque[_Request] = deque()  # background requests, taken when none else waits
         while True:
             waiting: list[_Request] = []
@@ -168,78 +173,19 @@ class MiniLM(Embeddings):
     def _compute(self, texts: list[str]) -> FloatArray:
         """One forward pass over `texts` (the cache misses); tests count the calls here.
 
-        A pass of many texts is cut into parts computed at once, one a core (at most
-        `MAX_PARTS`): numpy lets go of the interpreter in its products and its element-wise
-        passes, so the parts run side by side, each with one BLAS thread. Measured on 2
-        cores, 72 search results: 0.37 s against 0.65-0.69 s for one part, and 0.69-0.73 s
-        against 0.88-0.95 s with two other processes busy (a core's share goes to each
-        thread); BLAS's own second thread gave 0.48-0.50 s quiet and 0.50-1.77 s busy.
-        """
-        parts = _parts(texts, _cores())
-        computed = (
-            [self.encoder.compute(parts[0])]
-            if len(parts) == 1
-            else _at_once(self.encoder.compute, parts)
-        )
+        A pass of many texts is cut into one part a core, computed at once (the first on
+        this thread), each in batches of its share of `BATCH` texts: no more arrays are
+        alive at once than one part would hold (`embedding.parts`)."""
+        cut = parts.deal(texts, parts.cores()) if self._in_parts else [texts]
+        if len(cut) == 1:
+            return self.encoder.compute(texts)
+        computed = self._part_threads.compute(self.encoder.compute, cut, max(1, BATCH // len(cut)))
         rows = {
             text: row
-            for part, vectors in zip(parts, computed, strict=True)
+            for part, vectors in zip(cut, computed, strict=True)
             for text, row in zip(part, vectors, strict=True)
         }
         return np.stack([rows[text] for text in texts])
-
-
-def _cores() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS has no affinity
-        return os.cpu_count() or 1
-
-
-def _parts(texts: list[str], cores: int) -> list[list[str]]:
-    """`texts` dealt into parts of at least `MIN_PART`, one a core up to `MAX_PARTS`, the
-    longest first, so every part pads and computes about as much as the others."""
-    count = max(1, min(cores, MAX_PARTS, len(texts) // MIN_PART))
-    if count == 1:
-        return [texts]
-    longest_first = sorted(texts, key=len, reverse=True)
-    return [longest_first[i::count] for i in range(count)]
-
-
-def _at_once(
-    compute: Callable[[list[str]], FloatArray], parts: list[list[str]]
-) -> list[FloatArray]:
-    """`compute` of each part, the first on this thread and the others on threads of their
-    own (daemon threads, as the model's: a pass under way never holds up the process's
-    exit); the first failure is raised once every part has ended."""
-    results: list[FloatArray | BaseException | None] = [None] * len(parts)
-
-    def run(index: int) -> None:
-        try:
-            results[index] = compute(parts[index])
-        except BaseException as error:  # noqa: BLE001  # raised by the pass's own thread
-            results[index] = error
-
-    threads = []
-    for index in range(1, len(parts)):
-        thread = threading.Thread(target=run, args=(index,), name="minilm-part", daemon=True)
-        try:
-            thread.start()
-        except RuntimeError:  # no thread to be had: this thread computes that part too
-            run(index)
-            continue
-        threads.append(thread)
-    run(0)
-    for thread in threads:
-        thread.join()
-    vectors = []
-    for result in results:
-        if isinstance(result, BaseException):
-            raise result
-        assert result is not None
-        vectors.append(result)
-    return vectors
 
 
 def _key(text: str) -> bytes:
@@ -263,15 +209,17 @@ BLAS_THREAD_VARIABLES = (
 )
 
 
-def _one_blas_thread() -> None:
-    """BLAS computes on the model's thread alone (a process-wide setting of the BLAS
-    library, made once the thread starts). Its default, a thread a core that spins while it
-    waits, fights whatever else keeps the cores busy (a local model server, other
-    researchers' page extraction): `python -m benchmarks.embedding --busy 2` measured 0.59x
-    the wall time and 0.25x the CPU time of two BLAS threads (docs/speed.md). A user who set
-    one of BLAS_THREAD_VARIABLES keeps that choice."""
-    if any(os.environ.get(name) for name in BLAS_THREAD_VARIABLES):
-        return
+def _one_blas_thread() -> bool:
+    """BLAS computes on the calling thread alone (made once a thread that computes starts:
+    a library built with pthreads takes it for the process, one built with OpenMP for that
+    thread); whether it does. Its default, a thread a core that spins while it waits, fights
+    whatever else keeps the cores busy (a local model server, other researchers' page
+    extraction): `python -m benchmarks.embedding --busy 2` measured 0.59x the wall time and
+    0.25x the CPU time of two BLAS threads (docs/speed.md). A user who set one of
+    BLAS_THREAD_VARIABLES keeps that choice (and a pass in parts only if it is 1)."""
+    chosen = [value for name in BLAS_THREAD_VARIABLES if (value := os.environ.get(name))]
+    if chosen:
+        return all(value.strip() == "1" for value in chosen)
     from threadpoolctl import threadpool_limits
 
     try:
@@ -279,3 +227,5 @@ def _one_blas_thread() -> None:
     except (OSError, AttributeError, ValueError, RuntimeError) as error:  # a BLAS it cannot
         # drive: the model computes with BLAS's own threads, slower on a busy machine.
         log.warning("BLAS threads left as they are: %s", error)
+        return False
+    return True

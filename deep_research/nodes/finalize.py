@@ -8,6 +8,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
+from deep_research import memory
 from deep_research.citations import CheckedReport, check_report, quoted_evidence
 from deep_research.citations.hygiene import code_span
 from deep_research.citations.quoting import passages_in
@@ -29,11 +30,16 @@ def finalize(state: ResearchState, runtime: Runtime[Context] | None = None) -> d
     """Publish the report with verified citations, naming every research topic that failed;
     the headings code adds are in the report's language (`report_form.report_language`)."""
     last = state["messages"][-1]
-    language = report_form.report_language(state, context_of(runtime))
+    context = context_of(runtime)
+    language = report_form.report_language(state, context)
     # `RoleModel.ask` already removed the reasoning that opened the reply; removing tags
     # again here would cut a report that writes about `<think>` tags. `.text`, not
     # `.content`: models on the Responses API answer in content blocks.
-    checked = _with_evidence(state, last.text.strip(), language)
+    draft = last.text.strip()
+    # Embedded for `remember` on a thread of its own while it is checked: the published
+    # report has the same pieces (a report written in sections has them already).
+    memory.prepare_part(draft, context)
+    checked = _with_evidence(state, draft, language)
     gaps = ""
     if failures := state.get("failures", []):
         # Errors are redacted where they are born; again here, for failures stored before.

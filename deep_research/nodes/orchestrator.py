@@ -9,7 +9,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from deep_research import memory, search
+from deep_research import search
 from deep_research.config import mcp_servers
 from deep_research.config.settings import Context, context_of
 from deep_research.llm import models, spending
@@ -77,7 +77,7 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     if not edited and (found := report_sections.due(state, context, report_turn=last_turn)):
         return {**update, **await _sections_turn(state, context, writer, ledger, turns, found)}
     if last_turn:
-        return {**update, **await _report_turn(state, context, writer, ledger, turns, wishes)}
+        return {**update, **await _report_turn(state, writer, ledger, turns, wishes)}
     # Planning may not use what the report needs: it is held to what is left after it.
     planning_ledger = spending.Ledger(
         None if budget is None else budget - reserve, counted, fresh=ledger.fresh
@@ -92,8 +92,6 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
         if not isinstance(asked, AIMessage):
             return {**update, **asked}
         reply = floor.applied(state, context, asked, turns)
-        if not reply.tool_calls:  # the report: embedded for memory while it is checked
-            memory.prepare_part(reply.text, context)
     ledger = planning_ledger
     guard = churn.after_reply(state.get("churn"), reply.tool_calls, context)
     guard = _limit_research(guard, reply, context.max_research_calls_per_reply)
@@ -228,7 +226,7 @@ async def _sections_turn(
         reply = await report_sections.write(state, context, model, ledger, found)
     except models.EmptyReplyError:
         wishes = report_form.wishes(state, context)
-        return await _report_turn(state, context, model, ledger, turns, wishes)
+        return await _report_turn(state, model, ledger, turns, wishes)
     except models.CallLost:
         process.hand_over(here, "")
         return ledger.update()
@@ -237,12 +235,7 @@ async def _sections_turn(
 
 
 async def _report_turn(
-    state: ResearchState,
-    context: Context,
-    model: models.RoleModel,
-    ledger: spending.Ledger,
-    turns: int,
-    wishes: str,
+    state: ResearchState, model: models.RoleModel, ledger: spending.Ledger, turns: int, wishes: str
 ) -> dict[str, Any]:
     """The turn that writes the report. Not even the report fitting what is left stops the
     run (`BudgetExceeded`), once what the turn was billed before the refusal is counted."""
@@ -260,7 +253,6 @@ async def _report_turn(
             return ledger.update()
         raise
     process.hand_over(here, "")
-    memory.prepare_part(reply.text, context)  # embedded for memory while it is checked
     return {"messages": [reply], "orchestrator_turns": turns, **ledger.update()}
 
 

@@ -1,0 +1,93 @@
+"""embedding/parts.py: how a pass is dealt into parts, and the threads that compute them."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from deep_research.embedding import parts
+from deep_research.embedding.parts import MAX_PARTS, MIN_PART, PartThreads
+from deep_research.embedding.weights import FloatArray
+
+
+def test_parts_are_dealt_longest_first_there_and_back() -> None:
+    texts = [str(i) * length for i, length in enumerate([50, 1, 40, 2, 30, 3, 20, 4, 10])]
+    # By length: 0, 2, 4, 6, 8, 7, 5, 3, 1; dealt 0 2 | 6 4 | 8 7 | 3 5 | 1.
+    assert parts.deal(texts, cores=2) == [
+        [texts[i] for i in (0, 6, 8, 3, 1)],
+        [texts[i] for i in (2, 4, 7, 5)],
+    ]
+    assert len(parts.deal(texts, cores=64)) == MAX_PARTS
+    assert all(len(part) >= MIN_PART for part in parts.deal(texts, cores=64))
+    few = texts[: 2 * MIN_PART - 1]
+    assert parts.deal(few, cores=8) == [few], "too few for two parts: one, in their order"
+    assert parts.deal(texts, cores=1) == [texts]
+    assert parts.deal([], cores=4) == [[]]
+
+
+def _vectors(texts: list[str]) -> FloatArray:
+    return np.array([[float(len(text))] for text in texts], dtype=np.float32)
+
+
+def test_the_parts_are_computed_at_once_each_set_up_thread_with_its_share_of_a_batch() -> None:
+    set_up: list[str] = []
+    meeting = threading.Barrier(3, timeout=5)  # parts one after another never all meet
+    seen: list[tuple[str, int]] = []
+
+    def compute(texts: list[str], batch: int) -> FloatArray:
+        seen.append((threading.current_thread().name, batch))
+        meeting.wait()
+        return _vectors(texts)
+
+    threads = PartThreads(lambda: set_up.append(threading.current_thread().name))
+    cut = [["a", "bb"], ["ccc"], ["dddd", "e"]]
+    got = threads.compute(compute, cut, batch=10)
+    assert [v.ravel().tolist() for v in got] == [[1, 2], [3], [4, 1]]
+    assert sorted(seen) == [("MainThread", 10), ("minilm-part", 10), ("minilm-part", 10)]
+    again = threads.compute(lambda texts, batch: _vectors(texts), cut, batch=10)
+    assert [v.ravel().tolist() for v in again] == [[1, 2], [3], [4, 1]]
+    assert set_up == ["minilm-part", "minilm-part"], "two threads, kept, each set up once"
+
+
+def test_a_failing_part_is_raised_once_every_part_has_ended() -> None:
+    ended: list[str] = []
+    release = threading.Event()
+
+    def compute(texts: list[str], batch: int) -> FloatArray:
+        if texts == ["fails"]:
+            raise MemoryError("no room for this part")
+        release.wait(5)  # still computing when the failure is known
+        ended.append(texts[0])
+        return _vectors(texts)
+
+    threads = PartThreads(lambda: None)
+    timer = threading.Timer(0.2, release.set)
+    timer.start()
+    with pytest.raises(MemoryError, match="no room for this part"):
+        threads.compute(compute, [["first"], ["fails"], ["third"]], batch=4)
+    assert sorted(ended) == ["first", "third"]
+    timer.cancel()
+
+
+def test_without_a_thread_to_be_had_the_caller_computes_every_part(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    start = threading.Thread.start
+
+    def refused(thread: threading.Thread) -> None:
+        if thread.name == "minilm-part":
+            raise RuntimeError("can't start new thread")
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", refused)
+    names: list[str] = []
+
+    def compute(texts: list[str], batch: int) -> FloatArray:
+        names.append(threading.current_thread().name)
+        return _vectors(texts)
+
+    got = PartThreads(lambda: None).compute(compute, [["a"], ["bb"], ["ccc"]], batch=4)
+    assert [v.ravel().tolist() for v in got] == [[1], [2], [3]]
+    assert names == ["MainThread"] * 3
