@@ -96,7 +96,9 @@ async def test_each_part_is_embedded_for_memory_as_it_is_written_as_the_report_h
 
     out = await _run(SectionsBrain(), monkeypatch, {**SECTIONS, "use_memory": True})
 
-    assert len(parts) == 4, "three sections and the frame"
+    # Three sections and the frame as they came; then, at `finalize`, the stitched report,
+    # every piece of it already computed.
+    assert len(parts) == 5 and parts[-1].startswith(f"# {TITLE}"), parts
     pieces = chunks.report_chunks(out["final_report"])
     assert len(pieces) >= 5, pieces  # the title and opening, each section, the conclusion
     (start,) = remembered_from
