@@ -3,15 +3,16 @@
 A research task that comes back with a report starts, on a daemon thread, what `remember`
 would otherwise do after publishing: the store's modules are imported and the store opened,
 and the pages the report cites are cut into chunks and embedded into the model's cache, so
-that `remember` embeds only the final report; a report written in parts (`report_in_sections`)
-has each part embedded as soon as it is written (`prepare_part`), so `remember` embeds none
-of it but the last part's unfinished passes. Nothing here is state: a page the final report
-does not cite is never stored, and a process that dies first loses a cache, not memory. A
-store that cannot be used is left to `remember`, which meets it again and names it.
-On a first run (no store yet: `recall` has nothing to open) `open_early` opens it as soon as
-the run starts, so that chromadb's import and the shared server's start (seconds) are spent
-while the orchestrator waits for its model, not after a short report. chromadb is imported
-only on these threads: `use_memory=false` never touches it.
+that `remember` embeds none of them; a report written in parts (`report_in_sections`) has
+each part embedded as soon as it is written (`prepare_part`), and `finalize` has the whole
+report embedded while it checks it (a report in one call; a report in parts is found
+computed), so `remember` embeds none of it but the passes still under way. Nothing here is
+state: a page the final report does not cite is never stored, and a process that dies first
+loses a cache, not memory. A store that cannot be used is left to `remember`, which meets it
+again and names it. On a first run (no store yet: `recall` has nothing to open) `open_early`
+opens it as soon as the run starts, so that chromadb's import and the shared server's start
+(seconds) are spent while the orchestrator waits for its model, not after a short report.
+chromadb is imported only on these threads: `use_memory=false` never touches it.
 """
 
 from __future__ import annotations
@@ -45,10 +46,11 @@ def prepare(reports: list[str], sources: list[Source], context: Context) -> None
 
 def prepare_part(text: str, context: Context) -> None:
     """Embed a part of the final report (a section, or the frame's title, opening and
-    conclusion) on a "memory-prepare" daemon thread as soon as it is written, while the
-    other parts are still being written: `remember` then finds its pieces computed, as the
-    published report holds them (`chunks.report_chunks` splits each section on its own).
-    Nothing with `use_memory` off or an empty part."""
+    conclusion, as soon as it is written, while the other parts still are), or the whole
+    report as `finalize` starts to check it, on a "memory-prepare" daemon thread: `remember`
+    then finds its pieces computed, as the published report holds them
+    (`chunks.report_chunks` splits each section on its own). Nothing with `use_memory` off
+    or an empty text."""
     if not context.use_memory or not text.strip():
         return
     _start(_prepare_part, text)

@@ -7,9 +7,9 @@ its question; it is left out, and a `memory_skipped` event says why.
 
 The slow part is done early by `memory.prepare`: each research task that comes back starts
 a daemon thread that opens the store and embeds the pages its report cites while the run
-goes on, so `remember` embeds only the report. A store that cannot be used is a progress
-event and the run goes on. chromadb is imported only inside this function:
-`use_memory=false` never touches it.
+goes on, and the report is embedded as it is written and checked (`memory.prepare_part`).
+A store that cannot be used is a progress event and the run goes on. chromadb is imported
+only inside this function: `use_memory=false` never touches it.
 """
 
 from __future__ import annotations
