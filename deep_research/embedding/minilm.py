@@ -212,20 +212,21 @@ BLAS_THREAD_VARIABLES = (
 def _one_blas_thread() -> bool:
     """BLAS computes on the calling thread alone (made once a thread that computes starts:
     a library built with pthreads takes it for the process, one built with OpenMP for that
-    thread); whether it does. Its default, a thread a core that spins while it waits, fights
-    whatever else keeps the cores busy (a local model server, other researchers' page
-    extraction): `python -m benchmarks.embedding --busy 2` measured 0.59x the wall time and
-    0.25x the CPU time of two BLAS threads (docs/speed.md). A user who set one of
-    BLAS_THREAD_VARIABLES keeps that choice (and a pass in parts only if it is 1)."""
-    chosen = [value for name in BLAS_THREAD_VARIABLES if (value := os.environ.get(name))]
-    if chosen:
-        return all(value.strip() == "1" for value in chosen)
-    from threadpoolctl import threadpool_limits
+    thread); whether it does, as the loaded libraries report it. Its default, a thread a
+    core that spins while it waits, fights whatever else keeps the cores busy (a local model
+    server, other researchers' page extraction): `python -m benchmarks.embedding --busy 2`
+    measured 0.59x the wall time and 0.25x the CPU time of two BLAS threads (docs/speed.md).
+    A user who set one of BLAS_THREAD_VARIABLES keeps that choice (and a pass in parts only
+    if the library then computes on one thread)."""
+    from threadpoolctl import threadpool_info, threadpool_limits
 
     try:
-        threadpool_limits(limits=1, user_api="blas")
+        if not any(os.environ.get(name) for name in BLAS_THREAD_VARIABLES):
+            threadpool_limits(limits=1, user_api="blas")
+        blas = [pool for pool in threadpool_info() if pool.get("user_api") == "blas"]
     except (OSError, AttributeError, ValueError, RuntimeError) as error:  # a BLAS it cannot
         # drive: the model computes with BLAS's own threads, slower on a busy machine.
         log.warning("BLAS threads left as they are: %s", error)
         return False
-    return True
+    # None it can see (Apple's Accelerate): its threads are its own, so no parts beside them.
+    return bool(blas) and all(pool.get("num_threads") == 1 for pool in blas)

@@ -1,13 +1,14 @@
 """A forward pass cut into parts computed at once, one a core (for `embedding.minilm`).
 
 numpy lets go of the interpreter in its matrix products and element-wise passes, so the
-parts of a pass run side by side, each with one BLAS thread: on 2 cores, 72 search results
-took 0.37 s in two parts against 0.65-0.69 s in one (`python -m benchmarks.embedding`:
-0.58x the wall time quiet, 0.78x with two busy loops beside it).
+parts of a pass run side by side, each with one BLAS thread. `python -m benchmarks.embedding`
+(docs/speed.md) measured 0.52x the wall time of one part on 2 quiet cores, 0.66x with two
+busy loops beside it, for the same CPU time.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import queue
 import threading
@@ -15,6 +16,8 @@ from collections.abc import Callable
 from concurrent.futures import Future
 
 from deep_research.embedding.weights import FloatArray
+
+log = logging.getLogger(__name__)
 
 MAX_PARTS = 4  # threads that compute one pass, the model's own included
 MIN_PART = 2  # texts: fewer are not worth a thread of their own
@@ -31,11 +34,12 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
-def deal(texts: list[str], cores: int) -> list[list[str]]:
-    """`texts` dealt into parts of at least `MIN_PART`, one a core up to `MAX_PARTS`: longest
-    first, there and back (the first part does not get the longest of every round), so that
-    every part pads and computes about as much as the others. One part is `texts` itself."""
-    count = max(1, min(cores, MAX_PARTS, len(texts) // MIN_PART))
+def deal(texts: list[str], available: int) -> list[list[str]]:
+    """`texts` dealt into parts of at least `MIN_PART`, one for each of `available` cores up
+    to `MAX_PARTS`: longest first, there and back (the first part does not get the longest
+    of every round), so that every part pads and computes about as much as the others. One
+    part is `texts` itself."""
+    count = max(1, min(available, MAX_PARTS, len(texts) // MIN_PART))
     if count == 1:
         return [texts]
     parts: list[list[str]] = [[] for _ in range(count)]
@@ -48,38 +52,34 @@ def deal(texts: list[str], cores: int) -> list[list[str]]:
 class PartThreads:
     """The threads that compute a pass's other parts while the model's thread computes the
     first: daemon threads (a pass under way never holds up the process's exit), started
-    when first needed, each running `setup` first (BLAS held to one thread: a library built
-    with OpenMP keeps that setting a thread). One thread at a time calls `compute` (the
-    model's own), so nothing here needs a lock, nor one renewed in a forked child."""
+    when first needed and kept, each running `setup` first (BLAS held to one thread: a
+    library built with OpenMP keeps that setting a thread). One thread at a time calls
+    `compute` (the model's own), so nothing here needs a lock, nor one renewed in a child."""
 
     def __init__(self, setup: Callable[[], object]) -> None:
         self._setup = setup
         self._inboxes: list[queue.SimpleQueue[_Job]] = []
         self._pid = 0  # the process whose threads these are
 
-    def compute(self, compute: Compute, parts: list[list[str]], batch: int) -> list[FloatArray]:
-        """`compute` of each part, in batches of `batch` texts; the first failure is raised
-        once every part has ended. A part no thread can be started for is computed here."""
-        futures: list[Future[FloatArray]] = []
-        for index, part in enumerate(parts[1:]):
-            future: Future[FloatArray] = Future()
-            inbox = self._inbox(index)
+    def compute(self, work: Compute, parts: list[list[str]], batch: int) -> list[FloatArray]:
+        """`work` of each part, in batches of `batch` texts; the first failure is raised once
+        every part has ended. A part no thread can be started for is computed here."""
+        futures: list[Future[FloatArray]] = [Future() for _ in parts]
+        for index in range(1, len(parts)):
+            inbox = self._inbox(index - 1)
             if inbox is None:
-                _run(compute, part, batch, future)
+                _run(work, parts[index], batch, futures[index])
             else:
-                inbox.put((compute, part, batch, future))
-            futures.append(future)
-        first: Future[FloatArray] = Future()
-        _run(compute, parts[0], batch, first)
-        futures.insert(0, first)
-        failures = [error for f in futures if (error := f.exception()) is not None]
+                inbox.put((work, parts[index], batch, futures[index]))
+        _run(work, parts[0], batch, futures[0])
+        failure = _first_failure(futures)  # every part waited for
+        if failure is None:
+            return [future.result() for future in futures]
+        futures.clear()  # the raised error's traceback holds this frame: not the futures
         try:
-            if failures:
-                raise failures[0]
-            return [f.result() for f in futures]
+            raise failure
         finally:
-            failures.clear()  # no cycle through this frame's traceback keeps the parts
-            futures.clear()
+            failure = None
 
     def _inbox(self, index: int) -> queue.SimpleQueue[_Job] | None:
         if self._pid != os.getpid():  # first use, or a forked child (no threads)
@@ -92,21 +92,33 @@ class PartThreads:
             )
             try:
                 thread.start()
-            except RuntimeError:  # no thread to be had (a container's limit)
+            except RuntimeError:  # no thread to be had (a container's limit): asked again
+                log.debug("no thread for a part of the pass: computed by the model's thread")
                 return None
             self._inboxes.append(inbox)
         return self._inboxes[index]
 
     def _serve(self, inbox: queue.SimpleQueue[_Job]) -> None:
-        self._setup()
+        # A thread that ended would leave its parts waiting for ever: it never does.
+        try:
+            self._setup()
+        except Exception:  # BLAS keeps its threads: slower, still right
+            log.warning("a part thread could not hold BLAS to one thread", exc_info=True)
         while True:
-            compute, part, batch, future = inbox.get()
-            _run(compute, part, batch, future)
-            del compute, part, future  # nothing of a pass is kept while the thread waits
+            work, part, batch, future = inbox.get()
+            _run(work, part, batch, future)
+            del work, part, future  # nothing of a pass is kept while the thread waits
 
 
-def _run(compute: Compute, part: list[str], batch: int, future: Future[FloatArray]) -> None:
+def _run(work: Compute, part: list[str], batch: int, future: Future[FloatArray]) -> None:
     try:
-        future.set_result(compute(part, batch))
+        future.set_result(work(part, batch))
     except BaseException as error:  # noqa: BLE001  # raised by the pass's own thread
         future.set_exception(error)
+        del future  # the error's traceback keeps this frame, not the future holding it
+
+
+def _first_failure(futures: list[Future[FloatArray]]) -> BaseException | None:
+    """The first part's error, once every part has ended; None when none failed."""
+    failures = [future.exception() for future in futures]
+    return next((failure for failure in failures if failure is not None), None)

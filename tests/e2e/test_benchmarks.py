@@ -17,6 +17,7 @@ import pytest
 
 from benchmarks.__main__ import markdown
 from benchmarks.real_model import markdown as real_markdown
+from deep_research.embedding import parts
 from tests.support.cli import REPO
 from tests.support.llama_server import PYTHON_VARIABLE, llama_python
 from tests.support.readme import block_after, section
@@ -108,6 +109,8 @@ def test_the_real_model_benchmark_times_every_call_it_logged() -> None:
 
 def test_the_blas_threads_benchmark_compares_every_way_in_fresh_processes() -> None:
     results = benchmark_json("-m", "benchmarks.embedding", "--texts", "4", "--busy", "1")
-    assert results["cores"] == os.cpu_count()
+    assert results["cores"] == parts.cores()
+    assert results["parts"]["parts"] == len(parts.deal(["passage"] * 4, parts.cores())) > 1
+    assert results["one_thread"]["parts"] == 1
     for way in ("parts", "one_thread", "thread_a_core"):
         assert results[way]["wall"] > 0 and results[way]["cpu"] > 0, results

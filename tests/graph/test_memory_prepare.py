@@ -164,8 +164,8 @@ async def test_remember_embeds_nothing_the_pages_and_report_were_embedded_as_the
     ), prepared
     by_remember = {text for _, text in computed[start:]}
     report_texts = set(chunks.report_chunks(values["final_report"]))
-    # The report too, from the orchestrator's reply as it came, while it was checked: the
-    # published report has the same pieces, and `remember` computes none of them.
+    # The report too, as `finalize` started to check it: the published report has the same
+    # pieces, and `remember` computes none of them.
     assert report_texts and report_texts <= {text for _, text in computed[:start]}
     assert by_remember <= {QUESTION}
     # What was prepared is what was stored: every cited page, all its chunks.

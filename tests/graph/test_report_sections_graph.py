@@ -75,10 +75,22 @@ async def test_each_part_is_embedded_for_memory_as_it_is_written_as_the_report_h
         model, "_compute", lambda texts: computed.extend(texts) or real_compute(texts)
     )
     parts: list[str] = []
+    by_finalize: list[str] = []  # what embedding the stitched report at `finalize` computed
     real_part = preparing._prepare_part
-    monkeypatch.setattr(
-        preparing, "_prepare_part", lambda text: parts.append(text) or real_part(text)
-    )
+
+    def prepare_part(text: str) -> None:
+        parts.append(text)
+        if not (text.startswith(f"# {TITLE}") and "\n## About " in text):
+            return real_part(text)  # a section or the frame, as it is written
+        for thread in threading.enumerate():  # the parts' own, first
+            if thread.name == "memory-prepare" and thread is not threading.current_thread():
+                thread.join(120)
+        start = len(computed)
+        real_part(text)
+        by_finalize.extend(computed[start:])
+        return None
+
+    monkeypatch.setattr(preparing, "_prepare_part", prepare_part)
     remembered_from: list[int] = []
     real_remember = research.remember
 
@@ -97,13 +109,14 @@ async def test_each_part_is_embedded_for_memory_as_it_is_written_as_the_report_h
     out = await _run(SectionsBrain(), monkeypatch, {**SECTIONS, "use_memory": True})
 
     # Three sections and the frame as they came; then, at `finalize`, the stitched report,
-    # every piece of it already computed.
+    # every piece of it already computed from the parts.
     assert len(parts) == 5 and parts[-1].startswith(f"# {TITLE}"), parts
     pieces = chunks.report_chunks(out["final_report"])
     assert len(pieces) >= 5, pieces  # the title and opening, each section, the conclusion
     (start,) = remembered_from
     assert set(pieces) <= set(computed[:start])
     assert not set(pieces) & set(computed[start:]), "remember computed none of them again"
+    assert not set(pieces) & set(by_finalize), "nor did finalize: the parts had them all"
 
 
 async def test_by_default_a_plain_question_on_three_topics_is_written_in_sections(

@@ -50,20 +50,23 @@ def test_a_pass_is_cut_into_one_part_a_core_with_the_vectors_of_one_pass(
     assert np.abs(got - whole).max() < 1e-5, "the callers' order, one pass's vectors"
 
 
-@pytest.mark.parametrize(("chosen", "cut"), [("4", False), ("1", True)])
-def test_a_user_who_chose_blas_threads_gets_parts_only_with_one(
-    monkeypatch: pytest.MonkeyPatch, chosen: str, cut: bool
+def test_blas_on_one_thread_is_what_the_loaded_library_reports(
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     _no_blas_choice(monkeypatch)
-    monkeypatch.setenv("OPENBLAS_NUM_THREADS", chosen)
-    model = MiniLM(FOLDER)
-    monkeypatch.setattr(parts, "cores", lambda: 2)
-    seen = _recording(model, monkeypatch)
-    model.embed_documents([f"{text} ({chosen})" for text in TEXTS])
-    assert len(seen) == (2 if cut else 1), seen
+    assert minilm._one_blas_thread() is True  # numpy's OpenBLAS, held to one thread
+    # A user's choice is kept, and read back as the library has it.
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")
+    monkeypatch.setattr(
+        "threadpoolctl.threadpool_info", lambda: [{"user_api": "blas", "num_threads": 4}]
+    )
+    assert minilm._one_blas_thread() is False
+    # A BLAS it cannot see (Apple's Accelerate) keeps threads of its own.
+    monkeypatch.setattr("threadpoolctl.threadpool_info", lambda: [])
+    assert minilm._one_blas_thread() is False
 
 
-def test_blas_that_cannot_be_held_to_one_thread_computes_in_one_part(
+def test_blas_that_cannot_be_held_to_one_thread_is_said_so(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     _no_blas_choice(monkeypatch)
@@ -73,3 +76,12 @@ def test_blas_that_cannot_be_held_to_one_thread_computes_in_one_part(
 
     monkeypatch.setattr("threadpoolctl.threadpool_limits", cannot)
     assert minilm._one_blas_thread() is False
+
+
+def test_without_blas_on_one_thread_a_pass_is_one_part(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(minilm, "_one_blas_thread", lambda: False)
+    model = MiniLM(FOLDER)
+    monkeypatch.setattr(parts, "cores", lambda: 2)
+    seen = _recording(model, monkeypatch)
+    model.embed_documents([f"{text} (BLAS threads)" for text in TEXTS])
+    assert seen == [("minilm", len(TEXTS), BATCH)]

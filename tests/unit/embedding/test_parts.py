@@ -15,16 +15,16 @@ from deep_research.embedding.weights import FloatArray
 def test_parts_are_dealt_longest_first_there_and_back() -> None:
     texts = [str(i) * length for i, length in enumerate([50, 1, 40, 2, 30, 3, 20, 4, 10])]
     # By length: 0, 2, 4, 6, 8, 7, 5, 3, 1; dealt 0 2 | 6 4 | 8 7 | 3 5 | 1.
-    assert parts.deal(texts, cores=2) == [
+    assert parts.deal(texts, available=2) == [
         [texts[i] for i in (0, 6, 8, 3, 1)],
         [texts[i] for i in (2, 4, 7, 5)],
     ]
-    assert len(parts.deal(texts, cores=64)) == MAX_PARTS
-    assert all(len(part) >= MIN_PART for part in parts.deal(texts, cores=64))
+    assert len(parts.deal(texts, available=64)) == MAX_PARTS
+    assert all(len(part) >= MIN_PART for part in parts.deal(texts, available=64))
     few = texts[: 2 * MIN_PART - 1]
-    assert parts.deal(few, cores=8) == [few], "too few for two parts: one, in their order"
-    assert parts.deal(texts, cores=1) == [texts]
-    assert parts.deal([], cores=4) == [[]]
+    assert parts.deal(few, available=8) == [few], "too few for two parts: one, in their order"
+    assert parts.deal(texts, available=1) == [texts]
+    assert parts.deal([], available=4) == [[]]
 
 
 def _vectors(texts: list[str]) -> FloatArray:
@@ -58,17 +58,26 @@ def test_a_failing_part_is_raised_once_every_part_has_ended() -> None:
     def compute(texts: list[str], batch: int) -> FloatArray:
         if texts == ["fails"]:
             raise MemoryError("no room for this part")
-        release.wait(5)  # still computing when the failure is known
+        if texts == ["last"]:
+            release.wait(5)  # still computing when the failure is known
         ended.append(texts[0])
         return _vectors(texts)
 
     threads = PartThreads(lambda: None)
-    timer = threading.Timer(0.2, release.set)
+    timer = threading.Timer(0.2, release.set)  # raised before it ends, the test fails
     timer.start()
     with pytest.raises(MemoryError, match="no room for this part"):
-        threads.compute(compute, [["first"], ["fails"], ["third"]], batch=4)
-    assert sorted(ended) == ["first", "third"]
+        threads.compute(compute, [["first"], ["fails"], ["last"]], batch=4)
+    assert sorted(ended) == ["first", "last"]
     timer.cancel()
+
+
+def test_a_part_thread_whose_setup_fails_still_computes_its_parts() -> None:
+    def setup() -> None:
+        raise ImportError("no threadpoolctl")
+
+    got = PartThreads(setup).compute(lambda texts, batch: _vectors(texts), [["a"], ["bb"]], 4)
+    assert [v.ravel().tolist() for v in got] == [[1], [2]]
 
 
 def test_without_a_thread_to_be_had_the_caller_computes_every_part(
