@@ -66,15 +66,14 @@ def read(
     collection: str,
     equal: tuple[str, Scalar] | None = None,
     first: bool = False,
-    wait: float | None = None,
+    wait: float = BUSY_SECONDS,
 ) -> list[Record] | None:
     """The metadata of every chunk in `collection` (those whose field `equal[0]` is
     `equal[1]`, when given; with `first`, of one of those at most), redacted as the store
     redacts what it reads; [] when the collection does not exist; None when the catalogue
-    is not one this reader knows, or another process's write holds it past `wait` seconds
-    (BUSY_SECONDS unless given)."""
+    is not one this reader knows, or another process's write holds it past `wait` seconds."""
     try:
-        with _connect(path / CATALOGUE, BUSY_SECONDS if wait is None else wait) as db:
+        with _connect(path / CATALOGUE, wait) as db:
             return _read(db, collection, equal, first)
     except sqlite3.Error:  # locked past BUSY_SECONDS, damaged, a hot journal: ask chromadb
         return None

@@ -28,19 +28,15 @@ _SPACES = re.compile(r"[^\S\n]+")
 SPLIT_AT = ("h1", "h2")
 
 
-def reading_text(report: str) -> str:
-    """`report` without its link targets, bare URLs and closing Sources list; each block
-    (heading, paragraph, list item, table cell row, code) a paragraph of its own."""
-    return "\n\n".join(reading_sections(report))
-
-
 def reading_sections(report: str) -> list[str]:
-    """`reading_text` cut before each `#` and `##` heading that follows some text (the
-    boundaries a report written in parts has: its title, each section, the conclusion): a
-    section's text does not depend on the sections around it, so memory can embed each part
-    of a report as it is written (`memory.preparing.prepare_part`) and find it again in the
-    published report. Deeper headings stay in their section, and a heading with no text
-    before the next one goes with that one: a bare heading is never a piece of its own."""
+    """`report` as read, without its link targets, bare URLs and closing Sources list, each
+    block (heading, paragraph, list item, table cell row, code) a paragraph of its own, cut
+    before each `#` and `##` heading that follows some text (the boundaries a report written
+    in parts has: its title, each section, the conclusion): a section's text does not depend
+    on the sections around it, so memory can embed each part of a report as it is written
+    (`memory.preparing.prepare_part`) and find it again in the published report. Deeper
+    headings stay in their section, and a heading with no text before the next one goes with
+    that one: a bare heading is never a piece of its own."""
     body = report
     cut, heading = max((report.rfind(heading), heading) for heading in SOURCES_HEADINGS)
     if cut >= 0:
