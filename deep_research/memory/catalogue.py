@@ -66,14 +66,16 @@ def read(
     collection: str,
     equal: tuple[str, Scalar] | None = None,
     first: bool = False,
-    wait: float = BUSY_SECONDS,
+    wait: float | None = None,
 ) -> list[Record] | None:
     """The metadata of every chunk in `collection` (those whose field `equal[0]` is
     `equal[1]`, when given; with `first`, of one of those at most), redacted as the store
     redacts what it reads; [] when the collection does not exist; None when the catalogue
-    is not one this reader knows, or another process's write holds it past `wait` seconds."""
+    is not one this reader knows, or another process's write holds it past `wait` seconds
+    (BUSY_SECONDS unless given)."""
     try:
-        with _connect(path / CATALOGUE, wait) as db:
+        # Read now, not at import: a test shortens it (and a caller's own wait comes first).
+        with _connect(path / CATALOGUE, BUSY_SECONDS if wait is None else wait) as db:
             return _read(db, collection, equal, first)
     except sqlite3.Error:  # locked past BUSY_SECONDS, damaged, a hot journal: ask chromadb
         return None

@@ -59,9 +59,7 @@ async def list_chunks(
     return Listing(store.where, [dict(hit.metadata) for hit in hits], "chromadb")
 
 
-def nothing_remembered(
-    location: Location | None = None, wait: float = catalogue.BUSY_SECONDS
-) -> bool:
+def nothing_remembered(location: Location | None = None, wait: float | None = None) -> bool:
     """Whether a local store (the configured one, unless given) surely holds no report (none
     made, or a first run that failed after its store was opened): then `recall` has nothing
     to open it for. False for a server, a catalogue this reader does not know, or one
