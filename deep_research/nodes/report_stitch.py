@@ -31,6 +31,7 @@ LINKED = re.compile(r"\[([^\]\n]{0,300})\]\((?:[^()\s]|\([^()\s]*\))*\)")
 TOP_HEADING = re.compile(r"^#(?=\s)")  # a line's `#` heading, made a `##` one
 EMPTY_HEADING = re.compile(r"#+[ \t]*")  # a line that is a heading of nothing
 SECTION_HEADING = re.compile(r"##[ \t]+\S")
+CARRIAGE_RETURN = re.compile(r"\r\n?")
 
 
 class Part(NamedTuple):
@@ -124,6 +125,7 @@ def _frame_parts(text: str) -> tuple[str, str, str]:
     """The frame's opening, conclusion (from its last `#` or `##` heading after its title)
     and title (its first `#` heading). Headings are the Markdown parser's, never a line of
     a code block that starts with `#` (a shell comment)."""
+    text = _line_ends(text)
     lines = text.split("\n")
     tokens = parse(text)
     code = _code_lines(tokens)
@@ -156,11 +158,18 @@ def _frame_parts(text: str) -> tuple[str, str, str]:
 
 def _demoted(text: str) -> str:
     """`text` with each `#` heading made a `##` one, code blocks as they are."""
+    text = _line_ends(text)
     lines = text.split("\n")
     code = _code_lines(parse(text))
     return "\n".join(
         line if n in code else TOP_HEADING.sub("##", line) for n, line in enumerate(lines)
     )
+
+
+def _line_ends(text: str) -> str:
+    """`text` with every line ending `\n`: the parser ends a line at `\r` and `\r\n` too, and
+    its line numbers index `text.split("\n")` only then (a lone `\r` would shift them)."""
+    return CARRIAGE_RETURN.sub("\n", text)
 
 
 def _code_lines(tokens: list[Token]) -> set[int]:

@@ -126,3 +126,22 @@ def test_lines_of_a_code_block_that_start_with_a_hash_are_code_not_headings() ->
     )
     untitled = AIMessage(f"{code}\n\nOnly an opening.")
     assert report_stitch.frame_text(untitled, "Q?") == f"# Q?\n\n{code}\n\nOnly an opening."
+
+
+def test_carriage_returns_in_a_reply_neither_crash_nor_move_a_heading() -> None:
+    """The parser reads `\r` and `\r\n` as line ends: lines are counted as it counts them,
+    so a reply with lone carriage returns (a model's, a page's quoted) stitches as one
+    without them would, its code block still code."""
+    frame = AIMessage(
+        "# Title\r\n\r\nThe opening: a\rb\rc\rd\re.\r\n#\r\n\r\n## In short\r\n\r\nDone."
+    )
+    code = "```sh\r# install it\r```"
+    section = AIMessage(f"## A\r\rOne\rtwo\rthree.\r\r{code}")
+    report = report_stitch.stitched(frame, [section], ["A"], "Q?").text
+    assert report == (
+        "# Title\n\nThe opening: a\nb\nc\nd\ne.\n\n"
+        "## A\n\nOne\ntwo\nthree.\n\n```sh\n# install it\n```\n\n## In short\n\nDone."
+    )
+    assert report_stitch.frame_text(frame, "Q?") == (
+        "# Title\n\nThe opening: a\nb\nc\nd\ne.\n\n## In short\n\nDone."
+    )
