@@ -111,7 +111,12 @@ class MiniLM(Embeddings):
         return future
 
     def _serve(self, requests: queue.SimpleQueue[_Request]) -> None:
-        self._in_parts = _one_blas_thread()
+        # A thread that ended here would leave every caller waiting: asking BLAS may fail
+        # any way a third-party library can, and then the model computes in one part.
+        try:
+            self._in_parts = _one_blas_thread()
+        except Exception:  # noqa: BLE001
+            log.warning("BLAS threads left as they are: a pass is not cut", exc_info=True)
         later: deque[_Request] = deque()  # background requests, taken when none else waits
         while True:
             waiting: list[_Request] = []

@@ -85,3 +85,22 @@ def test_without_blas_on_one_thread_a_pass_is_one_part(monkeypatch: pytest.Monke
     seen = _recording(model, monkeypatch)
     model.embed_documents([f"{text} (BLAS threads)" for text in TEXTS])
     assert seen == [("minilm", len(TEXTS), BATCH)]
+
+
+def test_a_blas_check_that_raises_leaves_the_model_computing_in_one_part(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Whatever asking BLAS raises (threadpoolctl missing, a library it misreads), the
+    model's thread goes on in one part: a thread that ended would leave every caller
+    waiting for ever."""
+
+    def broken() -> bool:
+        raise ImportError("no threadpoolctl")
+
+    monkeypatch.setattr(minilm, "_one_blas_thread", broken)
+    model = MiniLM(FOLDER)
+    monkeypatch.setattr(parts, "cores", lambda: 2)
+    seen = _recording(model, monkeypatch)
+    texts = [f"{text} (no BLAS check)" for text in TEXTS]
+    assert len(model.submit(texts).result(timeout=30)) == len(TEXTS)
+    assert seen == [("minilm", len(TEXTS), BATCH)]
