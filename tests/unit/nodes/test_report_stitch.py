@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage
 
+from deep_research.citations.markdown import parse
 from deep_research.llm import attempts
 from deep_research.nodes import report_stitch
 from deep_research.nodes.report_stitch import Part
@@ -145,3 +146,24 @@ def test_carriage_returns_in_a_reply_neither_crash_nor_move_a_heading() -> None:
     assert report_stitch.frame_text(frame, "Q?") == (
         "# Title\n\nThe opening: a\nb\nc\nd\ne.\n\n## In short\n\nDone."
     )
+
+
+def test_a_reply_cut_inside_a_code_block_or_raw_html_leaves_the_next_sections_as_text() -> None:
+    """A part that stops inside a fenced code block, or a `<pre>`, `<!--`, ... block (a
+    reply cut at its token limit) is closed at its end: the sections and conclusion stitched
+    after it stay headings and prose, and their links stay links."""
+    frame = AIMessage("# Title\n\nThe opening.\n\n````text\nopened\n\n## In short\n\nDone.")
+    opened = ["~~~python\nx = 1", "   ```\nx = 1\n``", "<PRE class=x>\nx = 1", "<!-- note", "<?php"]
+    sections = [AIMessage(f"## Part {n}\n\nText.\n\n{cut}") for n, cut in enumerate(opened)]
+    last = AIMessage("## Last\n\nSee [the study](https://example.org/a).")
+    topics = [f"t{n}" for n in range(len(opened) + 1)]
+    report = report_stitch.stitched(frame, [*sections, last], topics, "Q?").text
+    tokens = parse(report)
+    headings = [tokens[n + 1].content for n, t in enumerate(tokens) if t.type == "heading_open"]
+    assert headings == ["Title", *(f"Part {n}" for n in range(len(opened))), "Last"]
+    assert [c.type for c in tokens[-2].children or []][1] == "link_open"  # the last's link
+    for closer in ("\n````\n", "\n~~~\n", "\n```\n", "\n</PRE>\n", "\n-->\n", "\n?>\n"):
+        assert closer in report
+    # What was closed already is left as written.
+    closed = AIMessage("## A\n\n```\ncode\n```\n\n<pre>x</pre>\n\n<div>\nopen div")
+    assert report_stitch.section_text(closed, "A") == closed.text
