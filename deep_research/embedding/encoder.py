@@ -20,6 +20,7 @@ import numpy as np
 
 from deep_research.embedding.gelu import gelu
 from deep_research.embedding.weights import FloatArray, mapped_tensors
+from deep_research.text.controls import without_surrogates
 
 BATCH = 32
 # A word of more than 100 characters is one [UNK] token and whitespace is none, so the
@@ -73,20 +74,22 @@ class Encoder:
 
     def token_count(self, text: str) -> int:
         """How many tokens `text` is, without [CLS] and [SEP]."""
-        return len(self._counter.encode(text, add_special_tokens=False).ids)
+        return len(self._counter.encode(without_surrogates(text), add_special_tokens=False).ids)
 
     def compute(self, texts: list[str], batch_size: int = BATCH) -> FloatArray:
         """Unit-length vectors of `texts`, one row each, in their order, computed in batches
         of at most `batch_size` texts (a pass cut in parts gives each part a share)."""
         # Whatever its length, the model reads one window of a text: a huge text is cut
         # first (no 256 tokens span more characters than this) rather than tokenized whole.
+        # A lone surrogate (in a search API's snippet) is no text the tokenizer takes: it
+        # would fail the whole merged pass, every caller's texts.
         cut = self.window * CHARS_PER_TOKEN
-        encoded = self.tokenizer.encode_batch([text[:cut] for text in texts])
+        encoded = self.tokenizer.encode_batch([without_surrogates(text[:cut]) for text in texts])
         for i, text in enumerate(texts):
             longer = cut
             while len(text) > longer and len(encoded[i].ids) < self.window:
                 longer *= 4
-                encoded[i] = self.tokenizer.encode(text[:longer])
+                encoded[i] = self.tokenizer.encode(without_surrogates(text[:longer]))
         vectors = np.empty(
             (len(texts), self.weights["embeddings.word_embeddings.weight"].shape[1]), np.float32
         )

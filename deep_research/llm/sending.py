@@ -170,10 +170,15 @@ def _usage(reply: object, name: str) -> int:
 
 
 def _without_secrets(message: BaseMessage) -> BaseMessage:
-    content = secrets.scrub(message.content)
-    if content == message.content:
-        return message
-    return message.model_copy(update={"content": content})
+    """`message` with its text, and a reply's tool-call arguments, scrubbed as sent."""
+    update: dict[str, Any] = {}
+    if (content := secrets.scrub(message.content)) != message.content:
+        update["content"] = content
+    if isinstance(message, AIMessage) and message.tool_calls:
+        calls = [{**call, "args": secrets.scrub(call["args"])} for call in message.tool_calls]
+        if calls != message.tool_calls:
+            update["tool_calls"] = calls
+    return message.model_copy(update=update) if update else message
 
 
 def _chars(messages: Sequence[BaseMessage]) -> int:

@@ -63,7 +63,7 @@ MAX_REPORTED_TOKENS = 100_000_000  # more than any context window: a count above
 def prompt_bound(messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]]) -> int:
     """At most how many tokens the request's prompt is: every byte-level BPE token covers at
     least one UTF-8 byte, so bytes (plus framing) bound the count for any such tokenizer."""
-    text = sum(len(m.text.encode()) for m in messages)
+    text = sum(len(m.text.encode("utf-8", "surrogatepass")) for m in messages)  # as below
     calls = sum(
         len(json.dumps(m.tool_calls).encode()) for m in messages if isinstance(m, AIMessage)
     )

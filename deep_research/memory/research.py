@@ -125,7 +125,8 @@ def question_key(question: str, search_provider: str) -> str:
     question asked again is the same key; a library-only report is kept apart from web ones."""
     normal = " ".join(question.casefold().split()).rstrip(" ?!.")
     made = "library" if search_provider == LIBRARY_PROVIDER else "web"
-    return f"report|{made}|{hashlib.sha256(normal.encode()).hexdigest()[:32]}"
+    digest = hashlib.sha256(normal.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"report|{made}|{digest[:32]}"
 
 
 def page_key(url: str) -> str:

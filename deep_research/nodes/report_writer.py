@@ -48,6 +48,6 @@ def report_reserve(model: models.RoleModel, wishes: str) -> int:
     """µUSD kept back at dispatch for the report: its prompt with a quarter of the findings,
     its reply at the completion limit."""
     system = f"{prompts.render('report_writer')}\n\n{wishes}"
-    prompt = len(system.encode()) + RESERVED_FINDINGS_CHARS + 64
+    prompt = len(system.encode("utf-8", "surrogatepass")) + RESERVED_FINDINGS_CHARS + 64
     worst = (model.price or price_of(model.spec)).micros(prompt, model.max_tokens or 0)
     return worst or 0

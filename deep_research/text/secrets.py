@@ -28,6 +28,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, unquote
 
+from deep_research.text.controls import without_surrogates
+
 REDACTED = "[REDACTED]"
 # Field names whose values are secrets wherever they appear (headers, params, settings).
 SECRET_NAME = re.compile(r"api[_-]?key|authorization|secret|password|cookie|token$", re.I)
@@ -88,6 +90,9 @@ class Redactor:
         self._marker = marker
 
     def text(self, value: str) -> str:
+        # Whatever leaves redacted is written as UTF-8 (a request's JSON, a log, memory's
+        # store), which takes no lone surrogate: a model's or a search API's JSON can hold one.
+        value = without_surrogates(value)
         if "%" in value:
             value = URL_RUN.sub(self._decoded_if_secret, value)
         for secret in self._values:

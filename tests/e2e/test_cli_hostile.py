@@ -33,7 +33,7 @@ from tests.support.cli import (
     traffic_records,
 )
 from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer, ToolCall
-from tests.support.fakes.tavily_server import FakeTavilyServer
+from tests.support.fakes.tavily_server import FakeTavilyServer, topic_corpus
 from tests.support.hostile import BAD_LINES, CSI, MARKUP, OSC8, RAW_LINK, todo_list
 
 pytestmark = pytest.mark.slow  # starts a subprocess or a server process
@@ -229,3 +229,39 @@ def test_a_question_with_bytes_that_are_not_utf8_is_researched_with_them_replace
         asked = [m for body in llm.requests for m in body["messages"] if m["role"] == "user"]
     assert result.returncode == 0, result.stderr
     assert any("caf\ufffd heat pumps" in str(m["content"]) for m in asked)
+
+
+@dataclass
+class SurrogateBrain(ResearchBrain):
+    """A topic (a tool call's argument) and a report holding lone surrogates: JSON's
+    `"\\ud83d"` without its pair decodes to one."""
+
+    def __post_init__(self) -> None:
+        self.topics = ["heat pumps \ud83d in cold climates", "heat pump costs"]
+
+    @staticmethod
+    def _report(title: str, links: list[str]) -> str:
+        cited = " ".join(f"[source {i}]({url})" for i, url in enumerate(links, 1))
+        return f"# {title} \ud83d\n\nWhat the researchers \udc00 found: {cited}.\n"
+
+
+def surrogate_corpus(query: str, max_results: int) -> list[dict[str, Any]]:
+    return [{**r, "content": f"{r['content']} \ud83d"} for r in topic_corpus(query, max_results)]
+
+
+def test_lone_surrogates_from_the_model_and_the_search_api_cost_nothing(tmp_path: Path) -> None:
+    """A lone surrogate in a model's reply, its tool call and search snippets: relevance
+    scoring, the requests sent back to the model, the traffic log and memory take it as
+    U+FFFD; the run completes and remembers its report."""
+    with (
+        ScriptedOpenAIServer(SurrogateBrain()) as llm,
+        FakeTavilyServer(corpus=surrogate_corpus) as tavily,
+    ):
+        env = {**cli_env(llm, tavily, tmp_path), "USE_MEMORY": "true"}
+        env["MEMORY_DIR"] = str(tmp_path / "memory")
+        result = run_cli(tmp_path, env, "heat pumps")
+    assert result.returncode == 0, result.stderr
+    assert "report remembered" in result.stdout and "Traceback" not in result.stderr
+    _, records = traffic_records(tmp_path)
+    assert records[-1]["kind"] == "run" and records[-1]["status"] == "done"
+    assert any("researchers \ufffd found" in json.dumps(r, ensure_ascii=False) for r in records)

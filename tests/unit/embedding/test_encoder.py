@@ -43,3 +43,13 @@ def test_similar_texts_are_nearer_than_unrelated_ones(model: Encoder) -> None:
 def test_tokens_are_counted_without_the_special_ones_and_past_the_window(model: Encoder) -> None:
     assert model.token_count("") == 0
     assert model.token_count("word " * (3 * model.window)) == 3 * model.window
+
+
+def test_a_lone_surrogate_reads_as_the_replacement_character(model: Encoder) -> None:
+    """JSON's `"\\ud83d"` without its pair decodes to a string the tokenizer refuses: it is
+    read as U+FFFD, and the other texts of the pass are computed as ever."""
+    spaces = " " * (model.window * encoder.CHARS_PER_TOKEN)  # read again with a longer cut
+    texts = ["heat \ud83d pumps", f"{spaces}\udc00 heat pumps", "COP"]
+    replaced = [text.replace("\ud83d", "\ufffd").replace("\udc00", "\ufffd") for text in texts]
+    np.testing.assert_allclose(model.compute(texts), model.compute(replaced), atol=1e-6)
+    assert model.token_count(texts[1]) == model.token_count(replaced[1]) > 0

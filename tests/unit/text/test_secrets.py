@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Iterator
@@ -195,3 +196,12 @@ def test_a_hostile_line_is_scrubbed_in_linear_time(text: str) -> None:
     started = time.process_time()
     assert redact(without_query_secrets(text)) == text
     assert time.process_time() - started < 5  # quadratic, it took minutes
+
+
+def test_redacted_text_holds_no_lone_surrogate_and_can_be_written_as_utf8() -> None:
+    """JSON's `"\\ud83d"` without its pair decodes to a lone surrogate: what leaves redacted
+    (a request to a model, the traffic log, memory) has U+FFFD there, pairs kept."""
+    data = {"content": "heat \ud83d pumps \U0001f600", "calls": [{"topic": "x\udc00"}]}
+    clean = Redactor({})(data)
+    assert clean == {"content": "heat \ufffd pumps \U0001f600", "calls": [{"topic": "x\ufffd"}]}
+    json.dumps(clean, ensure_ascii=False).encode("utf-8")
