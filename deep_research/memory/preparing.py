@@ -44,16 +44,16 @@ def prepare(reports: list[str], sources: list[Source], context: Context) -> None
     _start(_prepare_quietly, list(reports), list(sources), contextvars.copy_context())
 
 
-def prepare_part(text: str, context: Context) -> None:
+def prepare_part(text: str, context: Context, question: str = "") -> None:
     """Embed a part of the final report (a section, or the frame's title, opening and
     conclusion, as soon as it is written, while the other parts still are), or the whole
-    report as `finalize` starts to check it, on a "memory-prepare" daemon thread: `remember`
-    then finds its pieces computed, as the published report holds them
+    report and its `question` as `finalize` starts to check it, on a "memory-prepare" daemon
+    thread: `remember` then finds its pieces computed, as the published report holds them
     (`chunks.report_chunks` splits each section on its own). Nothing with `use_memory` off
     or an empty text."""
     if not context.use_memory or not text.strip():
         return
-    _start(_prepare_part, text)
+    _start(_prepare_part, text, question)
 
 
 def open_early(location: Location | None = None) -> None:
@@ -89,9 +89,15 @@ def _prepare_quietly(
 
 def _prepare(reports: list[str], sources: list[Source]) -> None:
     from deep_research.memory.open import open_store_blocking
-    from deep_research.memory.research import CitedPage, page_chunks
+    from deep_research.memory.research import (
+        PASSAGES_COLLECTION,
+        REPORTS_COLLECTION,
+        CitedPage,
+        page_chunks,
+    )
 
-    open_store_blocking()  # MemoryUnavailable: `remember` meets it again and names it
+    store = open_store_blocking()  # MemoryUnavailable: `remember` meets it again, names it
+    store.ready([REPORTS_COLLECTION, PASSAGES_COLLECTION])  # `remember` writes to both
     cited = {s.url: s for report in reports for s in check_report(report, sources).cited}
     for source in cited.values():
         _embed(page_chunks(CitedPage(source.url, source.title, source.texts, source.retrieved_on)))
@@ -107,11 +113,15 @@ def _embed(pieces: list[str]) -> None:
         model.submit(pieces[start : start + PREPARED_PER_PASS], background=True).result()
 
 
-def _prepare_part(text: str) -> None:
+def _prepare_part(text: str, question: str) -> None:
     try:
         from deep_research.memory.chunks import report_chunks
+        from deep_research.memory.research import stored_question
 
-        _embed(report_chunks(text))
+        # The question first: the report's first piece, and `remember`'s one text not
+        # embedded as the report was written.
+        asked = [stored_question(question)] if question.strip() else []
+        _embed(asked + report_chunks(text))
     except Exception:  # `remember` embeds what it stores, and says what failed
         log.debug("a part of the report was not embedded early", exc_info=True)
 

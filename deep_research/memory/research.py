@@ -147,7 +147,7 @@ async def remember(
     returns how many pages. A report on the same question, and a page of the same URL,
     replace their older copies and keep the threads those came from."""
     now = time.time() if now is None else now
-    question = limits.cut(question.strip(), STORED_QUESTION_CHARS)
+    question = stored_question(question)
     date = iso_date(now)
     meta: dict[str, Scalar] = {"thread": thread_id, "question": question, "date": date, "ts": now}
     meta[SEARCH_PROVIDER] = search_provider
@@ -197,6 +197,11 @@ async def remember(
         if isinstance(failed, BaseException):
             raise failed
     return len(pages)
+
+
+def stored_question(question: str) -> str:
+    """The question as a report's first piece holds it (and as it is embedded)."""
+    return limits.cut(question.strip(), STORED_QUESTION_CHARS)
 
 
 async def _threads_by_key(store: Store, collection: str, keys: list[str]) -> dict[str, list[str]]:

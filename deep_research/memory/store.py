@@ -156,6 +156,12 @@ class Store:
         except store_errors() as error:
             raise MemoryUnavailable(f"memory at {self.where} failed: {error}") from error
 
+    def ready(self, collections: Sequence[str]) -> None:
+        """Have each collection's handle made (blocking: langchain-chroma imported, each
+        got or created), so that the first write to it does not (a background thread's)."""
+        for name in collections:
+            self._collection(name)
+
     def _collection(self, name: str) -> Chroma:
         with self._lock:
             if name not in self._collections:

@@ -36,9 +36,10 @@ def finalize(state: ResearchState, runtime: Runtime[Context] | None = None) -> d
     # again here would cut a report that writes about `<think>` tags. `.text`, not
     # `.content`: models on the Responses API answer in content blocks.
     draft = last.text.strip()
-    # Embedded for `remember` on a thread of its own while it is checked: the published
-    # report has the same pieces (a report written in sections has them already).
-    memory.prepare_part(draft, context)
+    # Embedded for `remember` on a thread of its own while it is checked, with the question
+    # it stores first: the published report has the same pieces (a report written in
+    # sections has them already).
+    memory.prepare_part(draft, context, question=state.get("question", ""))
     checked = _with_evidence(state, draft, language)
     gaps = ""
     if failures := state.get("failures", []):

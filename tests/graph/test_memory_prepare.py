@@ -23,6 +23,7 @@ from deep_research.citations import check_report
 from deep_research.graph import builder
 from deep_research.memory import (
     PASSAGES_COLLECTION,
+    REPORTS_COLLECTION,
     Location,
     chunks,
     open_store,
@@ -138,10 +139,13 @@ async def test_remember_embeds_nothing_the_pages_and_report_were_embedded_as_the
     remembered_from: list[int] = []
     real_remember = research.remember
 
-    async def remember_after_the_model(*args: Any, **kwargs: Any) -> int:
+    ready: list[str] = []  # the collections whose handles `remember` found made
+
+    async def remember_after_the_model(store: Any, *args: Any, **kwargs: Any) -> int:
         await asyncio.to_thread(join_prepare)
         remembered_from.append(len(computed))
-        return await real_remember(*args, **kwargs)
+        ready.extend(store._collections)
+        return await real_remember(store, *args, **kwargs)
 
     monkeypatch.setattr(research, "remember", remember_after_the_model)
     ran, raised = watch_target(monkeypatch)
@@ -167,7 +171,10 @@ async def test_remember_embeds_nothing_the_pages_and_report_were_embedded_as_the
     # The report too, as `finalize` started to check it: the published report has the same
     # pieces, and `remember` computes none of them.
     assert report_texts and report_texts <= {text for _, text in computed[:start]}
-    assert by_remember <= {QUESTION}
+    # And the question, the report's first piece: `remember` computes nothing at all.
+    assert QUESTION in {text for _, text in computed[:start]} and by_remember == set()
+    # Nor does it make the collections' handles (langchain-chroma's import, Chroma's calls).
+    assert {REPORTS_COLLECTION, PASSAGES_COLLECTION} <= set(ready)
     # What was prepared is what was stored: every cited page, all its chunks.
     store = await open_store(Location(path=Path(os.environ["MEMORY_DIR"])))
     stored = await store.items(PASSAGES_COLLECTION)

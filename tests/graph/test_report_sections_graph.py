@@ -78,15 +78,15 @@ async def test_each_part_is_embedded_for_memory_as_it_is_written_as_the_report_h
     by_finalize: list[str] = []  # what embedding the stitched report at `finalize` computed
     real_part = preparing._prepare_part
 
-    def prepare_part(text: str) -> None:
+    def prepare_part(text: str, question: str) -> None:
         parts.append(text)
         if not (text.startswith(f"# {TITLE}") and "\n## About " in text):
-            return real_part(text)  # a section or the frame, as it is written
+            return real_part(text, question)  # a section or the frame, as it is written
         for thread in threading.enumerate():  # the parts' own, first
             if thread.name == "memory-prepare" and thread is not threading.current_thread():
                 thread.join(120)
         start = len(computed)
-        real_part(text)
+        real_part(text, question)
         by_finalize.extend(computed[start:])
         return None
 
@@ -117,6 +117,7 @@ async def test_each_part_is_embedded_for_memory_as_it_is_written_as_the_report_h
     assert set(pieces) <= set(computed[:start])
     assert not set(pieces) & set(computed[start:]), "remember computed none of them again"
     assert not set(pieces) & set(by_finalize), "nor did finalize: the parts had them all"
+    assert by_finalize and not computed[start:], "finalize computed the question, remember none"
 
 
 async def test_by_default_a_plain_question_on_three_topics_is_written_in_sections(

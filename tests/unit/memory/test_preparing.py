@@ -66,4 +66,4 @@ def test_a_part_is_prepared_on_its_own_thread_only_with_memory_on_and_text(
     preparing.prepare_part("## A\n\nText.", Context(use_memory=True))
     preparing.prepare_part("  \n", Context(use_memory=True))
     preparing.prepare_part("## B\n\nText.", Context(use_memory=False))
-    assert started == [("## A\n\nText.",)]
+    assert started == [("## A\n\nText.", "")]
