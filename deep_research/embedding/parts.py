@@ -8,12 +8,15 @@ busy loops beside it, for the same CPU time.
 
 from __future__ import annotations
 
+import functools
 import logging
+import math
 import os
 import queue
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
+from pathlib import Path
 
 from deep_research.embedding.weights import FloatArray
 
@@ -21,17 +24,71 @@ log = logging.getLogger(__name__)
 
 MAX_PARTS = 4  # threads that compute one pass, the model's own included
 MIN_PART = 2  # texts: fewer are not worth a thread of their own
+CGROUPS = Path("/sys/fs/cgroup")
+NO_QUOTA = 1 << 16  # CPUs: no quota set
 
 Compute = Callable[[list[str], int], FloatArray]  # (texts, batch) → their vectors
 _Job = tuple[Compute, list[str], int, "Future[FloatArray]"]
 
 
 def cores() -> int:
-    """The cores this process may run on."""
+    """The cores this process may use: those it may run on, no more than its CPU quota (a
+    container's `--cpus`, where parts past it would only be throttled)."""
     try:
-        return len(os.sched_getaffinity(0))
+        allowed = len(os.sched_getaffinity(0))
     except AttributeError:  # macOS has no affinity
-        return os.cpu_count() or 1
+        allowed = os.cpu_count() or 1
+    return max(1, min(allowed, _quota()))
+
+
+@functools.cache
+def _quota() -> int:
+    return quota_cores(Path("/proc/self/cgroup"), CGROUPS)
+
+
+def quota_cores(membership: Path, root: Path) -> int:
+    """The CPUs the cgroup quota lets this process use, rounded up: the least that its
+    cgroup or any parent sets (v2's `cpu.max`, v1's `cpu.cfs_quota_us` over
+    `cpu.cfs_period_us`), read under `root` from the process's `membership` file;
+    `NO_QUOTA` where none is set or none can be read (not Linux)."""
+    try:
+        lines = membership.read_text().splitlines()
+    except OSError:
+        return NO_QUOTA
+    mounts: list[tuple[Path, str]] = []  # (a hierarchy's mount, the process's cgroup in it)
+    for line in lines:
+        _, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+        if controllers == "":  # v2: one hierarchy
+            mounts.append((root, path))
+        elif "cpu" in controllers.split(","):  # v1: the cpu controller's own mount
+            mounts += [(root / "cpu", path), (root / "cpu,cpuacct", path)]
+    found = [
+        limit
+        for mount, path in mounts
+        for level in _up(mount, mount / path.strip().lstrip("/"))
+        if (limit := _limit(level)) is not None
+    ]
+    return min(found, default=NO_QUOTA)
+
+
+def _up(mount: Path, folder: Path) -> list[Path]:
+    """`folder` and its parents, up to the hierarchy's `mount`."""
+    return [level for level in [folder, *folder.parents] if level.is_relative_to(mount)]
+
+
+def _limit(folder: Path) -> int | None:
+    """The CPUs one cgroup folder's quota allows (rounded up), or None: no quota, no file."""
+    try:
+        if (v2 := folder / "cpu.max").is_file():
+            quota, period = v2.read_text().split()[:2]
+        else:
+            quota = (folder / "cpu.cfs_quota_us").read_text().strip()
+            period = (folder / "cpu.cfs_period_us").read_text().strip()
+        if quota in ("max", "-1"):
+            return None
+        return max(1, math.ceil(int(quota) / int(period)))
+    except (OSError, ValueError, ZeroDivisionError):
+        return None
 
 
 def deal(texts: list[str], available: int) -> list[list[str]]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -100,3 +102,57 @@ def test_without_a_thread_to_be_had_the_caller_computes_every_part(
     got = PartThreads(lambda: None).compute(compute, [["a"], ["bb"], ["ccc"]], batch=4)
     assert [v.ravel().tolist() for v in got] == [[1], [2], [3]]
     assert names == ["MainThread"] * 3
+
+
+def _tree(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def test_a_cgroup_cpu_quota_bounds_the_cores_v2_v1_and_their_parents(tmp_path: Path) -> None:
+    """A container's `--cpus 1.5` is 2 cores' worth of parts, not the host's 64: parts past
+    the quota would only be throttled. The least of the cgroup's and its parents' counts."""
+    membership = tmp_path / "cgroup"
+    root = tmp_path / "fs"
+    membership.write_text("0::/app/job\n")
+    _tree(root, {"app/job/cpu.max": "max 100000\n", "app/cpu.max": "150000 100000\n"})
+    assert parts.quota_cores(membership, root) == 2
+    _tree(root, {"cpu.max": "100000 100000\n"})  # the namespace's root: a container's own
+    assert parts.quota_cores(membership, root) == 1
+    membership.write_text("4:memory:/x\n3:cpu,cpuacct:/docker/abc\n")  # v1: its cpu mount
+    _tree(
+        root,
+        {
+            "cpu,cpuacct/docker/abc/cpu.cfs_quota_us": "300000\n",
+            "cpu,cpuacct/docker/abc/cpu.cfs_period_us": "100000\n",
+            "cpu,cpuacct/cpu.cfs_quota_us": "-1\n",
+            "cpu,cpuacct/cpu.cfs_period_us": "100000\n",
+        },
+    )
+    assert parts.quota_cores(membership, root) == 3
+
+
+@pytest.mark.parametrize(
+    ("membership", "files"),
+    [
+        (None, {}),  # no /proc (not Linux)
+        ("0::/\n", {}),  # no controller files
+        ("0::/\n", {"cpu.max": "max 100000\n"}),  # no quota
+        ("0::/\n", {"cpu.max": "garbage\n"}),
+        ("1:cpu:/\n", {"cpu/cpu.cfs_quota_us": "-1", "cpu/cpu.cfs_period_us": "100000"}),
+        ("1:cpu:/\n", {"cpu/cpu.cfs_quota_us": "5", "cpu/cpu.cfs_period_us": "0"}),
+        ("not a cgroup line\n", {}),
+    ],
+)
+def test_no_quota_or_one_that_cannot_be_read_leaves_the_cores_as_they_are(
+    tmp_path: Path, membership: str | None, files: dict[str, str]
+) -> None:
+    path = tmp_path / "cgroup"
+    if membership is not None:
+        path.write_text(membership)
+    root = tmp_path / "fs"
+    root.mkdir()
+    _tree(root, files)
+    assert parts.quota_cores(path, root) == parts.NO_QUOTA
+    assert 1 <= parts.cores() <= (os.cpu_count() or 1)
