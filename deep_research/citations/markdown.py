@@ -9,6 +9,7 @@ its block's lines minus container prefixes such as `> ` or list indentation).
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,6 +40,17 @@ _RECORDED: dict[str, tuple[InlineRule, str]] = {
     "entity": (rules_inline.entity, "text_special"),
 }
 SPAN = "source_span"
+# A paragraph placed after a text: where it parses as a paragraph of its own, the text
+# leaves nothing open that would swallow what follows it.
+PROBE = "deep-research-probe"
+# How a raw HTML block that a blank line does not end is ended (CommonMark's kinds 1-5).
+HTML_CLOSERS = (
+    (re.compile(r"<(pre|script|style|textarea)(?=[\s>]|$)", re.IGNORECASE), "</{0}>"),
+    (re.compile(r"<!--"), "-->"),
+    (re.compile(r"<\?"), "?>"),
+    (re.compile(r"<!\[CDATA\["), "]]>"),
+    (re.compile(r"<![A-Za-z]"), ">"),
+)
 
 
 class UnmappedSourceError(DeepResearchError, LookupError):
@@ -117,6 +129,22 @@ _PARSER = make_parser()
 
 def parse(markdown: str) -> list[Token]:
     return _PARSER.parse(markdown)
+
+
+def close_open_blocks(text: str) -> str:
+    """`text` with a code fence or raw HTML block it leaves open closed: a reply cut at its
+    token limit inside one would turn all that follows it (sections stitched after it, the
+    notes and Sources list added after a report) into code."""
+    blocks = [token for token in parse(f"{text}\n\n{PROBE}") if token.level == 0 and token.map]
+    last = blocks[-1]
+    if last.type == "fence":
+        return f"{text}\n{last.markup}"
+    if last.type == "html_block":
+        opening = last.content.lstrip()
+        for pattern, closer in HTML_CLOSERS:
+            if found := pattern.match(opening):
+                return f"{text}\n{closer.format(*found.groups())}"
+    return text
 
 
 @dataclass(frozen=True)

@@ -57,8 +57,8 @@ def quota_cores(membership: Path, root: Path) -> int:
         return NO_QUOTA
     mounts: list[tuple[Path, str]] = []  # (a hierarchy's mount, the process's cgroup in it)
     for line in lines:
-        _, controllers, path = (line.split(":", 2) + ["", ""])[:3]
-        if controllers == "":  # v2: one hierarchy
+        hierarchy, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+        if hierarchy == "0" and controllers == "":  # v2: one hierarchy
             mounts.append((root, path))
         elif "cpu" in controllers.split(","):  # v1: the cpu controller's own mount
             mounts += [(root / "cpu", path), (root / "cpu,cpuacct", path)]

@@ -25,6 +25,7 @@ from deep_research.llm.prices import Price, price_of
 from deep_research.llm.spending import Ledger
 from deep_research.runtime import process, progress, tracing
 from deep_research.text import limits, secrets
+from deep_research.text.controls import without_surrogates_in
 
 
 @dataclass(frozen=True)
@@ -170,14 +171,21 @@ def _usage(reply: object, name: str) -> int:
 
 
 def _without_secrets(message: BaseMessage) -> BaseMessage:
-    """`message` with its text, and a reply's tool-call arguments, scrubbed as sent."""
+    """`message` with its text scrubbed as sent; a reply's tool calls keep their arguments
+    (a tool's own may be named like a secret), but not a lone surrogate, which no request's
+    UTF-8 can carry."""
     update: dict[str, Any] = {}
     if (content := secrets.scrub(message.content)) != message.content:
         update["content"] = content
-    if isinstance(message, AIMessage) and message.tool_calls:
-        calls = [{**call, "args": secrets.scrub(call["args"])} for call in message.tool_calls]
+    if isinstance(message, AIMessage):
+        calls = [{**c, "args": without_surrogates_in(c["args"])} for c in message.tool_calls]
         if calls != message.tool_calls:
             update["tool_calls"] = calls
+        invalid = [
+            {**c, "args": without_surrogates_in(c["args"])} for c in message.invalid_tool_calls
+        ]
+        if invalid != message.invalid_tool_calls:
+            update["invalid_tool_calls"] = invalid
     return message.model_copy(update=update) if update else message
 
 

@@ -14,9 +14,10 @@ the user's documents.
 where it can (`catalogue`: Chroma's SQLite catalogue, read-only), for `memory list` and
 `library list`; `remembered_reports()` is the first of them.
 `prepare(reports, sources, context)` embeds the pages a research report cites on a thread
-of its own, before `remember` needs them, `prepare_part(text, context)` a part of the final
-report as soon as it is written, and `open_early()` opens a first run's store on
-one while the run goes on (`preparing`).
+of its own, before `remember` needs them, `prepare_part(text, context, question)` a part of
+the final report as soon as it is written (the whole report and its question at
+`finalize`), and `open_early()` opens a first run's store on one while the run goes on
+(`preparing`).
 
 Only `location` is imported with the package: the store needs chromadb (about 4 s to
 import), and whether a store exists at all (`has_store`) must be cheap to ask.

@@ -97,10 +97,11 @@ def _prepare(reports: list[str], sources: list[Source]) -> None:
     )
 
     store = open_store_blocking()  # MemoryUnavailable: `remember` meets it again, names it
-    store.ready([REPORTS_COLLECTION, PASSAGES_COLLECTION])  # `remember` writes to both
     cited = {s.url: s for report in reports for s in check_report(report, sources).cited}
     for source in cited.values():
         _embed(page_chunks(CitedPage(source.url, source.title, source.texts, source.retrieved_on)))
+    # `remember` writes to both; one it cannot make, it meets again and names.
+    store.open_collections([REPORTS_COLLECTION, PASSAGES_COLLECTION])
 
 
 def _embed(pieces: list[str]) -> None:

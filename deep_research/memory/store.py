@@ -156,9 +156,9 @@ class Store:
         except store_errors() as error:
             raise MemoryUnavailable(f"memory at {self.where} failed: {error}") from error
 
-    def ready(self, collections: Sequence[str]) -> None:
-        """Have each collection's handle made (blocking: langchain-chroma imported, each
-        got or created), so that the first write to it does not (a background thread's)."""
+    def open_collections(self, collections: Sequence[str]) -> None:
+        """Make each collection's handle now (blocking: langchain-chroma imported, each got
+        or created), so that the first write to it does not; for a background thread."""
         for name in collections:
             self._collection(name)
 

@@ -11,6 +11,7 @@ from langgraph.runtime import Runtime
 from deep_research import memory
 from deep_research.citations import CheckedReport, check_report, quoted_evidence
 from deep_research.citations.hygiene import code_span
+from deep_research.citations.markdown import close_open_blocks
 from deep_research.citations.quoting import passages_in
 from deep_research.config.settings import Context, context_of
 from deep_research.llm import attempts
@@ -35,7 +36,9 @@ def finalize(state: ResearchState, runtime: Runtime[Context] | None = None) -> d
     # `RoleModel.ask` already removed the reasoning that opened the reply; removing tags
     # again here would cut a report that writes about `<think>` tags. `.text`, not
     # `.content`: models on the Responses API answer in content blocks.
-    draft = last.text.strip()
+    # A reply cut inside a code block is closed: the notes and Sources list added after it
+    # stay headings and text.
+    draft = close_open_blocks(last.text.strip())
     # Embedded for `remember` on a thread of its own while it is checked, with the question
     # it stores first: the published report has the same pieces (a report written in
     # sections has them already).

@@ -15,7 +15,7 @@ from typing import NamedTuple
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from markdown_it.token import Token
 
-from deep_research.citations.markdown import parse
+from deep_research.citations.markdown import close_open_blocks, parse
 from deep_research.config.report_lengths import LENGTHS, ReportLength
 from deep_research.llm import attempts
 from deep_research.runtime import prompts
@@ -32,17 +32,6 @@ TOP_HEADING = re.compile(r"^#(?=\s)")  # a line's `#` heading, made a `##` one
 EMPTY_HEADING = re.compile(r"#+[ \t]*")  # a line that is a heading of nothing
 SECTION_HEADING = re.compile(r"##[ \t]+\S")
 CARRIAGE_RETURN = re.compile(r"\r\n?")
-# A paragraph placed after a piece of the report: where it parses as a paragraph of its
-# own, the piece leaves nothing open that would swallow the next one.
-PROBE = "deep-research-probe"
-# How a raw HTML block that a blank line does not end is ended (CommonMark's kinds 1-5).
-HTML_CLOSERS = (
-    (re.compile(r"<(pre|script|style|textarea)(?=[\s>]|$)", re.IGNORECASE), "</{0}>"),
-    (re.compile(r"<!--"), "-->"),
-    (re.compile(r"<\?"), "?>"),
-    (re.compile(r"<!\[CDATA\["), "]]>"),
-    (re.compile(r"<![A-Za-z]"), ">"),
-)
 
 
 class Part(NamedTuple):
@@ -102,7 +91,7 @@ def request_of(question: str, last_user: str) -> str:
 def section_text(reply: AIMessage, topic: str) -> str:
     """A section's reply as a section: one `##` heading first (the topic's when it wrote
     none), no `#` title of its own."""
-    text = _closed(_demoted(reply.text.strip()))
+    text = close_open_blocks(_demoted(reply.text.strip()))
     if not SECTION_HEADING.match(text):  # a `#hashtag` or a `###` first is not its heading
         text = f"## {_one_line(topic)}\n\n{text}"
     return text
@@ -164,7 +153,8 @@ def _frame_parts(text: str) -> tuple[str, str, str]:
         kept = [n for n in numbers if n not in dropped]
         return "\n".join(lines[n] if n in code else TOP_HEADING.sub("##", lines[n]) for n in kept)
 
-    return _closed(placed(range(end)).strip()), placed(range(end, len(lines))).strip(), title
+    opening, conclusion = placed(range(end)).strip(), placed(range(end, len(lines))).strip()
+    return close_open_blocks(opening), close_open_blocks(conclusion), title
 
 
 def _demoted(text: str) -> str:
@@ -181,21 +171,6 @@ def _line_ends(text: str) -> str:
     """`text` with every line ending `\n`: the parser ends a line at `\r` and `\r\n` too, and
     its line numbers index `text.split("\n")` only then (a lone `\r` would shift them)."""
     return CARRIAGE_RETURN.sub("\n", text)
-
-
-def _closed(text: str) -> str:
-    """`text` with a code fence or raw HTML block it leaves open closed: a reply cut at its
-    token limit inside one would turn every section stitched after it into code."""
-    blocks = [token for token in parse(f"{text}\n\n{PROBE}") if token.level == 0 and token.map]
-    last = blocks[-1]
-    if last.type == "fence":
-        return f"{text}\n{last.markup}"
-    if last.type == "html_block":
-        opening = last.content.lstrip()
-        for pattern, closer in HTML_CLOSERS:
-            if found := pattern.match(opening):
-                return f"{text}\n{closer.format(*found.groups())}"
-    return text
 
 
 def _code_lines(tokens: list[Token]) -> set[int]:

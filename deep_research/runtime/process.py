@@ -207,6 +207,9 @@ def provider_pause(name: str, interval: float) -> float:
 #   are, found (or downloaded) and checked against their SHA-256 once.
 # - `embedding.loader._warming`, `embedding.loader._warming_lock`: the daemon thread that
 #   loads the model while the first model calls run (`warm_up`), started at most once.
+# - `embedding.parts._quota`: the CPUs this process's cgroup quota allows, read once (a
+#   quota changed while running is read by the next process; until then a pass may be cut
+#   in more parts than the quota runs at once, which costs time, never a result).
 # - `memory.chunks._splitter`, `memory.chunks._splitter_lock`: the token-aware splitter,
 #   built from the model once; it holds no text between calls.
 # - `llm.slots._gates`: one `SlotGate` per model endpoint and event loop, holding what the

@@ -11,9 +11,10 @@ model's reply, a search API's snippet) decodes to a string no UTF-8 writer takes
 from __future__ import annotations
 
 import re
+from typing import Any
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")  # a pair is one character in a `str`
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 def without_controls(text: object) -> str:
@@ -22,6 +23,21 @@ def without_controls(text: object) -> str:
 
 
 def without_surrogates(text: str) -> str:
-    """`text` with each lone surrogate made U+FFFD, the replacement character: it can be
-    tokenized, stored and written as UTF-8."""
-    return _LONE_SURROGATE.sub("\ufffd", text)
+    """`text` with each lone surrogate made U+FFFD, the replacement character, so that it
+    can be tokenized, stored and written as UTF-8; a pair that arrived in two pieces (two
+    streamed chunks of one emoji) is joined into its character."""
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def without_surrogates_in(data: Any) -> Any:
+    """JSON-like `data` (a tool call's arguments) with `without_surrogates` applied to every
+    string in it, keys too."""
+    if isinstance(data, str):
+        return without_surrogates(data)
+    if isinstance(data, dict):
+        return {without_surrogates_in(k): without_surrogates_in(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [without_surrogates_in(item) for item in data]
+    return data

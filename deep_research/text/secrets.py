@@ -13,7 +13,8 @@ model and search keys) reads only the environment, so it knows no key that is no
 `*_CREDENTIAL` are covered the same way (every provider key in `providers.py` is), and so
 is the password of a URL in any variable (`DEEP_RESEARCH_CHECKPOINTS=postgresql://u:p@h/db`).
 Credential shapes (`Bearer …`, `sk-…`, `tvly-…`, `lsv2_…`, `user:password@`) are scrubbed
-even when their value came from elsewhere.
+even when their value came from elsewhere. What leaves is UTF-8 as well: a lone surrogate
+(`text.controls.without_surrogates`) becomes U+FFFD.
 """
 
 from __future__ import annotations

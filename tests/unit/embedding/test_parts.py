@@ -156,3 +156,13 @@ def test_no_quota_or_one_that_cannot_be_read_leaves_the_cores_as_they_are(
     _tree(root, files)
     assert parts.quota_cores(path, root) == parts.NO_QUOTA
     assert 1 <= parts.cores() <= (os.cpu_count() or 1)
+
+
+def test_the_cores_are_the_fewer_of_the_allowed_cpus_and_the_quota(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    monkeypatch.setattr(parts, "_quota", lambda: 3)
+    assert parts.cores() == 3
+    monkeypatch.setattr(parts, "_quota", lambda: parts.NO_QUOTA)
+    assert parts.cores() == 8

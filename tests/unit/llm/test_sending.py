@@ -54,6 +54,27 @@ async def test_a_secret_in_a_message_never_reaches_the_model(
     assert seen and not any("secret-value" in text for text in seen)
 
 
+async def test_tool_calls_sent_back_keep_their_arguments_but_no_lone_surrogate() -> None:
+    """A reply's tool calls go back as the model made them, an argument named like a
+    secret (an MCP tool's `page_token`) included; only a lone surrogate, which no request's
+    UTF-8 carries, becomes U+FFFD, in keys and values, and in a call that was invalid."""
+    seen: list[BaseMessage] = []
+
+    def script(messages: list[BaseMessage], tools: set[str]) -> AIMessage:
+        seen.extend(messages)
+        return AIMessage("ok")
+
+    call = {"name": "search", "args": {"page_token": "abc", "q\ud83d": ["x\udc00"]}, "id": "1"}
+    invalid = {"name": "search", "args": '{"q": "\ud83d', "id": "2", "error": "cut"}
+    reply = AIMessage("", tool_calls=[call], invalid_tool_calls=[invalid])
+    await sender(ScriptedChatModel(script=script))._call([HumanMessage("q"), reply], ())
+    sent = seen[1]
+    assert isinstance(sent, AIMessage)
+    assert sent.tool_calls[0]["args"] == {"page_token": "abc", "q\ufffd": ["x\ufffd"]}
+    assert sent.invalid_tool_calls[0]["args"] == '{"q": "\ufffd'
+    assert reply.tool_calls[0]["args"]["page_token"] == "abc", "the state's copy is not changed"
+
+
 class _Stalled(BaseChatModel):
     """A model server that never finishes its reply."""
 

@@ -108,6 +108,21 @@ def test_a_report_cut_at_the_completion_limit_says_so() -> None:
     assert "Cut short" not in finalize({"messages": [whole]})["final_report"]  # type: ignore[typeddict-item]
 
 
+def test_a_report_cut_inside_a_code_block_keeps_the_notes_and_sources_after_it() -> None:
+    """The reply stops inside a fence (its completion limit): the fence is closed, so the
+    cut note, the gaps and the Sources list added after it are headings, not code."""
+    cut = AIMessage(
+        f"# Report\n\nSee [the page]({PAGE}).\n\n```sh\nsudo apt install heat",
+        response_metadata={"finish_reason": "length"},
+    )
+    failure = ResearchFailure(topic="costs", error="timeout")
+    report = published(cut, [failure])
+    tokens = parse(report)
+    headings = [tokens[n + 1].content for n, t in enumerate(tokens) if t.type == "heading_open"]
+    assert headings[0] == "Report" and len(headings) >= 4, headings  # cut, gaps, sources
+    assert "sudo apt install heat\n```\n" in report and PAGE in hrefs(report)
+
+
 def test_the_headings_code_adds_follow_the_question_s_language() -> None:
     failure = ResearchFailure(topic="Kosten", error="timeout")
     draft = f"# Bericht\n\nWärmepumpen [laufen]({PAGE}).\n\n## Quellen\n\n- [Real]({PAGE})"

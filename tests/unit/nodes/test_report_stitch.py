@@ -164,6 +164,11 @@ def test_a_reply_cut_inside_a_code_block_or_raw_html_leaves_the_next_sections_as
     assert [c.type for c in tokens[-2].children or []][1] == "link_open"  # the last's link
     for closer in ("\n````\n", "\n~~~\n", "\n```\n", "\n</PRE>\n", "\n-->\n", "\n?>\n"):
         assert closer in report
+    # A frame cut in its conclusion: closed there too, as memory embeds it.
+    frame = AIMessage("# Title\n\nOpening.\n\n## In short\n\nDone.\n\n```sh\nrm -rf")
+    stitched = report_stitch.stitched(frame, [last], ["t"], "Q?").text
+    assert stitched.endswith("```sh\nrm -rf\n```")
+    assert report_stitch.frame_text(frame, "Q?").endswith("```sh\nrm -rf\n```")
     # What was closed already is left as written.
     closed = AIMessage("## A\n\n```\ncode\n```\n\n<pre>x</pre>\n\n<div>\nopen div")
     assert report_stitch.section_text(closed, "A") == closed.text

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from deep_research.text.controls import without_controls
+from deep_research.text.controls import without_controls, without_surrogates, without_surrogates_in
 
 CONTROLS = [chr(c) for c in [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0)]]
 
@@ -39,3 +39,12 @@ def test_any_object_is_made_text() -> None:
 def test_a_huge_input_is_cleaned_whole() -> None:
     text = ("x\x1b" * 500_000) + "end"
     assert without_controls(text) == "x" * 500_000 + "end"
+
+
+def test_a_lone_surrogate_is_replaced_and_a_pair_in_two_pieces_joined() -> None:
+    """JSON's `"\\ud83d"` without its pair decodes to a lone surrogate, which no UTF-8
+    writer takes; two streamed chunks of one emoji join into two halves of a pair."""
+    assert without_surrogates("a\ud83d\ude00b\ud83dc\udc00") == "a\U0001f600b\ufffdc\ufffd"
+    assert without_surrogates("plain \U0001f600") == "plain \U0001f600"
+    data = {"k\ud83d": ["x\udc00", 1, None, ("y",)]}
+    assert without_surrogates_in(data) == {"k\ufffd": ["x\ufffd", 1, None, ["y"]]}
