@@ -28,7 +28,7 @@ TOPIC_CHARS = 200
 # The frame's share of the report's words; the sections share the rest.
 FRAME_SHARE = 0.2
 LINKED = re.compile(r"\[([^\]\n]{0,300})\]\((?:[^()\s]|\([^()\s]*\))*\)")
-TOP_HEADING = re.compile(r"^#(?=\s)")  # a line's `#` heading, made a `##` one
+TOP_HEADING = re.compile(r"^( {0,3})#(?=[ \t]|$)")  # an ATX `#` heading's mark
 EMPTY_HEADING = re.compile(r"#+[ \t]*")  # a line that is a heading of nothing
 SECTION_HEADING = re.compile(r"##[ \t]+\S")
 CARRIAGE_RETURN = re.compile(r"\r\n?")
@@ -129,6 +129,7 @@ def _frame_parts(text: str) -> tuple[str, str, str]:
     lines = text.split("\n")
     tokens = parse(text)
     code = _code_lines(tokens)
+    demoted = _demote(lines, tokens)
     headings = [
         (token.tag, token.map, tokens[index + 1].content.strip())
         for index, token in enumerate(tokens)
@@ -151,7 +152,7 @@ def _frame_parts(text: str) -> tuple[str, str, str]:
 
     def placed(numbers: range) -> str:
         kept = [n for n in numbers if n not in dropped]
-        return "\n".join(lines[n] if n in code else TOP_HEADING.sub("##", lines[n]) for n in kept)
+        return "\n".join(demoted[n] for n in kept)
 
     opening, conclusion = placed(range(end)).strip(), placed(range(end, len(lines))).strip()
     return close_open_blocks(opening), close_open_blocks(conclusion), title
@@ -160,11 +161,23 @@ def _frame_parts(text: str) -> tuple[str, str, str]:
 def _demoted(text: str) -> str:
     """`text` with each `#` heading made a `##` one, code blocks as they are."""
     text = _line_ends(text)
-    lines = text.split("\n")
-    code = _code_lines(parse(text))
-    return "\n".join(
-        line if n in code else TOP_HEADING.sub("##", line) for n, line in enumerate(lines)
-    )
+    return "\n".join(_demote(text.split("\n"), parse(text)))
+
+
+def _demote(lines: list[str], tokens: list[Token]) -> list[str]:
+    """`lines` (of the parsed text) with each top-level `#` heading made a `##` one, as the
+    parser reads headings: an ATX one's mark and a setext one's `===` line; a `#` line in a
+    code block or raw HTML is no heading and stays as it is."""
+    demoted = list(lines)
+    for token in tokens:
+        if token.type != "heading_open" or token.tag != "h1" or token.level or not token.map:
+            continue
+        start, end = token.map
+        if token.markup == "#":
+            demoted[start] = TOP_HEADING.sub(r"\1##", demoted[start], count=1)
+        else:  # setext: its underline, the heading's last line
+            demoted[end - 1] = demoted[end - 1].replace("=", "-")
+    return demoted
 
 
 def _line_ends(text: str) -> str:

@@ -172,3 +172,21 @@ def test_a_reply_cut_inside_a_code_block_or_raw_html_leaves_the_next_sections_as
     # What was closed already is left as written.
     closed = AIMessage("## A\n\n```\ncode\n```\n\n<pre>x</pre>\n\n<div>\nopen div")
     assert report_stitch.section_text(closed, "A") == closed.text
+
+
+def test_headings_are_demoted_as_the_parser_reads_them() -> None:
+    """A setext `===` title and an indented `#` one are headings too, made `##` ones; a `#`
+    line inside raw HTML (a `<div>` block) is none, and stays as written."""
+    section = AIMessage(
+        "## A\n\nText.\n\nSecond title\n============\n\n  # Indented title\n\n"
+        "<div>\n# not a heading\n</div>"
+    )
+    assert report_stitch.section_text(section, "A") == (
+        "## A\n\nText.\n\nSecond title\n------------\n\n  ## Indented title\n\n"
+        "<div>\n# not a heading\n</div>"
+    )
+    frame = AIMessage(
+        "The Title\n=========\n\nOpening.\n\nAnother\n=======\n\n## In short\n\nDone."
+    )
+    report = report_stitch.stitched(frame, [AIMessage("## A\n\nText.")], ["A"], "Q?").text
+    assert report.startswith("# The Title\n\nOpening.\n\nAnother\n-------\n\n## A\n\nText.")
