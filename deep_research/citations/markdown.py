@@ -135,6 +135,8 @@ def close_open_blocks(text: str) -> str:
     """`text` with a code fence or raw HTML block it leaves open closed: a reply cut at its
     token limit inside one would turn all that follows it (sections stitched after it, the
     notes and Sources list added after a report) into code."""
+    if "```" not in text and "~~~" not in text and "<" not in text:
+        return text  # no fence and no raw HTML: nothing can be open (a long report parses once)
     blocks = [token for token in parse(f"{text}\n\n{PROBE}") if token.level == 0 and token.map]
     last = blocks[-1]
     if last.type == "fence":

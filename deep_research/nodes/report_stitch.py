@@ -29,8 +29,6 @@ TOPIC_CHARS = 200
 FRAME_SHARE = 0.2
 LINKED = re.compile(r"\[([^\]\n]{0,300})\]\((?:[^()\s]|\([^()\s]*\))*\)")
 TOP_HEADING = re.compile(r"^( {0,3})#(?=[ \t]|$)")  # an ATX `#` heading's mark
-EMPTY_HEADING = re.compile(r"#+[ \t]*")  # a line that is a heading of nothing
-SECTION_HEADING = re.compile(r"##[ \t]+\S")
 CARRIAGE_RETURN = re.compile(r"\r\n?")
 
 
@@ -92,9 +90,23 @@ def section_text(reply: AIMessage, topic: str) -> str:
     """A section's reply as a section: one `##` heading first (the topic's when it wrote
     none), no `#` title of its own."""
     text = close_open_blocks(_demoted(reply.text.strip()))
-    if not SECTION_HEADING.match(text):  # a `#hashtag` or a `###` first is not its heading
+    if not _opens_with_section_heading(text):
         text = f"## {_one_line(topic)}\n\n{text}"
     return text
+
+
+def _opens_with_section_heading(text: str) -> bool:
+    """Whether `text` starts with a `##` heading of some words, as the parser reads it (a
+    `#hashtag`, a `###` or an empty heading first is not a section's heading)."""
+    tokens = parse(text)
+    return bool(
+        len(tokens) > 1
+        and tokens[0].type == "heading_open"
+        and tokens[0].tag == "h2"
+        and tokens[0].map
+        and tokens[0].map[0] == 0
+        and tokens[1].content.strip()
+    )
 
 
 def stitched(
@@ -128,7 +140,6 @@ def _frame_parts(text: str) -> tuple[str, str, str]:
     text = _line_ends(text)
     lines = text.split("\n")
     tokens = parse(text)
-    code = _code_lines(tokens)
     demoted = _demote(lines, tokens)
     headings = [
         (token.tag, token.map, tokens[index + 1].content.strip())
@@ -140,9 +151,7 @@ def _frame_parts(text: str) -> tuple[str, str, str]:
         (start, end), named = titles[0]
         title, dropped = _one_line(named), set(range(start, end))
     # No second title: empty headings go, and any other `#` heading becomes a `##` one.
-    dropped |= {
-        n for n, line in enumerate(lines) if n not in code and EMPTY_HEADING.fullmatch(line)
-    }
+    dropped |= {n for _, (start, end), named in headings if not named for n in range(start, end)}
     starts = [
         where[0]
         for tag, where, named in headings
@@ -184,16 +193,6 @@ def _line_ends(text: str) -> str:
     """`text` with every line ending `\n`: the parser ends a line at `\r` and `\r\n` too, and
     its line numbers index `text.split("\n")` only then (a lone `\r` would shift them)."""
     return CARRIAGE_RETURN.sub("\n", text)
-
-
-def _code_lines(tokens: list[Token]) -> set[int]:
-    """The lines of the parsed text inside fenced or indented code blocks."""
-    return {
-        n
-        for token in tokens
-        if token.type in ("fence", "code_block") and token.map
-        for n in range(*token.map)
-    }
 
 
 def _one_line(text: str) -> str:

@@ -33,7 +33,8 @@ def without_surrogates(text: str) -> str:
 
 def without_surrogates_in(data: Any) -> Any:
     """JSON-like `data` (a tool call's arguments) with `without_surrogates` applied to every
-    string in it, keys too."""
+    string in it, keys too: two keys that differ only in their lone surrogates become one
+    (the later value), and a tuple becomes a list, as JSON has it."""
     if isinstance(data, str):
         return without_surrogates(data)
     if isinstance(data, dict):

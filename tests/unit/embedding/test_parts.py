@@ -142,7 +142,8 @@ def test_a_cgroup_cpu_quota_bounds_the_cores_v2_v1_and_their_parents(tmp_path: P
         ("0::/\n", {"cpu.max": "garbage\n"}),
         ("1:cpu:/\n", {"cpu/cpu.cfs_quota_us": "-1", "cpu/cpu.cfs_period_us": "100000"}),
         ("1:cpu:/\n", {"cpu/cpu.cfs_quota_us": "5", "cpu/cpu.cfs_period_us": "0"}),
-        ("not a cgroup line\n", {}),
+        ("not a cgroup line\n", {"cpu.max": "100000 100000\n"}),
+        ("3::/x\n", {"x/cpu.max": "100000 100000\n"}),  # no v2 line: v1's id, no controller
     ],
 )
 def test_no_quota_or_one_that_cannot_be_read_leaves_the_cores_as_they_are(

@@ -190,3 +190,11 @@ def test_headings_are_demoted_as_the_parser_reads_them() -> None:
     )
     report = report_stitch.stitched(frame, [AIMessage("## A\n\nText.")], ["A"], "Q?").text
     assert report.startswith("# The Title\n\nOpening.\n\nAnother\n-------\n\n## A\n\nText.")
+    # A section that opens with a setext title has its heading: no second one is added.
+    setext = AIMessage("Topic\n=====\n\nText.")
+    assert report_stitch.section_text(setext, "topic") == "Topic\n-----\n\nText."
+    # Empty headings go as the parser reads them; a lone `#` inside raw HTML is kept.
+    frame = AIMessage("# T\n\nOpen.\n\n  #\n\n# #\n\n<div>\n#\n</div>\n\n## End\n\nDone.")
+    prepared = report_stitch.frame_text(frame, "Q?")
+    assert "  #" not in prepared and "# #" not in prepared and "<div>\n#\n</div>" in prepared
+    assert prepared.startswith("# T\n\nOpen.") and prepared.endswith("## End\n\nDone.")
