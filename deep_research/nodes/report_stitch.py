@@ -89,20 +89,21 @@ def request_of(question: str, last_user: str) -> str:
 def section_text(reply: AIMessage, topic: str) -> str:
     """A section's reply as a section: one `##` heading first (the topic's when it wrote
     none), no `#` title of its own."""
-    text = close_open_blocks(_demoted(reply.text.strip()))
-    if not _opens_with_section_heading(text):
-        text = f"## {_one_line(topic)}\n\n{text}"
-    return text
-
-
-def _opens_with_section_heading(text: str) -> bool:
-    """Whether `text` starts with a `##` heading of some words, as the parser reads it (a
-    `#hashtag`, a `###` or an empty heading first is not a section's heading)."""
+    text = _line_ends(reply.text.strip())
     tokens = parse(text)
+    body = close_open_blocks("\n".join(_demote(text.split("\n"), tokens)))
+    if not _opens_with_heading(tokens):
+        body = f"## {_one_line(topic)}\n\n{body}"
+    return body
+
+
+def _opens_with_heading(tokens: list[Token]) -> bool:
+    """Whether the parsed text starts with a `#` or `##` heading of some words, a `##` one
+    once demoted (a `#hashtag`, a `###` or an empty heading first is not a section's)."""
     return bool(
         len(tokens) > 1
         and tokens[0].type == "heading_open"
-        and tokens[0].tag == "h2"
+        and tokens[0].tag in ("h1", "h2")
         and tokens[0].map
         and tokens[0].map[0] == 0
         and tokens[1].content.strip()
@@ -165,12 +166,6 @@ def _frame_parts(text: str) -> tuple[str, str, str]:
 
     opening, conclusion = placed(range(end)).strip(), placed(range(end, len(lines))).strip()
     return close_open_blocks(opening), close_open_blocks(conclusion), title
-
-
-def _demoted(text: str) -> str:
-    """`text` with each `#` heading made a `##` one, code blocks as they are."""
-    text = _line_ends(text)
-    return "\n".join(_demote(text.split("\n"), parse(text)))
 
 
 def _demote(lines: list[str], tokens: list[Token]) -> list[str]:
