@@ -125,6 +125,10 @@ def _file_or_default(url: str) -> bool:
 
 
 _PARSER = make_parser()
+# Blocks alone, for `close_open_blocks`: which block a text ends in needs no inline rules
+# (linkify's scan is quadratic on a run of `<http://`: 62 s for 160 KB).
+_BLOCKS = MarkdownIt("commonmark").enable(["table"])
+_BLOCKS.core.ruler.disable("inline")
 
 
 def parse(markdown: str) -> list[Token]:
@@ -137,7 +141,8 @@ def close_open_blocks(text: str) -> str:
     notes and Sources list added after a report) into code."""
     if "```" not in text and "~~~" not in text and "<" not in text:
         return text  # no fence and no raw HTML: nothing can be open (a long report parses once)
-    blocks = [token for token in parse(f"{text}\n\n{PROBE}") if token.level == 0 and token.map]
+    parsed = _BLOCKS.parse(f"{text}\n\n{PROBE}")
+    blocks = [token for token in parsed if token.level == 0 and token.map]
     last = blocks[-1]
     if last.type == "fence":
         return f"{text}\n{last.markup}"

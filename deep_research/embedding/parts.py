@@ -53,7 +53,7 @@ def quota_cores(membership: Path, root: Path) -> int:
     `NO_QUOTA` where none is set or none can be read (not Linux)."""
     try:
         lines = membership.read_text().splitlines()
-    except OSError:
+    except (OSError, ValueError):  # ValueError: not UTF-8
         return NO_QUOTA
     mounts: list[tuple[Path, str]] = []  # (a hierarchy's mount, the process's cgroup in it)
     for line in lines:

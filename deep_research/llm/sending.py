@@ -178,12 +178,10 @@ def _without_secrets(message: BaseMessage) -> BaseMessage:
     if (content := secrets.scrub(message.content)) != message.content:
         update["content"] = content
     if isinstance(message, AIMessage):
-        calls = [{**c, "args": without_surrogates_in(c["args"])} for c in message.tool_calls]
+        calls = [without_surrogates_in(call) for call in message.tool_calls]
         if calls != message.tool_calls:
             update["tool_calls"] = calls
-        invalid = [
-            {**c, "args": without_surrogates_in(c["args"])} for c in message.invalid_tool_calls
-        ]
+        invalid = [without_surrogates_in(call) for call in message.invalid_tool_calls]
         if invalid != message.invalid_tool_calls:
             update["invalid_tool_calls"] = invalid
     return message.model_copy(update=update) if update else message

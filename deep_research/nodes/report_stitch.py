@@ -170,17 +170,19 @@ def _frame_parts(text: str) -> tuple[str, str, str]:
 
 def _demote(lines: list[str], tokens: list[Token]) -> list[str]:
     """`lines` (of the parsed text) with each top-level `#` heading made a `##` one, as the
-    parser reads headings: an ATX one's mark and a setext one's `===` line; a `#` line in a
+    parser reads headings: an ATX one's mark, a setext one rewritten as ATX; a `#` line in a
     code block or raw HTML is no heading and stays as it is."""
     demoted = list(lines)
-    for token in tokens:
+    for index, token in enumerate(tokens):
         if token.type != "heading_open" or token.tag != "h1" or token.level or not token.map:
             continue
         start, end = token.map
         if token.markup == "#":
             demoted[start] = TOP_HEADING.sub(r"\1##", demoted[start], count=1)
-        else:  # setext: its underline, the heading's last line
-            demoted[end - 1] = demoted[end - 1].replace("=", "-")
+        else:  # setext: written as an ATX `##` heading on its first line (a `---` under
+            # `|a|` would be a table's), its other lines left blank
+            words = " ".join(tokens[index + 1].content.split())
+            demoted[start:end] = [f"## {words}", *[""] * (end - start - 1)]
     return demoted
 
 

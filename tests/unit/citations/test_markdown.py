@@ -5,10 +5,12 @@ from __future__ import annotations
 import pytest
 from markdown_it.token import Token
 
+from deep_research.citations import markdown
 from deep_research.citations.markdown import (
     Inline,
     SourceMap,
     UnmappedSourceError,
+    close_open_blocks,
     describe_inline,
     parse,
     plain_text,
@@ -114,3 +116,16 @@ def test_hostile_markdown_parses_and_its_spans_stay_inside_the_source() -> None:
         for start, end in [*inline.protected, *((k.start, k.end) for k in inline.links)]:
             assert 0 <= start <= end <= len(inline.source)
     assert plain_text(parse("*a* `b`  \nc")[1].children or []) == "a b c"
+
+
+def test_closing_open_blocks_reads_blocks_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which block a text ends in needs no inline rules: not the full parser, whose linkify
+    scan is quadratic on a run of `<http://` (a minute for 160 KB)."""
+
+    def full_parse(*args: object) -> object:
+        raise AssertionError("the full parser, inline rules and all")
+
+    monkeypatch.setattr(markdown._PARSER, "parse", full_parse)
+    text = "<http://" * 2_000
+    assert close_open_blocks(text) == text
+    assert close_open_blocks(f"{text}\n\n```\ncode") == f"{text}\n\n```\ncode\n```"

@@ -137,6 +137,7 @@ def test_a_cgroup_cpu_quota_bounds_the_cores_v2_v1_and_their_parents(tmp_path: P
     ("membership", "files"),
     [
         (None, {}),  # no /proc (not Linux)
+        (b"\xff\xfe0::/\n", {"cpu.max": "100000 100000\n"}),  # not UTF-8
         ("0::/\n", {}),  # no controller files
         ("0::/\n", {"cpu.max": "max 100000\n"}),  # no quota
         ("0::/\n", {"cpu.max": "garbage\n"}),
@@ -147,10 +148,12 @@ def test_a_cgroup_cpu_quota_bounds_the_cores_v2_v1_and_their_parents(tmp_path: P
     ],
 )
 def test_no_quota_or_one_that_cannot_be_read_leaves_the_cores_as_they_are(
-    tmp_path: Path, membership: str | None, files: dict[str, str]
+    tmp_path: Path, membership: str | bytes | None, files: dict[str, str]
 ) -> None:
     path = tmp_path / "cgroup"
-    if membership is not None:
+    if isinstance(membership, bytes):
+        path.write_bytes(membership)
+    elif membership is not None:
         path.write_text(membership)
     root = tmp_path / "fs"
     root.mkdir()

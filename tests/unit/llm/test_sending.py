@@ -64,13 +64,18 @@ async def test_tool_calls_sent_back_keep_their_arguments_but_no_lone_surrogate()
         seen.extend(messages)
         return AIMessage("ok")
 
-    call = {"name": "search", "args": {"page_token": "abc", "q\ud83d": ["x\udc00"]}, "id": "1"}
+    call = {
+        "name": "search",
+        "args": {"page_token": "abc", "q\ud83d": ["x\udc00"]},
+        "id": "1\ud83d",
+    }
     invalid = {"name": "search", "args": '{"q": "\ud83d', "id": "2", "error": "cut"}
     reply = AIMessage("", tool_calls=[call], invalid_tool_calls=[invalid])
     await sender(ScriptedChatModel(script=script))._call([HumanMessage("q"), reply], ())
     sent = seen[1]
     assert isinstance(sent, AIMessage)
     assert sent.tool_calls[0]["args"] == {"page_token": "abc", "q\ufffd": ["x\ufffd"]}
+    assert sent.tool_calls[0]["id"] == "1\ufffd"
     assert sent.invalid_tool_calls[0]["args"] == '{"q": "\ufffd'
     assert reply.tool_calls[0]["args"]["page_token"] == "abc", "the state's copy is not changed"
 

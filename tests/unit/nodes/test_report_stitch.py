@@ -182,17 +182,20 @@ def test_headings_are_demoted_as_the_parser_reads_them() -> None:
         "<div>\n# not a heading\n</div>"
     )
     assert report_stitch.section_text(section, "A") == (
-        "## A\n\nText.\n\nSecond title\n------------\n\n  ## Indented title\n\n"
+        "## A\n\nText.\n\n## Second title\n\n\n  ## Indented title\n\n"
         "<div>\n# not a heading\n</div>"
     )
     frame = AIMessage(
         "The Title\n=========\n\nOpening.\n\nAnother\n=======\n\n## In short\n\nDone."
     )
     report = report_stitch.stitched(frame, [AIMessage("## A\n\nText.")], ["A"], "Q?").text
-    assert report.startswith("# The Title\n\nOpening.\n\nAnother\n-------\n\n## A\n\nText.")
+    assert report.startswith("# The Title\n\nOpening.\n\n## Another\n\n## A\n\nText.")
     # A section that opens with a setext title has its heading: no second one is added.
     setext = AIMessage("Topic\n=====\n\nText.")
-    assert report_stitch.section_text(setext, "topic") == "Topic\n-----\n\nText."
+    assert report_stitch.section_text(setext, "topic") == "## Topic\n\n\nText."
+    # One in pipes stays a heading: `|a|` over `---` would be a table's first row.
+    piped = report_stitch.section_text(AIMessage("|a|\n===\nbody"), "T")
+    assert [t.type for t in parse(piped)][:3] == ["heading_open", "inline", "heading_close"]
     # Empty headings go as the parser reads them; a lone `#` inside raw HTML is kept.
     frame = AIMessage("# T\n\nOpen.\n\n  #\n\n# #\n\n<div>\n#\n</div>\n\n## End\n\nDone.")
     prepared = report_stitch.frame_text(frame, "Q?")
