@@ -17,6 +17,16 @@ keeps the server for its next call (its prompt continues the cached one) until i
 stays away `HOLD_SECONDS`, and the other lanes wait here, outside the call's deadline, as
 they would have waited in the server's queue.
 
+The researchers' first calls go out together, and are what it is found out from. Until it is,
+a researcher's second call waits for the other lanes' calls that were in flight when its
+first one ended (`_first_round`): on a one-slot server those are queued there, and a second
+call sent among them would leave its lane's cached prompt behind another's, so that lane
+reads its whole conversation again later (at K=3 in `python -m benchmarks --profile laptop`,
+about 2,000 prompt tokens). Once they end it is usually known, and the lane answered last
+goes on (its prompt is the one cached). On a server that answers them together, the wait is
+at most until the round's longest first call ends, once a run, and none once a pair of calls
+has shown it.
+
 What it changes is only the order the server answers in: no count, cap or result depends on
 it, and a new process (a resume) finds it out again.
 """
@@ -80,6 +90,7 @@ class _Call:
     tokens: int = 0  # completion tokens (0: unknown, or not one answer's: a retried call)
     prompt: int = 0  # prompt tokens (0: unknown)
     alone: bool = True  # no other call was in flight at any time during it
+    ended: bool = False
 
     def shape(self) -> float:
         """Prompt tokens per reply token (0: unknown)."""
@@ -98,6 +109,10 @@ class SlotGate:
     _waiting: deque[tuple[str, asyncio.Future[None]]] = field(default_factory=deque)
     _hold: asyncio.TimerHandle | None = None
     _votes: int = 0  # the pairs' votes so far: for one slot above 0, for many below
+    _lanes: set[str] = field(default_factory=set)  # the lanes that have made a call
+    # Before it is found out: other lanes' calls in flight when a lane's first call ended.
+    _ahead: dict[str, list[_Call]] = field(default_factory=dict)
+    _watchers: list[asyncio.Future[None]] = field(default_factory=list)
 
     @contextlib.asynccontextmanager
     async def turn(self, lane: str, mode: Mode, role: str = "") -> AsyncIterator[_Call]:
@@ -109,8 +124,12 @@ class SlotGate:
             return
         if mode == "on":
             self.one_slot = True
+        if self.one_slot is None:
+            await self._first_round(lane)
         if self.one_slot:
             await self._wait_for(lane)
+        first = lane != MAIN and lane not in self._lanes
+        self._lanes.add(lane)
         call = _Call(lane, clock(), role=role)
         if self._in_flight:
             call.alone = False
@@ -121,6 +140,7 @@ class SlotGate:
             yield call
         finally:
             call.done = clock()
+            call.ended = True
             self._in_flight.remove(call)
             if mode == "auto" and self.one_slot is None and call.tokens:
                 try:
@@ -129,12 +149,38 @@ class SlotGate:
                     pass
             if call.tokens:
                 self._done.append(call)
+            if first and self.one_slot is None:
+                ahead = [other for other in self._in_flight if other.lane != lane]
+                if ahead:
+                    self._ahead[lane] = ahead
+            self._wake()
             self._after(lane)
 
     def lane_ended(self, lane: str) -> None:
         """`lane` makes no more calls: the next lane waiting gets the server."""
+        self._ahead.pop(lane, None)
         if self.holder == lane:
             self._release()
+
+    async def _first_round(self, lane: str) -> None:
+        """Until it is found out, `lane`'s second call waits for the other lanes' calls that
+        were in flight when its first ended (see the module); at once when there were none."""
+        ahead = self._ahead.pop(lane, [])
+        while self.one_slot is None and any(not other.ended for other in ahead):
+            watcher = asyncio.get_running_loop().create_future()
+            self._watchers.append(watcher)
+            try:
+                await watcher
+            finally:
+                if watcher in self._watchers:
+                    self._watchers.remove(watcher)
+
+    def _wake(self) -> None:
+        """A call ended: the second calls waiting in `_first_round` look again."""
+        watchers, self._watchers = self._watchers, []
+        for watcher in watchers:
+            if not watcher.done():
+                watcher.set_result(None)
 
     async def _wait_for(self, lane: str) -> None:
         if self.holder is None:
@@ -204,10 +250,10 @@ class SlotGate:
         if self._votes >= LEAD:
             self.one_slot = True
             progress.emit("one_slot", endpoint=self.endpoint)
-            # The lane whose call is now last in the server's queue goes on first: its next
-            # prompt continues the one the server will have cached.
-            latest = max(self._in_flight, key=lambda c: c.sent, default=None)
-            self.holder = latest.lane if latest is not None else None
+            # The lane whose call is now last in the server's queue goes on first, or with
+            # none queued the lane just answered: its next prompt continues the cached one.
+            latest = max(self._in_flight, key=lambda c: c.sent, default=call)
+            self.holder = None if latest is call and call.lane == MAIN else latest.lane
         elif self._votes <= -LEAD:
             self.one_slot = False
 

@@ -8,67 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sys
-from dataclasses import dataclass, field
 
 import pytest
 
 from deep_research.llm import slots
 from deep_research.llm.slots import SlotGate
-
-SECONDS_A_TOKEN = 0.008  # 25 tokens: 0.2 s, far above the loop's jitter
-
-
-@dataclass
-class Server:
-    one_slot: bool
-    order: list[str] = field(default_factory=list)  # the lanes, in the order served
-    in_flight: int = 0
-    most_at_once: int = 0
-    _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-
-    async def answer(self, lane: str, tokens: int) -> None:
-        async with self._lock if self.one_slot else contextlib.nullcontext():
-            self.order.append(lane)
-            self.in_flight += 1
-            self.most_at_once = max(self.most_at_once, self.in_flight)
-            await asyncio.sleep(tokens * SECONDS_A_TOKEN)
-            self.in_flight -= 1
-
-
-async def ask(gate: SlotGate, server: Server, lane: str, mode: slots.Mode = "auto") -> None:
-    async with gate.turn(lane, mode) as call:
-        await server.answer(lane, 25)
-        call.tokens = 25
-
-
-async def researcher(
-    gate: SlotGate, server: Server, lane: str, calls: int = 3, mode: slots.Mode = "auto"
-) -> None:
-    """A researcher's turns: a call, its search step, the next call; then its lane ends."""
-    for _ in range(calls):
-        await ask(gate, server, lane, mode)
-        await asyncio.sleep(0.03)  # the search step
-    gate.lane_ended(lane)
-
-
-async def run(server: Server, gate: SlotGate) -> None:
-    """The orchestrator's two calls alone, then three researchers at once."""
-    await ask(gate, server, slots.MAIN)
-    await ask(gate, server, slots.MAIN)
-    await asyncio.gather(*(researcher(gate, server, lane) for lane in "abc"))
-
-
-def contiguous(order: list[str]) -> bool:
-    """Each lane's calls come together: no lane comes back after another's."""
-    seen: list[str] = []
-    for lane in order:
-        if seen and seen[-1] == lane:
-            continue
-        if lane in seen:
-            return False
-        seen.append(lane)
-    return True
+from tests.support import slot_server
+from tests.support.slot_server import Server, ask, contiguous, researcher, run
 
 
 async def test_a_one_slot_server_is_found_out_and_then_taken_in_turns(
@@ -159,7 +105,7 @@ async def test_a_server_quicker_than_the_loop_s_jitter_is_never_judged(
 ) -> None:
     """A test's scripted server answers in milliseconds: what is measured there is mostly
     the event loop, so its calls say nothing either way."""
-    monkeypatch.setattr(sys.modules[__name__], "SECONDS_A_TOKEN", 0.0004)  # 25 tokens: 10 ms
+    monkeypatch.setattr(slot_server, "SECONDS_A_TOKEN", 0.0004)  # 25 tokens: 10 ms
     server, gate = Server(one_slot=True), SlotGate()
     await run(server, gate)
     assert gate.one_slot is None and gate.holder is None
