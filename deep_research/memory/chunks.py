@@ -8,6 +8,7 @@ from the hub) is needed.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter, TextSplitter
 
@@ -21,8 +22,17 @@ OVERLAP_TOKENS = 32
 # parts has 14 (its title, 12 sections, the conclusion) and what else its frame heads.
 MAX_SECTIONS = 24
 
+# A run's report and cited pages are split up to three times (embedded early by
+# `memory.preparing`, the report again as `finalize` checks it, both by `remember`, the
+# run's last step): the latest splits are kept, up to this many characters of text.
+KEPT_CHARS = 2_000_000
+
 _splitter: TextSplitter | None = None
 _splitter_lock = threading.Lock()
+_kept: OrderedDict[str, tuple[str, ...]] = OrderedDict()
+_kept_by: TextSplitter | None = None  # the splitter that cut what is kept
+_kept_chars = 0
+_kept_lock = threading.Lock()
 
 
 def splitter() -> TextSplitter:
@@ -49,6 +59,31 @@ def token_count(text: str) -> int:
     return embedder().token_count(text)
 
 
+def kept_split(text: str) -> list[str]:
+    """`split(text)`, kept for the next asker of the same text (see `KEPT_CHARS`): a run's
+    report and pages; a library's documents, each split once, go through `split` alone."""
+    global _kept_by, _kept_chars
+    cutter = splitter()
+    with _kept_lock:
+        if _kept_by is not cutter:  # another model's window: nothing kept is its
+            _kept.clear()
+            _kept_by, _kept_chars = cutter, 0
+        if (pieces := _kept.get(text)) is not None:
+            _kept.move_to_end(text)
+            return list(pieces)
+    pieces = tuple(split(text))
+    if len(text) > KEPT_CHARS // 8:
+        return list(pieces)
+    with _kept_lock:
+        if _kept_by is cutter and text not in _kept:
+            _kept[text] = pieces
+            _kept_chars += len(text)
+        while _kept_chars > KEPT_CHARS:
+            gone, _ = _kept.popitem(last=False)
+            _kept_chars -= len(gone)
+    return list(pieces)
+
+
 def report_chunks(report: str) -> list[str]:
     """The pieces of `report` memory embeds: as read (`reading.py`), each section split on
     its own, so the pieces of a part written early (a section of a report written in parts)
@@ -57,5 +92,5 @@ def report_chunks(report: str) -> list[str]:
     counts MiniLM tokens)."""
     sections = reading_sections(report)
     if len(sections) > MAX_SECTIONS:
-        return split("\n\n".join(sections))
-    return [piece for section in sections for piece in split(section)]
+        return kept_split("\n\n".join(sections))
+    return [piece for section in sections for piece in kept_split(section)]

@@ -223,7 +223,7 @@ def _threads(thread_id: str, earlier: dict[str, list[str]], key: str) -> str:
 
 def page_chunks(page: CitedPage) -> list[str]:
     """The chunks a cited page is stored as (blocking: the splitter counts tokens)."""
-    return chunks.split("\n\n".join(t for t in page.texts if t.strip()))
+    return chunks.kept_split("\n\n".join(t for t in page.texts if t.strip()))
 
 
 async def similar_reports(

@@ -89,3 +89,44 @@ def test_pieces_of_whitespace_the_splitter_leaves_are_dropped(
 
 def test_token_count_is_the_models(model: WordModel) -> None:
     assert chunks.token_count("one two  three\n") == 3 and chunks.token_count("") == 0
+
+
+def test_a_text_split_again_is_not_cut_again_and_the_kept_ones_are_bounded(
+    model: WordModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run's report and pages are asked for up to three times (embedded early, checked,
+    stored): the latest splits are kept, up to `KEPT_CHARS` characters of text."""
+    cut: list[str] = []
+    real_split = chunks.split
+    monkeypatch.setattr(chunks, "split", lambda text: cut.append(text) or real_split(text))
+    page = " ".join(f"w{i}" for i in range(200))  # 889 characters
+    others = [f"{i} {page}" for i in range(8)]  # 891 each
+    monkeypatch.setattr(chunks, "KEPT_CHARS", 8 * 891)  # eight of them
+    first = chunks.kept_split(page)
+    first.append("changed by its asker")
+    assert chunks.kept_split(page) == real_split(page) and cut == [page]
+    # Past the bound, the least recently asked go first; a text of more than an eighth of
+    # it is never kept.
+    for other in others[:7]:
+        chunks.kept_split(other)
+    chunks.kept_split(page)  # asked again: kept, and now the latest
+    chunks.kept_split(others[7])  # a ninth: others[0] goes
+    assert cut == [page, *others] and chunks._kept_chars <= chunks.KEPT_CHARS
+    chunks.kept_split(page)
+    chunks.kept_split(others[0])
+    assert cut == [page, *others, others[0]]
+    huge = " ".join(f"x{i}" for i in range(400))  # 2,289 characters
+    chunks.kept_split(huge)
+    chunks.kept_split(huge)
+    assert cut[-2:] == [huge, huge]
+
+
+def test_what_another_model_s_splitter_cut_is_not_kept_for_this_one(
+    model: WordModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = " ".join(f"w{i}" for i in range(100))
+    before = chunks.kept_split(text)
+    model.window = 40
+    monkeypatch.setattr(chunks, "_splitter", None)  # a new window
+    after = chunks.kept_split(text)
+    assert len(after) > len(before) and after == chunks.split(text)
