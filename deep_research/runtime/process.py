@@ -212,6 +212,10 @@ def provider_pause(name: str, interval: float) -> float:
 #   in more parts than the quota runs at once, which costs time, never a result).
 # - `memory.chunks._splitter`, `memory.chunks._splitter_lock`: the token-aware splitter,
 #   built from the model once; it holds no text between calls.
+# - `memory.chunks._kept`, `memory.chunks._kept_by`, `memory.chunks._kept_chars`,
+#   `memory.chunks._kept_lock`: the latest reports' and pages' splits (at most `KEPT_CHARS`
+#   characters of text, dropped when the splitter changes), the texts the model's cache
+#   already keys its vectors by; losing them costs a split, never a result.
 # - `llm.slots._gates`: one `SlotGate` per model endpoint and event loop, holding what the
 #   calls' timing said (one request at a time or not) and whose turn it is; losing it only
 #   changes the order a server answers in, and a new process finds it out again.
