@@ -73,6 +73,7 @@ def instrument() -> None:
     chain.SearchChain.search = _timed_async("search API", chain.SearchChain.search)  # type: ignore[method-assign]
     opening.open_store_blocking = _timed_sync("memory open", opening.open_store_blocking)  # type: ignore[assignment]
     chunks.split = _timed_sync("memory chunking", chunks.split)  # type: ignore[assignment]
+    chunks.kept_split = _timed_sync("memory chunking", chunks.kept_split)  # type: ignore[assignment]
     store.Store._put = _timed_sync("memory write", store.Store._put)  # type: ignore[method-assign]
     # The CLI's checkpointer with its durability ("sync"): each step's checkpoint is on disk
     # before the next step starts, so these writes sit on the critical path.

@@ -18,14 +18,13 @@ stays away `HOLD_SECONDS`, and the other lanes wait here, outside the call's dea
 they would have waited in the server's queue.
 
 The researchers' first calls go out together, and are what it is found out from. Until it is,
-a researcher's second call waits for the other lanes' calls that were in flight when its
-first one ended (`_first_round`): on a one-slot server those are queued there, and a second
-call sent among them would leave its lane's cached prompt behind another's, so that lane
-reads its whole conversation again later (at K=3 in `python -m benchmarks --profile laptop`,
-about 2,000 prompt tokens). Once they end it is usually known, and the lane answered last
-goes on (its prompt is the one cached). On a server that answers them together, the wait is
-at most until the round's longest first call ends, once a run, and none once a pair of calls
-has shown it.
+a lane's second call waits for the other lanes' calls that were in flight when its first one
+ended (`_first_round`): on a one-slot server those are queued there, and a second call sent
+among them would leave its lane's cached prompt behind another's, so that lane reads its
+whole conversation again later (at K=3 in `python -m benchmarks --profile laptop`, about
+2,000 prompt tokens). Once they end it is usually known, and the lane answered last goes on
+(its prompt is the one cached). On a server that answers together, a lane's second call
+waits at most for those calls, and not at all once a pair of calls has shown it.
 
 What it changes is only the order the server answers in: no count, cap or result depends on
 it, and a new process (a resume) finds it out again.
@@ -63,7 +62,8 @@ MANY = 0.3
 # Each pair votes: +2 at or over SURE, +1 at or over ONE_SLOT, -1 at or under MANY, -2 at
 # or under CLEAR; a lead of LEAD decides (one slot above, many below). So a clear first
 # pair decides alone, two likely ones together, and pairs that disagree wait for more (for
-# good, if they keep disagreeing: the calls then go as they come, as without it): a busy
+# good, if they keep disagreeing: the calls then go as they come, but for each lane's
+# second call, `_first_round`): a busy
 # machine slows some calls (a slowed call that ran alone makes a queued one look quick; a
 # stalled one looks queued), and one such pair must not settle it either way. A server
 # that answers faster than SHORTEST (a test's scripted one) is never judged: the loop's own
@@ -122,14 +122,16 @@ class SlotGate:
         if mode == "off":
             yield _Call(lane, clock(), role=role)
             return
-        if mode == "on":
+        if mode == "on" and not self.one_slot:
             self.one_slot = True
+            self._wake()
         if self.one_slot is None:
             await self._first_round(lane)
         if self.one_slot:
             await self._wait_for(lane)
-        first = lane != MAIN and lane not in self._lanes
-        self._lanes.add(lane)
+        first = lane != MAIN and self.one_slot is None and lane not in self._lanes
+        if first:
+            self._lanes.add(lane)
         call = _Call(lane, clock(), role=role)
         if self._in_flight:
             call.alone = False
@@ -142,23 +144,26 @@ class SlotGate:
             call.done = clock()
             call.ended = True
             self._in_flight.remove(call)
-            if mode == "auto" and self.one_slot is None and call.tokens:
-                try:
-                    self._learn(call)
-                except (ArithmeticError, TypeError):  # a count no arithmetic takes: no vote
-                    pass
-            if call.tokens:
-                self._done.append(call)
-            if first and self.one_slot is None:
-                ahead = [other for other in self._in_flight if other.lane != lane]
-                if ahead:
-                    self._ahead[lane] = ahead
-            self._wake()
-            self._after(lane)
+            try:
+                if mode == "auto" and self.one_slot is None and call.tokens:
+                    try:
+                        self._learn(call)
+                    except (ArithmeticError, TypeError):  # a count no arithmetic takes
+                        pass
+            finally:
+                if call.tokens:
+                    self._done.append(call)
+                if first and self.one_slot is None:
+                    ahead = [other for other in self._in_flight if other.lane != lane]
+                    if ahead:
+                        self._ahead[lane] = ahead
+                self._wake()
+                self._after(lane)
 
     def lane_ended(self, lane: str) -> None:
         """`lane` makes no more calls: the next lane waiting gets the server."""
         self._ahead.pop(lane, None)
+        self._lanes.discard(lane)
         if self.holder == lane:
             self._release()
 

@@ -24,7 +24,8 @@ MAX_SECTIONS = 24
 
 # A run's report and cited pages are split up to three times (embedded early by
 # `memory.preparing`, the report again as `finalize` checks it, both by `remember`, the
-# run's last step): the latest splits are kept, up to this many characters of text.
+# run's last step): the latest splits are kept until `remember` takes them, up to this many
+# characters of text (their pieces, with the overlaps, about as many again).
 KEPT_CHARS = 2_000_000
 
 _splitter: TextSplitter | None = None
@@ -59,20 +60,24 @@ def token_count(text: str) -> int:
     return embedder().token_count(text)
 
 
-def kept_split(text: str) -> list[str]:
-    """`split(text)`, kept for the next asker of the same text (see `KEPT_CHARS`): a run's
-    report and pages; a library's documents, each split once, go through `split` alone."""
+def kept_split(text: str, *, last: bool = False) -> list[str]:
+    """`split(text)`, kept for the next asker of the same text (see `KEPT_CHARS`), or with
+    `last` let go: a run's report and pages; a library's documents, each split once, go
+    through `split` alone."""
     global _kept_by, _kept_chars
     cutter = splitter()
     with _kept_lock:
         if _kept_by is not cutter:  # another model's window: nothing kept is its
             _kept.clear()
             _kept_by, _kept_chars = cutter, 0
-        if (pieces := _kept.get(text)) is not None:
-            _kept.move_to_end(text)
+        if (pieces := _kept.pop(text, None)) is not None:
+            if last:
+                _kept_chars -= len(text)
+            else:
+                _kept[text] = pieces  # now the latest asked
             return list(pieces)
-    pieces = tuple(split(text))
-    if len(text) > KEPT_CHARS // 8:
+    pieces = tuple(piece for piece in cutter.split_text(text) if piece.strip())
+    if last or len(text) > KEPT_CHARS // 8:
         return list(pieces)
     with _kept_lock:
         if _kept_by is cutter and text not in _kept:
@@ -84,13 +89,13 @@ def kept_split(text: str) -> list[str]:
     return list(pieces)
 
 
-def report_chunks(report: str) -> list[str]:
+def report_chunks(report: str, *, last: bool = False) -> list[str]:
     """The pieces of `report` memory embeds: as read (`reading.py`), each section split on
     its own, so the pieces of a part written early (a section of a report written in parts)
     are the published report's too; a report of more than `MAX_SECTIONS` sections (none
     written in parts has) is split whole, so headings cannot multiply its pieces (blocking:
-    counts MiniLM tokens)."""
+    counts MiniLM tokens); `last`: its splits are let go (`kept_split`)."""
     sections = reading_sections(report)
     if len(sections) > MAX_SECTIONS:
-        return kept_split("\n\n".join(sections))
-    return [piece for section in sections for piece in kept_split(section)]
+        return kept_split("\n\n".join(sections), last=last)
+    return [piece for section in sections for piece in kept_split(section, last=last)]

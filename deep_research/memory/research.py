@@ -165,8 +165,9 @@ async def remember(
         _threads_by_key(store, REPORTS_COLLECTION, [report_key]),
         _threads_by_key(store, PASSAGES_COLLECTION, page_keys),
         # Embedded as read, without link targets and the Sources list (`reading.py`).
-        asyncio.to_thread(chunks.report_chunks, report),
-        asyncio.to_thread(lambda: [page_chunks(page) for page in kept]),
+        # The last use of their splits: nothing of this run's text is kept after it.
+        asyncio.to_thread(lambda: chunks.report_chunks(report, last=True)),
+        asyncio.to_thread(lambda: [page_chunks(page, last=True) for page in kept]),
     )
     excerpt = limits.cut(report, EXCERPT_CHARS)
     report_meta = {**meta, "excerpt": excerpt, THREADS: _threads(thread_id, earlier, report_key)}
@@ -221,9 +222,10 @@ def _threads(thread_id: str, earlier: dict[str, list[str]], key: str) -> str:
     return json.dumps(threads[:MAX_THREADS])
 
 
-def page_chunks(page: CitedPage) -> list[str]:
-    """The chunks a cited page is stored as (blocking: the splitter counts tokens)."""
-    return chunks.kept_split("\n\n".join(t for t in page.texts if t.strip()))
+def page_chunks(page: CitedPage, *, last: bool = False) -> list[str]:
+    """The chunks a cited page is stored as (blocking: the splitter counts tokens); `last`:
+    its split is let go (`chunks.kept_split`)."""
+    return chunks.kept_split("\n\n".join(t for t in page.texts if t.strip()), last=last)
 
 
 async def similar_reports(

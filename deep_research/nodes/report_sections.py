@@ -140,8 +140,9 @@ async def write(
 
     async def written(messages: list[BaseMessage], placed: Callable[[AIMessage], str]) -> AIMessage:
         reply = await model.ask(messages, ledger=ledger)
-        # Embedded for memory now, as the report will hold it, while the others are written;
-        # the question (the stored report's first piece) with the first part written.
+        # Embedded for memory now, as the report will hold it, while the others are written,
+        # and the question (the stored report's first piece: computed with the first part
+        # written, then found in the model's cache).
         memory.prepare_part(placed(reply), context, question=state.get("question", ""))
         return reply
 

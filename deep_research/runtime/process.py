@@ -213,9 +213,12 @@ def provider_pause(name: str, interval: float) -> float:
 # - `memory.chunks._splitter`, `memory.chunks._splitter_lock`: the token-aware splitter,
 #   built from the model once; it holds no text between calls.
 # - `memory.chunks._kept`, `memory.chunks._kept_by`, `memory.chunks._kept_chars`,
-#   `memory.chunks._kept_lock`: the latest reports' and pages' splits (at most `KEPT_CHARS`
-#   characters of text, dropped when the splitter changes), the texts the model's cache
-#   already keys its vectors by; losing them costs a split, never a result.
+#   `memory.chunks._kept_lock`: a run's report and cited pages split into chunks, kept from
+#   memory's early work (memory/preparing.py) until `remember` takes them. What it does
+#   not take (a run that ended before it, a part the citation check changed, a page the
+#   final report does not cite) stays, in plain text, until newer splits push it out: at
+#   most `KEPT_CHARS` characters, dropped when the splitter changes. Losing them costs a
+#   split, never a result.
 # - `llm.slots._gates`: one `SlotGate` per model endpoint and event loop, holding what the
 #   calls' timing said (one request at a time or not) and whose turn it is; losing it only
 #   changes the order a server answers in, and a new process finds it out again.

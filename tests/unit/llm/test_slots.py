@@ -14,7 +14,7 @@ import pytest
 from deep_research.llm import slots
 from deep_research.llm.slots import SlotGate
 from tests.support import slot_server
-from tests.support.slot_server import Server, ask, contiguous, researcher, run
+from tests.support.slot_server import Clock, Server, ask, contiguous, researcher, run
 
 
 async def test_a_one_slot_server_is_found_out_and_then_taken_in_turns(
@@ -162,16 +162,6 @@ async def test_a_call_is_judged_by_the_pace_of_calls_of_its_own_shape() -> None:
         await asyncio.sleep(0.15)
     await asyncio.gather(*calls)
     assert gate.one_slot is not True
-
-
-class Clock:
-    """`slots.clock` at times the test sets: pairs judged exactly, however busy the machine."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture

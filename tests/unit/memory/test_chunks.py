@@ -97,14 +97,16 @@ def test_a_text_split_again_is_not_cut_again_and_the_kept_ones_are_bounded(
     """A run's report and pages are asked for up to three times (embedded early, checked,
     stored): the latest splits are kept, up to `KEPT_CHARS` characters of text."""
     cut: list[str] = []
-    real_split = chunks.split
-    monkeypatch.setattr(chunks, "split", lambda text: cut.append(text) or real_split(text))
+    real_split_text = chunks.splitter().split_text
+    monkeypatch.setattr(
+        chunks.splitter(), "split_text", lambda text: cut.append(text) or real_split_text(text)
+    )
     page = " ".join(f"w{i}" for i in range(200))  # 889 characters
     others = [f"{i} {page}" for i in range(8)]  # 891 each
     monkeypatch.setattr(chunks, "KEPT_CHARS", 8 * 891)  # eight of them
     first = chunks.kept_split(page)
     first.append("changed by its asker")
-    assert chunks.kept_split(page) == real_split(page) and cut == [page]
+    assert chunks.kept_split(page) == first[:-1] and cut == [page]
     # Past the bound, the least recently asked go first; a text of more than an eighth of
     # it is never kept.
     for other in others[:7]:
@@ -130,3 +132,21 @@ def test_what_another_model_s_splitter_cut_is_not_kept_for_this_one(
     monkeypatch.setattr(chunks, "_splitter", None)  # a new window
     after = chunks.kept_split(text)
     assert len(after) > len(before) and after == chunks.split(text)
+
+
+def test_the_last_asker_takes_a_split_and_nothing_of_its_text_is_kept(
+    model: WordModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`remember` is a run's last use of its report's and pages' splits: after it, a server
+    keeps none of their text."""
+    cut: list[str] = []
+    real_split_text = chunks.splitter().split_text
+    monkeypatch.setattr(
+        chunks.splitter(), "split_text", lambda text: cut.append(text) or real_split_text(text)
+    )
+    page = " ".join(f"w{i}" for i in range(150))
+    early = chunks.kept_split(page)
+    assert chunks.kept_split(page, last=True) == early and cut == [page]
+    assert page not in chunks._kept and chunks._kept_chars == 0
+    assert chunks.kept_split(page, last=True) == early and cut == [page, page], "not kept"
+    assert not chunks._kept

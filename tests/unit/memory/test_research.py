@@ -153,7 +153,8 @@ async def test_remembering_splits_text_off_the_event_loop(
         return real_split(text)
 
     monkeypatch.setattr(chunks, "split", split)
-    monkeypatch.setattr(chunks, "_kept_by", None)  # nothing kept from other tests' splits
+    # Nothing kept from other tests' splits (`kept_split` cuts with the splitter itself).
+    monkeypatch.setattr(chunks, "kept_split", lambda text, last=False: split(text))
     await remember(store, thread_id="t", question=HEAT_PUMPS, report="# R\n\nText.", cited=[PAGE])
     assert len(threads) == 2 and loop_thread not in threads
 
