@@ -18,13 +18,15 @@ stays away `HOLD_SECONDS`, and the other lanes wait here, outside the call's dea
 they would have waited in the server's queue.
 
 The researchers' first calls go out together, and are what it is found out from. Until it is,
-a lane's second call waits for the other lanes' calls that were in flight when its first one
-ended (`_first_round`): on a one-slot server those are queued there, and a second call sent
-among them would leave its lane's cached prompt behind another's, so that lane reads its
-whole conversation again later (at K=3 in `python -m benchmarks --profile laptop`, about
-2,000 prompt tokens). Once they end it is usually known, and the lane answered last goes on
-(its prompt is the one cached). On a server that answers together, a lane's second call
-waits at most for those calls, and not at all once a pair of calls has shown it.
+a lane's second call waits for the other lanes' first calls of its role that were in flight
+when its own first one ended (`_first_round`): on a one-slot server those are queued there,
+and a second call sent among them would leave its lane's cached prompt behind another's, so
+that lane reads its whole conversation again later (at K=3 in `python -m benchmarks
+--profile laptop`, about 2,000 prompt tokens). Once they end it is usually known, and the
+lane answered last goes on (its prompt is the one cached). On a server that answers
+together, a lane's second call waits at most for those first calls (short: a topic each),
+and not at all once a pair of calls has shown it; never for another kind of call (a report
+that a server running many runs is writing for another).
 
 What it changes is only the order the server answers in: no count, cap or result depends on
 it, and a new process (a resume) finds it out again.
@@ -90,6 +92,7 @@ class _Call:
     tokens: int = 0  # completion tokens (0: unknown, or not one answer's: a retried call)
     prompt: int = 0  # prompt tokens (0: unknown)
     alone: bool = True  # no other call was in flight at any time during it
+    first: bool = False  # its lane's first, made before it was found out
     ended: bool = False
 
     def shape(self) -> float:
@@ -110,7 +113,8 @@ class SlotGate:
     _hold: asyncio.TimerHandle | None = None
     _votes: int = 0  # the pairs' votes so far: for one slot above 0, for many below
     _lanes: set[str] = field(default_factory=set)  # the lanes that have made a call
-    # Before it is found out: other lanes' calls in flight when a lane's first call ended.
+    # Before it is found out: other lanes' first calls (of its role) in flight when a lane's
+    # first call ended.
     _ahead: dict[str, list[_Call]] = field(default_factory=dict)
     _watchers: list[asyncio.Future[None]] = field(default_factory=list)
 
@@ -132,7 +136,7 @@ class SlotGate:
         first = lane != MAIN and self.one_slot is None and lane not in self._lanes
         if first:
             self._lanes.add(lane)
-        call = _Call(lane, clock(), role=role)
+        call = _Call(lane, clock(), role=role, first=first)
         if self._in_flight:
             call.alone = False
             for other in self._in_flight:
@@ -154,7 +158,11 @@ class SlotGate:
                 if call.tokens:
                     self._done.append(call)
                 if first and self.one_slot is None:
-                    ahead = [other for other in self._in_flight if other.lane != lane]
+                    ahead = [
+                        other
+                        for other in self._in_flight
+                        if other.first and other.role == role and other.lane != lane
+                    ]
                     if ahead:
                         self._ahead[lane] = ahead
                 self._wake()
@@ -168,8 +176,9 @@ class SlotGate:
             self._release()
 
     async def _first_round(self, lane: str) -> None:
-        """Until it is found out, `lane`'s second call waits for the other lanes' calls that
-        were in flight when its first ended (see the module); at once when there were none."""
+        """Until it is found out, `lane`'s second call waits for the other lanes' first calls
+        of its role that were in flight when its own ended (see the module); at once when
+        there were none."""
         ahead = self._ahead.pop(lane, [])
         while self.one_slot is None and any(not other.ended for other in ahead):
             watcher = asyncio.get_running_loop().create_future()

@@ -163,3 +163,23 @@ async def test_taking_turns_from_the_start_lets_a_waiting_second_call_go_to_its_
     await leave(b)
     gate.lane_ended("b")
     await leave(await asyncio.wait_for(waiting, 1))
+
+
+async def test_a_second_call_never_waits_for_another_kind_of_call(clock: Clock) -> None:
+    """A server running many runs: another run's report, held for long, is out when a
+    researcher's first call ends; its second call waits for the other researcher's first
+    call only."""
+    gate = SlotGate()
+    report = await enter(gate, slots.MAIN, "orchestrator")
+    a, b = await enter(gate, "a"), await enter(gate, "b")
+    await leave(b)
+    second = asyncio.ensure_future(enter(gate, "b"))
+    await settle()
+    assert not second.done(), "a's first call is still out"
+    await leave(a)
+    b = await asyncio.wait_for(second, 1)  # the report is still out
+    c = await enter(gate, "c")
+    await leave(c)  # its first ended with b's second call out: no wait for that either
+    await leave(await asyncio.wait_for(enter(gate, "c"), 1))
+    await leave(b)
+    await leave(report)
