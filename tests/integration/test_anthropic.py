@@ -10,7 +10,7 @@ from uuid import UUID
 
 import pytest
 from langchain_core.callbacks import AsyncCallbackHandler
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel, Field
 
@@ -18,6 +18,7 @@ from deep_research.config.settings import load_context
 from deep_research.graph import builder
 from deep_research.llm.errors import ContextTooLongError, ModelDeadlineError
 from deep_research.llm.models import ModelEndpointError, role_model
+from deep_research.text import secrets
 from tests.support.brain import ResearchBrain
 from tests.support.fakes.anthropic_server import FakeAnthropicServer
 from tests.support.fakes.openai_server import Brain, Reply, ToolCall, tools_offered
@@ -84,6 +85,34 @@ async def test_tool_use_streamed_as_server_sent_events_reassembles(
     assert [(c["name"], c["args"]) for c in whole.tool_calls] == [("ping", {"word": "ready"})]
     assert whole.usage_metadata and whole.usage_metadata["input_tokens"] > 0
     assert anthropic.requests[0]["stream"] is True
+
+
+async def test_a_tool_s_argument_named_like_a_secret_goes_back_whole(
+    anthropic: FakeAnthropicServer,
+) -> None:
+    """Sent back in the conversation, a reply's `tool_use` block is scrubbed as any content
+    is (a field named like a credential blanked), but its tool call keeps its arguments, and
+    the client sends a block whose call it has from the tool call: the tool's own argument
+    named `api_key` goes back as the model wrote it."""
+    arguments = {"word": "ready", "api_key": "the-word"}
+    block = {"type": "tool_use", "id": "toolu_01", "name": "ping", "input": arguments}
+    assert secrets.scrub([block])[0]["input"]["api_key"] != "the-word", "what is at stake"
+    asked = AIMessage(
+        content=[{"type": "text", "text": "Calling it."}, block],
+        tool_calls=[{"name": "ping", "args": arguments, "id": "toolu_01"}],
+    )
+    answered = ToolMessage("pong", tool_call_id="toolu_01")
+    model = role_model(load_context(EVERY_ROLE), "orchestrator")
+    await model.ask([*MESSAGES, asked, answered], [ping])
+    [body] = anthropic.requests
+    sent = [
+        part
+        for message in body["messages"]
+        if isinstance(message["content"], list)
+        for part in message["content"]
+        if part.get("type") == "tool_use"
+    ]
+    assert [part["input"] for part in sent] == [arguments]
 
 
 async def test_a_set_temperature_is_sent(anthropic: FakeAnthropicServer) -> None:
