@@ -52,7 +52,11 @@ def splitter() -> TextSplitter:
 
 def split(text: str) -> list[str]:
     """`text` in pieces of at most one MiniLM window each (blocking)."""
-    return [piece for piece in splitter().split_text(text) if piece.strip()]
+    return _pieces(splitter(), text)
+
+
+def _pieces(cutter: TextSplitter, text: str) -> list[str]:
+    return [piece for piece in cutter.split_text(text) if piece.strip()]
 
 
 def token_count(text: str) -> int:
@@ -76,7 +80,7 @@ def kept_split(text: str, *, last: bool = False) -> list[str]:
             else:
                 _kept[text] = pieces  # now the latest asked
             return list(pieces)
-    pieces = tuple(piece for piece in cutter.split_text(text) if piece.strip())
+    pieces = tuple(_pieces(cutter, text))
     if last or len(text) > KEPT_CHARS // 8:
         return list(pieces)
     with _kept_lock:
