@@ -25,8 +25,10 @@ MAX_SECTIONS = 24
 # A run's report and cited pages are split up to three times (embedded early by
 # `memory.preparing`, the report again as `finalize` checks it, both by `remember`, the
 # run's last step): the latest splits are kept until `remember` takes them, up to this many
-# characters of text (their pieces, with the overlaps, about as many again).
+# characters of text (their pieces, with the overlaps, about as many again), each entry
+# counted `ENTRY_CHARS` more (many short texts cost their dict entries and tuples).
 KEPT_CHARS = 2_000_000
+ENTRY_CHARS = 256
 
 _splitter: TextSplitter | None = None
 _splitter_lock = threading.Lock()
@@ -76,7 +78,7 @@ def kept_split(text: str, *, last: bool = False) -> list[str]:
             _kept_by, _kept_chars = cutter, 0
         if (pieces := _kept.pop(text, None)) is not None:
             if last:
-                _kept_chars -= len(text)
+                _kept_chars -= len(text) + ENTRY_CHARS
             else:
                 _kept[text] = pieces  # now the latest asked
             return list(pieces)
@@ -86,10 +88,10 @@ def kept_split(text: str, *, last: bool = False) -> list[str]:
     with _kept_lock:
         if _kept_by is cutter and text not in _kept:
             _kept[text] = pieces
-            _kept_chars += len(text)
+            _kept_chars += len(text) + ENTRY_CHARS
         while _kept_chars > KEPT_CHARS:
             gone, _ = _kept.popitem(last=False)
-            _kept_chars -= len(gone)
+            _kept_chars -= len(gone) + ENTRY_CHARS
     return list(pieces)
 
 

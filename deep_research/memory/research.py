@@ -165,7 +165,7 @@ async def remember(
         _threads_by_key(store, REPORTS_COLLECTION, [report_key]),
         _threads_by_key(store, PASSAGES_COLLECTION, page_keys),
         # Embedded as read, without link targets and the Sources list (`reading.py`).
-        # The last use of their splits: nothing of this run's text is kept after it.
+        # The last use of their splits, which are let go (`chunks.kept_split`).
         asyncio.to_thread(lambda: chunks.report_chunks(report, last=True)),
         asyncio.to_thread(lambda: [page_chunks(page, last=True) for page in kept]),
     )

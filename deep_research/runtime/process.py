@@ -216,7 +216,8 @@ def provider_pause(name: str, interval: float) -> float:
 #   `memory.chunks._kept_lock`: a run's report and cited pages split into chunks, kept from
 #   memory's early work (memory/preparing.py) until `remember` takes them. What it does
 #   not take (a run that ended before it, a part the citation check changed, a page the
-#   final report does not cite) stays, in plain text, until newer splits push it out: at
+#   final report does not cite, a split that finished after it) stays, in plain text,
+#   never written anywhere, until newer splits push it out: at
 #   most `KEPT_CHARS` characters, dropped when the splitter changes. Losing them costs a
 #   split, never a result.
 # - `llm.slots._gates`: one `SlotGate` per model endpoint and event loop, holding what the

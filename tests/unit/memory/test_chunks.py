@@ -103,7 +103,7 @@ def test_a_text_split_again_is_not_cut_again_and_the_kept_ones_are_bounded(
     )
     page = " ".join(f"w{i}" for i in range(200))  # 889 characters
     others = [f"{i} {page}" for i in range(8)]  # 891 each
-    monkeypatch.setattr(chunks, "KEPT_CHARS", 8 * 891)  # eight of them
+    monkeypatch.setattr(chunks, "KEPT_CHARS", 8 * (891 + chunks.ENTRY_CHARS))  # eight
     first = chunks.kept_split(page)
     first.append("changed by its asker")
     assert chunks.kept_split(page) == first[:-1] and cut == [page]
@@ -150,3 +150,10 @@ def test_the_last_asker_takes_a_split_and_nothing_of_its_text_is_kept(
     assert page not in chunks._kept and chunks._kept_chars == 0
     assert chunks.kept_split(page, last=True) == early and cut == [page, page], "not kept"
     assert not chunks._kept
+
+
+def test_many_short_texts_are_bounded_by_their_entries_too(model: WordModel) -> None:
+    for i in range(12_000):
+        chunks.kept_split(f"w{i}")
+    assert len(chunks._kept) <= chunks.KEPT_CHARS // chunks.ENTRY_CHARS
+    assert chunks._kept_chars <= chunks.KEPT_CHARS

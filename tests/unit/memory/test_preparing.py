@@ -67,3 +67,31 @@ def test_a_part_is_prepared_on_its_own_thread_only_with_memory_on_and_text(
     preparing.prepare_part("  \n", Context(use_memory=True))
     preparing.prepare_part("## B\n\nText.", Context(use_memory=False))
     assert started == [("## A\n\nText.", "")]
+
+
+def test_only_the_pages_remember_stores_are_prepared(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A library document is the library's and a page recalled from memory is stored
+    already: neither is split nor embedded early (its split would be kept, never taken)."""
+    from deep_research.memory import open as opening
+
+    class Store:
+        def open_collections(self, names: list[str]) -> None:
+            pass
+
+    monkeypatch.setattr(opening, "open_store_blocking", lambda location=None: Store())
+    embedded: list[list[str]] = []
+    monkeypatch.setattr(preparing, "_embed", embedded.append)
+    sources = [
+        Source(url="https://web.example/a", title="Web", content="Read today.", found_by="q"),
+        Source(url="file:///docs/b.txt", title="Mine", content="My notes.", found_by="q"),
+        Source(
+            url="https://old.example/c",
+            title="Recalled",
+            content="Read before.",
+            found_by="q",
+            retrieved="2026-01-02",
+        ),
+    ]
+    report = "See [a](https://web.example/a), [b](file:///docs/b.txt), [c](https://old.example/c)."
+    preparing._prepare([report], sources)
+    assert embedded == [["Read today."]]

@@ -91,3 +91,24 @@ def test_the_result_is_fenced_bounded_and_counts_pages_not_cited() -> None:
     assert text.startswith(research.RESULT_HEADER) and len(text) <= REPORT_CHARS
     assert "(1 more pages retrieved, not cited.)" in fences.unfence(text)
     assert "more pages" not in research.result_text("r", SOURCES, cited=2)
+
+
+async def test_its_model_calls_lane_is_its_dispatch_s_call_not_the_bare_call_id(
+    monkeypatch: pytest.MonkeyPatch, events: list[str]
+) -> None:
+    """A call id is unique within one reply only (a local server may number them), and the
+    runs of one process share a one-slot server's turns: two runs' `call_0` are two lanes."""
+    lanes: list[str] = []
+
+    class Seen(Subgraph):
+        async def ainvoke(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+            lanes.append(research.slots.LANE.get())
+            return await super().ainvoke(*args, **kwargs)
+
+    done = {"messages": [AIMessage("Nothing found.")], "sources": [], "searches": 0}
+    monkeypatch.setattr(research, "researcher_graph", Seen(done))
+    for dispatch in ("run-a", "run-b"):
+        await research.research_task(
+            {**TASK, "tool_call_id": "call_0", "dispatch_id": dispatch}, RUNTIME
+        )
+    assert lanes == ["run-a:call_0", "run-b:call_0"]
