@@ -31,9 +31,7 @@ async def research_task(task: ResearchTask, runtime: Runtime[Context]) -> dict[s
     context = context_of(runtime)
     async with (
         process.turn_slots(task["dispatch_id"], context.max_researchers_per_turn),
-        # Its model calls' lane at a one-slot server: a call id is unique within one reply
-        # only (a local server may number them), and runs in one process share the server.
-        slots.in_lane(f"{task['dispatch_id']}:{task['tool_call_id']}"),
+        slots.in_lane(f"{task['dispatch_id']}:{task['tool_call_id']}"),  # ids repeat across runs
     ):
         progress.emit("research_started", id=task["tool_call_id"], topic=task["topic"])
         try:
