@@ -11,7 +11,7 @@ Each model call passes a `SlotGate`, one per endpoint and model in this process.
 a call that was in flight while another finished and then still took about its own full
 time (its tokens at the pace of calls that ran alone) was queued behind it, so the server
 answers one request at a time (one such pair when it is clear, two when less so, more
-when pairs disagree; the same for many at once; never from calls quicker than `SHORTEST`).
+when pairs disagree; the same for many at once; how a pair is read: `llm/slot_pairs.py`).
 From then on (or from the start, with `on`) the calls go in turns by *lane*: a researcher
 keeps the server for its next call (its prompt continues the cached one) until it ends or
 stays away `HOLD_SECONDS`, and the other lanes wait here, outside the call's deadline, as
@@ -43,6 +43,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Literal
 
+from deep_research.llm.slot_pairs import LEAD, Call, pair_vote
 from deep_research.runtime import progress
 
 Mode = Literal["auto", "on", "off"]
@@ -54,50 +55,9 @@ LANE: ContextVar[str] = ContextVar("model_lane", default=MAIN)
 # How long a lane that holds the server may stay away between its calls (its search step:
 # the searches and the pages) before the next lane gets it.
 HOLD_SECONDS = 20.0
-# A pair of calls says something only when the one that went on was in flight for at least
-# this share of its expected time while the other ran.
-INFORMATIVE = 0.8
-# After the other finished, a queued call takes about its whole expected time, a call served
-# alongside about nothing of it: at or over ONE_SLOT it queued, at or under MANY it did not.
-ONE_SLOT = 0.45
-MANY = 0.3
-# Each pair votes: +2 at or over SURE, +1 at or over ONE_SLOT, -1 at or under MANY, -2 at
-# or under CLEAR; a lead of LEAD decides (one slot above, many below). So a clear first
-# pair decides alone, two likely ones together, and pairs that disagree wait for more (for
-# good, if they keep disagreeing: the calls then go as they come, but for each lane's
-# second call, `_first_round`): a busy
-# machine slows some calls (a slowed call that ran alone makes a queued one look quick; a
-# stalled one looks queued), and one such pair must not settle it either way. A server
-# that answers faster than SHORTEST (a test's scripted one) is never judged: the loop's own
-# jitter would be most of what is measured.
-SURE = 0.85
-CLEAR = 0.1
-LEAD = 2
-SHORTEST = 0.1  # seconds a call is expected to take, at least, for its pair to count
-# The pace of the calls that ran alone measures a call of their shape only: a call is judged
-# by the pace of those whose prompt per reply token is within this factor of its own (more
-# prompt reading than that pace foresees would read as queueing on a parallel server).
-SHAPE = 3.0
 KEPT_CALLS = 64
 clock = time.monotonic  # when a call went out and came back (the tests' own, for exact times)
 MOST_TOKENS = 10_000_000  # a count a server reports above this is not believed
-
-
-@dataclass
-class _Call:
-    lane: str
-    sent: float
-    done: float = 0.0
-    role: str = ""
-    tokens: int = 0  # completion tokens (0: unknown, or not one answer's: a retried call)
-    prompt: int = 0  # prompt tokens (0: unknown)
-    alone: bool = True  # no other call was in flight at any time during it
-    first: bool = False  # its lane's first, made before it was found out
-    ended: bool = False
-
-    def shape(self) -> float:
-        """Prompt tokens per reply token (0: unknown)."""
-        return self.prompt / self.tokens if self.prompt and self.tokens else 0.0
 
 
 @dataclass
@@ -107,24 +67,24 @@ class SlotGate:
     endpoint: str = ""  # where the calls go (a public URL, never a key), for the user's line
     one_slot: bool | None = None  # None: not found out yet
     holder: str | None = None
-    _in_flight: list[_Call] = field(default_factory=list)
-    _done: deque[_Call] = field(default_factory=lambda: deque(maxlen=KEPT_CALLS))
+    _in_flight: list[Call] = field(default_factory=list)
+    _done: deque[Call] = field(default_factory=lambda: deque(maxlen=KEPT_CALLS))
     _waiting: deque[tuple[str, asyncio.Future[None]]] = field(default_factory=deque)
     _hold: asyncio.TimerHandle | None = None
     _votes: int = 0  # the pairs' votes so far: for one slot above 0, for many below
     _lanes: set[str] = field(default_factory=set)  # the lanes that have made a call
     # Before it is found out: other lanes' first calls (of its role) in flight when a lane's
     # first call ended.
-    _ahead: dict[str, list[_Call]] = field(default_factory=dict)
+    _ahead: dict[str, list[Call]] = field(default_factory=dict)
     _watchers: list[asyncio.Future[None]] = field(default_factory=list)
 
     @contextlib.asynccontextmanager
-    async def turn(self, lane: str, mode: Mode, role: str = "") -> AsyncIterator[_Call]:
+    async def turn(self, lane: str, mode: Mode, role: str = "") -> AsyncIterator[Call]:
         """One call's passage: waits for `lane`'s turn on a one-slot server, then times the
         call (the caller sets its `tokens` and `prompt`); `off` passes straight through,
         unwatched."""
         if mode == "off":
-            yield _Call(lane, clock(), role=role)
+            yield Call(lane, clock(), role=role)
             return
         if mode == "on" and not self.one_slot:
             self.one_slot = True
@@ -136,7 +96,7 @@ class SlotGate:
         first = lane != MAIN and self.one_slot is None and lane not in self._lanes
         if first:
             self._lanes.add(lane)
-        call = _Call(lane, clock(), role=role, first=first)
+        call = Call(lane, clock(), role=role, first=first)
         if self._in_flight:
             call.alone = False
             for other in self._in_flight:
@@ -243,24 +203,10 @@ class SlotGate:
             self._hold.cancel()
             self._hold = None
 
-    def _learn(self, call: _Call) -> None:
-        """Whether `call` queued behind the call that finished before it (see the module):
-        judged on a call of the same role only, and of the shape of the calls that ran alone."""
-        # Its pace is that of the calls that ran alone with about its shape: a prompt-heavy
-        # call measured by a short-prompt call's pace would read as queueing.
-        before = self._done[-1] if self._done else None
-        if before is None or call.sent >= before.done or before.role != call.role:
-            return
-        alone = [c for c in self._done if c.alone and c.done > c.sent and _alike(c, call)]
-        fastest = max(alone, key=lambda c: c.tokens / (c.done - c.sent), default=None)
-        if fastest is None:
-            return
-        expected = call.tokens * (fastest.done - fastest.sent) / fastest.tokens
-        together = before.done - max(before.sent, call.sent)
-        if expected < SHORTEST or together < INFORMATIVE * expected:
-            return
-        after = (call.done - before.done) / expected
-        self._votes += _vote(after)
+    def _learn(self, call: Call) -> None:
+        """Counts what `call` and the call that finished before it say (llm/slot_pairs.py),
+        and decides on a lead of `LEAD`."""
+        self._votes += pair_vote(call, self._done, self._done[-1] if self._done else None)
         if self._votes >= LEAD:
             self.one_slot = True
             progress.emit("one_slot", endpoint=self.endpoint)
@@ -270,22 +216,6 @@ class SlotGate:
             self.holder = None if latest is call and call.lane == MAIN else latest.lane
         elif self._votes <= -LEAD:
             self.one_slot = False
-
-
-def _vote(after: float) -> int:
-    """What one pair says (see `SURE`): for one slot above 0, for many below, else 0."""
-    if after >= ONE_SLOT:
-        return 2 if after >= SURE else 1
-    if after <= MANY:
-        return -2 if after <= CLEAR else -1
-    return 0
-
-
-def _alike(a: _Call, b: _Call) -> bool:
-    """Whether two calls' prompts per reply token are within `SHAPE` of each other (an
-    unknown one is taken as alike)."""
-    low, high = sorted((a.shape(), b.shape()))
-    return not low or high <= SHAPE * low
 
 
 # One gate per endpoint and model, for the last event loop to use it (its futures belong to

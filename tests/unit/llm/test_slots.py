@@ -222,13 +222,3 @@ async def test_two_likely_pairs_decide_and_pairs_that_disagree_wait_for_more(
     await _pair(agreeing, clock, 0.4, 0.08)
     await _pair(disagreeing, clock, 0.4, 0.4)
     assert agreeing.one_slot is False and disagreeing.one_slot is None
-
-
-@pytest.mark.parametrize(
-    ("after", "vote"),
-    [(0.0, -2), (0.1, -2), (0.2, -1), (0.3, -1), (0.4, 0), (0.45, 1), (0.8, 1), (0.85, 2)],
-)
-def test_a_pair_votes_by_how_much_of_its_time_the_later_call_took_after(
-    after: float, vote: int
-) -> None:
-    assert slots._vote(after) == vote
