@@ -28,7 +28,8 @@ TOPIC_CHARS = 200
 # The frame's share of the report's words; the sections share the rest.
 FRAME_SHARE = 0.2
 LINKED = re.compile(r"\[([^\]\n]{0,300})\]\((?:[^()\s]|\([^()\s]*\))*\)")
-TOP_HEADING = re.compile(r"^( {0,3})#(?=[ \t]|$)")  # an ATX `#` heading's mark
+# An ATX `#` heading's mark, after the markers of the quotes and list items it is in.
+TOP_HEADING = re.compile(r"^((?:[ \t]*(?:>|[-*+]|\d{1,9}[.)]))*[ \t]*)#(?=[ \t]|$)")
 CARRIAGE_RETURN = re.compile(r"\r\n?")
 
 
@@ -169,20 +170,24 @@ def _frame_parts(text: str) -> tuple[str, str, str]:
 
 
 def _demote(lines: list[str], tokens: list[Token]) -> list[str]:
-    """`lines` (of the parsed text) with each top-level `#` heading made a `##` one, as the
-    parser reads headings: an ATX one's mark, a setext one rewritten as ATX; a `#` line in a
-    code block or raw HTML is no heading and stays as it is."""
+    """`lines` (of the parsed text) with each `#` heading made a `##` one, as the parser
+    reads headings, in a quote or a list item too: an ATX one's mark, a setext one rewritten
+    as ATX; a `#` line in a code block or raw HTML is no heading and stays as it is."""
     demoted = list(lines)
     for index, token in enumerate(tokens):
-        if token.type != "heading_open" or token.tag != "h1" or token.level or not token.map:
+        if token.type != "heading_open" or token.tag != "h1" or not token.map:
             continue
         start, end = token.map
         if token.markup == "#":
             demoted[start] = TOP_HEADING.sub(r"\1##", demoted[start], count=1)
-        else:  # setext: written as an ATX `##` heading on its first line (a `---` under
-            # `|a|` would be a table's), its other lines left blank
-            words = " ".join(tokens[index + 1].content.split())
-            demoted[start:end] = [f"## {words}", *[""] * (end - start - 1)]
+            continue
+        # Setext: written as an ATX `##` heading on its first line (a `---` under `|a|`
+        # would be a table's), its other lines left blank but for their quote markers.
+        content = tokens[index + 1].content
+        at = demoted[start].find(content.split("\n")[0].strip())
+        words = " ".join(content.split())
+        blank = [line[: len(line) - len(line.lstrip(" \t>"))] for line in demoted[start + 1 : end]]
+        demoted[start:end] = [f"{demoted[start][: max(at, 0)]}## {words}", *blank]
     return demoted
 
 

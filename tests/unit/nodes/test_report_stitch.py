@@ -201,3 +201,20 @@ def test_headings_are_demoted_as_the_parser_reads_them() -> None:
     prepared = report_stitch.frame_text(frame, "Q?")
     assert "  #" not in prepared and "# #" not in prepared and "<div>\n#\n</div>" in prepared
     assert prepared.startswith("# T\n\nOpen.") and prepared.endswith("## End\n\nDone.")
+
+
+def test_a_title_inside_a_quote_or_a_list_item_is_demoted_in_place() -> None:
+    """A `#` heading in a quote or a list is a second title too: it becomes a `##` one
+    where it stands, its quote and list markers kept."""
+    section = AIMessage(
+        "## A\n\n> # Quoted title\n> text\n\n- # Listed title\n- item\n\n"
+        "1. item\n\n   # Indented in an item\n\n> > Setext in two quotes\n> > ===\n> > after"
+    )
+    text = report_stitch.section_text(section, "A")
+    assert text == (
+        "## A\n\n> ## Quoted title\n> text\n\n- ## Listed title\n- item\n\n"
+        "1. item\n\n   ## Indented in an item\n\n> > ## Setext in two quotes\n> > \n> > after"
+    )
+    tokens = parse(text)
+    assert [t.tag for t in tokens if t.type == "heading_open"] == ["h2"] * 5
+    assert [t.type for t in tokens].count("blockquote_open") == 3  # no quote was broken
