@@ -1,7 +1,8 @@
 """`cli.doctor.checks`, in process: a check's text, the probe thread, how failures read.
 
 The probes against fake Tavily/SearXNG servers and the command as a whole are in
-tests/integration/test_doctor.py; these call the small parts directly.
+tests/integration/test_doctor_search.py and test_doctor_command.py; these call the small
+parts directly.
 """
 
 from __future__ import annotations
