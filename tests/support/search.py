@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
+from langchain_core.messages import ToolMessage
+
 from deep_research.search.netguard import AddressPolicy
 from deep_research.search.types import SearchError, SearchResult
+from tests.support.scripted_model import ScriptedChatModel
 
 # The local page server's host name in tests (mapped to 127.0.0.1 by the `pages` fixture).
 PAGES_HOST = "pages.test"
@@ -78,3 +81,13 @@ class SamePages:
             )
             for i in range(2)
         ]
+
+
+def researcher_views(model: ScriptedChatModel) -> list[ToolMessage]:
+    """The last tool message of each researcher model call that followed a search."""
+    views = []
+    for messages, tools in model.calls:
+        tool_messages = [m for m in messages if isinstance(m, ToolMessage)]
+        if "web_search" in tools and tool_messages:
+            views.append(tool_messages[-1])
+    return views
