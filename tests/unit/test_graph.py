@@ -101,7 +101,9 @@ def test_importing_the_graph_leaves_what_a_run_may_not_use_unimported() -> None:
 def test_the_mcp_client_is_imported_off_the_event_loop_by_every_task_that_asks() -> None:
     """Half a second on the loop would stall every other task: the first MCP call imports
     it on a worker thread, and a second task that asks while that import is under way
-    waits for it on a thread too (here the import is made 0.5 s slow)."""
+    waits for it on a thread too (here the import is made 0.5 s slow: on the loop, a tick
+    would lag that long; off it, under 0.4 s even on a loaded machine, where the import's
+    own work on its thread slowed ticks past 0.25 s once)."""
     code = (
         "import asyncio, sys, threading, time\n"
         "seen = []\n"
@@ -128,7 +130,7 @@ def test_the_mcp_client_is_imported_off_the_event_loop_by_every_task_that_asks()
         "    from deep_research.search import mcp_client  # as the callers then do\n"
         "    await first\n"
         "    ticker.cancel()\n"
-        "    print(seen, lag < 0.25)\n"
+        "    print(seen, lag < 0.4)\n"
         "asyncio.run(main())\n"
     )
     assert fresh_python(code) == "[False] True"
