@@ -28,8 +28,11 @@ TOPIC_CHARS = 200
 # The frame's share of the report's words; the sections share the rest.
 FRAME_SHARE = 0.2
 LINKED = re.compile(r"\[([^\]\n]{0,300})\]\((?:[^()\s]|\([^()\s]*\))*\)")
-# An ATX `#` heading's mark, after the markers of the quotes and list items it is in.
-TOP_HEADING = re.compile(r"^((?:[ \t]*(?:>|[-*+]|\d{1,9}[.)]))*[ \t]*)#(?=[ \t]|$)")
+# The markers of the quotes and list items a line's block is in, and its indent.
+CONTAINERS = r"(?:[ \t]*(?:>|(?:[-*+]|\d{1,9}[.)])(?=[ \t]|$)))*[ \t]*"
+# An ATX `#` heading's mark, after those markers.
+TOP_HEADING = re.compile(rf"^({CONTAINERS})#(?=[ \t]|$)")
+CONTAINER_MARKS = re.compile(CONTAINERS)
 CARRIAGE_RETURN = re.compile(r"\r\n?")
 
 
@@ -92,7 +95,7 @@ def section_text(reply: AIMessage, topic: str) -> str:
     none), no `#` title of its own."""
     text = _line_ends(reply.text.strip())
     tokens = parse(text)
-    body = close_open_blocks("\n".join(_demote(text.split("\n"), tokens)))
+    body = close_open_blocks(_joined(_demote(text.split("\n"), tokens)))
     if not _opens_with_heading(tokens):
         body = f"## {_one_line(topic)}\n\n{body}"
     return body
@@ -163,32 +166,52 @@ def _frame_parts(text: str) -> tuple[str, str, str]:
 
     def placed(numbers: range) -> str:
         kept = [n for n in numbers if n not in dropped]
-        return "\n".join(demoted[n] for n in kept)
+        return _blank_trimmed(_joined([demoted[n] for n in kept]))
 
-    opening, conclusion = placed(range(end)).strip(), placed(range(end, len(lines))).strip()
+    opening, conclusion = placed(range(end)), placed(range(end, len(lines)))
     return close_open_blocks(opening), close_open_blocks(conclusion), title
 
 
-def _demote(lines: list[str], tokens: list[Token]) -> list[str]:
+def _demote(lines: list[str], tokens: list[Token]) -> list[str | None]:
     """`lines` (of the parsed text) with each `#` heading made a `##` one, as the parser
     reads headings, in a quote or a list item too: an ATX one's mark, a setext one rewritten
-    as ATX; a `#` line in a code block or raw HTML is no heading and stays as it is."""
-    demoted = list(lines)
+    as ATX on its first line, its other lines None (dropped when joined: a blank line would
+    end a quote or loosen a list). A `#` line in a code block or raw HTML is no heading and
+    stays as it is. Line numbers stay those of `lines`."""
+    demoted: list[str | None] = list(lines)
     for index, token in enumerate(tokens):
         if token.type != "heading_open" or token.tag != "h1" or not token.map:
             continue
         start, end = token.map
+        line = lines[start]
         if token.markup == "#":
-            demoted[start] = TOP_HEADING.sub(r"\1##", demoted[start], count=1)
+            demoted[start] = TOP_HEADING.sub(r"\1##", line, count=1)
             continue
-        # Setext: written as an ATX `##` heading on its first line (a `---` under `|a|`
-        # would be a table's), its other lines left blank but for their quote markers.
+        # Setext (a `---` under `|a|` would be a table's, so never that): the heading's
+        # text ends its first line, after the markers of what it is in.
         content = tokens[index + 1].content
-        at = demoted[start].find(content.split("\n")[0].strip())
-        words = " ".join(content.split())
-        blank = [line[: len(line) - len(line.lstrip(" \t>"))] for line in demoted[start + 1 : end]]
-        demoted[start:end] = [f"{demoted[start][: max(at, 0)]}## {words}", *blank]
+        first = content.split("\n")[0].strip(" \t")
+        shown = line.rstrip(" \t")
+        if first and shown.endswith(first):
+            prefix = shown[: len(shown) - len(first)]
+        else:
+            prefix = match.group(0) if (match := CONTAINER_MARKS.match(line)) else ""
+        demoted[start] = f"{prefix}## {' '.join(content.split())}"
+        demoted[start + 1 : end] = [None] * (end - start - 1)
     return demoted
+
+
+def _joined(lines: list[str | None]) -> str:
+    return "\n".join(line for line in lines if line is not None)
+
+
+def _blank_trimmed(text: str) -> str:
+    """`text` without its leading blank lines and trailing whitespace: the first line keeps
+    its indent (an indented code block's `    # x` is no heading)."""
+    lines = text.split("\n")
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    return "\n".join(lines).rstrip()
 
 
 def _line_ends(text: str) -> str:

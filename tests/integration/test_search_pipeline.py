@@ -1,4 +1,5 @@
-"""The search step as researchers see it: cache, relevance, fetched pages, fences, fallbacks."""
+"""The search step as researchers see it: relevance, fetched pages once a run, fences, huge
+and unreachable pages, junk queries (the chain's fallbacks: test_search_chain.py)."""
 
 from __future__ import annotations
 

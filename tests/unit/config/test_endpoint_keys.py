@@ -1,6 +1,6 @@
 """`config.endpoint_keys`: every endpoint setting is paired with its secrets or named keyless.
 
-What envfile does with the pairs is tested in test_envfile.py; these keep the table whole,
+What envfile does with the pairs is tested in test_envfile_endpoints.py; these keep the table whole,
 so a new endpoint setting cannot slip past it.
 """
 

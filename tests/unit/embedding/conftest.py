@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from deep_research.embedding import files
-from deep_research.embedding.minilm import MiniLM
-from tests.support.minilm_reference import FOLDER
+
+if TYPE_CHECKING:
+    from deep_research.embedding.minilm import MiniLM
 
 
 @pytest.fixture(scope="module")
@@ -21,5 +23,9 @@ def real_weights() -> Path:
 
 @pytest.fixture(scope="module")
 def ours() -> MiniLM:
-    """The numpy MiniLM on the installed weights package's files."""
+    """The numpy MiniLM on the installed weights package's files (imported here: the other
+    tests in this folder need neither the model nor that package)."""
+    from deep_research.embedding.minilm import MiniLM
+    from tests.support.minilm_reference import FOLDER
+
     return MiniLM(FOLDER)

@@ -9,7 +9,17 @@ from deep_research.llm.slot_pairs import Call, pair_vote, vote
 
 @pytest.mark.parametrize(
     ("after", "said"),
-    [(0.0, -2), (0.1, -2), (0.2, -1), (0.3, -1), (0.4, 0), (0.45, 1), (0.8, 1), (0.85, 2)],
+    [
+        (0.0, -2),
+        (0.1, -2),
+        (0.12, -1),
+        (0.2, -1),
+        (0.3, -1),
+        (0.4, 0),
+        (0.45, 1),
+        (0.8, 1),
+        (0.85, 2),
+    ],
 )
 def test_a_pair_votes_by_how_much_of_its_time_the_later_call_took_after(
     after: float, said: int
@@ -46,10 +56,34 @@ def test_a_pair_says_nothing_across_roles_too_briefly_or_without_a_pace() -> Non
 
 
 def test_a_call_is_paced_by_calls_of_its_shape_only() -> None:
-    # A short-prompt call's pace would make a prompt-heavy call look queued.
-    short_prompt = _alone(1.0, tokens=100, prompt=100)
+    # A shorter-prompt call's pace (5 times less prompt a reply token) would make a
+    # prompt-heavy call look queued.
+    short_prompt = _alone(1.0, tokens=100, prompt=1_000)
     before = Call("a", 10.0, 12.0, role="researcher", tokens=100, prompt=100, alone=False)
     heavy = Call("b", 10.0, 13.0, role="researcher", tokens=100, prompt=5_000, alone=False)
     assert pair_vote(heavy, [short_prompt, before], before) == 0
     heavy_paced = _alone(2.0, tokens=100, prompt=5_000)  # its 2 s: half of it after `before`
     assert pair_vote(heavy, [short_prompt, heavy_paced, before], before) == 1
+
+
+def test_the_pace_is_the_fastest_lone_call_s_and_a_call_of_no_time_is_none() -> None:
+    fast, slow, instant = _alone(1.0), _alone(2.0), Call("a", 5.0, 5.0, role="researcher")
+    instant.tokens = 100
+    before = Call("a", 10.0, 11.0, role="researcher", tokens=100, alone=False)
+    call = Call("b", 10.0, 12.0, role="researcher", tokens=100, alone=False)
+    # Paced by the 1 s call: it took its whole time after `before` (the 2 s one: half).
+    assert pair_vote(call, [slow, fast, instant, before], before) == 2
+
+
+def test_a_pair_counts_only_when_the_calls_ran_together_long_enough() -> None:
+    paced = _alone(1.0)
+    before = Call("a", 10.0, 11.0, role="researcher", tokens=100, alone=False)
+    # Together for 0.7 of the call's expected second: too little (INFORMATIVE is 0.8).
+    short = Call("b", 10.3, 12.0, role="researcher", tokens=100, alone=False)
+    assert pair_vote(short, [paced, before], before) == 0
+    long = Call("b", 10.1, 12.0, role="researcher", tokens=100, alone=False)
+    assert pair_vote(long, [paced, before], before) == 2
+    # Sent before `before` was: together only from `before`'s start (0.5 s).
+    earlier = Call("b", 9.0, 11.6, role="researcher", tokens=100, alone=False)
+    later_before = Call("a", 10.5, 11.0, role="researcher", tokens=100, alone=False)
+    assert pair_vote(earlier, [paced, later_before], later_before) == 0

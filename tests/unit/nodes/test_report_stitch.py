@@ -3,6 +3,7 @@ stitched into one report, whatever shape a small model's replies come in."""
 
 from __future__ import annotations
 
+import pytest
 from langchain_core.messages import AIMessage
 
 from deep_research.citations.markdown import parse
@@ -182,8 +183,7 @@ def test_headings_are_demoted_as_the_parser_reads_them() -> None:
         "<div>\n# not a heading\n</div>"
     )
     assert report_stitch.section_text(section, "A") == (
-        "## A\n\nText.\n\n## Second title\n\n\n  ## Indented title\n\n"
-        "<div>\n# not a heading\n</div>"
+        "## A\n\nText.\n\n## Second title\n\n  ## Indented title\n\n<div>\n# not a heading\n</div>"
     )
     frame = AIMessage(
         "The Title\n=========\n\nOpening.\n\nAnother\n=======\n\n## In short\n\nDone."
@@ -192,7 +192,7 @@ def test_headings_are_demoted_as_the_parser_reads_them() -> None:
     assert report.startswith("# The Title\n\nOpening.\n\n## Another\n\n## A\n\nText.")
     # A section that opens with a setext title has its heading: no second one is added.
     setext = AIMessage("Topic\n=====\n\nText.")
-    assert report_stitch.section_text(setext, "topic") == "## Topic\n\n\nText."
+    assert report_stitch.section_text(setext, "topic") == "## Topic\n\nText."
     # One in pipes stays a heading: `|a|` over `---` would be a table's first row.
     piped = report_stitch.section_text(AIMessage("|a|\n===\nbody"), "T")
     assert [t.type for t in parse(piped)][:3] == ["heading_open", "inline", "heading_close"]
@@ -213,8 +213,54 @@ def test_a_title_inside_a_quote_or_a_list_item_is_demoted_in_place() -> None:
     text = report_stitch.section_text(section, "A")
     assert text == (
         "## A\n\n> ## Quoted title\n> text\n\n- ## Listed title\n- item\n\n"
-        "1. item\n\n   ## Indented in an item\n\n> > ## Setext in two quotes\n> > \n> > after"
+        "1. item\n\n   ## Indented in an item\n\n> > ## Setext in two quotes\n> > after"
     )
     tokens = parse(text)
     assert [t.tag for t in tokens if t.type == "heading_open"] == ["h2"] * 5
     assert [t.type for t in tokens].count("blockquote_open") == 3  # no quote was broken
+
+
+CONTAINER_OPENS = {"blockquote_open", "bullet_list_open", "ordered_list_open", "list_item_open"}
+
+
+def _hidden(text: str) -> list[bool]:
+    """Whether each paragraph is hidden: a tight list's are."""
+    return [t.hidden for t in parse(text) if t.type == "paragraph_open"]
+
+
+def _shape(text: str) -> tuple[list[str], list[str]]:
+    """The heading tags and the container opens the parser reads in `text`."""
+    tokens = parse(text)
+    headings = [t.tag for t in tokens if t.type == "heading_open"]
+    opens = [t.type for t in tokens if t.type in CONTAINER_OPENS]
+    return headings, opens
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "3. 3\n   ===\n\n   Body of the item.",  # the title's words are the list's number
+        "10) 1\n    ===\n\n    more text",
+        "1) > 1\n   > ===\n   > a\n   > b",
+        "> \u00a0\n> T\n> ===",  # a first line Markdown reads as text
+        "> T\n> more\nlazy\n> ===\n> after",  # a lazy line inside the title
+        "- a\n- T\n  ===\n- c",  # a tight list stays tight
+        "- > T\n  more\n  > ===",
+    ],
+)
+def test_a_setext_title_in_a_quote_or_list_keeps_its_containers_and_words(reply: str) -> None:
+    text = report_stitch.section_text(AIMessage(f"## A\n\n{reply}"), "A")
+    headings, opens = _shape(text)
+    before_headings, before_opens = _shape(f"## A\n\n{reply}")
+    assert "h1" not in headings and len(headings) == len(before_headings), text
+    assert opens == before_opens, text
+    words = [w for w in reply.replace("=", " ").split() if w.strip("<>-)0123456789.")]
+    assert all(w.strip(">") in text for w in words), text
+    assert _hidden(text) == _hidden(f"## A\n\n{reply}"), text  # a tight list stays tight
+
+
+def test_an_opening_that_starts_with_indented_code_keeps_it_code() -> None:
+    frame = AIMessage("# T\n\n    # not a heading: code\n\nOpening.\n\n## In short\n\nDone.")
+    text = report_stitch.frame_text(frame, "Q?")
+    assert text.startswith("# T\n\n    # not a heading: code")
+    assert [t.tag for t in parse(text) if t.type == "heading_open"] == ["h1", "h2"]
