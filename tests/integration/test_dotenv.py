@@ -20,6 +20,7 @@ from deep_research.cli.main import main
 from deep_research.config import envfile
 from deep_research.config.endpoints import Endpoints
 from deep_research.config.settings import Context
+from tests.support import envfile as envfile_support
 from tests.support.brain import LINK, ResearchBrain, role_of
 from tests.support.cli import CLI_TIMEOUT, LLM_KEY, QUESTION, REPO, TAVILY_KEY, run_cli
 from tests.support.fakes.openai_server import ScriptedOpenAIServer
@@ -134,12 +135,7 @@ def test_python_api_reads_dotenv_from_the_working_directory(tmp_path: Path) -> N
 @pytest.fixture
 def dotenv_on(monkeypatch: pytest.MonkeyPatch) -> None:
     """Reading `.env` switched on, as for a user (`clean_env` restores `os.environ` after)."""
-    monkeypatch.delenv(envfile.OPT_OUT)
-    monkeypatch.setattr(envfile, "_loaded", False)
-    monkeypatch.setattr(envfile, "_origin", {})
-    monkeypatch.setattr(envfile, "_read", [])
-    monkeypatch.setattr(envfile, "_refused", [])
-    monkeypatch.setattr(envfile, "_unkeyed", [])
+    envfile_support.switched_on(monkeypatch)
 
 
 @pytest.mark.usefixtures("dotenv_on")

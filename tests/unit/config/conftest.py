@@ -7,19 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from deep_research.config import envfile
+from tests.support import envfile as envfile_support
 
 
 @pytest.fixture
 def fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     """`.env` switched on and not yet loaded, in an empty directory that is the cwd
     (`clean_env` restores what loading it writes to `os.environ`)."""
-    monkeypatch.delenv(envfile.OPT_OUT)
-    monkeypatch.setattr(envfile, "_loaded", False)
-    monkeypatch.setattr(envfile, "_origin", {})
-    monkeypatch.setattr(envfile, "_read", [])
-    monkeypatch.setattr(envfile, "_refused", [])
-    monkeypatch.setattr(envfile, "_unkeyed", [])
+    envfile_support.switched_on(monkeypatch)
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
