@@ -15,6 +15,7 @@ in an error never reaches a model, a log or a report through here.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 from collections.abc import AsyncIterator
@@ -48,9 +49,13 @@ TOOL_FAILED = "the tool reported an error"
 ANSWERED_ERROR = "the server answered with an error"  # a JSON-RPC error, its text unread
 
 
-# The codes the SDK gives its own failures (the connection closed, its own timeout); any
-# other MCPError is the server's answer.
-_SDK_OWN = (types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT)
+# The SDK's own failures (the connection closed, a stream ended, its own timeout), as it
+# words them (mcp 2.x: shared/jsonrpc_dispatcher.py, client/streamable_http.py); any other
+# MCPError is the server's answer, one with the same code too (-32000, JSON-RPC's "server
+# error", is the SDK's CONNECTION_CLOSED). An SDK that words them otherwise makes a closed
+# connection read as an error answer: tests/unit/search/test_mcp_client.py's dying servers.
+_SDK_CODES = (types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT)
+_SDK_WORDS = re.compile(r"Connection closed|SSE stream .*|Request '[^'\n]{0,200}' timed out", re.S)
 
 
 class McpCallError(DeepResearchError):
@@ -157,11 +162,17 @@ def _phrase(error: BaseException) -> str:
         return TOO_LARGE
     if isinstance(error, _NotMcp):
         return NOT_MCP
-    if isinstance(error, MCPError) and error.code not in _SDK_OWN:
+    if isinstance(error, MCPError) and not _sdk_own(error):
         return ANSWERED_ERROR  # the server's JSON-RPC error answer: its words stay unread
     if isinstance(error, (OSError, httpx2.ConnectError, ConfigError)):
         return NOT_STARTED  # a ConfigError: a header's variable unset since the file was read
     return CLOSED
+
+
+def _sdk_own(error: MCPError) -> bool:
+    """Whether the SDK raised `error` itself rather than passing on the server's answer."""
+    message = error.message if isinstance(error.message, str) else ""
+    return error.code in _SDK_CODES and bool(_SDK_WORDS.fullmatch(message))
 
 
 @asynccontextmanager

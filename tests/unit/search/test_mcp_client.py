@@ -146,21 +146,31 @@ async def test_a_huge_description_over_http_is_listed_whole_within_the_cap(
     assert len(lookup.description) > 100_000
 
 
-async def test_a_json_rpc_error_answer_is_its_own_phrase_without_the_server_s_words() -> None:
+@pytest.mark.parametrize(
+    ("code", "words", "phrase"),
+    [
+        ("-32603", None, mcp_client.ANSWERED_ERROR),  # internal error
+        # JSON-RPC's "server error": the SDK's own code for a closed connection, but these
+        # are the server's words, so the server answered.
+        ("-32000", None, mcp_client.ANSWERED_ERROR),
+        ("-32001", None, mcp_client.ANSWERED_ERROR),  # the SDK's timeout code, likewise
+        ("-32000", "Connection closed", mcp_client.CLOSED),  # as the SDK words its own
+    ],
+)
+async def test_a_json_rpc_error_answer_is_its_own_phrase_without_the_server_s_words(
+    code: str, words: str | None, phrase: str
+) -> None:
     from tests.support.mcp_error_server import SECRET_MESSAGE
 
-    server = McpServer(
-        "e",
-        command=sys.executable,
-        args=("-m", "tests.support.mcp_error_server"),
-        env=(("PYTHONPATH", str(ROOT)),),
-    )
+    args = ("-m", "tests.support.mcp_error_server", code, *([words] if words else []))
+    server = McpServer("e", command=sys.executable, args=args, env=(("PYTHONPATH", str(ROOT)),))
     for ask in (list_tools(server), call_tool(server, "lookup", {"term": "x"})):
         with pytest.raises(McpCallError) as failed:
             await ask
-        assert str(failed.value) == mcp_client.ANSWERED_ERROR == "the server answered with an error"
+        assert str(failed.value) == phrase
         assert failed.value.__cause__ is None and "secret" not in repr(failed.value)
     assert "internal-secret" in SECRET_MESSAGE
+    assert mcp_client.ANSWERED_ERROR == "the server answered with an error"
 
 
 SECRET_KEY = "papers-key-5b1e9c77d2"  # named so that no redactor would know it
