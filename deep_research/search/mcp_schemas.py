@@ -5,22 +5,27 @@ rejects (an array without `items`, a list of types, an object without `propertie
 `$ref`) fails every turn it is offered in. So each schema is rebuilt from the keywords
 providers share: arrays get `items`, objects `properties`, a list of types its first
 non-null one, local `$ref`s are inlined (a recursive one's repeat takes anything) and
-everything else is dropped. A schema that cannot be rebuilt (a `$ref` outside the schema or
-to nothing in it, an unknown type) is refused
-(`UnusableSchema`) and its tool not offered; one nested or inlined past the bounds is
-offered as "any object", as a schema too large to offer is.
+everything else is dropped. Names and enum values are offered whole or not at all: the
+model's call must send the server's own. A schema that cannot be rebuilt (a `$ref` outside
+the schema or to nothing in it, an unknown type, a property name a provider refuses) is
+refused (`UnusableSchema`) and its tool not offered; one nested or inlined past the bounds
+is offered as "any object", as a schema too large to offer is.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from deep_research.errors import DeepResearchError
 
 MAX_DEPTH = 8  # schemas nested deeper are offered as "any object"
 MAX_NODES = 300  # sub-schemas, `$ref`s inlined included
-MAX_ENUM = 50
+MAX_ENUM = 50  # an enum's first values offered: each one a value the server takes
 TEXT_CHARS = 300  # a description or a pattern
+# A property's name as every provider takes it (Anthropic's pattern, the strictest): a name
+# cannot be cut or changed, since the model's call must send the server's own.
+PROPERTY_NAME = re.compile(r"[a-zA-Z0-9_.-]{1,64}")
 _TYPES = {"string", "number", "integer", "boolean", "object", "array", "null"}
 _COPIED = {"minimum", "maximum", "minItems", "maxItems", "minLength", "maxLength", "format"}
 _COMBINED = ("anyOf", "oneOf", "allOf")
@@ -91,10 +96,13 @@ class _Rebuild:
 
     def _object(self, schema: dict[str, Any], depth: int, refs: tuple[str, ...]) -> dict[str, Any]:
         given = schema.get("properties")
-        properties = {
-            str(name)[:64]: self.node(sub, depth + 1, refs)
-            for name, sub in (given.items() if isinstance(given, dict) else [])
-        }
+        named = list(given.items()) if isinstance(given, dict) else []
+        if any(not PROPERTY_NAME.fullmatch(str(name)) for name, _ in named):
+            raise UnusableSchema(
+                "it names a property a provider refuses (letters, digits, _ . - and at most "
+                "64 characters)"
+            )
+        properties = {str(name): self.node(sub, depth + 1, refs) for name, sub in named}
         out: dict[str, Any] = {"properties": properties}
         required = schema.get("required")
         if isinstance(required, list):
@@ -136,11 +144,19 @@ def _plain(schema: dict[str, Any]) -> dict[str, Any]:
             out[key] = schema[key][:TEXT_CHARS]
     enum = schema.get("enum")
     if isinstance(enum, list) and enum:
-        scalars = [v for v in enum[:MAX_ENUM] if isinstance(v, str | int | float | bool)]
-        if scalars:
-            out["enum"] = [v[:TEXT_CHARS] if isinstance(v, str) else v for v in scalars]
+        # Values as they are, or not offered: a value cut short is one the server refuses.
+        offered = [v for v in enum[:MAX_ENUM] if _whole_scalar(v)]
+        if offered:
+            out["enum"] = offered
     for key in _COPIED:
         value = schema.get(key)
         if isinstance(value, str | int | float) and not isinstance(value, bool):
             out[key] = value[:TEXT_CHARS] if isinstance(value, str) else value
     return out
+
+
+def _whole_scalar(value: object) -> bool:
+    """Whether an enum's value can be offered as it is: a number, a boolean or short text."""
+    if isinstance(value, str):
+        return len(value) <= TEXT_CHARS
+    return isinstance(value, int | float | bool)

@@ -54,8 +54,14 @@ def test_a_sane_schema_keeps_its_shape() -> None:
         ),
         ({"type": "object", "properties": {"x": {"$ref": "#/$defs/Absent"}}}, "does not hold"),
         ({"type": "object", "properties": {"x": {"type": "bigint"}}}, "type"),
+        ({"type": "object", "properties": {"n" * 65: {"type": "string"}}}, "property"),
+        ({"type": "object", "properties": {"a name": {"type": "string"}}}, "property"),
+        (
+            {"type": "object", "properties": {"x": {"type": "object", "properties": {"é": {}}}}},
+            "property",
+        ),
     ],
-    ids=["remote-ref", "missing-ref", "unknown-type"],
+    ids=["remote-ref", "missing-ref", "unknown-type", "long-name", "spaced-name", "nested-name"],
 )
 def test_a_schema_that_cannot_be_rebuilt_is_refused_in_fixed_words(
     schema: dict[str, Any], why: str
@@ -112,6 +118,22 @@ def test_words_are_clipped_and_junk_keywords_dropped() -> None:
     rebuilt = offered(schema)
     assert rebuilt["properties"]["q"] == {"type": "string", "description": "d" * 300}
     assert "additionalProperties" not in rebuilt
+
+
+def test_names_and_enum_values_are_offered_whole_or_not_at_all() -> None:
+    """A model's call must send the server's own names and values: a name of 64 characters
+    is offered as it is, an enum value too long to offer is left out, not cut."""
+    long_value, name = "v" * 301, "n" * 64
+    schema = {
+        "type": "object",
+        "properties": {
+            name: {"type": "string", "enum": ["short", long_value, 3, None]},
+            "only_long": {"type": "string", "enum": [long_value]},
+        },
+    }
+    rebuilt = offered(schema)["properties"]
+    assert rebuilt[name] == {"type": "string", "enum": ["short", 3]}
+    assert rebuilt["only_long"] == {"type": "string"}
 
 
 def test_a_recursive_schema_is_offered_with_its_repeat_taking_anything() -> None:
