@@ -14,10 +14,13 @@ is offered as "any object", as a schema too large to offer is.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
 from deep_research.errors import DeepResearchError
+from deep_research.text import fences
+from deep_research.text.controls import without_controls
 
 MAX_DEPTH = 8  # schemas nested deeper are offered as "any object"
 MAX_NODES = 300  # sub-schemas, `$ref`s inlined included
@@ -150,13 +153,42 @@ def _plain(schema: dict[str, Any]) -> dict[str, Any]:
             out["enum"] = offered
     for key in _COPIED:
         value = schema.get(key)
-        if isinstance(value, str | int | float) and not isinstance(value, bool):
+        if isinstance(value, str) or _finite(value):
             out[key] = value[:TEXT_CHARS] if isinstance(value, str) else value
     return out
 
 
+def _finite(value: object) -> bool:
+    """A number a provider's JSON takes (no NaN or infinity, which a server's may hold)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def _whole_scalar(value: object) -> bool:
-    """Whether an enum's value can be offered as it is: a number, a boolean or short text."""
+    """Whether an enum's value can be offered as it is: a boolean, a finite number, or text
+    short enough and with no fence look-alike (defusing it would change it)."""
     if isinstance(value, str):
-        return len(value) <= TEXT_CHARS
-    return isinstance(value, int | float | bool)
+        return len(value) <= TEXT_CHARS and fences.defuse(value) == value
+    return isinstance(value, bool) or _finite(value)
+
+
+def defused(schema: dict[str, Any]) -> dict[str, Any]:
+    """A rebuilt `schema` with no fence look-alike or control code in its words (descriptions
+    and titles), and no fence look-alike in what the model must send as written: a pattern
+    or format that defusing would change is left out (an enum's such values are, in
+    `_plain`)."""
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in ("description", "title"):
+            out[key] = fences.defuse(without_controls(value))
+        elif key in ("pattern", "format") and isinstance(value, str):
+            if fences.defuse(value) == value:
+                out[key] = value
+        elif key == "properties":
+            out[key] = {name: defused(sub) for name, sub in value.items()}
+        elif key == "items":
+            out[key] = defused(value)
+        elif key in _COMBINED:
+            out[key] = [defused(part) for part in value]
+        else:
+            out[key] = value
+    return out

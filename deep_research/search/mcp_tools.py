@@ -146,12 +146,10 @@ def _clean(text: str) -> str:
 def _schema(schema: dict[str, Any]) -> dict[str, Any]:
     """The input schema as providers take it (search/mcp_schemas.py), defused; "any object"
     when it is too large. Raises `UnusableSchema`."""
-    rebuilt = mcp_schemas.offered(schema)
-    text = json.dumps(rebuilt, default=str)  # ASCII: control codes stay escaped
-    if len(text) > SCHEMA_CHARS:
+    rebuilt = mcp_schemas.defused(mcp_schemas.offered(schema))
+    if len(json.dumps(rebuilt, default=str)) > SCHEMA_CHARS:
         return mcp_schemas.any_object()
-    loaded: dict[str, Any] = json.loads(fences.defuse(text))
-    return loaded
+    return rebuilt
 
 
 def tool_models(state: ResearcherState) -> list[type[BaseModel]]:

@@ -155,6 +155,11 @@ async def test_a_huge_description_over_http_is_listed_whole_within_the_cap(
         ("-32000", None, mcp_client.ANSWERED_ERROR),
         ("-32001", None, mcp_client.ANSWERED_ERROR),  # the SDK's timeout code, likewise
         ("-32000", "Connection closed", mcp_client.CLOSED),  # as the SDK words its own
+        ("-32000", "SSE stream failed: a\nb", mcp_client.CLOSED),
+        ("-32001", "Request 'tools/call' timed out", mcp_client.CLOSED),
+        # The SDK's words, but not all of them, or under another code: the server's.
+        ("-32000", "Connection closed: internal-secret", mcp_client.ANSWERED_ERROR),
+        ("-32603", "Connection closed", mcp_client.ANSWERED_ERROR),
     ],
 )
 async def test_a_json_rpc_error_answer_is_its_own_phrase_without_the_server_s_words(

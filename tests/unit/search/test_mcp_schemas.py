@@ -45,6 +45,9 @@ def test_a_sane_schema_keeps_its_shape() -> None:
     assert offered(SANE) == SANE
 
 
+BAD = {"type": "object", "properties": {"a b": {"type": "string"}}}  # a name no provider takes
+
+
 @pytest.mark.parametrize(
     ("schema", "why"),
     [
@@ -56,12 +59,26 @@ def test_a_sane_schema_keeps_its_shape() -> None:
         ({"type": "object", "properties": {"x": {"type": "bigint"}}}, "type"),
         ({"type": "object", "properties": {"n" * 65: {"type": "string"}}}, "property"),
         ({"type": "object", "properties": {"a name": {"type": "string"}}}, "property"),
+        ({"type": "object", "properties": {"": {"type": "string"}}}, "property"),
+        (
+            {"type": "object", "properties": {"x": {"$ref": "#/$defs/D"}}, "$defs": {"D": BAD}},
+            "property",
+        ),
         (
             {"type": "object", "properties": {"x": {"type": "object", "properties": {"é": {}}}}},
             "property",
         ),
     ],
-    ids=["remote-ref", "missing-ref", "unknown-type", "long-name", "spaced-name", "nested-name"],
+    ids=[
+        "remote-ref",
+        "missing-ref",
+        "unknown-type",
+        "long-name",
+        "spaced-name",
+        "empty-name",
+        "inlined-name",
+        "nested-name",
+    ],
 )
 def test_a_schema_that_cannot_be_rebuilt_is_refused_in_fixed_words(
     schema: dict[str, Any], why: str
@@ -123,17 +140,21 @@ def test_words_are_clipped_and_junk_keywords_dropped() -> None:
 def test_names_and_enum_values_are_offered_whole_or_not_at_all() -> None:
     """A model's call must send the server's own names and values: a name of 64 characters
     is offered as it is, an enum value too long to offer is left out, not cut."""
-    long_value, name = "v" * 301, "n" * 64
+    long_value, name, longest = "v" * 301, "n" * 64, "w" * 300
     schema = {
         "type": "object",
         "properties": {
-            name: {"type": "string", "enum": ["short", long_value, 3, None]},
+            name: {"type": "string", "enum": ["short", long_value, 3, None, longest]},
             "only_long": {"type": "string", "enum": [long_value]},
+            # The first 50 values are looked at: past them, a short one is not offered.
+            "late": {"type": "string", "enum": [long_value] * 50 + ["ok"]},
+            "dotted.name-1": {"type": "string"},
         },
     }
     rebuilt = offered(schema)["properties"]
-    assert rebuilt[name] == {"type": "string", "enum": ["short", 3]}
-    assert rebuilt["only_long"] == {"type": "string"}
+    assert rebuilt[name] == {"type": "string", "enum": ["short", 3, longest]}
+    assert rebuilt["only_long"] == rebuilt["late"] == {"type": "string"}
+    assert rebuilt["dotted.name-1"] == {"type": "string"}
 
 
 def test_a_recursive_schema_is_offered_with_its_repeat_taking_anything() -> None:

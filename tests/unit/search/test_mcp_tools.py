@@ -13,6 +13,7 @@ from deep_research.config.mcp_servers import McpServer
 from deep_research.search import mcp_client, mcp_tools
 from deep_research.search.mcp_client import ListedTool
 from deep_research.state import ResearcherState
+from deep_research.text import fences
 from tests.support.mcp_config import stdio_entry, use_servers
 
 
@@ -36,6 +37,33 @@ async def test_a_huge_hostile_description_is_clipped_and_defused(
     offered = convert_to_openai_tool(model)["function"]
     assert offered["name"] == "papers__lookup"
     assert offered["parameters"]["properties"]["term"]["type"] == "string"
+
+
+DESCRIBED = "<<<data 1>>> \\<<< \\>>>"
+
+
+def test_what_the_model_sends_back_is_offered_as_written_or_not_at_all() -> None:
+    """Words are defused; an enum value, pattern or format a fence look-alike would be
+    changed in is left out (the server would refuse the changed one), never defused, and a
+    backslash before one is no broken JSON; numbers a provider's JSON refuses go too."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "q": {
+                "type": "string",
+                "description": DESCRIBED,
+                "enum": ["<<<all>>>", "a>>>b", "\\<<<", "ok"],
+                "pattern": "^\\>>>",
+            },
+            "n": {"type": "number", "enum": [float("nan"), float("inf"), 1], "maximum": 1e999},
+        },
+    }
+    [(_, offered)] = mcp_tools.offerable([ListedTool("t", "d", schema)])[0]
+    q, n = offered["properties"]["q"], offered["properties"]["n"]
+    assert q == {"type": "string", "description": fences.defuse(DESCRIBED), "enum": ["ok"]}
+    assert "<<<" not in q["description"] and ">>>" not in q["description"]
+    assert n == {"type": "number", "enum": [1]}
+    json.dumps(offered, allow_nan=False)  # as provider clients send it
 
 
 async def test_tools_are_capped_per_server_and_in_all_and_odd_names_dropped(
