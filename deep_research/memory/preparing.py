@@ -28,7 +28,6 @@ from deep_research.config.settings import Context
 from deep_research.memory.location import Location
 from deep_research.runtime import process
 from deep_research.state import Source
-from deep_research.text.urls import is_file_url
 
 log = logging.getLogger(__name__)
 
@@ -99,12 +98,10 @@ def _prepare(reports: list[str], sources: list[Source]) -> None:
 
     store = open_store_blocking()  # MemoryUnavailable: `remember` meets it again, names it
     cited = {s.url: s for report in reports for s in check_report(report, sources).cited}
-    # Only what `remember` stores: a library document is the library's, a page recalled
-    # from memory is stored already (its split would be kept, never taken back).
-    for source in cited.values():
-        if is_file_url(source.url) or source.retrieved_on:
-            continue
-        _embed(page_chunks(CitedPage(source.url, source.title, source.texts, source.retrieved_on)))
+    # Only what `remember` stores (any other split would be kept, never taken back).
+    for page in map(CitedPage.of, cited.values()):
+        if page.stored:
+            _embed(page_chunks(page))
     # `remember` writes to both; one it cannot make, it meets again and names.
     store.open_collections([REPORTS_COLLECTION, PASSAGES_COLLECTION])
 

@@ -26,6 +26,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from deep_research.config.names import LIBRARY_PROVIDER
 from deep_research.memory import chunks
@@ -40,6 +41,9 @@ from deep_research.memory.listing import (
 from deep_research.memory.store import Hit, Piece, Scalar, Store
 from deep_research.text import limits
 from deep_research.text.urls import is_file_url, is_web_url, pdf_page_number
+
+if TYPE_CHECKING:
+    from deep_research.citations.registry import RegisteredSource
 
 PASSAGES_COLLECTION = "research-passages"
 EXCERPT_CHARS = 1500
@@ -67,6 +71,20 @@ class CitedPage:
     texts: list[str]
     retrieved: str = ""  # ISO date of the first retrieval; empty: retrieved in this run
     pdf_page: int = 0  # the page of a web PDF this is (its URL's `#page=N`); 0: none
+
+    @classmethod
+    def of(cls, source: RegisteredSource) -> CitedPage:
+        """A page as the citation registry holds it: a recalled one keeps its first retrieval
+        date, and `#page=N` is kept on a web PDF's pages alone."""
+        url = source.url
+        return cls(url, source.title, source.texts, source.retrieved_on, pdf_page_number(url))
+
+    @property
+    def stored(self) -> bool:
+        """Whether `remember` stores it. A library document is the library's to keep: a copy
+        here would outlive `library remove` and be cited after the file was taken out. A
+        page cited from memory is there already, whole."""
+        return not is_file_url(self.url) and not self.retrieved
 
 
 @dataclass(frozen=True)
@@ -152,11 +170,8 @@ async def remember(
     meta: dict[str, Scalar] = {"thread": thread_id, "question": question, "date": date, "ts": now}
     meta[SEARCH_PROVIDER] = search_provider
     report_key = question_key(question, search_provider)
-    # A library document is the library's to keep: a copy here would outlive
-    # `library remove` and be cited after the file was taken out. A page cited from memory
-    # is there already, whole: its passages here are only those that answered a query.
     cited = list(cited)
-    kept = [page for page in cited if not is_file_url(page.url) and not page.retrieved]
+    kept = [page for page in cited if page.stored]
     # The lookups and the splits at once, then the two writes at once: `remember` is the
     # last step before the run ends. Splitting counts MiniLM tokens (and loads the
     # tokenizer once): never on the loop.

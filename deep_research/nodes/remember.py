@@ -23,7 +23,6 @@ from deep_research.citations import check_report
 from deep_research.config.settings import Context, context_of
 from deep_research.runtime import progress
 from deep_research.state import ResearchState
-from deep_research.text.urls import pdf_page_number
 
 
 async def remember(state: ResearchState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -43,10 +42,7 @@ async def remember(state: ResearchState, runtime: Runtime[Context]) -> dict[str,
     if status != "complete":
         progress.emit("memory_skipped", status=status)
         return {}
-    # The registry keeps `#page=N` on a web PDF's pages alone: memory keeps that fact.
-    cited = [
-        CitedPage(s.url, s.title, s.texts, s.retrieved_on, pdf_page_number(s.url)) for s in sources
-    ]
+    cited = [CitedPage.of(source) for source in sources]
     thread_id = str(get_config().get("configurable", {}).get("thread_id") or "unsaved")
     # Seconds on a first run (the store opened, the pages embedded): said, not a silent wait.
     progress.emit("memory_saving", pages=len(cited))
