@@ -5,11 +5,11 @@ rejects (an array without `items`, a list of types, an object without `propertie
 `$ref`) fails every turn it is offered in. So each schema is rebuilt from the keywords
 providers share: arrays get `items`, objects `properties`, a list of types its first
 non-null one, local `$ref`s are inlined (a recursive one's repeat takes anything) and
-everything else is dropped. Names and enum values are offered whole or not at all: the
-model's call must send the server's own. A schema that cannot be rebuilt (a `$ref` outside
-the schema or to nothing in it, an unknown type, a property name a provider refuses) is
-refused (`UnusableSchema`) and its tool not offered; one nested or inlined past the bounds
-is offered as "any object", as a schema too large to offer is.
+everything else is dropped. Names, enum values, patterns and formats are offered whole or
+not at all: the model's call must send and match the server's own. A schema that cannot be
+rebuilt (a `$ref` outside the schema or to nothing in it, an unknown type, a property name
+a provider refuses) is refused (`UnusableSchema`) and its tool not offered; one nested or
+inlined past the bounds is offered as "any object", as a schema too large to offer is.
 """
 
 from __future__ import annotations
@@ -30,7 +30,9 @@ TEXT_CHARS = 300  # a description or a pattern
 # cannot be cut or changed, since the model's call must send the server's own.
 PROPERTY_NAME = re.compile(r"[a-zA-Z0-9_.-]{1,64}")
 _TYPES = {"string", "number", "integer", "boolean", "object", "array", "null"}
-_COPIED = {"minimum", "maximum", "minItems", "maxItems", "minLength", "maxLength", "format"}
+# Kept as written or not at all (a pattern or format cut short is another one).
+_COPIED = {"minimum", "maximum", "minItems", "maxItems", "minLength", "maxLength"}
+_COPIED |= {"format", "pattern"}
 _COMBINED = ("anyOf", "oneOf", "allOf")
 
 
@@ -140,21 +142,23 @@ def _first_type(kind: object) -> str:
 
 
 def _plain(schema: dict[str, Any]) -> dict[str, Any]:
-    """The keywords kept as they are, when well-formed: words clipped, lists bounded."""
+    """The keywords kept, when well-formed: words cut and defused (no fence look-alike, no
+    control code); what the model's call must match (a pattern, a format, an enum's values,
+    bounds) as written or not at all, since a value cut or defused is one the server
+    refuses; lists bounded."""
     out: dict[str, Any] = {}
-    for key in ("description", "title", "pattern"):
+    for key in ("description", "title"):
         if isinstance(schema.get(key), str):
-            out[key] = schema[key][:TEXT_CHARS]
+            out[key] = fences.defuse(without_controls(schema[key][:TEXT_CHARS]))
     enum = schema.get("enum")
     if isinstance(enum, list) and enum:
-        # Values as they are, or not offered: a value cut short is one the server refuses.
         offered = [v for v in enum[:MAX_ENUM] if _whole_scalar(v)]
         if offered:
             out["enum"] = offered
     for key in _COPIED:
         value = schema.get(key)
-        if isinstance(value, str) or _finite(value):
-            out[key] = value[:TEXT_CHARS] if isinstance(value, str) else value
+        if _whole_scalar(value) and not isinstance(value, bool):
+            out[key] = value
     return out
 
 
@@ -164,31 +168,8 @@ def _finite(value: object) -> bool:
 
 
 def _whole_scalar(value: object) -> bool:
-    """Whether an enum's value can be offered as it is: a boolean, a finite number, or text
-    short enough and with no fence look-alike (defusing it would change it)."""
+    """Whether a value can be offered as it is: a boolean, a finite number, or text short
+    enough and with no fence look-alike (defusing it would change it)."""
     if isinstance(value, str):
         return len(value) <= TEXT_CHARS and fences.defuse(value) == value
     return isinstance(value, bool) or _finite(value)
-
-
-def defused(schema: dict[str, Any]) -> dict[str, Any]:
-    """A rebuilt `schema` with no fence look-alike or control code in its words (descriptions
-    and titles), and no fence look-alike in what the model must send as written: a pattern
-    or format that defusing would change is left out (an enum's such values are, in
-    `_plain`)."""
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key in ("description", "title"):
-            out[key] = fences.defuse(without_controls(value))
-        elif key in ("pattern", "format") and isinstance(value, str):
-            if fences.defuse(value) == value:
-                out[key] = value
-        elif key == "properties":
-            out[key] = {name: defused(sub) for name, sub in value.items()}
-        elif key == "items":
-            out[key] = defused(value)
-        elif key in _COMBINED:
-            out[key] = [defused(part) for part in value]
-        else:
-            out[key] = value
-    return out

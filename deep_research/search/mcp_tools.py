@@ -146,7 +146,7 @@ def _clean(text: str) -> str:
 def _schema(schema: dict[str, Any]) -> dict[str, Any]:
     """The input schema as providers take it (search/mcp_schemas.py), defused; "any object"
     when it is too large. Raises `UnusableSchema`."""
-    rebuilt = mcp_schemas.defused(mcp_schemas.offered(schema))
+    rebuilt = mcp_schemas.offered(schema)
     if len(json.dumps(rebuilt, default=str)) > SCHEMA_CHARS:
         return mcp_schemas.any_object()
     return rebuilt

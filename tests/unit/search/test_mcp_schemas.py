@@ -149,12 +149,16 @@ def test_names_and_enum_values_are_offered_whole_or_not_at_all() -> None:
             # The first 50 values are looked at: past them, a short one is not offered.
             "late": {"type": "string", "enum": [long_value] * 50 + ["ok"]},
             "dotted.name-1": {"type": "string"},
+            "patterned": {"type": "string", "pattern": "^a+$", "format": "f" * 300},
+            "long_pattern": {"type": "string", "pattern": "a" * 301, "format": "f" * 301},
         },
     }
     rebuilt = offered(schema)["properties"]
     assert rebuilt[name] == {"type": "string", "enum": ["short", 3, longest]}
     assert rebuilt["only_long"] == rebuilt["late"] == {"type": "string"}
     assert rebuilt["dotted.name-1"] == {"type": "string"}
+    assert rebuilt["patterned"] == {"type": "string", "pattern": "^a+$", "format": "f" * 300}
+    assert rebuilt["long_pattern"] == {"type": "string"}  # a pattern cut short is another
 
 
 def test_a_recursive_schema_is_offered_with_its_repeat_taking_anything() -> None:
