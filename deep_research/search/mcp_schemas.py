@@ -30,9 +30,11 @@ TEXT_CHARS = 300  # a description or a pattern
 # cannot be cut or changed, since the model's call must send the server's own.
 PROPERTY_NAME = re.compile(r"[a-zA-Z0-9_.-]{1,64}")
 _TYPES = {"string", "number", "integer", "boolean", "object", "array", "null"}
-# Kept as written or not at all (a pattern or format cut short is another one).
-_COPIED = {"minimum", "maximum", "minItems", "maxItems", "minLength", "maxLength"}
-_COPIED |= {"format", "pattern"}
+# Kept as written, when of the kind JSON Schema wants, or not at all (a pattern or format
+# cut short is another one; a bound of the wrong kind makes the schema invalid).
+_WORDS_KEPT = ("format", "pattern")  # text
+_BOUNDS = ("minimum", "maximum")  # finite numbers
+_COUNTS = ("minItems", "maxItems", "minLength", "maxLength")  # whole numbers, not negative
 _COMBINED = ("anyOf", "oneOf", "allOf")
 
 
@@ -155,9 +157,13 @@ def _plain(schema: dict[str, Any]) -> dict[str, Any]:
         offered = [v for v in enum[:MAX_ENUM] if _whole_scalar(v)]
         if offered:
             out["enum"] = offered
-    for key in _COPIED:
+    for key in (*_WORDS_KEPT, *_BOUNDS, *_COUNTS):
         value = schema.get(key)
-        if _whole_scalar(value) and not isinstance(value, bool):
+        if key in _WORDS_KEPT and isinstance(value, str) and _whole_scalar(value):
+            out[key] = value
+        elif key in _BOUNDS and _finite(value):
+            out[key] = value
+        elif key in _COUNTS and isinstance(value, int) and _finite(value) and value >= 0:
             out[key] = value
     return out
 

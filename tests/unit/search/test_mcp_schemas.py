@@ -151,6 +151,18 @@ def test_names_and_enum_values_are_offered_whole_or_not_at_all() -> None:
             "dotted.name-1": {"type": "string"},
             "patterned": {"type": "string", "pattern": "^a+$", "format": "f" * 300},
             "long_pattern": {"type": "string", "pattern": "a" * 301, "format": "f" * 301},
+            # Of the wrong kind, a keyword makes the schema invalid: it is left out.
+            "odd": {
+                "type": "string",
+                "pattern": 5,
+                "format": 7,
+                "minLength": "3",
+                "maxLength": -1,
+                "minItems": 1.5,
+                "minimum": "5",
+                "maximum": float("nan"),
+            },
+            "bounded": {"type": "number", "minimum": -1.5, "maximum": 10, "minLength": 0},
         },
     }
     rebuilt = offered(schema)["properties"]
@@ -159,6 +171,8 @@ def test_names_and_enum_values_are_offered_whole_or_not_at_all() -> None:
     assert rebuilt["dotted.name-1"] == {"type": "string"}
     assert rebuilt["patterned"] == {"type": "string", "pattern": "^a+$", "format": "f" * 300}
     assert rebuilt["long_pattern"] == {"type": "string"}  # a pattern cut short is another
+    assert rebuilt["odd"] == {"type": "string"}
+    assert rebuilt["bounded"] == {"type": "number", "minimum": -1.5, "maximum": 10, "minLength": 0}
 
 
 def test_a_recursive_schema_is_offered_with_its_repeat_taking_anything() -> None:

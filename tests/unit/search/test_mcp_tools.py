@@ -14,6 +14,7 @@ from deep_research.search import mcp_client, mcp_tools
 from deep_research.search.mcp_client import ListedTool
 from deep_research.state import ResearcherState
 from deep_research.text import fences
+from deep_research.text.controls import without_controls
 from tests.support.mcp_config import stdio_entry, use_servers
 
 
@@ -39,7 +40,7 @@ async def test_a_huge_hostile_description_is_clipped_and_defused(
     assert offered["parameters"]["properties"]["term"]["type"] == "string"
 
 
-DESCRIBED = "<<<data 1>>> \\<<< \\>>>"
+DESCRIBED = "<<<data 1>>> \\<<< \\>>> \x1b]0;title\x07"
 
 
 def test_what_the_model_sends_back_is_offered_as_written_or_not_at_all() -> None:
@@ -60,8 +61,10 @@ def test_what_the_model_sends_back_is_offered_as_written_or_not_at_all() -> None
     }
     [(_, offered)] = mcp_tools.offerable([ListedTool("t", "d", schema)])[0]
     q, n = offered["properties"]["q"], offered["properties"]["n"]
-    assert q == {"type": "string", "description": fences.defuse(DESCRIBED), "enum": ["ok"]}
+    cleaned = fences.defuse(without_controls(DESCRIBED))
+    assert q == {"type": "string", "description": cleaned, "enum": ["ok"]}
     assert "<<<" not in q["description"] and ">>>" not in q["description"]
+    assert "\x1b" not in q["description"] and "\x07" not in q["description"]
     assert n == {"type": "number", "enum": [1]}
     json.dumps(offered, allow_nan=False)  # as provider clients send it
 
