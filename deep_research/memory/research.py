@@ -14,6 +14,8 @@ it is not stored again, and keeps its original date.
 
 `forget(thread)` removes every report and page the thread stored, the entries a later
 rerun took over included (that rerun was shown the earlier report, and may cite its pages).
+A new question finds earlier reports again through `earlier.py`, their pages through
+`pages.py`.
 """
 
 from __future__ import annotations
@@ -36,7 +38,6 @@ from deep_research.memory.listing import (
     RememberedReport,
     report_threads,
     threads_of,
-    timestamp_of,
 )
 from deep_research.memory.store import Hit, Piece, Scalar, Store
 from deep_research.text import limits
@@ -88,17 +89,6 @@ class CitedPage:
 
 
 @dataclass(frozen=True)
-class EarlierReport:
-    thread_id: str
-    question: str
-    date: str
-    similarity: float
-    excerpt: str
-    score: float  # similarity with the recency boost: the order shown, never the filter
-    pages: tuple[str, ...] = ()  # the web pages it cites (`cited.py` reads them back)
-
-
-@dataclass(frozen=True)
 class RememberedPage:
     url: str
     title: str
@@ -131,11 +121,6 @@ def pages_of(metadata: dict[str, Scalar]) -> list[str]:
 
 def iso_date(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, UTC).date().isoformat()
-
-
-def recency_boost(age_seconds: float) -> float:
-    """1 / (1 + age in days): yesterday's report counts half of today's, in ordering only."""
-    return 1.0 / (1.0 + max(0.0, age_seconds) / DAY)
 
 
 def question_key(question: str, search_provider: str) -> str:
@@ -241,45 +226,6 @@ def page_chunks(page: CitedPage, *, last: bool = False) -> list[str]:
     """The chunks a cited page is stored as (blocking: the splitter counts tokens); `last`:
     its split is let go (`chunks.kept_split`)."""
     return chunks.kept_split("\n\n".join(t for t in page.texts if t.strip()), last=last)
-
-
-async def similar_reports(
-    store: Store,
-    question: str,
-    *,
-    min_similarity: float,
-    limit: int = 3,
-    library_only: bool = False,
-    now: float | None = None,
-) -> list[EarlierReport]:
-    """Earlier reports whose question or text reach `min_similarity`, most useful first;
-    with `library_only`, only those made from the library alone (a report stored before
-    the provider was, or by another client, may have used the web: it is left out)."""
-    now = time.time() if now is None else now
-    where = {SEARCH_PROVIDER: LIBRARY_PROVIDER} if library_only else None
-    best: dict[str, Hit] = {}
-    for hit in await store.query(REPORTS_COLLECTION, question, k=CANDIDATES, where=where):
-        if hit.similarity >= min_similarity and (
-            hit.key not in best or hit.similarity > best[hit.key].similarity
-        ):
-            best[hit.key] = hit
-    found = []
-    for hit in best.values():
-        meta = hit.metadata
-        similarity = hit.similarity
-        found.append(
-            EarlierReport(
-                thread_id=str(meta.get("thread", "")),
-                question=str(meta.get("question", "")),
-                date=str(meta.get("date", "")),
-                similarity=similarity,
-                excerpt=str(meta.get("excerpt", "")),
-                score=similarity * recency_boost(now - timestamp_of(meta)),
-                pages=tuple(pages_of(meta)),
-            )
-        )
-    found.sort(key=lambda report: -report.score)
-    return found[:limit]
 
 
 def valid_date(value: object) -> bool:

@@ -26,7 +26,7 @@ from deep_research.text import limits
 
 if TYPE_CHECKING:
     from deep_research.memory import Store
-    from deep_research.memory.research import EarlierReport
+    from deep_research.memory.earlier import EarlierReport
 
 SHOWN_REPORTS = 3
 # What a stored thread id and date may look like when shown outside a data fence: a shared
@@ -56,7 +56,7 @@ async def recall(state: ResearchState, runtime: Runtime[Context]) -> dict[str, A
         progress.emit("memory", status="on", where=location.describe(), earlier=[])
         return update
     from deep_research.memory import MemoryUnavailable, open_store
-    from deep_research.memory.research import similar_reports
+    from deep_research.memory.earlier import similar_reports
 
     # Research promised to use the user's documents alone is shown no report that used the web.
     library_only = context.search_provider == LIBRARY_PROVIDER

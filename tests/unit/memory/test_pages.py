@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from deep_research.memory import Location, Store, open_store, pages
+from deep_research.memory.earlier import similar_reports
 from deep_research.memory.pages import cited_pages, remembered_pages
 from deep_research.memory.research import (
     DAY,
@@ -18,7 +19,6 @@ from deep_research.memory.research import (
     CitedPage,
     pages_of,
     remember,
-    similar_reports,
 )
 
 NOW = 1_800_000_000.0

@@ -11,7 +11,8 @@ from deep_research.citations.registry import SourceRegistry
 from deep_research.config.settings import Context
 from deep_research.memory import Store
 from deep_research.memory import pages as memory_pages
-from deep_research.memory.research import EarlierReport, RememberedPage
+from deep_research.memory.earlier import EarlierReport
+from deep_research.memory.research import RememberedPage
 from deep_research.nodes import recall
 
 PDF = "https://a.example/r.pdf"
