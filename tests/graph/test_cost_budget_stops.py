@@ -23,6 +23,7 @@ from tests.support.cost_budget import (
     THREE,
     Q,
     always_researching,
+    openai_key,  # noqa: F401  (autouse: the priced models' key)
     priced_script,
     run,
 )
@@ -31,12 +32,6 @@ from tests.support.graph_scripts import (
 )
 from tests.support.scripted_model import ScriptedChatModel
 from tests.support.search import ScriptedSearch
-
-
-@pytest.fixture(autouse=True)
-def openai_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-sent")  # the scripted model answers
-
 
 # --- A call in flight when the run stops ------------------------------------------------
 #

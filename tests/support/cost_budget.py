@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -25,6 +26,13 @@ PRICED = {f"{role}_model": "openai:gpt-4o-mini" for role in ("clarifier", "orche
 PRICED["researcher_model"] = "openai:gpt-4o-mini"
 # Each scripted call reports 10,000 tokens in and 500 out: 1,500 + 300 = 1,800 µUSD.
 CALL_USD = 0.0018
+
+
+@pytest.fixture(autouse=True)
+def openai_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Autouse where imported: the priced models' client wants a key; the scripted model
+    answers, so it is never sent."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-sent")
 
 
 class Crash(BaseException):
