@@ -21,6 +21,7 @@ from deep_research.search.chain import SearchChain
 from deep_research.search.cleaning import clean
 from deep_research.search.fetch import Page, PageFetcher
 from deep_research.search.netguard import AddressPolicy
+from deep_research.search.pdf_pages import in_place_of_failed
 from deep_research.search.providers import make_provider, resolve_provider
 from deep_research.search.query import QueryOutcome, Searcher
 from deep_research.search.remembered import memory_lookup
@@ -131,6 +132,10 @@ class SearchSession:
         started = [await searcher.start(c.query) for c in cleaned if not c.refused]
         found = await asyncio.gather(*(searcher.outcome(pending) for pending in started))
         pages = await searcher.read([url for _, to_read in found for url in to_read])
+        # A paper whose open-access PDF could not be read: its own page (its DOI) instead,
+        # started after the first reads, in their order, so a resume replays them alike.
+        findings = (f for outcome, _ in found for f in outcome.findings)
+        pages |= await searcher.read(in_place_of_failed(findings, pages))
         ran = iter([searcher.with_pages(outcome, pages) for outcome, _ in found])
         outcomes = [
             QueryOutcome(c.query, error=c.refused) if c.refused else next(ran) for c in cleaned

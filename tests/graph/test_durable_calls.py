@@ -10,6 +10,7 @@ before the stop.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from deep_research.llm.models import ModelEndpointError
 from deep_research.runtime import process
 from deep_research.search import cache
 from deep_research.search.fetch import Page, PageFetcher
+from deep_research.search.types import SearchResult
 from tests.support.graph_scripts import (
     NO_CLARIFY,
     orchestrator_fanning_out,
@@ -236,3 +238,47 @@ async def test_a_report_answered_before_a_stop_is_not_asked_again_though_refence
     state = (await graph.aget_state(run_config)).values
     assert state["final_report"]
     assert len(model.calls) == asked, "the report's answer was saved: not asked again"
+
+
+async def test_a_paper_s_page_read_in_place_of_its_failed_pdf_is_kept_across_a_stop(
+    use_script: Callable[..., ScriptedChatModel],
+    scripted_search: ScriptedSearch,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The PDF's failed fetch is answered before the stop, so the resume does not fetch it
+    again; the page read in its place, in flight at the stop, is read once more and cited."""
+    use_script(script_for(orchestrator_fanning_out("alpha"), lambda m: researcher(m, 2)))
+    found = ScriptedSearch.search
+
+    async def papers(self: ScriptedSearch, query: str, n: int) -> list[SearchResult]:
+        return [replace(r, pdf_url=f"{r.url}.pdf") for r in await found(self, query, n)]
+
+    fetched: list[str] = []
+
+    async def fetch(self: PageFetcher, url: str) -> Page:
+        fetched.append(url)
+        if url.endswith(".pdf"):
+            return Page(url, skipped="HTTP 403")
+        if fetched.count(url) == 1 and "alpha-q1/" in url:
+            raise Crash()  # the second query's page, read after both PDFs failed
+        return Page(url, text=f"The page at {url} says something worth citing.")
+
+    monkeypatch.setattr(ScriptedSearch, "search", papers)
+    monkeypatch.setattr(PageFetcher, "fetch", fetch)
+    graph = builder.compile(checkpointer=InMemorySaver())
+    run_config = {"configurable": {"thread_id": "papers"}}
+    context = {**NO_CLARIFY, "max_searches_per_run": 4, "fetch_top_n": 1}
+    with pytest.raises(Crash):
+        await graph.ainvoke(Q, run_config, context=context, durability="sync")
+    pdfs, pages = fetched[:2], fetched[2:]
+    assert [url.removesuffix(".pdf") for url in pdfs] == pages, "each PDF, then its page"
+    assert all(url.endswith(".pdf") for url in pdfs) and "alpha-q1/" in pages[1]
+    monkeypatch.setattr(process, "_handed", type(process._handed)())
+    monkeypatch.setattr(cache, "_runs", type(cache._runs)())
+    await graph.ainvoke(None, run_config, context=context, durability="sync")
+    assert fetched[4:] == [pages[1]], "only the read in flight at the stop is made again"
+    state = (await graph.aget_state(run_config)).values
+    assert scripted_search.queries == ["alpha q0", "alpha q1"]
+    assert all(url in state["final_report"] for url in pages)
+    by_url = {s["url"]: s["content"] for s in state["sources"]}
+    assert all("says something worth citing" in by_url[url] for url in pages)

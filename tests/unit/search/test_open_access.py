@@ -120,7 +120,7 @@ async def test_the_pdf_is_read_in_place_of_its_result_s_page(
     server: PageServer, fetch_top_n: int
 ) -> None:
     """A paper costs the query one of its pages to read, as a web result does: its PDF
-    instead of its landing page (its DOI), never both."""
+    instead of its landing page (its DOI), not both when the PDF is read."""
     pdf = named(server, "/pdf/paper.pdf")
     works = [
         openalex_work("Attention for heat pumps", ABSTRACT, "10.1234/hp", pdf_url=pdf),
@@ -174,3 +174,31 @@ async def test_a_pdf_that_cannot_be_read_leaves_the_abstract_alone(
     assert all(why in s["reason"] for s in skipped), skipped
     # Refused before any request, or requested once (a redirect hop to refuse not followed).
     assert server.requests == ([path] if why and path.startswith("/") else [])
+
+
+@pytest.mark.parametrize(
+    ("path", "why"),
+    [
+        ("/pdf/missing.pdf", "HTTP 404"),
+        ("/article/not-a-pdf", "not a PDF"),
+        ("/report.pdf", "text extraction failed"),
+    ],
+)
+async def test_a_paper_whose_pdf_cannot_be_read_is_read_at_its_own_page(
+    server: PageServer, path: str, why: str
+) -> None:
+    """An OpenAlex work's open-access PDF fails: its landing page, which a web result would
+    have been read at, is read in its place, after the PDF and once."""
+    pdf, landing = named(server, path), named(server, "/article/attention-heat-pumps")
+    work = openalex_work("Attention for heat pumps", ABSTRACT, None, pdf_url=pdf)
+    work["primary_location"] = {"landing_page_url": landing}
+    answer = await answered(
+        lambda _: (FakeJsonApi("/works", {"results": [work]}), OpenAlexProvider, ""), pdf
+    )
+    assert [s["url"] for s in answer.sources] == [landing]
+    assert "measured a 11 percent change in attention heat pumps" in answer.sources[0]["content"]
+    assert "measured a 11 percent change" in answer.text and "of a PDF" not in answer.text
+    assert server.requests == [path, "/article/attention-heat-pumps"]
+    skipped = answer.trace["skipped_pages"]
+    assert [s["url"] for s in skipped] == [pdf] and why in skipped[0]["reason"]
+    assert answer.trace["pages_shown"] == [landing]
