@@ -27,7 +27,13 @@ from tests.support.search import PAGES_HOST, ScriptedSearch
 from tests.support.services import PostgresCluster, postgres_cluster, redis_server
 
 # Slow, marked here by path: modules whose text belongs to the README's owners.
-SLOW_BY_PATH = {"tests/e2e/test_readme.py", "tests/e2e/test_evals_readme.py"}
+SLOW_BY_PATH = {
+    "tests/e2e/test_readme.py",
+    "tests/e2e/test_readme_links.py",
+    "tests/e2e/test_readme_snippets.py",
+    "tests/e2e/test_readme_speed.py",
+    "tests/e2e/test_evals_readme.py",
+}
 ROOT = Path(__file__).resolve().parent.parent
 
 

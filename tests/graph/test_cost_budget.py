@@ -131,7 +131,7 @@ async def test_a_run_that_crashed_mid_research_and_resumed_stays_within_the_budg
     monkeypatch: pytest.MonkeyPatch,
     new_process: bool,
 ) -> None:
-    """The first search of `alpha` dies (as in test_search_cap): its model calls so far are
+    """The first search of `alpha` dies (as in test_search_cap_resume): its model calls so far are
     checkpointed in the researcher's state, and the resumed run still keeps the budget."""
     model = use_script(priced_script())
     real_search = scripted_search.search
