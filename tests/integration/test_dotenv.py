@@ -21,7 +21,7 @@ from deep_research.config.endpoints import Endpoints
 from deep_research.config.settings import Context
 from tests.support.brain import LINK, ResearchBrain, role_of
 from tests.support.cli import CLI_TIMEOUT, LLM_KEY, QUESTION, TAVILY_KEY, run_cli
-from tests.support.dotenv import (
+from tests.support.dotenv_files import (
     bare_env,
     dotenv_on,  # noqa: F401  (the fixture: reading `.env` switched on)
     dotenv_text,

@@ -12,7 +12,7 @@ import pytest
 from deep_research.cli.main import main
 from tests.support.brain import ResearchBrain
 from tests.support.cli import LLM_KEY, QUESTION, run_cli
-from tests.support.dotenv import (
+from tests.support.dotenv_files import (
     bare_env,
     dotenv_on,  # noqa: F401  (the fixture: reading `.env` switched on)
     dotenv_text,
