@@ -8,6 +8,11 @@ The page is not fetched (`complete`): the abstract is what it shows. A free PDF 
 lists (`fullTextUrlList`: document style "pdf", availability "OA" or "F") is the result's
 `pdf_url`, read through the address guard like any result page.
 
+An open-access article in PMC (`isOpenAccess` "Y", a `pmcid`) has its full text on the
+same REST service as JATS XML (`/PMCID/fullTextXML`): the result's `full_text_url`, read
+before its PDF (search/full_text.py), and its URL is then the article's PMC page
+(`https://pmc.ncbi.nlm.nih.gov/articles/PMCID/`), which shows the abstract and that text.
+
 Hand-written: no maintained client library for the REST API exists on PyPI.
 """
 
@@ -36,6 +41,7 @@ MAX_QUERY_CHARS = 300
 SOURCE = re.compile(r"[A-Z]{3}")
 RECORD_ID = re.compile(r"[A-Za-z0-9]{1,20}")
 PMID = re.compile(r"\d{1,10}")
+PMCID = re.compile(r"PMC\d{1,10}")
 _TAG = re.compile(r"<[^<>]{0,200}>")
 # Open access, free to read (not "S", subscription); a tuple: a hostile list compares, unhashed.
 FREE = ("OA", "F")
@@ -59,6 +65,23 @@ def record_url(record: dict[str, Any]) -> str | None:
     ):
         return f"https://europepmc.org/article/{source}/{record_id}"
     return None
+
+
+def full_text_base(api_url: str) -> str:
+    """Where the service's full texts are, beside its search (`.../rest/search`); '' for
+    an endpoint not named so, whose full texts are not known."""
+    base, slash, last = api_url.rstrip("/").rpartition("/")
+    return base if slash and last == "search" else ""
+
+
+def open_full_text(record: dict[str, Any], base: str) -> tuple[str, str]:
+    """An open-access PMC article's full text XML and its page; ('', '') for any other."""
+    pmcid = record.get("pmcid")
+    if not base or record.get("isOpenAccess") != "Y":
+        return "", ""
+    if not isinstance(pmcid, str) or not PMCID.fullmatch(pmcid):
+        return "", ""
+    return f"{base}/{pmcid}/fullTextXML", f"https://pmc.ncbi.nlm.nih.gov/articles/{pmcid}/"
 
 
 def free_pdf(record: dict[str, Any]) -> str:
@@ -88,9 +111,16 @@ class EuropePmcProvider:
     name = "europepmc"
     max_concurrency = 4
 
-    def __init__(self, api_url: str = DEFAULT_API_URL, timeout: float = api_call.TIMEOUT) -> None:
+    def __init__(
+        self,
+        api_url: str = DEFAULT_API_URL,
+        timeout: float = api_call.TIMEOUT,
+        full_texts: str | None = None,
+    ) -> None:
         self._url = api_url
         self._timeout = timeout
+        # Where full texts are read: beside the search, unless told (a test's own host).
+        self._full_texts = full_text_base(api_url) if full_texts is None else full_texts
 
     async def search(
         self, query: str, max_results: int, *, years: Years | None = None
@@ -109,14 +139,14 @@ class EuropePmcProvider:
             query,
             self._url,
             params,
-            partial(parse_records, query=query),
+            partial(parse_records, query=query, full_texts=self._full_texts),
             accept="application/json",
             timeout=self._timeout,
             max_results=max_results,
         )
 
 
-def parse_records(body: bytes, query: str) -> Results:
+def parse_records(body: bytes, query: str, full_texts: str = "") -> Results:
     """The records of an answer that have a title, an abstract and an identifier; the rest
     counted malformed. Raises `SearchError` for an answer that is not a result list."""
     try:
@@ -127,11 +157,11 @@ def parse_records(body: bytes, query: str) -> Results:
     records = listed.get("result") if isinstance(listed, dict) else None
     if not isinstance(records, list):
         raise SearchError(f"europepmc answered something that is not a result list for {query!r}")
-    kept = [result for record in records if (result := _record(record)) is not None]
+    kept = [result for record in records if (result := _record(record, full_texts)) is not None]
     return Results(kept, malformed=len(records) - len(kept))
 
 
-def _record(record: object) -> SearchResult | None:
+def _record(record: object, full_texts: str) -> SearchResult | None:
     if not isinstance(record, dict):
         return None
     title, abstract = record.get("title"), record.get("abstractText")
@@ -146,10 +176,12 @@ def _record(record: object) -> SearchResult | None:
         for part in (authors, year)
         if isinstance(part, str) and part.strip()
     )
+    xml, article = open_full_text(record, full_texts)
     return SearchResult(
-        url=url,
+        url=article or url,
         title=one_line(f"{title} ({byline})" if byline else title, MAX_TITLE_CHARS),
         content=one_line(abstract, MAX_ABSTRACT_CHARS),
-        complete=True,
+        complete=True,  # the article's page is not fetched: the API gives its text
         pdf_url=free_pdf(record),
+        full_text_url=xml,
     )

@@ -27,6 +27,9 @@ READABLE_TYPES = {
     "application/xhtml+xml": "html",
     "text/plain": "text",
     "application/pdf": "pdf",
+    # An article as JATS XML (Europe PMC's full text); other XML is refused when read.
+    "application/xml": "jats",
+    "text/xml": "jats",
 }
 # RFC 6838 type/subtype names; anything else in a Content-Type header is not shown.
 MEDIA_TYPE = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*")
@@ -59,6 +62,9 @@ class Page:
     # few that answer its query, each a source of its own (search/pdf_pages.py).
     pdf_pages: tuple[str, ...] = ()
     pdf_total: int = 0  # the PDF's pages, read or not (reading stops at `extract.WEB_PDF`)
+    # An article's sections (JATS XML, item 0 its title and abstract), each cut to the page
+    # limit: a researcher reads the opening and those that answer its query (`full_text`).
+    sections: tuple[str, ...] = ()
 
 
 class Html(NamedTuple):
@@ -169,33 +175,26 @@ class PageFetcher:
                 except UnreadableBody as error:
                     return Page(url, skipped=str(error)), None
                 charset = response.charset_encoding
-            loop = asyncio.get_running_loop()
             try:
-                if kind == "pdf":
-                    read = await loop.run_in_executor(_extractors(), extract.web_pdf, raw)
-                    pages, pdf_total, pdf_note = read
-                    text = "\n\n".join(pages).strip()
-                else:
-                    pages, pdf_total, pdf_note = [], 0, ""
-                    text = await loop.run_in_executor(
-                        _extractors(), extract.to_text, kind, raw, charset, str(current)
-                    )
+                read = await asyncio.get_running_loop().run_in_executor(
+                    _extractors(), extract.read_body, kind, raw, charset, str(current)
+                )
             except extract.ExtractionFailed as error:
                 return Page(url, skipped=str(error), raw_bytes=len(raw)), None
             note = f"only the first {self._max_bytes:,} bytes were read" if cut else ""
-            note = "; ".join(filter(None, [note, pdf_note]))
+            note = "; ".join(filter(None, [note, read.note]))
             html = Html(raw, str(current)) if kind == "html" else None
-            if not text:
+            if not read.text:
                 return Page(url, skipped=NO_TEXT, raw_bytes=len(raw)), html
-            clipped = extract.clip(text, self._max_chars)
-            pdf_pages = tuple(extract.clip(page, self._max_chars) for page in pages)
+            clip = functools.partial(extract.clip, limit=self._max_chars)
             page = Page(
                 url,
-                clipped,
+                clip(read.text),
                 note=note,
                 raw_bytes=len(raw),
-                pdf_pages=pdf_pages,
-                pdf_total=pdf_total,
+                pdf_pages=tuple(map(clip, read.pdf_pages)),
+                pdf_total=read.pdf_total,
+                sections=tuple(map(clip, read.sections)),
             )
             return page, html
         return Page(url, skipped=f"more than {MAX_REDIRECTS} redirects"), None

@@ -6,21 +6,20 @@ opens the PDF at the page its passage is on, and the check reads that page's tex
 
 A paper's open-access PDF (a scholarly result's `pdf_url`) is read the same way, beside
 its abstract: the abstract stays cited at its own page, each PDF page chosen at its own.
-When that PDF cannot be read as one (a publisher's 403, a dead link, a web page where the
-file should be), the result's own page is read in its place if it has one to read (an
-OpenAlex work's DOI or landing page): what a web result would have given.
+When that PDF cannot be read as one, something else may be read in its place
+(`search/full_text.py`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import Field, replace
 from typing import Any, ClassVar, Protocol, TypeVar
 
 from deep_research.search.fetch import Page
 from deep_research.search.types import SearchResult
-from deep_research.text.urls import is_web_url, pdf_page_url
+from deep_research.text.urls import pdf_page_url
 
 
 class _Finding(Protocol):
@@ -84,22 +83,6 @@ def with_open_access(findings: Sequence[Finding], pages: Mapping[str, Page]) -> 
         paper = replace(result, url=result.pdf_url, content="", complete=False, pdf_url="")
         found.append(replace(finding, result=paper, page=pdf))
     return found
-
-
-def in_place_of_failed(findings: Iterable[Finding], pages: Mapping[str, Page]) -> list[str]:
-    """The pages to read for results whose open-access PDF was fetched and not read as one:
-    each result's own page, when it is a web page not read yet and not `complete` (an
-    abstract page has nothing more to give). A PDF left unfetched (past the query's pages
-    to read) gets none, so a query never reads more pages than its share."""
-    urls = []
-    for finding in findings:
-        result = finding.result
-        pdf = pages.get(result.pdf_url) if result.pdf_url else None
-        if pdf is None or (pdf.pdf_pages and not pdf.skipped):
-            continue
-        if not result.complete and is_web_url(result.url) and result.url not in pages:
-            urls.append(result.url)
-    return list(dict.fromkeys(urls))
 
 
 def by_page(findings: Sequence[Finding], query: str) -> list[Finding]:

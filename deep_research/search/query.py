@@ -13,14 +13,13 @@ from typing import Any
 from deep_research.errors import DeepResearchError
 from deep_research.llm import prices
 from deep_research.runtime import durable, progress, tracing
-from deep_research.search import relevance
+from deep_research.search import full_text, relevance
 from deep_research.search.budget import Grant
 from deep_research.search.cache import RunCache, Searched, query_key, url_key
 from deep_research.search.chain import SearchChain, provider_slots
 from deep_research.search.fetch import Page, PageFetcher
 from deep_research.search.pdf_pages import by_page, with_open_access
 from deep_research.search.types import SearchError, SearchProvider, SearchResult, Years
-from deep_research.text.urls import is_web_url
 
 
 class CapReached(DeepResearchError):
@@ -32,11 +31,10 @@ class CapReached(DeepResearchError):
 
 
 def page_to_read(result: SearchResult) -> str:
-    """The URL read for a result ('' for none): its open-access PDF in place of its page (a
-    paper costs no more fetches than a web result), else its web page unless `complete`."""
-    if result.pdf_url:
-        return result.pdf_url
-    return result.url if is_web_url(result.url) and not result.complete else ""
+    """The URL read for a result ('' for none): a paper's open-access full text or PDF in
+    place of its page (a paper costs no more page reads than a web result), else its web
+    page unless `complete` (search/full_text.py)."""
+    return next(iter(full_text.to_read(result)), "")
 
 
 @dataclass(frozen=True)
@@ -139,8 +137,10 @@ class Searcher:
     @staticmethod
     def with_pages(outcome: QueryOutcome, pages: dict[str, Page]) -> QueryOutcome:
         findings = [replace(f, page=pages.get(f.result.url, f.page)) for f in outcome.findings]
+        findings = full_text.with_full_text(findings, pages)  # an article's XML: its text
         findings = with_open_access(findings, pages)  # a paper's PDF beside its abstract
-        return replace(outcome, findings=by_page(findings, outcome.query))  # a PDF: its pages
+        findings = by_page(findings, outcome.query)  # a PDF: its pages
+        return replace(outcome, findings=full_text.by_section(findings, outcome.query))
 
     async def _library(self, query: str) -> tuple[list[Finding], int, list[str]]:
         """The library's relevant passages for `query` (cached for the run like a search)."""

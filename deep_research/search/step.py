@@ -20,8 +20,8 @@ from deep_research.search.cache import run_cache
 from deep_research.search.chain import SearchChain
 from deep_research.search.cleaning import clean
 from deep_research.search.fetch import Page, PageFetcher
+from deep_research.search.full_text import in_place_of_failed, read_as_meant
 from deep_research.search.netguard import AddressPolicy
-from deep_research.search.pdf_pages import in_place_of_failed
 from deep_research.search.providers import make_provider, resolve_provider
 from deep_research.search.query import QueryOutcome, Searcher
 from deep_research.search.remembered import memory_lookup
@@ -194,14 +194,17 @@ def _trace(outcomes: list[QueryOutcome]) -> dict[str, Any]:
 
 
 def _unread_pdfs(outcomes: list[QueryOutcome], pages: dict[str, Page]) -> list[dict[str, str]]:
-    """The open-access PDFs fetched and not read as PDFs: their results keep the abstract
-    alone (search/pdf_pages.py), and the trace says why."""
-    named = {f.result.pdf_url for outcome in outcomes for f in outcome.findings} - {""}
-    return [
-        {"url": url, "reason": page.skipped or "not a PDF"}
-        for url, page in pages.items()
-        if url in named and (page.skipped or not page.pdf_pages)
-    ]
+    """The open-access full texts and PDFs fetched and not read as what they are: their
+    results keep the abstract, or what was read in their place (search/full_text.py), and
+    the trace says why."""
+    unread = {}
+    for outcome in outcomes:
+        for f in outcome.findings:
+            for url, what in ((f.result.full_text_url, "an article"), (f.result.pdf_url, "a PDF")):
+                page = pages.get(url) if url else None
+                if page is not None and not read_as_meant(url, f.result, page):
+                    unread[url] = page.skipped or f"not {what}"
+    return [{"url": url, "reason": reason} for url, reason in unread.items()]
 
 
 def renderer(policy: AddressPolicy) -> Renderer | None:

@@ -29,6 +29,9 @@ class SearchResult:
     # The open-access PDF of a paper the API names (a checked web URL; "": none): read in
     # place of the result's page, its best pages sources of their own (search/pdf_pages.py).
     pdf_url: str = ""
+    # An open-access article's full text as JATS XML (Europe PMC's; "": none), read before
+    # its PDF; its sections are shown at `url`, the article's page (search/full_text.py).
+    full_text_url: str = ""
 
 
 @dataclass(frozen=True)

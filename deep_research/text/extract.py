@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from itertools import islice
-from typing import Any
+from typing import Any, NamedTuple
 
 import trafilatura
 from lxml.etree import XPath, strip_elements
 from trafilatura.utils import load_html
 
 from deep_research.errors import DeepResearchError
+from deep_research.text import jats
 from deep_research.text.pdf import PdfBounds, PdfRefused, read_pdf
 
 # Text a browser would not show is where prompt injections hide: removed before extraction,
@@ -125,6 +126,31 @@ def web_pdf(raw: bytes) -> tuple[list[str], int, str]:
 
 class ExtractionFailed(DeepResearchError):
     """A parser failed on a page; the message is fixed text naming the error's type."""
+
+
+class Read(NamedTuple):
+    """What a downloaded body gave: its text, and its parts when it has them."""
+
+    text: str
+    note: str = ""  # how much of a PDF was read, when not all
+    pdf_pages: tuple[str, ...] = ()
+    pdf_total: int = 0
+    sections: tuple[str, ...] = ()
+
+
+def read_body(kind: str, raw: bytes, charset: str | None, url: str) -> Read:
+    """A downloaded body of `kind` ('html', 'text', 'pdf' or 'jats') as text, with a PDF's
+    pages or an article's sections. Raises `ExtractionFailed`."""
+    if kind == "pdf":
+        pages, total, note = web_pdf(raw)
+        return Read("\n\n".join(pages).strip(), note, tuple(pages), total)
+    if kind == "jats":
+        try:
+            parts = jats.sections(raw)
+        except jats.NotAnArticle as error:  # fixed words
+            raise ExtractionFailed(str(error)) from error
+        return Read("\n\n".join(parts), sections=tuple(parts))
+    return Read(to_text(kind, raw, charset, url))
 
 
 def to_text(kind: str, raw: bytes, charset: str | None, url: str) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 from xml.sax.saxutils import escape
@@ -181,10 +182,19 @@ class FakeJsonApi(_Scripted):
     """A JSON search API at `path` (OpenAlex's `/works`, Europe PMC's `/rest/search`)
     answering `payload` to every request the script does not answer."""
 
-    def __init__(self, path: str, payload: object, script: list[Answer] | None = None) -> None:
+    def __init__(
+        self,
+        path: str,
+        payload: object,
+        script: list[Answer] | None = None,
+        files: dict[str, tuple[str, bytes]] | None = None,
+    ) -> None:
         self.path, self.payload = path, payload
         app = web.Application()
         app.router.add_get(path, self._answer)
+        # Other paths it serves, as (content type, body): Europe PMC's full texts.
+        for at, (content_type, body) in (files or {}).items():
+            app.router.add_get(at, _served(content_type, body))
         super().__init__(app, script)
 
     @property
@@ -196,6 +206,13 @@ class FakeJsonApi(_Scripted):
         if scripted is not None:
             return scripted
         return web.Response(body=json_body(self.payload), content_type="application/json")
+
+
+def _served(content_type: str, body: bytes) -> Callable[[web.Request], Awaitable[web.Response]]:
+    async def serve(request: web.Request) -> web.Response:
+        return web.Response(body=body, headers={"Content-Type": content_type})
+
+    return serve
 
 
 def openalex_work(
@@ -240,9 +257,11 @@ def europepmc_record(
     pmid: str = "33301246",
     source: str = "MED",
     pdf_url: str | None = None,
+    pmcid: str | None = None,
 ) -> dict[str, Any]:
     """A record as Europe PMC's search lists it with resultType=core: its full text behind
-    the DOI (subscription), and with a `pdf_url` an open-access PDF too."""
+    the DOI (subscription), and with a `pdf_url` an open-access PDF too; with a `pmcid`,
+    an open-access article in PMC (its full text XML on the service)."""
     links: list[dict[str, str]] = [
         {
             "availability": "Subscription required",
@@ -272,4 +291,5 @@ def europepmc_record(
         "pubYear": "2020",
         "abstractText": abstract,
         "fullTextUrlList": {"fullTextUrl": links},
+        **({"pmcid": pmcid, "isOpenAccess": "Y", "inPMC": "Y"} if pmcid else {}),
     }

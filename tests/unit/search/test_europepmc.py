@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from deep_research.search.europepmc import EuropePmcProvider, without_markup
+from deep_research.search.europepmc import EuropePmcProvider, full_text_base, without_markup
 from deep_research.search.types import SearchError, Years
 from tests.support.fakes.scholarly_servers import FakeJsonApi, europepmc_record
 
@@ -109,3 +109,42 @@ async def test_a_free_pdf_the_record_lists_is_its_pdf_and_nothing_else_is() -> N
         found = await EuropePmcProvider(api.api_url).search("x", 20)
     assert [r.pdf_url for r in found] == [pdf, pdf, "", *[""] * len(none_free)]
     assert found[0].url == "https://pubmed.ncbi.nlm.nih.gov/1/", "the abstract at its own page"
+
+
+async def test_an_open_access_pmc_article_is_read_as_its_full_text_at_its_pmc_page() -> None:
+    article = europepmc_record("Open", "An open article.", pmid="5", pmcid="PMC7745181")
+    hostile = [
+        {**article, "pmcid": "PMC7745181/../../admin"},
+        {**article, "pmcid": "pmc1"},
+        {**article, "pmcid": ["PMC1"]},
+        {**article, "pmcid": "PMC" + "1" * 11},
+        {**article, "isOpenAccess": "N"},  # in PMC, not open access: no full text to read
+        {**article, "isOpenAccess": True},
+    ]
+    with FakeJsonApi(PATH, payload(article, *hostile)) as api:
+        found = await EuropePmcProvider(api.api_url).search("x", 20)
+        base = api.api_url.removesuffix("/search")
+    assert (found[0].url, found[0].full_text_url, found[0].complete) == (
+        "https://pmc.ncbi.nlm.nih.gov/articles/PMC7745181/",
+        f"{base}/PMC7745181/fullTextXML",
+        True,  # never fetched as a page: its text comes from the service
+    )
+    assert [(r.url, r.full_text_url) for r in found[1:]] == [
+        ("https://pubmed.ncbi.nlm.nih.gov/5/", "")
+    ] * len(hostile)
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "base"),
+    [
+        (
+            "https://www.ebi.ac.uk/europepmc/webservices/rest/search",
+            "https://www.ebi.ac.uk/europepmc/webservices/rest",
+        ),
+        ("https://mirror.example/rest/search/", "https://mirror.example/rest"),
+        ("https://mirror.example/find", ""),  # not named as Europe PMC's: none known
+        ("search", ""),
+    ],
+)
+def test_full_texts_are_read_beside_the_search_endpoint(endpoint: str, base: str) -> None:
+    assert full_text_base(endpoint) == base

@@ -32,6 +32,7 @@ from tests.support.fakes.scholarly_servers import (
     openalex_work,
 )
 from tests.support.fetching import Resolver, named
+from tests.support.jats import article_xml
 from tests.support.search import ALLOW_PAGES, PAGES_HOST
 
 FACT = "Attention-based controllers raised heat pump efficiency by 12 percent at minus 20."
@@ -202,3 +203,60 @@ async def test_a_paper_whose_pdf_cannot_be_read_is_read_at_its_own_page(
     skipped = answer.trace["skipped_pages"]
     assert [s["url"] for s in skipped] == [pdf] and why in skipped[0]["reason"]
     assert answer.trace["pages_shown"] == [landing]
+
+
+RESULTS = "Attention controllers raised heat pump efficiency by 12 percent at minus 20."
+ARTICLE = article_xml(
+    "Attention for heat pumps",
+    ABSTRACT,
+    [
+        ("Introduction", ["Buildings use a third of Europe's energy."]),
+        ("Results", [RESULTS]),
+        ("Funding", ["The authors thank the council."]),
+    ],
+)
+
+
+@pytest.mark.parametrize(
+    ("served", "why"),
+    [
+        (("application/xml", ARTICLE), ""),
+        (("text/xml; charset=utf-8", ARTICLE), ""),
+        (("application/xml", b"<rss><channel/></rss>"), "not a JATS article"),
+        (("text/html", b"<html><p>A page.</p></html>"), "not an article"),
+        (None, "HTTP 404"),
+    ],
+)
+async def test_an_open_access_article_is_read_as_its_sections_else_as_its_pdf(
+    server: PageServer, served: tuple[str, bytes] | None, why: str
+) -> None:
+    """Europe PMC's full text XML first: the sections that answer the query, cited at the
+    article's PMC page; when it cannot be read as an article, the PDF in its place."""
+    pdf = named(server, "/pdf/paper.pdf")
+    record = europepmc_record("Attention for heat pumps", ABSTRACT, pmid="42", pdf_url=pdf)
+    record |= {"pmcid": "PMC7745181", "isOpenAccess": "Y"}
+    payload = {"hitCount": 1, "resultList": {"result": [record]}}
+    files = {"/rest/PMC7745181/fullTextXML": served} if served else {}
+    api = FakeJsonApi("/rest/search", payload, files=files)
+    page = "https://pmc.ncbi.nlm.nih.gov/articles/PMC7745181/"
+
+    bases = []
+
+    def provider(url: str) -> EuropePmcProvider:  # its host named as the fetcher may read it
+        bases.append(f"http://{PAGES_HOST}:{api.port}/rest")
+        return EuropePmcProvider(url, full_texts=bases[0])
+
+    answer = await answered(lambda _: (api, provider, page), pdf)
+    by_url = {source["url"]: source["content"] for source in answer.sources}
+    skipped = answer.trace["skipped_pages"]
+    xml = f"{bases[0]}/PMC7745181/fullTextXML"
+    if not why:
+        opening = f"Attention for heat pumps\n\nBackground\n\n{ABSTRACT}"
+        assert by_url == {page: f"{opening}\n\nResults\n\n{RESULTS} [1]"}
+        assert server.requests == [] and skipped == [], "the PDF is not read besides"
+        assert RESULTS in answer.text and "Funding" not in answer.text
+        assert "page text (section 2 of the article's 3 sections):" in answer.text
+    else:
+        assert by_url == {page: ABSTRACT, f"{pdf}#page=2": FACT}
+        assert server.requests == ["/pdf/paper.pdf"]
+        assert [s["url"] for s in skipped] == [xml] and why in skipped[0]["reason"]

@@ -3,13 +3,7 @@
 from __future__ import annotations
 
 from deep_research.search.fetch import Page
-from deep_research.search.pdf_pages import (
-    MAX_PAGES_SHOWN,
-    by_page,
-    chosen_pages,
-    in_place_of_failed,
-    with_open_access,
-)
+from deep_research.search.pdf_pages import MAX_PAGES_SHOWN, by_page, chosen_pages, with_open_access
 from deep_research.search.query import Finding
 from deep_research.search.types import SearchResult
 
@@ -89,33 +83,3 @@ def test_one_pdf_is_shown_once_however_many_results_name_it() -> None:
         (first.url, "The abstract."),
         (PDF, "s"),
     ]
-
-
-def test_a_paper_whose_pdf_was_not_read_as_one_has_its_own_page_read_instead() -> None:
-    """Only a fetched PDF that gave no pages counts, and only a result page still to read:
-    a web page, not an abstract page (`complete`), not read already, asked for once."""
-    texts = ("Cover.", "Wind output rose.")
-    read = replace_pages(Page(PDF, text="\n\n".join(texts)), texts)
-    failed = {f"{PDF}?{why}": Page(f"{PDF}?{why}", skipped=why) for why in ("HTTP 403", "a loop")}
-    html = Page(f"{PDF}?html", text="<p>An article where the file should be.</p>")
-
-    def paper(url: str, pdf: str, *, complete: bool = False) -> Finding:
-        return Finding(SearchResult(url, "Paper", "Abstract.", complete=complete, pdf_url=pdf), 1)
-
-    pages = {PDF: read, **failed, html.url: html, "https://doi.org/10.1/read": Page("x")}
-    findings = [
-        paper("https://doi.org/10.1/a", f"{PDF}?HTTP 403"),  # refused: its DOI instead
-        paper("https://doi.org/10.1/b", html.url),  # not a PDF: its DOI instead
-        paper("https://doi.org/10.1/a", f"{PDF}?a loop"),  # the same DOI: asked for once
-        paper("https://doi.org/10.1/c", PDF),  # read as a PDF: nothing more
-        paper("https://doi.org/10.1/d", f"{PDF}?unfetched"),  # past the pages to read
-        paper("https://arxiv.org/abs/1", f"{PDF}?HTTP 403", complete=True),  # the abstract
-        paper("file:///etc/passwd", f"{PDF}?HTTP 403"),  # no web page
-        paper("https://doi.org/10.1/read", f"{PDF}?HTTP 403"),  # read already
-        Finding(SearchResult("https://web.example/", "Web", "w"), 1),  # no PDF at all
-    ]
-    assert in_place_of_failed(findings, pages) == [
-        "https://doi.org/10.1/a",
-        "https://doi.org/10.1/b",
-    ]
-    assert in_place_of_failed(findings, {}) == []

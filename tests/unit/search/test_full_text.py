@@ -1,0 +1,123 @@
+"""search/full_text.py: what is read for a paper, in place of what failed, and which
+sections of an article read as XML a researcher is shown."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from deep_research.search.fetch import Page
+from deep_research.search.full_text import (
+    MAX_SECTIONS_SHOWN,
+    by_section,
+    in_place_of_failed,
+    read_as_meant,
+    to_read,
+    with_full_text,
+)
+from deep_research.search.query import Finding
+from deep_research.search.types import SearchResult
+
+PDF = "https://papers.example/report.pdf"
+XML = "https://www.ebi.ac.uk/europepmc/webservices/rest/PMC1/fullTextXML"
+ARTICLE = "https://pmc.ncbi.nlm.nih.gov/articles/PMC1/"
+
+
+def replace_pages(page: Page, texts: tuple[str, ...]) -> Page:
+    return replace(page, pdf_pages=texts)
+
+
+def test_a_paper_is_read_at_its_full_text_then_its_pdf_then_its_own_page() -> None:
+    both = SearchResult(ARTICLE, "P", "Abstract.", complete=True, pdf_url=PDF, full_text_url=XML)
+    doi = SearchResult("https://doi.org/10.1/x", "P", "Abstract.", pdf_url=PDF)
+    assert to_read(both) == [XML, PDF]
+    assert to_read(doi) == [PDF, doi.url]
+    assert to_read(SearchResult("https://web.example/", "W", "w")) == ["https://web.example/"]
+    assert to_read(SearchResult("file:///a.txt", "W", "w")) == []
+    article = Page(XML, text="t", sections=("opening", "body"))
+    assert read_as_meant(XML, both, article)
+    assert not read_as_meant(XML, both, Page(XML, text="<p>an HTML page</p>"))
+    assert not read_as_meant(XML, both, Page(XML, text="t", sections=("the abstract alone",)))
+    assert not read_as_meant(PDF, both, Page(PDF, text="t"))
+    assert not read_as_meant(doi.url, doi, Page(doi.url, skipped="HTTP 403"))
+    assert read_as_meant(doi.url, doi, Page(doi.url, text="The article."))
+
+
+def test_an_article_whose_xml_failed_has_its_pdf_read_instead() -> None:
+    result = SearchResult(ARTICLE, "P", "Abstract.", complete=True, pdf_url=PDF, full_text_url=XML)
+    finding = Finding(result, 1)
+    failed = {XML: Page(XML, skipped="not a JATS article")}
+    assert in_place_of_failed([finding], failed) == [PDF]
+    assert in_place_of_failed([finding], {XML: Page(XML, text="t", sections=("a", "b"))}) == []
+    alone = replace(result, pdf_url="")  # no PDF: nothing else (its page is the abstract's)
+    assert in_place_of_failed([Finding(alone, 1)], failed) == []
+
+
+def test_a_paper_whose_pdf_was_not_read_as_one_has_its_own_page_read_instead() -> None:
+    """Only a fetched PDF that gave no pages counts, and only a result page still to read:
+    a web page, not an abstract page (`complete`), not read already, asked for once."""
+    texts = ("Cover.", "Wind output rose.")
+    read = replace_pages(Page(PDF, text="\n\n".join(texts)), texts)
+    failed = {f"{PDF}?{why}": Page(f"{PDF}?{why}", skipped=why) for why in ("HTTP 403", "a loop")}
+    html = Page(f"{PDF}?html", text="<p>An article where the file should be.</p>")
+
+    def paper(url: str, pdf: str, *, complete: bool = False) -> Finding:
+        return Finding(SearchResult(url, "Paper", "Abstract.", complete=complete, pdf_url=pdf), 1)
+
+    pages = {PDF: read, **failed, html.url: html, "https://doi.org/10.1/read": Page("x")}
+    findings = [
+        paper("https://doi.org/10.1/a", f"{PDF}?HTTP 403"),  # refused: its DOI instead
+        paper("https://doi.org/10.1/b", html.url),  # not a PDF: its DOI instead
+        paper("https://doi.org/10.1/a", f"{PDF}?a loop"),  # the same DOI: asked for once
+        paper("https://doi.org/10.1/c", PDF),  # read as a PDF: nothing more
+        paper("https://doi.org/10.1/d", f"{PDF}?unfetched"),  # past the pages to read
+        paper("https://arxiv.org/abs/1", f"{PDF}?HTTP 403", complete=True),  # the abstract
+        paper("file:///etc/passwd", f"{PDF}?HTTP 403"),  # no web page
+        paper("https://doi.org/10.1/read", f"{PDF}?HTTP 403"),  # read already
+        Finding(SearchResult("https://web.example/", "Web", "w"), 1),  # no PDF at all
+    ]
+    assert in_place_of_failed(findings, pages) == [
+        "https://doi.org/10.1/a",
+        "https://doi.org/10.1/b",
+    ]
+    assert in_place_of_failed(findings, {}) == []
+
+
+def article_finding(*body: str) -> Finding:
+    result = SearchResult(ARTICLE, "P", "Abstract.", complete=True, full_text_url=XML)
+    sections = ("Title\n\nAbstract.", *body)
+    return Finding(result, 1, Page(XML, text="x" * 600, sections=sections))
+
+
+def test_an_article_shows_the_sections_that_answer_the_query_in_its_order() -> None:
+    body = [f"Section {n} on soil." for n in range(6)]
+    body[1] = "Wind output fell in frost."
+    body[4] = "Frost and wind: the wind farms."
+    (shown,) = by_section([article_finding(*body)], "wind frost output")
+    assert shown.page is not None and shown.page.sections == ()
+    assert shown.page.text == (
+        "Title\n\nAbstract.\n\nWind output fell in frost.\n\nFrost and wind: the wind farms."
+    )
+    assert shown.page.note == "sections 2 and 5 of the article's 6 sections"
+    assert shown.retrieved_text == shown.page.text  # the abstract once, in the opening
+    # No section shares a word: the first of the body, a sample of it.
+    (shown,) = by_section([article_finding(*body)], "turbines")
+    assert shown.page is not None and shown.page.text == "Title\n\nAbstract.\n\nSection 0 on soil."
+    assert shown.page.note == "section 1 of the article's 6 sections"
+    (shown,) = by_section([article_finding()], "wind")  # no body: the abstract alone
+    assert shown.page is None
+    many = [f"wind {n} " + "word " * 200 for n in range(9)]
+    (shown,) = by_section([article_finding(*many)], "wind")
+    assert shown.page is not None
+    parts = shown.page.text.split("\n\n")[2:]  # after the title and abstract
+    assert len(parts) == MAX_SECTIONS_SHOWN and all(len(p) <= 200 for p in parts)
+    assert len(shown.page.text) <= 600, "within what the page held"
+
+
+def test_only_an_article_read_as_one_becomes_the_result_s_page() -> None:
+    result = SearchResult(ARTICLE, "P", "Abstract.", complete=True, full_text_url=XML)
+    read = Page(XML, text="t", sections=("opening", "body"))
+    (found,) = with_full_text([Finding(result, 1)], {XML: read})
+    assert found.page == read
+    for failed in (Page(XML, skipped="HTTP 404"), Page(XML, text="not an article")):
+        (found,) = with_full_text([Finding(result, 1)], {XML: failed})
+        assert found.page is None

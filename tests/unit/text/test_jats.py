@@ -1,0 +1,91 @@
+"""text/jats.py: an article's prose from JATS XML, and hostile XML refused in fixed words."""
+
+from __future__ import annotations
+
+import pytest
+
+from deep_research.text import jats
+from tests.support.jats import article_xml
+
+SECTIONS = [
+    ("Introduction", ["Heat pumps heat most new houses in Norway."]),
+    ("Results", ["Output fell 12 percent at minus 20.", "Defrost cycles took 4 percent."]),
+]
+
+
+def test_the_title_and_abstract_come_first_then_each_section_without_its_clutter() -> None:
+    found = jats.sections(article_xml("Heat pumps in frost", "We study heat pumps.", SECTIONS))
+    assert found == [
+        "Heat pumps in frost\n\nBackground\n\nWe study heat pumps.",
+        "Introduction\n\nHeat pumps heat most new houses in Norway. [1]",
+        "Results\n\nOutput fell 12 percent at minus 20. [1]\n\nDefrost cycles took 4 percent. [1]",
+    ]
+    text = "\n".join(found)
+    for clutter in ("TABLE CELL", "FIGURE CAPTION", "FORMULA", "REFERENCE TITLE", "J Heat", "1."):
+        assert clutter not in text
+
+
+def test_subsections_lists_and_paragraphs_outside_any_section_are_read_in_order() -> None:
+    extra = (
+        "<sec><title>Methods</title><p>Field <italic>trials</italic>.</p>"
+        "<sec><title>Sites</title><list><list-item><p>Tromsø</p></list-item></list></sec></sec>"
+    )
+    raw = article_xml("T", "A.", [], body_extra=extra).replace(
+        b"<body>", b"<body><p>A note before the sections.</p>"
+    )
+    assert jats.sections(raw)[1:] == [
+        "A note before the sections.",
+        "Methods\n\nField trials.\n\nSites\n\nTromsø",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("raw", "why"),
+    [
+        (b"<html><body><p>x</p></body></html>", "not a JATS article"),
+        (b"<rss><channel/></rss>", "not a JATS article"),
+        (b"<article><front></front></article>", "an article without text"),
+        (b"<article><body><p>cut in the mid", "unreadable XML (ParseError)"),
+        (b"", "unreadable XML (ParseError)"),
+        # A billion laughs, an external entity, any DTD: refused before anything expands.
+        (
+            b'<?xml version="1.0"?><!DOCTYPE a [<!ENTITY l "lol"><!ENTITY l2 "&l;&l;&l;">]>'
+            b"<article><body><p>&l2;</p></body></article>",
+            "unreadable XML (DTDForbidden)",
+        ),
+        (
+            b'<!DOCTYPE a [<!ENTITY x SYSTEM "file:///etc/passwd">]><article><p>&x;</p></article>',
+            "unreadable XML (DTDForbidden)",
+        ),
+        (
+            b"<article><body>" + b"<sec>" * 5_000 + b"</sec>" * 5_000 + b"</body></article>",
+            "nested too deeply",
+        ),
+        (
+            b"<article><body><p>" + b"<b>" * 5_000 + b"</b>" * 5_000 + b"</p></body></article>",
+            "nested too deeply",
+        ),
+        (b"<article><body>" + b"<p/>" * 50_001 + b"</body></article>", "50,000 elements"),
+        (b"<article><body>" + b"<p>x</p>" * 50_001 + b"</body></article>", "50,000 elements"),
+    ],
+)
+def test_xml_that_is_no_readable_article_is_refused_in_fixed_words(raw: bytes, why: str) -> None:
+    with pytest.raises(jats.NotAnArticle) as refused:
+        jats.sections(raw)
+    assert why in str(refused.value)
+
+
+def test_a_section_and_the_number_of_sections_are_bounded() -> None:
+    long = [("Long", ["word " * 30_000])]
+    many = [(f"S{n}", [f"p{n}"]) for n in range(150)]
+    assert len(jats.sections(article_xml("T", "A.", long))[1]) == jats.MAX_SECTION_CHARS
+    assert len(jats.sections(article_xml("T", "A.", many))) == jats.MAX_SECTIONS
+
+
+def test_namespaced_tags_are_read_by_their_local_names() -> None:
+    raw = (
+        b'<j:article xmlns:j="http://jats.nlm.nih.gov"><j:front><j:article-title>Title'
+        b"</j:article-title></j:front><j:body><j:sec><j:title>S</j:title><j:p>Text</j:p>"
+        b"</j:sec></j:body></j:article>"
+    )
+    assert jats.sections(raw) == ["Title", "S\n\nText"]
