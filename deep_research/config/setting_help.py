@@ -106,7 +106,7 @@ HELP: dict[str, str] = {
     "search_provider": (
         "Search backend. auto: tavily when TAVILY_API_KEY is set, else searxng "
         "when SEARXNG_URL is set, else ddgs. arxiv, openalex, europepmc: papers' abstracts "
-        "and open-access PDFs; "
+        "and open-access full texts or PDFs; "
         "wikipedia: articles (all keyless). library: only your documents (deep-research "
         "library add), never the web; search_fallback is then ignored."
     ),
