@@ -40,8 +40,8 @@ MAX_ABSTRACT_CHARS = 6_000
 MAX_QUERY_CHARS = 300
 SOURCE = re.compile(r"[A-Z]{3}")
 RECORD_ID = re.compile(r"[A-Za-z0-9]{1,20}")
-PMID = re.compile(r"\d{1,10}")
-PMCID = re.compile(r"PMC\d{1,10}")
+PMID = re.compile(r"[0-9]{1,10}")
+PMCID = re.compile(r"PMC[0-9]{1,10}")
 _TAG = re.compile(r"<[^<>]{0,200}>")
 # Open access, free to read (not "S", subscription); a tuple: a hostile list compares, unhashed.
 FREE = ("OA", "F")

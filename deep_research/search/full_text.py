@@ -10,12 +10,13 @@ one page read as a web result does, and a publisher that refuses robots its PDF 
 serves the article itself.
 
 An article read as XML is shown as its title and abstract, then the sections that answer
-the query, cited at the article's page (`url`), where that text is.
+the researcher's topic (the same for each of its queries, so that the text a page is
+cited by is the text shown), cited at the article's page (`url`), where that text is.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from deep_research.search.fetch import Page
@@ -45,20 +46,31 @@ def read_as_meant(url: str, result: SearchResult, page: Page) -> bool:
     return bool(page.text)
 
 
-def in_place_of_failed(findings: Iterable[Finding], pages: Mapping[str, Page]) -> list[str]:
+def in_place_of_failed(
+    findings: Iterable[Finding], pages: Mapping[str, Page], asked: Collection[str]
+) -> list[str]:
     """What to read for results whose first read failed: the next of `to_read`, when it is
-    not read yet. A result whose first was not read (past the query's pages to read) gets
-    none, so a query never reads more pages than its share."""
+    not read yet. Only a result whose first was among what its query `asked` to read
+    counts (one past the query's pages to read does not, even when another query read
+    that URL), so a query never reads more pages than its share."""
     urls = []
     for finding in findings:
         result = finding.result
         choices = to_read(result)
-        first = pages.get(choices[0]) if choices else None
-        if first is None or read_as_meant(choices[0], result, first) or len(choices) < 2:
+        if len(choices) < 2 or choices[0] not in asked or (first := pages.get(choices[0])) is None:
             continue
-        if choices[1] not in pages:
+        if not read_as_meant(choices[0], result, first) and choices[1] not in pages:
             urls.append(choices[1])
     return list(dict.fromkeys(urls))
+
+
+def unread_reason(url: str, result: SearchResult, page: Page) -> str:
+    """Why `page` was not read as what `url` was fetched for (`read_as_meant` false)."""
+    if page.skipped:
+        return page.skipped
+    if url == result.full_text_url:
+        return "an article without a body" if page.sections else "not an article"
+    return "not a PDF"
 
 
 def with_full_text(findings: Sequence[Finding], pages: Mapping[str, Page]) -> list[Finding]:
@@ -73,34 +85,41 @@ def with_full_text(findings: Sequence[Finding], pages: Mapping[str, Page]) -> li
     return found
 
 
-def by_section(findings: Sequence[Finding], query: str) -> list[Finding]:
+def by_section(findings: Sequence[Finding], about: str, limit: int) -> list[Finding]:
     """`findings` with each article's text made its opening (title and abstract) and the
-    sections of its body that share most of the query's words (at most
-    `MAX_SECTIONS_SHOWN`, in the article's order), within what the page held: the opening
-    at most half of it, the sections sharing the rest. The result's own text (the
-    abstract) is left out, as the opening holds it; an article with no body keeps its
-    abstract alone."""
+    sections of its body that share most of the words of `about` (at most
+    `MAX_SECTIONS_SHOWN`, in the article's order), within `limit` characters: a part
+    shorter than its share is whole, and what it leaves goes to the others. The result's
+    own text (the API's abstract) gives way to the opening, which holds it, unless the
+    article's front has none."""
     chosen_for: list[Finding] = []
     for finding in findings:
         page = finding.page
-        if page is None or not page.sections:
+        if page is None or len(page.sections) < 2:
             chosen_for.append(finding)
             continue
         opening, body = page.sections[0], page.sections[1:]
-        numbers = chosen_pages(body, query, MAX_SECTIONS_SHOWN)
-        if not numbers:
-            chosen_for.append(replace(finding, page=None))
-            continue
-        budget = max(8 * len(numbers), len(page.text))
-        opening = clip(opening, budget // 2)
-        share = (budget - len(opening)) // len(numbers) - 2  # 2: the blank line before each
-        text = "\n\n".join([opening, *(clip(body[number - 1], share) for number in numbers)])
+        numbers = chosen_pages(body, about, MAX_SECTIONS_SHOWN)
+        parts = _fitted([opening, *(body[number - 1] for number in numbers)], limit)
         where = f"{_listed(numbers)} of the article's {len(body):,} sections"
         note = f"{where}; {page.note}" if page.note else where
-        result = replace(finding.result, content="")
-        page = replace(page, text=text.strip(), note=note, sections=())
+        text = "\n\n".join(part for part in parts if part)
+        page = replace(page, text=text, note=note, sections=())
+        result = replace(finding.result, content="") if opening else finding.result
         chosen_for.append(replace(finding, result=result, page=page))
     return chosen_for
+
+
+def _fitted(parts: list[str], limit: int) -> list[str]:
+    """`parts` cut to fit `limit` characters with a blank line between them: the shortest
+    whole first, each cut part at an equal share of what is left."""
+    left = max(0, limit - 2 * (len(parts) - 1))
+    fitted = list(parts)
+    for count, index in enumerate(sorted(range(len(parts)), key=lambda i: len(parts[i]))):
+        share = left // (len(parts) - count)
+        fitted[index] = parts[index] if len(parts[index]) <= share else clip(parts[index], share)
+        left -= len(fitted[index])
+    return fitted
 
 
 def _listed(numbers: list[int]) -> str:

@@ -96,7 +96,9 @@ class Searcher:
         return f"{key} #{self.years.key()}" if self.years is not None else key
 
     async def run(self, query: str) -> QueryOutcome:
-        """One query end to end (a batch goes through `start`, `outcome` and `read`)."""
+        """One query, searched and its pages read (a batch goes through `start`, `outcome`
+        and `read`; `SearchSession.answer` also reads what failed again, and fits an
+        article's sections to the turn)."""
         outcome, to_read = await self.outcome(await self.start(query))
         return self.with_pages(outcome, await self.read(to_read))
 
@@ -139,8 +141,7 @@ class Searcher:
         findings = [replace(f, page=pages.get(f.result.url, f.page)) for f in outcome.findings]
         findings = full_text.with_full_text(findings, pages)  # an article's XML: its text
         findings = with_open_access(findings, pages)  # a paper's PDF beside its abstract
-        findings = by_page(findings, outcome.query)  # a PDF: its pages
-        return replace(outcome, findings=full_text.by_section(findings, outcome.query))
+        return replace(outcome, findings=by_page(findings, outcome.query))  # a PDF: its pages
 
     async def _library(self, query: str) -> tuple[list[Finding], int, list[str]]:
         """The library's relevant passages for `query` (cached for the run like a search)."""

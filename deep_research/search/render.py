@@ -126,6 +126,8 @@ def _render_finding(number: int, finding: Finding, allowance: int, shown: set[st
         where = (
             "passage from your documents"
             if result.url.startswith("file:")
+            else "abstract"
+            if result.full_text_url  # its page shows the whole article
             else "abstract, the text of its page"
             if result.complete
             else "search snippet"

@@ -20,7 +20,12 @@ from deep_research.search.cache import run_cache
 from deep_research.search.chain import SearchChain
 from deep_research.search.cleaning import clean
 from deep_research.search.fetch import Page, PageFetcher
-from deep_research.search.full_text import in_place_of_failed, read_as_meant
+from deep_research.search.full_text import (
+    by_section,
+    in_place_of_failed,
+    read_as_meant,
+    unread_reason,
+)
 from deep_research.search.netguard import AddressPolicy
 from deep_research.search.providers import make_provider, resolve_provider
 from deep_research.search.query import QueryOutcome, Searcher
@@ -132,13 +137,20 @@ class SearchSession:
         started = [await searcher.start(c.query) for c in cleaned if not c.refused]
         found = await asyncio.gather(*(searcher.outcome(pending) for pending in started))
         pages = await searcher.read([url for _, to_read in found for url in to_read])
-        # A paper whose open-access PDF could not be read: its own page (its DOI) instead,
+        # A paper whose full text or PDF could not be read: the next thing to read for it,
         # started after the first reads, in their order, so a resume replays them alike.
-        findings = (f for outcome, _ in found for f in outcome.findings)
-        pages |= await searcher.read(in_place_of_failed(findings, pages))
+        failed = (in_place_of_failed(o.findings, pages, set(urls)) for o, urls in found)
+        pages |= await searcher.read([url for urls in failed for url in urls])
         ran = iter([searcher.with_pages(outcome, pages) for outcome, _ in found])
         outcomes = [
             QueryOutcome(c.query, error=c.refused) if c.refused else next(ran) for c in cleaned
+        ]
+        # An article read as XML: its sections on the topic, within a page excerpt's share.
+        allowance = render.page_allowance(
+            outcomes, self.max_page_chars, max_chars, shown_before, listed_before
+        )
+        outcomes = [
+            replace(o, findings=by_section(o.findings, self.topic, allowance)) for o in outcomes
         ]
         text = render.results_message(
             outcomes,
@@ -200,10 +212,10 @@ def _unread_pdfs(outcomes: list[QueryOutcome], pages: dict[str, Page]) -> list[d
     unread = {}
     for outcome in outcomes:
         for f in outcome.findings:
-            for url, what in ((f.result.full_text_url, "an article"), (f.result.pdf_url, "a PDF")):
+            for url in (f.result.full_text_url, f.result.pdf_url):
                 page = pages.get(url) if url else None
                 if page is not None and not read_as_meant(url, f.result, page):
-                    unread[url] = page.skipped or f"not {what}"
+                    unread[url] = unread_reason(url, f.result, page)
     return [{"url": url, "reason": reason} for url, reason in unread.items()]
 
 

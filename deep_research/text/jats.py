@@ -6,17 +6,17 @@ subsections' included). Tables, figures, formulas, references and the back matte
 out; their words are not the article's prose, and a quote taken from them would not be
 found as written on the page.
 
-The XML is outside input: parsed by defusedxml (no DTD entities, no external references),
-at most `MAX_ELEMENTS` elements (more are refused before parsing when the markup could
-hold them), each section cut at `MAX_SECTION_CHARS`.
+The XML is outside input: parsed by defusedxml (a DOCTYPE is allowed and never loaded; no
+entity is expanded, no external reference followed), at most `MAX_ELEMENTS` elements
+(markup with more than twice as many `<` is refused unparsed), each section cut at
+`MAX_SECTION_CHARS`, at most `MAX_SECTIONS` of them.
 """
 
 from __future__ import annotations
 
 import re
-from xml.etree.ElementTree import Element, ParseError
+from xml.etree.ElementTree import Element
 
-from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring
 
 from deep_research.errors import DeepResearchError
@@ -50,51 +50,61 @@ class NotAnArticle(DeepResearchError):
 
 
 def sections(raw: bytes) -> list[str]:
-    """The article's sections as plain text: the title and abstract first, then the body's
-    top-level sections in order; none empty. Raises `NotAnArticle`."""
+    """The article's sections as plain text: item 0 its title and abstract (empty when its
+    front has neither), then the body's top-level sections in order, none empty. Raises
+    `NotAnArticle`."""
     too_many = NotAnArticle(f"an article of more than {MAX_ELEMENTS:,} elements")
-    if raw.count(b"<") > 2 * MAX_ELEMENTS:  # each element opens and closes: never parsed
+    if raw.count(b"<") > 2 * MAX_ELEMENTS:  # more markup than such an article has: unparsed
         raise too_many
     try:
-        root = fromstring(raw, forbid_dtd=True)
-    except (ParseError, DefusedXmlException, ValueError) as error:
+        # Europe PMC's articles name JATS's DTD (a DOCTYPE line): allowed, never loaded;
+        # entities, which only a DTD can declare, are refused, external ones too.
+        root = fromstring(raw)
+    except Exception as error:  # noqa: BLE001  # expat, defusedxml, an unknown encoding, ...
         raise NotAnArticle(f"unreadable XML ({type(error).__name__})") from error
     if _local(root.tag) != "article":
         raise NotAnArticle("not a JATS article")
     if sum(1 for _ in zip(root.iter(), range(MAX_ELEMENTS + 1), strict=False)) > MAX_ELEMENTS:
         raise too_many
+    front = _child(root, "front")
     try:
-        found = [_opening(_first(root, "front")), *_body(_first(root, "body"))]
+        opening = _opening(_child(front, "article-meta"))
+        body = [part for part in _body(_child(root, "body")) if part]
     except RecursionError as error:  # elements nested deeper than any article's
         raise NotAnArticle("an article nested too deeply") from error
-    kept = [section[:MAX_SECTION_CHARS] for section in found if section]
-    if not kept:
+    if not opening and not body:
         raise NotAnArticle("an article without text")
-    return kept[:MAX_SECTIONS]
+    return [part[:MAX_SECTION_CHARS] for part in [opening, *body][:MAX_SECTIONS]]
 
 
 def _body(body: Element | None) -> list[str]:
-    """The body's top-level sections; paragraphs outside any come first, as one."""
+    """The body's top-level sections; what stands outside any comes first, as one."""
     if body is None:
         return []
     found, loose = [], []
     for child in body:
         if _local(child.tag) == "sec":
             found.append("\n\n".join(_paragraphs(child)))
-        elif _local(child.tag) not in SKIPPED and (text := _text(child)):
-            loose.append(text)
+        elif _local(child.tag) in ("p", "title"):
+            loose.append(_text(child))
+        elif _local(child.tag) not in SKIPPED:  # a list, a boxed text, a quote: their own
+            loose.extend(_paragraphs(child))
+    loose = [part for part in loose if part]
     return ["\n\n".join(loose), *found] if loose else found
 
 
-def _opening(front: Element | None) -> str:
-    """The title, then the abstract's paragraphs (a structured abstract's headings too)."""
-    if front is None:
+def _opening(meta: Element | None) -> str:
+    """The article's title, then its main abstract's paragraphs (a structured abstract's
+    headings too); not a graphical or teaser abstract, nor a sub-article's."""
+    if meta is None:
         return ""
     parts = []
-    if (title := _first(front, "article-title")) is not None:
+    if (title := _child(_child(meta, "title-group"), "article-title")) is not None:
         parts.append(_text(title))
-    if (abstract := _first(front, "abstract")) is not None:
-        parts.extend(_paragraphs(abstract))
+    abstracts = [e for e in meta if _local(e.tag) == "abstract"]
+    main = [e for e in abstracts if not e.get("abstract-type")] or abstracts
+    if main:
+        parts.extend(_paragraphs(main[0]))
     return "\n\n".join(part for part in parts if part)
 
 
@@ -129,8 +139,11 @@ def _collect(element: Element, words: list[str]) -> None:
     words.append(element.tail or "")
 
 
-def _first(root: Element, tag: str) -> Element | None:
-    return next((e for e in root.iter() if _local(e.tag) == tag), None)
+def _child(parent: Element | None, tag: str) -> Element | None:
+    """The first child of `parent` named `tag` (any namespace); None for none."""
+    if parent is None:
+        return None
+    return next((e for e in parent if _local(e.tag) == tag), None)
 
 
 def _local(tag: object) -> str:

@@ -1,4 +1,5 @@
-"""A JATS article as Europe PMC's fullTextXML serves one: front matter, body, back."""
+"""A JATS article as Europe PMC's fullTextXML serves one: its DOCTYPE naming JATS's DTD,
+a processing instruction, front matter, body and back."""
 
 from __future__ import annotations
 
@@ -18,8 +19,11 @@ def article_xml(title: str, abstract: str, sections: list[Section], body_extra: 
         for n, (heading, ps) in enumerate(sections, 1)
     )
     return f"""<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE article PUBLIC "-//NLM//DTD JATS (Z39.96) Journal Archiving and Interchange DTD with \
+MathML3 v1.3 20210610//EN" "JATS-archivearticle1-3-mathml3.dtd">
 <article xmlns:xlink="http://www.w3.org/1999/xlink" xmlns:mml="http://www.w3.org/1998/Math/MathML"
  article-type="research-article">
+<?properties open_access?>
 <front><journal-meta><journal-title-group><journal-title>J Heat</journal-title>
 </journal-title-group></journal-meta>
 <article-meta><article-id pub-id-type="pmcid">PMC7745181</article-id>

@@ -118,6 +118,7 @@ async def test_an_open_access_pmc_article_is_read_as_its_full_text_at_its_pmc_pa
         {**article, "pmcid": "pmc1"},
         {**article, "pmcid": ["PMC1"]},
         {**article, "pmcid": "PMC" + "1" * 11},
+        {**article, "pmcid": "PMC\u0661\u0662"},  # digits, not ASCII ones: no URL of them
         {**article, "isOpenAccess": "N"},  # in PMC, not open access: no full text to read
         {**article, "isOpenAccess": True},
     ]

@@ -12,6 +12,7 @@ from deep_research.search.full_text import (
     in_place_of_failed,
     read_as_meant,
     to_read,
+    unread_reason,
     with_full_text,
 )
 from deep_research.search.query import Finding
@@ -46,10 +47,19 @@ def test_an_article_whose_xml_failed_has_its_pdf_read_instead() -> None:
     result = SearchResult(ARTICLE, "P", "Abstract.", complete=True, pdf_url=PDF, full_text_url=XML)
     finding = Finding(result, 1)
     failed = {XML: Page(XML, skipped="not a JATS article")}
-    assert in_place_of_failed([finding], failed) == [PDF]
-    assert in_place_of_failed([finding], {XML: Page(XML, text="t", sections=("a", "b"))}) == []
+    assert in_place_of_failed([finding], failed, {XML}) == [PDF]
+    read = {XML: Page(XML, text="t", sections=("a", "b"))}
+    assert in_place_of_failed([finding], read, {XML}) == []
+    no_body = {XML: Page(XML, text="t", sections=("the abstract alone",))}
+    assert in_place_of_failed([finding], no_body, {XML}) == [PDF]
     alone = replace(result, pdf_url="")  # no PDF: nothing else (its page is the abstract's)
-    assert in_place_of_failed([Finding(alone, 1)], failed) == []
+    assert in_place_of_failed([Finding(alone, 1)], failed, {XML}) == []
+    # Past its query's pages to read: another query's failed read of it counts for nothing.
+    assert in_place_of_failed([finding], failed, set()) == []
+    reasons = [unread_reason(XML, result, page[XML]) for page in (failed, no_body)]
+    assert reasons == ["not a JATS article", "an article without a body"]
+    assert unread_reason(XML, result, Page(XML, text="<html>")) == "not an article"
+    assert unread_reason(PDF, result, Page(PDF, text="<html>")) == "not a PDF"
 
 
 def test_a_paper_whose_pdf_was_not_read_as_one_has_its_own_page_read_instead() -> None:
@@ -75,24 +85,24 @@ def test_a_paper_whose_pdf_was_not_read_as_one_has_its_own_page_read_instead() -
         paper("https://doi.org/10.1/read", f"{PDF}?HTTP 403"),  # read already
         Finding(SearchResult("https://web.example/", "Web", "w"), 1),  # no PDF at all
     ]
-    assert in_place_of_failed(findings, pages) == [
+    asked = {f.result.pdf_url for f in findings} - {f"{PDF}?unfetched"}
+    assert in_place_of_failed(findings, pages, asked) == [
         "https://doi.org/10.1/a",
         "https://doi.org/10.1/b",
     ]
-    assert in_place_of_failed(findings, {}) == []
+    assert in_place_of_failed(findings, {}, asked) == []
 
 
-def article_finding(*body: str) -> Finding:
+def article_finding(*body: str, opening: str = "Title\n\nAbstract.") -> Finding:
     result = SearchResult(ARTICLE, "P", "Abstract.", complete=True, full_text_url=XML)
-    sections = ("Title\n\nAbstract.", *body)
-    return Finding(result, 1, Page(XML, text="x" * 600, sections=sections))
+    return Finding(result, 1, Page(XML, text="x", sections=(opening, *body)))
 
 
-def test_an_article_shows_the_sections_that_answer_the_query_in_its_order() -> None:
+def test_an_article_shows_the_sections_on_its_topic_in_its_order() -> None:
     body = [f"Section {n} on soil." for n in range(6)]
     body[1] = "Wind output fell in frost."
     body[4] = "Frost and wind: the wind farms."
-    (shown,) = by_section([article_finding(*body)], "wind frost output")
+    (shown,) = by_section([article_finding(*body)], "wind frost output", 6_000)
     assert shown.page is not None and shown.page.sections == ()
     assert shown.page.text == (
         "Title\n\nAbstract.\n\nWind output fell in frost.\n\nFrost and wind: the wind farms."
@@ -100,17 +110,27 @@ def test_an_article_shows_the_sections_that_answer_the_query_in_its_order() -> N
     assert shown.page.note == "sections 2 and 5 of the article's 6 sections"
     assert shown.retrieved_text == shown.page.text  # the abstract once, in the opening
     # No section shares a word: the first of the body, a sample of it.
-    (shown,) = by_section([article_finding(*body)], "turbines")
+    (shown,) = by_section([article_finding(*body)], "turbines", 6_000)
     assert shown.page is not None and shown.page.text == "Title\n\nAbstract.\n\nSection 0 on soil."
     assert shown.page.note == "section 1 of the article's 6 sections"
-    (shown,) = by_section([article_finding()], "wind")  # no body: the abstract alone
-    assert shown.page is None
-    many = [f"wind {n} " + "word " * 200 for n in range(9)]
-    (shown,) = by_section([article_finding(*many)], "wind")
+    # A front without title or abstract: the API's abstract stays the result's text.
+    (shown,) = by_section([article_finding(*body, opening="")], "wind", 6_000)
+    assert shown.page is not None and shown.page.text.startswith("Wind output")
+    assert shown.retrieved_text.startswith("Abstract.\n\nWind output")
+
+
+def test_an_article_s_parts_share_the_excerpt_whole_when_short() -> None:
+    long = "wind " + "word " * 2_000
+    (shown,) = by_section([article_finding("wind, briefly.", long)], "wind", 3_000)
     assert shown.page is not None
-    parts = shown.page.text.split("\n\n")[2:]  # after the title and abstract
-    assert len(parts) == MAX_SECTIONS_SHOWN and all(len(p) <= 200 for p in parts)
-    assert len(shown.page.text) <= 600, "within what the page held"
+    title, abstract, short, cut = shown.page.text.split("\n\n")
+    assert (title, abstract, short) == ("Title", "Abstract.", "wind, briefly.")
+    assert len(shown.page.text) <= 3_000 and len(cut) > 2_900, "the short ones' room passed on"
+    many = [f"wind {n} " + "word " * 200 for n in range(9)]
+    (shown,) = by_section([article_finding(*many, opening="A" * 5_000)], "wind", 1_200)
+    assert shown.page is not None and len(shown.page.text) <= 1_200
+    parts = shown.page.text.split("\n\n")
+    assert len(parts) == 1 + MAX_SECTIONS_SHOWN and all(250 < len(p) < 310 for p in parts)
 
 
 def test_only_an_article_read_as_one_becomes_the_result_s_page() -> None:

@@ -258,5 +258,6 @@ async def test_an_open_access_article_is_read_as_its_sections_else_as_its_pdf(
         assert "page text (section 2 of the article's 3 sections):" in answer.text
     else:
         assert by_url == {page: ABSTRACT, f"{pdf}#page=2": FACT}
+        assert "Result 1, abstract:\n" in answer.text, "its page holds more than the abstract"
         assert server.requests == ["/pdf/paper.pdf"]
         assert [s["url"] for s in skipped] == [xml] and why in skipped[0]["reason"]

@@ -47,16 +47,19 @@ def test_subsections_lists_and_paragraphs_outside_any_section_are_read_in_order(
         (b"<article><front></front></article>", "an article without text"),
         (b"<article><body><p>cut in the mid", "unreadable XML (ParseError)"),
         (b"", "unreadable XML (ParseError)"),
-        # A billion laughs, an external entity, any DTD: refused before anything expands.
+        # A billion laughs, an external entity: refused before anything expands.
         (
             b'<?xml version="1.0"?><!DOCTYPE a [<!ENTITY l "lol"><!ENTITY l2 "&l;&l;&l;">]>'
             b"<article><body><p>&l2;</p></body></article>",
-            "unreadable XML (DTDForbidden)",
+            "unreadable XML (EntitiesForbidden)",
         ),
         (
             b'<!DOCTYPE a [<!ENTITY x SYSTEM "file:///etc/passwd">]><article><p>&x;</p></article>',
-            "unreadable XML (DTDForbidden)",
+            "unreadable XML (EntitiesForbidden)",
         ),
+        # An encoding Python has no codec for, or one that is no text encoding.
+        (b'<?xml version="1.0" encoding="x-nope"?><article/>', "unreadable XML (LookupError)"),
+        (b'<?xml version="1.0" encoding="rot13"?><article/>', "unreadable XML ("),
         (
             b"<article><body>" + b"<sec>" * 5_000 + b"</sec>" * 5_000 + b"</body></article>",
             "nested too deeply",
@@ -84,8 +87,40 @@ def test_a_section_and_the_number_of_sections_are_bounded() -> None:
 
 def test_namespaced_tags_are_read_by_their_local_names() -> None:
     raw = (
-        b'<j:article xmlns:j="http://jats.nlm.nih.gov"><j:front><j:article-title>Title'
-        b"</j:article-title></j:front><j:body><j:sec><j:title>S</j:title><j:p>Text</j:p>"
-        b"</j:sec></j:body></j:article>"
+        b'<j:article xmlns:j="http://jats.nlm.nih.gov"><j:front><j:article-meta><j:title-group>'
+        b"<j:article-title>Title</j:article-title></j:title-group></j:article-meta></j:front>"
+        b"<j:body><j:sec><j:title>S</j:title><j:p>Text</j:p></j:sec></j:body></j:article>"
     )
     assert jats.sections(raw) == ["Title", "S\n\nText"]
+
+
+def test_the_doctype_europe_pmc_sends_is_read_and_never_loaded() -> None:
+    """Its DTD is named, not fetched: an article reads as if it had no DOCTYPE line."""
+    raw = article_xml("T", "A.", SECTIONS)
+    assert raw.startswith(b'<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE article PUBLIC')
+    without = raw.replace(raw[raw.index(b"<!DOCTYPE") : raw.index(b"<article ")], b"")
+    assert jats.sections(raw) == jats.sections(without)
+
+
+def test_item_0_is_the_opening_even_when_the_front_has_none() -> None:
+    raw = b"<article><body><sec><p>first</p></sec><sec><p>second</p></sec></body></article>"
+    assert jats.sections(raw) == ["", "first", "second"]
+
+
+def test_only_the_main_article_s_abstract_and_body_are_read() -> None:
+    """A teaser abstract before the main one, and a reviewer's letter (a sub-article with a
+    body of its own), are not the article's."""
+    raw = (
+        b"<article><front><article-meta><abstract abstract-type='teaser'><p>Teaser.</p>"
+        b"</abstract><abstract><p>Main.</p></abstract></article-meta></front>"
+        b"<sub-article><body><p>Reviewer letter.</p></body></sub-article></article>"
+    )
+    assert jats.sections(raw) == ["Main."]
+
+
+def test_paragraphs_and_lists_outside_any_section_keep_their_inline_words() -> None:
+    raw = (
+        b"<article><body><p>Field <italic>trials</italic> ran.</p>"
+        b"<list><list-item><p>Troms\xc3\xb8</p></list-item></list></body></article>"
+    )
+    assert jats.sections(raw) == ["", "Field trials ran.\n\nTroms\u00f8"]
