@@ -62,8 +62,8 @@ class Page:
     # few that answer its query, each a source of its own (search/pdf_pages.py).
     pdf_pages: tuple[str, ...] = ()
     pdf_total: int = 0  # the PDF's pages, read or not (reading stops at `extract.WEB_PDF`)
-    # An article's sections (JATS XML, item 0 its title and abstract), each cut to the page
-    # limit: a researcher reads the opening and those that answer its query (`full_text`).
+    # An article's sections (JATS XML, item 0 its abstract), each cut to the page limit: a
+    # researcher reads the abstract and those on its topic (search/full_text.py).
     sections: tuple[str, ...] = ()
 
 

@@ -9,7 +9,7 @@ is read in its place, in a round of its own after the first reads: a paper costs
 one page read as a web result does, and a publisher that refuses robots its PDF often
 serves the article itself.
 
-An article read as XML is shown as its title and abstract, then the sections that answer
+An article read as XML is shown as its abstract, then the sections that answer
 the researcher's topic (the same for each of its queries, so that the text a page is
 cited by is the text shown), cited at the article's page (`url`), where that text is.
 """
@@ -51,16 +51,21 @@ def in_place_of_failed(
 ) -> list[str]:
     """What to read for results whose first read failed: the next of `to_read`, when it is
     not read yet. Only a result whose first was among what its query `asked` to read
-    counts (one past the query's pages to read does not, even when another query read
-    that URL), so a query never reads more pages than its share."""
+    counts, once per URL asked (one past the query's pages to read does not, even when
+    another result or query read that URL), so a query never reads more pages than its
+    share."""
     urls = []
-    for finding in findings:
+    unspent = set(asked)  # each URL asked grants one read in its place, to the first result
+    for finding in findings:  # in rank order, the order the query's reads were chosen in
         result = finding.result
         choices = to_read(result)
-        if len(choices) < 2 or choices[0] not in asked or (first := pages.get(choices[0])) is None:
+        if len(choices) < 2 or choices[0] not in unspent:
             continue
-        if not read_as_meant(choices[0], result, first) and choices[1] not in pages:
-            urls.append(choices[1])
+        unspent.discard(choices[0])
+        first = pages.get(choices[0])
+        if first is not None and not read_as_meant(choices[0], result, first):
+            if choices[1] not in pages:
+                urls.append(choices[1])
     return list(dict.fromkeys(urls))
 
 
@@ -86,40 +91,41 @@ def with_full_text(findings: Sequence[Finding], pages: Mapping[str, Page]) -> li
 
 
 def by_section(findings: Sequence[Finding], about: str, limit: int) -> list[Finding]:
-    """`findings` with each article's text made its opening (title and abstract) and the
-    sections of its body that share most of the words of `about` (at most
+    """`findings` with each article's text made its abstract (the article's, else the
+    API's) and the sections of its body that share most of the words of `about` (at most
     `MAX_SECTIONS_SHOWN`, in the article's order), within `limit` characters: a part
     shorter than its share is whole, and what it leaves goes to the others. The result's
-    own text (the API's abstract) gives way to the opening, which holds it, unless the
-    article's front has none."""
+    own text gives way to it, so what is shown is what the source holds."""
     chosen_for: list[Finding] = []
     for finding in findings:
         page = finding.page
         if page is None or len(page.sections) < 2:
             chosen_for.append(finding)
             continue
-        opening, body = page.sections[0], page.sections[1:]
+        opening, body = page.sections[0] or finding.result.content, page.sections[1:]
         numbers = chosen_pages(body, about, MAX_SECTIONS_SHOWN)
         parts = _fitted([opening, *(body[number - 1] for number in numbers)], limit)
         where = f"{_listed(numbers)} of the article's {len(body):,} sections"
         note = f"{where}; {page.note}" if page.note else where
-        text = "\n\n".join(part for part in parts if part)
-        page = replace(page, text=text, note=note, sections=())
-        result = replace(finding.result, content="") if opening else finding.result
+        page = replace(page, text="\n\n".join(parts), note=note, sections=())
+        result = replace(finding.result, content="")
         chosen_for.append(replace(finding, result=result, page=page))
     return chosen_for
 
 
 def _fitted(parts: list[str], limit: int) -> list[str]:
-    """`parts` cut to fit `limit` characters with a blank line between them: the shortest
-    whole first, each cut part at an equal share of what is left."""
+    """The non-empty `parts` cut to fit `limit` characters with a blank line between
+    them: the shortest whole first, each cut one at an equal share of what is left; a
+    share too small to say anything drops its part."""
+    parts = [part for part in parts if part]
     left = max(0, limit - 2 * (len(parts) - 1))
     fitted = list(parts)
     for count, index in enumerate(sorted(range(len(parts)), key=lambda i: len(parts[i]))):
         share = left // (len(parts) - count)
-        fitted[index] = parts[index] if len(parts[index]) <= share else clip(parts[index], share)
+        part = parts[index]
+        fitted[index] = part if len(part) <= share else clip(part, share) if share > 8 else ""
         left -= len(fitted[index])
-    return fitted
+    return [part for part in fitted if part]
 
 
 def _listed(numbers: list[int]) -> str:

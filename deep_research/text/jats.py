@@ -1,10 +1,10 @@
 """An article's text from JATS XML (Europe PMC's full text of open-access PMC articles).
 
-The text a reader sees on the article's page, in its sections: the title with the abstract
-first, then each top-level section of the body (its title and its paragraphs, its
-subsections' included). Tables, figures, formulas, references and the back matter are left
-out; their words are not the article's prose, and a quote taken from them would not be
-found as written on the page.
+The text a reader sees on the article's page, in its sections: the abstract first, then
+each top-level section of the body that holds prose (its title and its paragraphs, its
+subsections' included). Tables, figures, formulas, footnotes, references and the back
+matter are left out; their words are not the article's prose, and a quote taken from them
+would not be found as written on the page.
 
 The XML is outside input: parsed by defusedxml (a DOCTYPE is allowed and never loaded; no
 entity is expanded, no external reference followed), at most `MAX_ELEMENTS` elements
@@ -36,12 +36,15 @@ SKIPPED = frozenset(
         "ref-list",
         "supplementary-material",
         "fn-group",
+        "fn",
         "graphic",
         "media",
         "object-id",
         "label",
     }
 )
+# Elements a browser shows as blocks of their own: words either side are not one word.
+BLOCKS = frozenset({"p", "list", "list-item", "disp-quote", "boxed-text", "def-item", "title"})
 _SPACE = re.compile(r"\s+")
 
 
@@ -50,8 +53,8 @@ class NotAnArticle(DeepResearchError):
 
 
 def sections(raw: bytes) -> list[str]:
-    """The article's sections as plain text: item 0 its title and abstract (empty when its
-    front has neither), then the body's top-level sections in order, none empty. Raises
+    """The article's sections as plain text: item 0 its abstract (empty when its front has
+    none), then the body's top-level sections with prose in order, none empty. Raises
     `NotAnArticle`."""
     too_many = NotAnArticle(f"an article of more than {MAX_ELEMENTS:,} elements")
     if raw.count(b"<") > 2 * MAX_ELEMENTS:  # more markup than such an article has: unparsed
@@ -78,46 +81,50 @@ def sections(raw: bytes) -> list[str]:
 
 
 def _body(body: Element | None) -> list[str]:
-    """The body's top-level sections; what stands outside any comes first, as one."""
+    """The body's top-level sections that hold prose (a heading alone, over a table or a
+    supplement, is none); what stands outside any comes first, as one."""
     if body is None:
         return []
     found, loose = [], []
     for child in body:
-        if _local(child.tag) == "sec":
-            found.append("\n\n".join(_paragraphs(child)))
-        elif _local(child.tag) in ("p", "title"):
-            loose.append(_text(child))
-        elif _local(child.tag) not in SKIPPED:  # a list, a boxed text, a quote: their own
+        tag = _local(child.tag)
+        if tag == "sec":
+            found.append(_prose(_paragraphs(child)))
+        elif tag in ("p", "title"):
+            loose.append((tag, _text(child)))
+        elif tag not in SKIPPED:  # a list, a boxed text, a quote: their own paragraphs
             loose.extend(_paragraphs(child))
-    loose = [part for part in loose if part]
-    return ["\n\n".join(loose), *found] if loose else found
+    return [_prose(loose), *found] if loose else found
+
+
+def _prose(parts: list[tuple[str, str]]) -> str:
+    """The parts as paragraphs, or '' when no paragraph has words (headings alone)."""
+    if not any(tag == "p" and text for tag, text in parts):
+        return ""
+    return "\n\n".join(text for _, text in parts if text)
 
 
 def _opening(meta: Element | None) -> str:
-    """The article's title, then its main abstract's paragraphs (a structured abstract's
-    headings too); not a graphical or teaser abstract, nor a sub-article's."""
+    """The article's main abstract (a structured abstract's headings too): not a graphical
+    or teaser abstract while there is another, nor a sub-article's. The title is the
+    search result's own."""
     if meta is None:
         return ""
-    parts = []
-    if (title := _child(_child(meta, "title-group"), "article-title")) is not None:
-        parts.append(_text(title))
     abstracts = [e for e in meta if _local(e.tag) == "abstract"]
     main = [e for e in abstracts if not e.get("abstract-type")] or abstracts
-    if main:
-        parts.extend(_paragraphs(main[0]))
-    return "\n\n".join(part for part in parts if part)
+    return _prose(_paragraphs(main[0])) if main else ""
 
 
-def _paragraphs(element: Element) -> list[str]:
-    """Titles and paragraphs under `element`, in document order, skipped elements left out."""
+def _paragraphs(element: Element) -> list[tuple[str, str]]:
+    """Titles and paragraphs under `element` ('title' or 'p', and the text), in document
+    order, skipped elements left out."""
     found = []
     for child in element:
         tag = _local(child.tag)
         if tag in SKIPPED:
             continue
         if tag in ("title", "p"):
-            if text := _text(child):
-                found.append(text)
+            found.append((tag, _text(child)))
         else:
             found.extend(_paragraphs(child))
     return found
@@ -132,10 +139,13 @@ def _text(element: Element) -> str:
 
 
 def _collect(element: Element, words: list[str]) -> None:
-    if _local(element.tag) not in SKIPPED:
-        words.append(element.text or "")
+    tag = _local(element.tag)
+    if tag not in SKIPPED:
+        gap = " " if tag in BLOCKS else ""  # a list's items inside a paragraph: apart
+        words.append(gap + (element.text or ""))
         for child in element:
             _collect(child, words)
+        words.append(gap)
     words.append(element.tail or "")
 
 

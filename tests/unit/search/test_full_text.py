@@ -8,6 +8,7 @@ from dataclasses import replace
 from deep_research.search.fetch import Page
 from deep_research.search.full_text import (
     MAX_SECTIONS_SHOWN,
+    _fitted,
     by_section,
     in_place_of_failed,
     read_as_meant,
@@ -86,6 +87,9 @@ def test_a_paper_whose_pdf_was_not_read_as_one_has_its_own_page_read_instead() -
         Finding(SearchResult("https://web.example/", "Web", "w"), 1),  # no PDF at all
     ]
     asked = {f.result.pdf_url for f in findings} - {f"{PDF}?unfetched"}
+    # Two results naming one PDF (a preprint and its published version) asked for it once.
+    twins = [paper("https://doi.org/10.1/pre", f"{PDF}?HTTP 403"), *findings[:1]]
+    assert in_place_of_failed(twins, pages, {f"{PDF}?HTTP 403"}) == ["https://doi.org/10.1/pre"]
     assert in_place_of_failed(findings, pages, asked) == [
         "https://doi.org/10.1/a",
         "https://doi.org/10.1/b",
@@ -113,10 +117,10 @@ def test_an_article_shows_the_sections_on_its_topic_in_its_order() -> None:
     (shown,) = by_section([article_finding(*body)], "turbines", 6_000)
     assert shown.page is not None and shown.page.text == "Title\n\nAbstract.\n\nSection 0 on soil."
     assert shown.page.note == "section 1 of the article's 6 sections"
-    # A front without title or abstract: the API's abstract stays the result's text.
+    # A front without an abstract: the API's opens the text, shown and held alike.
     (shown,) = by_section([article_finding(*body, opening="")], "wind", 6_000)
-    assert shown.page is not None and shown.page.text.startswith("Wind output")
-    assert shown.retrieved_text.startswith("Abstract.\n\nWind output")
+    assert shown.page is not None and shown.page.text.startswith("Abstract.\n\nWind output")
+    assert shown.retrieved_text == shown.page.text
 
 
 def test_an_article_s_parts_share_the_excerpt_whole_when_short() -> None:
@@ -141,3 +145,11 @@ def test_only_an_article_read_as_one_becomes_the_result_s_page() -> None:
     for failed in (Page(XML, skipped="HTTP 404"), Page(XML, text="not an article")):
         (found,) = with_full_text([Finding(result, 1)], {XML: failed})
         assert found.page is None
+
+
+def test_a_share_too_small_to_say_anything_drops_its_part() -> None:
+    parts = ["a" * 50, "b" * 50, "c" * 50, "d" * 50]
+    assert _fitted(parts, 6) == []
+    fitted = _fitted(parts, 60)
+    assert len("\n\n".join(fitted)) <= 60 and all(len(p) > 8 for p in fitted)
+    assert _fitted(["", "short"], 100) == ["short"], "an empty part takes no room"

@@ -93,10 +93,10 @@ def searching(fake: Fake, pdf: str, fetch_top_n: int = 1) -> Iterator[SearchSess
         yield SearchSession(searcher, "heat pumps", 5_000)
 
 
-async def answered(fake: Fake, pdf: str, fetch_top_n: int = 1) -> Answer:
+async def answered(fake: Fake, pdf: str, fetch_top_n: int = 1, max_chars: int = 20_000) -> Answer:
     with searching(fake, pdf, fetch_top_n) as session:
         async with session.searcher.fetcher:
-            return await session.answer([QUERY], max_chars=20_000)
+            return await session.answer([QUERY], max_chars=max_chars)
 
 
 @pytest.mark.parametrize("fake", [arxiv, openalex, europepmc])
@@ -217,6 +217,22 @@ ARTICLE = article_xml(
 )
 
 
+def open_article(served: tuple[str, bytes] | None, pdf: str, bases: list[str]) -> Made:
+    """Europe PMC answering one open-access article (its free PDF at `pdf`) and serving its
+    full text as `served`; the full texts' base URL is put in `bases` once it is known."""
+    record = europepmc_record("Attention for heat pumps", ABSTRACT, pmid="42", pdf_url=pdf)
+    record |= {"pmcid": "PMC7745181", "isOpenAccess": "Y"}
+    payload = {"hitCount": 1, "resultList": {"result": [record]}}
+    files = {"/rest/PMC7745181/fullTextXML": served} if served else {}
+    api = FakeJsonApi("/rest/search", payload, files=files)
+
+    def provider(url: str) -> EuropePmcProvider:  # its host named as the fetcher may read it
+        bases.append(f"http://{PAGES_HOST}:{api.port}/rest")
+        return EuropePmcProvider(url, full_texts=bases[0])
+
+    return api, provider, "https://pmc.ncbi.nlm.nih.gov/articles/PMC7745181/"
+
+
 @pytest.mark.parametrize(
     ("served", "why"),
     [
@@ -233,25 +249,13 @@ async def test_an_open_access_article_is_read_as_its_sections_else_as_its_pdf(
     """Europe PMC's full text XML first: the sections that answer the query, cited at the
     article's PMC page; when it cannot be read as an article, the PDF in its place."""
     pdf = named(server, "/pdf/paper.pdf")
-    record = europepmc_record("Attention for heat pumps", ABSTRACT, pmid="42", pdf_url=pdf)
-    record |= {"pmcid": "PMC7745181", "isOpenAccess": "Y"}
-    payload = {"hitCount": 1, "resultList": {"result": [record]}}
-    files = {"/rest/PMC7745181/fullTextXML": served} if served else {}
-    api = FakeJsonApi("/rest/search", payload, files=files)
-    page = "https://pmc.ncbi.nlm.nih.gov/articles/PMC7745181/"
-
-    bases = []
-
-    def provider(url: str) -> EuropePmcProvider:  # its host named as the fetcher may read it
-        bases.append(f"http://{PAGES_HOST}:{api.port}/rest")
-        return EuropePmcProvider(url, full_texts=bases[0])
-
-    answer = await answered(lambda _: (api, provider, page), pdf)
+    page, bases = "https://pmc.ncbi.nlm.nih.gov/articles/PMC7745181/", []
+    answer = await answered(lambda _: open_article(served, pdf, bases), pdf)
     by_url = {source["url"]: source["content"] for source in answer.sources}
     skipped = answer.trace["skipped_pages"]
     xml = f"{bases[0]}/PMC7745181/fullTextXML"
     if not why:
-        opening = f"Attention for heat pumps\n\nBackground\n\n{ABSTRACT}"
+        opening = f"Background\n\n{ABSTRACT}"  # the abstract as the article has it
         assert by_url == {page: f"{opening}\n\nResults\n\n{RESULTS} [1]"}
         assert server.requests == [] and skipped == [], "the PDF is not read besides"
         assert RESULTS in answer.text and "Funding" not in answer.text
@@ -261,3 +265,22 @@ async def test_an_open_access_article_is_read_as_its_sections_else_as_its_pdf(
         assert "Result 1, abstract:\n" in answer.text, "its page holds more than the abstract"
         assert server.requests == ["/pdf/paper.pdf"]
         assert [s["url"] for s in skipped] == [xml] and why in skipped[0]["reason"]
+
+
+async def test_an_article_s_sections_are_on_the_topic_and_fit_the_turn(server: PageServer) -> None:
+    """The sections are chosen by the researcher's topic ("heat pumps"), not by the query,
+    so the page reads the same whatever the query; and they fit the excerpt a busy turn
+    leaves each page, not just `max_page_chars`."""
+    method = "Attention layers tuned the controller's efficiency."  # the query's words only
+    results = RESULTS + " " + "Measured over three winters in twelve houses. " * 60
+    article = article_xml(
+        "Attention for heat pumps", ABSTRACT * 8, [("Methods", [method]), ("Results", [results])]
+    )
+    pdf, bases = named(server, "/pdf/paper.pdf"), []
+    fake = open_article(("application/xml", article), named(server, "/pdf/paper.pdf"), bases)
+    answer = await answered(lambda _: fake, pdf, max_chars=2_000)
+    (content,) = [s["content"] for s in answer.sources]
+    assert "Attention layers" not in content and RESULTS in content
+    assert "section 2 of the article's 2 sections" in answer.text
+    assert 1_200 < len(content) <= 2_000 - len(QUERY), "fitted to the turn's page excerpt"
+    assert content in answer.text, "the page's text shown whole, as its source holds it"

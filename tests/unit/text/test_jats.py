@@ -13,10 +13,10 @@ SECTIONS = [
 ]
 
 
-def test_the_title_and_abstract_come_first_then_each_section_without_its_clutter() -> None:
+def test_the_abstract_comes_first_then_each_section_without_its_clutter() -> None:
     found = jats.sections(article_xml("Heat pumps in frost", "We study heat pumps.", SECTIONS))
     assert found == [
-        "Heat pumps in frost\n\nBackground\n\nWe study heat pumps.",
+        "Background\n\nWe study heat pumps.",  # the title is the search result's
         "Introduction\n\nHeat pumps heat most new houses in Norway. [1]",
         "Results\n\nOutput fell 12 percent at minus 20. [1]\n\nDefrost cycles took 4 percent. [1]",
     ]
@@ -87,11 +87,11 @@ def test_a_section_and_the_number_of_sections_are_bounded() -> None:
 
 def test_namespaced_tags_are_read_by_their_local_names() -> None:
     raw = (
-        b'<j:article xmlns:j="http://jats.nlm.nih.gov"><j:front><j:article-meta><j:title-group>'
-        b"<j:article-title>Title</j:article-title></j:title-group></j:article-meta></j:front>"
+        b'<j:article xmlns:j="http://jats.nlm.nih.gov"><j:front><j:article-meta>'
+        b"<j:abstract><j:p>Abstract.</j:p></j:abstract></j:article-meta></j:front>"
         b"<j:body><j:sec><j:title>S</j:title><j:p>Text</j:p></j:sec></j:body></j:article>"
     )
-    assert jats.sections(raw) == ["Title", "S\n\nText"]
+    assert jats.sections(raw) == ["Abstract.", "S\n\nText"]
 
 
 def test_the_doctype_europe_pmc_sends_is_read_and_never_loaded() -> None:
@@ -109,18 +109,49 @@ def test_item_0_is_the_opening_even_when_the_front_has_none() -> None:
 
 def test_only_the_main_article_s_abstract_and_body_are_read() -> None:
     """A teaser abstract before the main one, and a reviewer's letter (a sub-article with a
-    body of its own), are not the article's."""
+    front and a body of its own), are not the article's."""
     raw = (
         b"<article><front><article-meta><abstract abstract-type='teaser'><p>Teaser.</p>"
         b"</abstract><abstract><p>Main.</p></abstract></article-meta></front>"
         b"<sub-article><body><p>Reviewer letter.</p></body></sub-article></article>"
     )
     assert jats.sections(raw) == ["Main."]
+    letter = (
+        b"<sub-article><front><article-meta><abstract><p>Letter abstract.</p></abstract>"
+        b"</article-meta></front><body><sec><p>Letter.</p></sec></body></sub-article>"
+    )
+    raw = b"<article><front/><body><sec><p>Own.</p></sec></body>" + letter + b"</article>"
+    assert jats.sections(raw) == ["", "Own."]
+    teaser = b"<abstract abstract-type='teaser'><p>Teaser only.</p></abstract>"
+    raw = b"<article><front><article-meta>" + teaser + b"</article-meta></front></article>"
+    assert jats.sections(raw) == ["Teaser only."], "a teaser when there is no other"
+
+
+def test_a_section_of_headings_alone_is_none() -> None:
+    """A supplement's or a data statement's heading over what is left out: no prose."""
+    raw = (
+        b"<article><front><article-meta><abstract><p>A.</p></abstract></article-meta></front>"
+        b"<body><sec><title>Supplementary Material</title><supplementary-material>"
+        b"<p>S1</p></supplementary-material></sec><sec><title>Data availability</title>"
+        b"<sec><title>Code</title></sec></sec><sec><title>Results</title><p>R.</p></sec>"
+        b"</body></article>"
+    )
+    assert jats.sections(raw) == ["A.", "Results\n\nR."]
+
+
+def test_blocks_inside_a_paragraph_stay_apart_and_footnotes_are_left_out() -> None:
+    raw = (
+        b"<article><body><sec><p>Steps:<list><list-item><p>one</p></list-item><list-item>"
+        b"<p>two</p></list-item></list></p><p>Claim<fn><p>Footnote words.</p></fn> end.</p>"
+        b"</sec></body></article>"
+    )
+    assert jats.sections(raw) == ["", "Steps: one two\n\nClaim end."]
 
 
 def test_paragraphs_and_lists_outside_any_section_keep_their_inline_words() -> None:
     raw = (
         b"<article><body><p>Field <italic>trials</italic> ran.</p>"
-        b"<list><list-item><p>Troms\xc3\xb8</p></list-item></list></body></article>"
+        b"<list><list-item><p>Troms\xc3\xb8</p></list-item><list-item><p>Bergen</p>"
+        b"</list-item></list></body></article>"
     )
-    assert jats.sections(raw) == ["", "Field trials ran.\n\nTroms\u00f8"]
+    assert jats.sections(raw) == ["", "Field trials ran.\n\nTroms\u00f8\n\nBergen"]
