@@ -8,14 +8,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
 
-from deep_research.graph import builder
-from tests.support.brain import ResearchBrain, _texts, role_of
+from tests.support.brain import ResearchBrain, _texts
 from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer
 from tests.support.fakes.page_server import PageServer
 from tests.support.fakes.scholarly_servers import FakeJsonApi, europepmc_record
 from tests.support.jats import article_xml
+from tests.support.paper_run import researched
 from tests.support.search import PAGES_HOST
 
 ABSTRACT = "We measure heat pump efficiency in cold climates over three winters."
@@ -57,23 +56,8 @@ async def test_an_open_access_article_is_read_in_sections_and_cited_at_its_pmc_p
         monkeypatch.setenv("EUROPEPMC_API_URL", europepmc.api_url)
         # The full text is on the API's host, 127.0.0.1 here: an intranet the user allows.
         monkeypatch.setenv("FETCH_ALLOWED_HOSTS", f"{PAGES_HOST},127.0.0.1")
-        monkeypatch.setenv("LLM_BASE_URL", llm.base_url)
-        monkeypatch.setenv("LLM_MAX_RETRIES", "0")
-        monkeypatch.setenv("LLM_MODEL", "test-model")
-        graph = builder.compile(checkpointer=InMemorySaver())
-        question = {"messages": [{"role": "user", "content": "Heat pump efficiency in cold?"}]}
-        context = {
-            "allow_clarification": False,
-            "search_provider": "europepmc",
-            "relevance_filter": False,
-            "fetch_top_n": 1,
-        }
-        out = await graph.ainvoke(question, {"configurable": {"thread_id": "xml"}}, context=context)
-        bodies = llm.requests
+        out, seen = await researched(monkeypatch, llm, "europepmc", "Heat pump efficiency in cold?")
 
-    seen = "\n".join(
-        str(m.get("content")) for b in bodies if role_of(b) == "researcher" for m in b["messages"]
-    )
     assert ABSTRACT in seen and RESULTS in seen and "of the article's 3 sections" in seen
     assert FUNDING not in seen and "TABLE CELL" not in seen and "REFERENCE TITLE" not in seen
     (source,) = [s for s in out["sources"] if s["url"] == PAGE]

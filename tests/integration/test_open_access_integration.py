@@ -9,14 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
 
-from deep_research.graph import builder
-from tests.support.brain import ResearchBrain, _texts, role_of
+from tests.support.brain import ResearchBrain, _texts
 from tests.support.documents import write_pdf
 from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer
 from tests.support.fakes.page_server import PageServer
 from tests.support.fakes.scholarly_servers import FakeJsonApi, openalex_work
+from tests.support.paper_run import researched
 from tests.support.search import PAGES_HOST
 
 FACT = "Heat pump efficiency in cold climates fell by 12 percent at minus 20 degrees."
@@ -55,24 +54,9 @@ async def test_an_open_access_paper_is_cited_at_its_doi_and_its_pdf_page(
         ScriptedOpenAIServer(brain) as llm,
     ):
         monkeypatch.setenv("OPENALEX_API_URL", openalex.api_url)
-        monkeypatch.setenv("LLM_BASE_URL", llm.base_url)
-        monkeypatch.setenv("LLM_MAX_RETRIES", "0")
-        monkeypatch.setenv("LLM_MODEL", "test-model")
-        graph = builder.compile(checkpointer=InMemorySaver())
-        question = {"messages": [{"role": "user", "content": "Heat pumps in the cold?"}]}
-        context = {
-            "allow_clarification": False,
-            "search_provider": "openalex",
-            "relevance_filter": False,
-            "fetch_top_n": 1,
-        }
-        out = await graph.ainvoke(question, {"configurable": {"thread_id": "oa"}}, context=context)
-        bodies = llm.requests
+        out, seen = await researched(monkeypatch, llm, "openalex")
 
     assert pages.requests.count("/pdf/paper.pdf") == 1, "one fetch for the run's researchers"
-    seen = "\n".join(
-        str(m.get("content")) for b in bodies if role_of(b) == "researcher" for m in b["messages"]
-    )
     assert ABSTRACT in seen and FACT in seen and "page 2 of 3 of a PDF" in seen
     assert "Title page" not in seen and "References." not in seen  # pages not worth reading
     by_url = {s["url"]: s for s in out["sources"]}

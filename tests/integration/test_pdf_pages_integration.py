@@ -9,14 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
 
-from deep_research.graph import builder
-from tests.support.brain import ResearchBrain, _texts, role_of
+from tests.support.brain import ResearchBrain, _texts
 from tests.support.documents import write_pdf
 from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer
 from tests.support.fakes.page_server import PageServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
+from tests.support.paper_run import researched
 from tests.support.search import PAGES_HOST
 
 FACT = "Heat pump efficiency in cold climates fell by 12 percent at minus 20 degrees."
@@ -58,24 +57,9 @@ async def test_a_web_pdf_is_cited_at_the_page_its_passage_is_on(
     with FakeTavilyServer(corpus) as tavily, ScriptedOpenAIServer(brain) as llm:
         monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
         monkeypatch.setenv("TAVILY_API_BASE_URL", tavily.url)
-        monkeypatch.setenv("LLM_BASE_URL", llm.base_url)
-        monkeypatch.setenv("LLM_MAX_RETRIES", "0")
-        monkeypatch.setenv("LLM_MODEL", "test-model")
-        graph = builder.compile(checkpointer=InMemorySaver())
-        question = {"messages": [{"role": "user", "content": "Heat pumps in the cold?"}]}
-        context = {
-            "allow_clarification": False,
-            "search_provider": "tavily",
-            "relevance_filter": False,
-            "fetch_top_n": 1,
-        }
-        out = await graph.ainvoke(question, {"configurable": {"thread_id": "pdf"}}, context=context)
-        bodies = llm.requests
+        out, seen = await researched(monkeypatch, llm, "tavily")
 
     assert pages.requests.count("/pdf/study.pdf") == 1, "one fetch for the run's researchers"
-    seen = "\n".join(
-        str(m.get("content")) for b in bodies if role_of(b) == "researcher" for m in b["messages"]
-    )
     assert f"({pdf}#page=2)" in seen and "page 2 of 3 of a PDF" in seen and FACT in seen
     assert "Annual review" not in seen and "Appendix" not in seen  # pages not worth reading
     read = [s for s in out["sources"] if s["url"].startswith(pdf)]
