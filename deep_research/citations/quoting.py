@@ -19,6 +19,7 @@ from deep_research.citations.registry import RegisteredSource, SourceRegistry
 from deep_research.state import Source
 from deep_research.text.controls import without_controls
 from deep_research.text.language import heading
+from deep_research.text.words import matched_words
 
 MAX_PASSAGES = 3
 PASSAGE_CHARS = 320  # a passage is one to three sentences, cut to whole sentences
@@ -32,18 +33,11 @@ EVIDENCE_NOTE = (
 )
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n")
-_WORD = re.compile(r"\w{3,}")
 _ADDRESS = re.compile(r"://|\bwww\.|\w@\w", re.IGNORECASE)
 # Markdown that extraction keeps (headings, tables, emphasis, code, links, lists, quotes).
 _MARKUP = re.compile(r"^(?:#|[-*+] |\d+[.)] )|[|`<>\[\]]|\*\*|__|~~")
 # Direction overrides and invisible characters: a quote must read as the page shows it.
 _HIDDEN = re.compile("[\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
-_COMMON = frozenset(
-    "the and for are was were with that this from what which how why who when where does "
-    "did has have had not but its it's into about than then them they their there these "
-    "those will would can could should may might also been being over under more most "
-    "some such only other any each our your you".split()
-)
 
 
 @dataclass(frozen=True)
@@ -55,7 +49,7 @@ class Passage:
 
 def words_of(text: str) -> set[str]:
     """The words of `text` that carry meaning: lower-cased, three letters or more."""
-    return {word for word in _WORD.findall(text.casefold()) if word not in _COMMON}
+    return set(matched_words(text))
 
 
 def _sentences(text: str) -> Iterator[str | None]:

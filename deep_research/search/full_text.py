@@ -10,8 +10,9 @@ one page read as a web result does, and a publisher that refuses robots its PDF 
 serves the article itself.
 
 An article read as XML is shown as its abstract, then the sections that answer
-the researcher's topic (the same for each of its queries, so that the text a page is
-cited by is the text shown), cited at the article's page (`url`), where that text is.
+the researcher's topic (the same for each of its queries, so a page shown once is not
+shown again with other sections under the same link), cited at the article's page
+(`url`), where that text is.
 """
 
 from __future__ import annotations

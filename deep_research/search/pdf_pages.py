@@ -12,7 +12,6 @@ When that PDF cannot be read as one, something else may be read in its place
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import Field, replace
 from typing import Any, ClassVar, Protocol, TypeVar
@@ -20,6 +19,7 @@ from typing import Any, ClassVar, Protocol, TypeVar
 from deep_research.search.fetch import Page
 from deep_research.search.types import SearchResult
 from deep_research.text.urls import pdf_page_url
+from deep_research.text.words import matched_words
 
 
 class _Finding(Protocol):
@@ -38,28 +38,20 @@ Finding = TypeVar("Finding", bound=_Finding)
 # Pages of one PDF a researcher reads per query: each costs a page excerpt of the turn's
 # budget (search/render.py), so a long PDF cannot crowd out the other results.
 MAX_PAGES_SHOWN = 3
-_WORD = re.compile(r"\w{3,}")
 MAX_QUERY_WORDS = 32  # a query is short; a longer one is cut, not looped over
-# English words every page has: a page sharing them with a query shares nothing.
-COMMON = frozenset(
-    "the and for are was were with that this from have has had not but its their they "
-    "them what which who whom when where why how all any can could would should will "
-    "into than then there these those our you your about also more most some such".split()
-)
 
 
 def words(text: str) -> set[str]:
-    """The words of three letters or more in `text`, casefolded, `COMMON` ones left out."""
-    return {word.casefold() for word in _WORD.findall(text)} - COMMON
+    """The words `text` is matched by (`text.words`)."""
+    return set(matched_words(text))
 
 
 def chosen_pages(pages: Sequence[str], query: str, limit: int = MAX_PAGES_SHOWN) -> list[int]:
     """The 1-based numbers of the (at most `limit`) pages sharing most of the query's words
-    (not `COMMON` ones), in page order; the first page when none shares any. Pages without
-    text never."""
+    (`text.words`: no common English ones), in page order; the first page when none shares
+    any. Pages without text never."""
     # In the query's order, so that which words count never depends on hashing.
-    found = (word.casefold() for word in _WORD.findall(query))
-    wanted = set([word for word in dict.fromkeys(found) if word not in COMMON][:MAX_QUERY_WORDS])
+    wanted = set(matched_words(query)[:MAX_QUERY_WORDS])
     scored = []
     for number, text in enumerate(pages, 1):
         if text.strip():  # each page's text is cut at `max_page_chars` already

@@ -30,13 +30,6 @@ class CapReached(DeepResearchError):
         self.owner = owner  # whose grant was spent
 
 
-def page_to_read(result: SearchResult) -> str:
-    """The URL read for a result ('' for none): a paper's open-access full text or PDF in
-    place of its page (a paper costs no more page reads than a web result), else its web
-    page unless `complete` (search/full_text.py)."""
-    return next(iter(full_text.to_read(result)), "")
-
-
 @dataclass(frozen=True)
 class Finding:
     result: SearchResult
@@ -216,7 +209,9 @@ class Searcher:
             zip(searched.results, searched.relevance, strict=True), key=lambda pair: -pair[1]
         )
         kept = [(result, score) for result, score in ranked if score >= self.threshold]
-        readable = [url for result, _ in kept if (url := page_to_read(result))]
+        # The first of what can be read for each (search/full_text.py): a paper costs no
+        # more page reads than a web result.
+        readable = [choices[0] for result, _ in kept if (choices := full_text.to_read(result))]
         findings = [Finding(result, score) for result, score in kept]
         dropped = len(ranked) - len(kept)
         urls = [result.url for result, _ in kept]
@@ -224,7 +219,9 @@ class Searcher:
         progress.emit(
             "search_done", id=self.owner, query=query, urls=urls, dropped=dropped, usd=usd
         )
-        return QueryOutcome(query, findings, dropped, notes), readable[: self.fetch_top_n]
+        # Two results naming one PDF (a preprint and its published version) take one read.
+        to_read = list(dict.fromkeys(readable))[: self.fetch_top_n]
+        return QueryOutcome(query, findings, dropped, notes), to_read
 
     async def _stored(self, key: str, query: str) -> dict[str, Any]:
         """The query's search as its durable call stores it: plain data, or why there is none.

@@ -44,7 +44,31 @@ SKIPPED = frozenset(
     }
 )
 # Elements a browser shows as blocks of their own: words either side are not one word.
-BLOCKS = frozenset({"p", "list", "list-item", "disp-quote", "boxed-text", "def-item", "title"})
+BLOCKS = frozenset(
+    {
+        "p",
+        "list",
+        "list-item",
+        "disp-quote",
+        "boxed-text",
+        "def-list",
+        "def-item",
+        "title",
+        "break",
+        "table-wrap",
+        "table",
+        "fig",
+        "disp-formula",
+        "fn",
+        "supplementary-material",
+        "media",
+    }
+)
+# Blocks that hold paragraphs of their own: a paragraph holding one is split around it, as
+# a browser shows it, so that a quote never runs from the one into the other.
+HOLDERS = frozenset({"p", "list", "disp-quote", "boxed-text", "def-list"})
+# Elements read as paragraphs.
+PARAGRAPHS = frozenset({"p", "term"})
 _SPACE = re.compile(r"\s+")
 
 
@@ -123,11 +147,29 @@ def _paragraphs(element: Element) -> list[tuple[str, str]]:
         tag = _local(child.tag)
         if tag in SKIPPED:
             continue
-        if tag in ("title", "p"):
-            found.append((tag, _text(child)))
+        if tag == "title":
+            found.append(("title", _text(child)))
+        elif tag in PARAGRAPHS:
+            found.extend(_split(child))
         else:
             found.extend(_paragraphs(child))
     return found
+
+
+def _split(paragraph: Element) -> list[tuple[str, str]]:
+    """A paragraph, split around the blocks it holds (a list, a quote): its words before,
+    each block's own paragraphs, its words after."""
+    found: list[tuple[str, str]] = []
+    words = [paragraph.text or ""]
+    for child in paragraph:
+        if _local(child.tag) in HOLDERS:
+            found.append(("p", _joined(words)))
+            found.extend(_split(child) if _local(child.tag) == "p" else _paragraphs(child))
+            words = [child.tail or ""]
+        else:
+            _collect(child, words)
+    found.append(("p", _joined(words)))
+    return [(tag, text) for tag, text in found if text]
 
 
 def _text(element: Element) -> str:
@@ -135,18 +177,21 @@ def _text(element: Element) -> str:
     words = [element.text or ""]
     for child in element:
         _collect(child, words)
+    return _joined(words)
+
+
+def _joined(words: list[str]) -> str:
     return _SPACE.sub(" ", "".join(words)).strip()
 
 
 def _collect(element: Element, words: list[str]) -> None:
     tag = _local(element.tag)
+    gap = " " if tag in BLOCKS else ""  # words either side of a block are two words
     if tag not in SKIPPED:
-        gap = " " if tag in BLOCKS else ""  # a list's items inside a paragraph: apart
         words.append(gap + (element.text or ""))
         for child in element:
             _collect(child, words)
-        words.append(gap)
-    words.append(element.tail or "")
+    words.append(gap + (element.tail or ""))
 
 
 def _child(parent: Element | None, tag: str) -> Element | None:

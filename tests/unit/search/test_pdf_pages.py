@@ -83,3 +83,11 @@ def test_one_pdf_is_shown_once_however_many_results_name_it() -> None:
         (first.url, "The abstract."),
         (PDF, "s"),
     ]
+
+
+def test_common_words_choose_no_page_and_acronyms_are_words() -> None:
+    """A page sharing only "the" with the query shares nothing; WHO is not "who"."""
+    assert chosen_pages(["The cat sat.", "Dogs bark."], "the dogs") == [2]
+    assert chosen_pages(["Cover.", "What are they? Pumps."], "what are they") == [1]
+    pages = ["Cover page.", "WHO guidelines on malaria.", "Who pays for malaria nets?"]
+    assert chosen_pages(pages, "WHO recommendations", limit=1) == [2]

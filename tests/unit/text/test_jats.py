@@ -140,12 +140,23 @@ def test_a_section_of_headings_alone_is_none() -> None:
 
 
 def test_blocks_inside_a_paragraph_stay_apart_and_footnotes_are_left_out() -> None:
+    """A list inside a paragraph is paragraphs of its own, as a browser shows it (a quote
+    running from one into the other would not be found on the page); words either side of
+    a formula, a figure, a footnote or a line break are two words, not one."""
     raw = (
-        b"<article><body><sec><p>Steps:<list><list-item><p>one</p></list-item><list-item>"
-        b"<p>two</p></list-item></list></p><p>Claim<fn><p>Footnote words.</p></fn> end.</p>"
+        b"<article><body><sec><title>Line one<break/>line two</title>"
+        b"<p>Steps:<list><list-item><p>one</p></list-item><list-item>"
+        b"<p>two</p></list-item></list>and after.</p><p>Claim<fn><p>Footnote words.</p></fn>end."
+        b"</p><p>The rate<disp-formula><mml:math xmlns:mml='m'>x</mml:math></disp-formula>rises"
+        b"<fig><caption><p>Figure.</p></caption></fig>below.</p><def-list><def-item>"
+        b"<term>COP</term><def><p>Heat out over work in.</p></def></def-item></def-list>"
         b"</sec></body></article>"
     )
-    assert jats.sections(raw) == ["", "Steps: one two\n\nClaim end."]
+    assert jats.sections(raw) == [
+        "",
+        "Line one line two\n\nSteps:\n\none\n\ntwo\n\nand after.\n\nClaim end.\n\n"
+        "The rate rises below.\n\nCOP\n\nHeat out over work in.",
+    ]
 
 
 def test_paragraphs_and_lists_outside_any_section_keep_their_inline_words() -> None:
