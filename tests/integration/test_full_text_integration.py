@@ -4,17 +4,13 @@ answer it, and the report cites them at the article's PMC page with a checked fr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 import pytest
 
-from tests.support.brain import ResearchBrain, _texts
-from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer
+from tests.support.fakes.openai_server import ScriptedOpenAIServer
 from tests.support.fakes.page_server import PageServer
 from tests.support.fakes.scholarly_servers import FakeJsonApi, europepmc_record
 from tests.support.jats import article_xml
-from tests.support.paper_run import researched
+from tests.support.paper_run import ReportingBrain, researched
 from tests.support.search import PAGES_HOST
 
 ABSTRACT = "We measure heat pump efficiency in cold climates over three winters."
@@ -26,21 +22,11 @@ ARTICLE = article_xml(
     [("Methods", ["We logged 40 houses."]), ("Results", [RESULTS]), ("Funding", [FUNDING])],
 )
 PAGE = "https://pmc.ncbi.nlm.nih.gov/articles/PMC7745181/"
-
-
-@dataclass
-class ArticleCitingBrain(ResearchBrain):
-    """The final report quotes the results section, and a section the researcher never saw."""
-
-    def _orchestrate(self, body: dict[str, Any]) -> Reply:
-        reply = super()._orchestrate(body)
-        if reply.tool_calls or not _texts(body, "tool"):
-            return reply
-        return Reply(
-            content="# Heat pumps in the cold\n\n"
-            f'Efficiency drops [in the study]({PAGE} "fell by 12 percent at minus 20"). '
-            f'It was [funded]({PAGE} "regional energy council").\n'
-        )
+# The report quotes the results section, and a section the researcher never saw.
+CITING = (
+    f'Efficiency drops [in the study]({PAGE} "fell by 12 percent at minus 20"). '
+    f'It was [funded]({PAGE} "regional energy council").'
+)
 
 
 async def test_an_open_access_article_is_read_in_sections_and_cited_at_its_pmc_page(
@@ -51,7 +37,7 @@ async def test_an_open_access_article_is_read_in_sections_and_cited_at_its_pmc_p
     files = {"/rest/PMC7745181/fullTextXML": ("application/xml;charset=UTF-8", ARTICLE)}
     with (
         FakeJsonApi("/rest/search", payload, files=files) as europepmc,
-        ScriptedOpenAIServer(ArticleCitingBrain()) as llm,
+        ScriptedOpenAIServer(ReportingBrain(body=CITING)) as llm,
     ):
         monkeypatch.setenv("EUROPEPMC_API_URL", europepmc.api_url)
         # The full text is on the API's host, 127.0.0.1 here: an intranet the user allows.

@@ -4,18 +4,15 @@ cites the abstract at its DOI and the passage at its page of the PDF."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.support.brain import ResearchBrain, _texts
 from tests.support.documents import write_pdf
-from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer
+from tests.support.fakes.openai_server import ScriptedOpenAIServer
 from tests.support.fakes.page_server import PageServer
 from tests.support.fakes.scholarly_servers import FakeJsonApi, openalex_work
-from tests.support.paper_run import researched
+from tests.support.paper_run import ReportingBrain, researched
 from tests.support.search import PAGES_HOST
 
 FACT = "Heat pump efficiency in cold climates fell by 12 percent at minus 20 degrees."
@@ -25,30 +22,17 @@ QUOTE = "fell by 12 percent"
 DOI = "https://doi.org/10.1234/cold"
 
 
-@dataclass
-class PaperCitingBrain(ResearchBrain):
-    """The final report cites the abstract at its DOI and the fact at its PDF page."""
-
-    pdf: str = ""
-
-    def _orchestrate(self, body: dict[str, Any]) -> Reply:
-        reply = super()._orchestrate(body)
-        if reply.tool_calls or not _texts(body, "tool"):
-            return reply
-        return Reply(
-            content="# Heat pumps in the cold\n\n"
-            f"A three-winter study [measured it]({DOI}). "
-            f'Efficiency drops [in the paper]({self.pdf}#page=2 "{QUOTE}").\n'
-        )
-
-
 async def test_an_open_access_paper_is_cited_at_its_doi_and_its_pdf_page(
     monkeypatch: pytest.MonkeyPatch, pages: PageServer, tmp_path: Path
 ) -> None:
     pages.pdfs["paper.pdf"] = write_pdf(tmp_path / "paper.pdf", PAGES).read_bytes()
     pdf = f"http://{PAGES_HOST}:{pages.port}/pdf/paper.pdf"
     work = openalex_work("Heat pumps in cold climates", ABSTRACT, DOI, pdf_url=pdf)
-    brain = PaperCitingBrain(pdf=pdf)
+    # The report cites the abstract at its DOI and the fact at its PDF page.
+    brain = ReportingBrain(
+        body=f"A three-winter study [measured it]({DOI}). "
+        f'Efficiency drops [in the paper]({pdf}#page=2 "{QUOTE}").'
+    )
     with (
         FakeJsonApi("/works", {"results": [work]}) as openalex,
         ScriptedOpenAIServer(brain) as llm,

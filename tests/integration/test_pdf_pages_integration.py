@@ -4,42 +4,21 @@ links to the file or to a page nobody read are led to it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.brain import ResearchBrain, _texts
 from tests.support.documents import write_pdf
-from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer
+from tests.support.fakes.openai_server import ScriptedOpenAIServer
 from tests.support.fakes.page_server import PageServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
-from tests.support.paper_run import researched
+from tests.support.paper_run import ReportingBrain, researched
 from tests.support.search import PAGES_HOST
 
 FACT = "Heat pump efficiency in cold climates fell by 12 percent at minus 20 degrees."
 PAGES = ["Annual review of the institute.", FACT, "Appendix with tables."]
 QUOTE = "fell by 12 percent"
-
-
-@dataclass
-class PdfCitingBrain(ResearchBrain):
-    """The final report cites the PDF at the page read, at a page nobody read (quoting
-    the page read), and the file without a page."""
-
-    pdf: str = ""
-
-    def _orchestrate(self, body: dict[str, Any]) -> Reply:
-        reply = super()._orchestrate(body)
-        if reply.tool_calls or not _texts(body, "tool"):
-            return reply
-        return Reply(
-            content="# Heat pumps in the cold\n\n"
-            f'Efficiency drops [at page two]({self.pdf}#page=2 "{QUOTE}"). '
-            f'The same figure [at page three]({self.pdf}#page=3 "{QUOTE}"). '
-            f"The whole study [as a file]({self.pdf}).\n"
-        )
 
 
 async def test_a_web_pdf_is_cited_at_the_page_its_passage_is_on(
@@ -53,7 +32,13 @@ async def test_a_web_pdf_is_cited_at_the_page_its_passage_is_on(
             {"url": pdf, "title": "[PDF] Cold climate study", "content": "A study.", "score": 0.9}
         ]
 
-    brain = PdfCitingBrain(pdf=pdf)
+    # The report cites the PDF at the page read, at a page nobody read (quoting the page
+    # read), and the file without a page.
+    brain = ReportingBrain(
+        body=f'Efficiency drops [at page two]({pdf}#page=2 "{QUOTE}"). '
+        f'The same figure [at page three]({pdf}#page=3 "{QUOTE}"). '
+        f"The whole study [as a file]({pdf})."
+    )
     with FakeTavilyServer(corpus) as tavily, ScriptedOpenAIServer(brain) as llm:
         monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
         monkeypatch.setenv("TAVILY_API_BASE_URL", tavily.url)

@@ -1,16 +1,31 @@
 """A whole research run on one question with the scripted model, for the end-to-end tests of
-what a researcher reads (PDFs, papers, articles): its state, and what the researchers saw."""
+what a researcher reads (PDFs, papers, articles): a brain whose report cites what a test
+says, the run's state, and what the researchers saw."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from deep_research.graph import builder
-from tests.support.brain import role_of
-from tests.support.fakes.openai_server import ScriptedOpenAIServer
+from tests.support.brain import ResearchBrain, _texts, role_of
+from tests.support.fakes.openai_server import Reply, ScriptedOpenAIServer
+
+
+@dataclass
+class ReportingBrain(ResearchBrain):
+    """Researches as `ResearchBrain` does; its final report is `body` under a title."""
+
+    body: str = ""
+
+    def _orchestrate(self, request: dict[str, Any]) -> Reply:
+        reply = super()._orchestrate(request)
+        if reply.tool_calls or not _texts(request, "tool"):
+            return reply
+        return Reply(content=f"# Heat pumps in the cold\n\n{self.body}\n")
 
 
 async def researched(
