@@ -19,7 +19,7 @@ from deep_research.citations.registry import RegisteredSource, SourceRegistry
 from deep_research.state import Source
 from deep_research.text.controls import without_controls
 from deep_research.text.language import heading
-from deep_research.text.words import matched_words
+from deep_research.text.words import word_set
 
 MAX_PASSAGES = 3
 PASSAGE_CHARS = 320  # a passage is one to three sentences, cut to whole sentences
@@ -45,11 +45,6 @@ class Passage:
     source: RegisteredSource
     text: str
     score: int
-
-
-def words_of(text: str) -> set[str]:
-    """The words of `text` that carry meaning: lower-cased, three letters or more."""
-    return set(matched_words(text))
 
 
 def _sentences(text: str) -> Iterator[str | None]:
@@ -85,8 +80,8 @@ def _best_passage(source: RegisteredSource, focus: set[str]) -> Passage | None:
             text = f"{text} {sentence}"
         if len(text) < MIN_PASSAGE_CHARS:
             continue
-        on_point = not focus or bool(words_of(first) & focus)
-        score = len(words_of(text) & focus) if on_point else -1
+        on_point = not focus or bool(word_set(first) & focus)
+        score = len(word_set(text) & focus) if on_point else -1
         if best is None or score > best.score:
             best = Passage(source, text, score)
     return best
@@ -118,7 +113,7 @@ def quoted_evidence(
     """Up to `count` passages from `sources` (one a page, most relevant to `focus` first),
     each quoted and linked to itself, under a note that they are quoted; "" when the
     sources hold no passage worth quoting. `heading` (a Markdown heading's text) goes first."""
-    focus_words = words_of(focus)
+    focus_words = word_set(focus)
     found = [p for s in SourceRegistry(sources) if (p := _best_passage(s, focus_words))]
     # Most relevant first; among equals, the page retrieved first.
     found.sort(key=lambda p: (-p.score, p.source.number))

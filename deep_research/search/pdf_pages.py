@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Protocol, TypeVar
 from deep_research.search.fetch import Page
 from deep_research.search.types import SearchResult
 from deep_research.text.urls import pdf_page_url
-from deep_research.text.words import matched_words
+from deep_research.text.words import matched_words, word_set
 
 
 class _Finding(Protocol):
@@ -41,11 +41,6 @@ MAX_PAGES_SHOWN = 3
 MAX_QUERY_WORDS = 32  # a query is short; a longer one is cut, not looped over
 
 
-def words(text: str) -> set[str]:
-    """The words `text` is matched by (`text.words`)."""
-    return set(matched_words(text))
-
-
 def chosen_pages(pages: Sequence[str], query: str, limit: int = MAX_PAGES_SHOWN) -> list[int]:
     """The 1-based numbers of the (at most `limit`) pages sharing most of the query's words
     (`text.words`: no common English ones), in page order; the first page when none shares
@@ -55,7 +50,7 @@ def chosen_pages(pages: Sequence[str], query: str, limit: int = MAX_PAGES_SHOWN)
     scored = []
     for number, text in enumerate(pages, 1):
         if text.strip():  # each page's text is cut at `max_page_chars` already
-            scored.append((-len(wanted & words(text)), number))
+            scored.append((-len(wanted & word_set(text)), number))
     best = sorted(scored)[:limit]
     if best and best[0][0] == 0:
         best = best[:1]  # no page shares a word: the first, a sample of the file

@@ -161,7 +161,7 @@ class SearchSession:
             listed_before=listed_before,
         )
         trace = _trace(outcomes)
-        trace["skipped_pages"] += _unread_pdfs(outcomes, pages)
+        trace["skipped_pages"] += _unread_papers(outcomes, pages)
         trace["refused"] = [c.query for c in cleaned if c.refused]
         trace["pages_shown"] = sorted(
             {
@@ -205,7 +205,7 @@ def _trace(outcomes: list[QueryOutcome]) -> dict[str, Any]:
     }
 
 
-def _unread_pdfs(outcomes: list[QueryOutcome], pages: dict[str, Page]) -> list[dict[str, str]]:
+def _unread_papers(outcomes: list[QueryOutcome], pages: dict[str, Page]) -> list[dict[str, str]]:
     """The open-access full texts and PDFs fetched and not read as what they are: their
     results keep the abstract, or what was read in their place (search/full_text.py), and
     the trace says why."""

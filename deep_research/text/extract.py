@@ -97,14 +97,6 @@ def html_to_markdown(raw: bytes, url: str) -> str:
 WEB_PDF = PdfBounds(pages=1_000, chars=300_000, content=20_000_000)
 
 
-def pdf_pages(raw: bytes) -> list[str]:
-    """Text of a web PDF's pages (item 0 is page 1), within `WEB_PDF`.
-
-    Raises `ExtractionFailed` whatever went wrong inside pypdf.
-    """
-    return web_pdf(raw)[0]
-
-
 def web_pdf(raw: bytes) -> tuple[list[str], int, str]:
     """A web PDF's pages' text within `WEB_PDF` (item 0 is page 1), how many pages it has,
     and, when reading stopped at a bound, a note that says how much was read (fixed words
@@ -154,21 +146,20 @@ def read_body(kind: str, raw: bytes, charset: str | None, url: str) -> Read:
 
 
 def to_text(kind: str, raw: bytes, charset: str | None, url: str) -> str:
-    """Readable text of a downloaded body of `kind` ('html', 'text' or 'pdf').
+    """Readable text of a downloaded body of `kind` ('html' or 'text'; a PDF and an
+    article go through `read_body`).
 
     Raises `ExtractionFailed` whatever went wrong inside the parsers.
     """
     try:
         if kind == "html":
             return html_to_markdown(raw, url)
-        if kind == "pdf":
-            return "\n\n".join(pdf_pages(raw)).strip()
         return decode_text(raw, charset).strip()
     except ExtractionFailed:
         raise
     except Exception as error:
-        # lxml, trafilatura and pypdf parse hostile bytes and raise types of their own
-        # (RecursionError, parser and PDF errors, ...): one bad page must be skipped, not
+        # lxml and trafilatura parse hostile bytes and raise types of their own
+        # (RecursionError, parser errors, ...): one bad page must be skipped, not
         # end the research topic that asked for it.
         raise ExtractionFailed(f"text extraction failed ({type(error).__name__})") from error
 

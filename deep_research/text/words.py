@@ -21,3 +21,8 @@ def matched_words(text: str) -> list[str]:
         word for word in _WORD.findall(text) if word.isupper() or word.casefold() not in COMMON
     )
     return list(dict.fromkeys(word.casefold() for word in found))
+
+
+def word_set(text: str) -> set[str]:
+    """The words of `text` that matching counts, as a set."""
+    return set(matched_words(text))

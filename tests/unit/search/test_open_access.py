@@ -148,6 +148,25 @@ async def test_the_pdf_is_read_in_place_of_its_result_s_page(
         assert read == ([] if fetch_top_n == 1 else ["https://doi.org/10.1234/closed"])
 
 
+async def test_two_results_naming_one_pdf_take_one_of_the_query_s_reads(
+    server: PageServer,
+) -> None:
+    """A preprint and its published version share one PDF: it is read once, and the
+    query's second read goes to the next result (a closed paper's DOI, offline here)."""
+    pdf = named(server, "/pdf/paper.pdf")
+    works = [
+        openalex_work("Attention for heat pumps", ABSTRACT, "10.1234/hp", pdf_url=pdf),
+        openalex_work("Attention for heat pumps (preprint)", ABSTRACT, "10.1234/pre", pdf_url=pdf),
+        openalex_work("Closed heat pump paper", "Heat pumps, closed access.", "10.1234/closed"),
+    ]
+    answer = await answered(
+        lambda _: (FakeJsonApi("/works", {"results": works}), OpenAlexProvider, ""), pdf, 2
+    )
+    assert server.requests == ["/pdf/paper.pdf"]
+    read = [skipped["url"] for skipped in answer.trace["skipped_pages"]]
+    assert read == ["https://doi.org/10.1234/closed"], "the second read is the next result's"
+
+
 @pytest.mark.parametrize(
     ("path", "why"),
     [

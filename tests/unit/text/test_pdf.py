@@ -45,16 +45,21 @@ def test_a_web_pdf_is_read_within_the_web_bounds(
     hostile = write_shared_content_pdf(tmp_path / "h.pdf", pages=2_000).read_bytes()
     assert len(hostile) < 2_000_000  # within the fetch's byte cap: only these bounds hold it
     with pytest.raises(extract.ExtractionFailed, match="^PDF pages draw over 20 MB"):
-        extract.pdf_pages(hostile)
+        web_pages(hostile)
     shared = write_shared_content_pdf(tmp_path / "s.pdf", pages=2_000, drawn=8_000_000)
-    assert extract.pdf_pages(shared.read_bytes()) == ["Shared page text."] * 2
+    assert web_pages(shared.read_bytes()) == ("Shared page text.",) * 2
     monkeypatch.setattr(extract, "WEB_PDF", PdfBounds(pages=2, chars=100_000, content=10**9))
     many = write_pdf(tmp_path / "m.pdf", [f"Page {n}." for n in range(1, 30)]).read_bytes()
-    assert extract.pdf_pages(many) == ["Page 1.", "Page 2."]
+    assert web_pages(many) == ("Page 1.", "Page 2.")
     with pytest.raises(extract.ExtractionFailed, match="^not a PDF"):
-        extract.pdf_pages(b"nothing")
+        web_pages(b"nothing")
     with pytest.raises(extract.ExtractionFailed, match=r"^text extraction failed \(\w+\)$"):
-        extract.pdf_pages(b"%PDF-1.4\n%broken\n")
+        web_pages(b"%PDF-1.4\n%broken\n")
+
+
+def web_pages(raw: bytes) -> tuple[str, ...]:
+    """A web PDF's pages as the fetcher reads them."""
+    return extract.read_body("pdf", raw, None, "https://example.org/a.pdf").pdf_pages
 
 
 def _listed_forms_pdf(forms: int, each: int) -> bytes:
