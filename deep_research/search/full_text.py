@@ -105,6 +105,9 @@ def by_section(findings: Sequence[Finding], about: str, limit: int) -> list[Find
             continue
         opening, body = page.sections[0] or finding.result.content, page.sections[1:]
         numbers = chosen_pages(body, about, MAX_SECTIONS_SHOWN)
+        if not numbers:  # no section with words (jats keeps none such): left as it was
+            chosen_for.append(finding)
+            continue
         parts = _fitted([opening, *(body[number - 1] for number in numbers)], limit)
         where = f"{_listed(numbers)} of the article's {len(body):,} sections"
         note = f"{where}; {page.note}" if page.note else where

@@ -6,8 +6,9 @@ subsections' included). Tables, figures, formulas, footnotes, references and the
 matter are left out; their words are not the article's prose, and a quote taken from them
 would not be found as written on the page.
 
-The XML is outside input: parsed by defusedxml (a DOCTYPE is allowed and never loaded; no
-entity is expanded, no external reference followed), at most `MAX_ELEMENTS` elements
+The XML is outside input: parsed by defusedxml (a DOCTYPE naming a DTD is allowed and never
+loaded, one declaring anything itself is refused; no entity is expanded, no external
+reference followed), at most `MAX_ELEMENTS` elements
 (markup with more than twice as many `<` is refused unparsed), each section cut at
 `MAX_SECTION_CHARS`, at most `MAX_SECTIONS` of them.
 """
@@ -15,9 +16,10 @@ entity is expanded, no external reference followed), at most `MAX_ELEMENTS` elem
 from __future__ import annotations
 
 import re
-from xml.etree.ElementTree import Element
+from xml.etree.ElementTree import Element, TreeBuilder
 
-from defusedxml.ElementTree import fromstring
+from defusedxml import DTDForbidden
+from defusedxml.ElementTree import DefusedXMLParser
 
 from deep_research.errors import DeepResearchError
 
@@ -84,9 +86,7 @@ def sections(raw: bytes) -> list[str]:
     if raw.count(b"<") > 2 * MAX_ELEMENTS:  # more markup than such an article has: unparsed
         raise too_many
     try:
-        # Europe PMC's articles name JATS's DTD (a DOCTYPE line): allowed, never loaded;
-        # entities, which only a DTD can declare, are refused, external ones too.
-        root = fromstring(raw)
+        root = _parsed(raw)
     except Exception as error:  # noqa: BLE001  # expat, defusedxml, an unknown encoding, ...
         raise NotAnArticle(f"unreadable XML ({type(error).__name__})") from error
     if _local(root.tag) != "article":
@@ -104,20 +104,42 @@ def sections(raw: bytes) -> list[str]:
     return [part[:MAX_SECTION_CHARS] for part in [opening, *body][:MAX_SECTIONS]]
 
 
+class _ArticleParser(DefusedXMLParser):  # type: ignore[misc]  # defusedxml has no types
+    """defusedxml's parser (no entity, no external reference) that takes a DOCTYPE naming a
+    DTD, as Europe PMC's articles carry one (never loaded), but not one declaring anything
+    itself: an attribute default it declared would be copied onto every element it names,
+    gigabytes from a page of a few hundred kilobytes."""
+
+    def __init__(self) -> None:
+        super().__init__(target=TreeBuilder(), forbid_dtd=False)
+        self.parser.StartDoctypeDeclHandler = self._no_declarations
+
+    @staticmethod
+    def _no_declarations(name: str, sysid: str, pubid: str, has_internal_subset: bool) -> None:
+        if has_internal_subset:
+            raise DTDForbidden(name, sysid, pubid)
+
+
+def _parsed(raw: bytes) -> Element:
+    parser = _ArticleParser()
+    parser.feed(raw)
+    root: Element = parser.close()
+    return root
+
+
 def _body(body: Element | None) -> list[str]:
     """The body's top-level sections that hold prose (a heading alone, over a table or a
     supplement, is none); what stands outside any comes first, as one."""
     if body is None:
         return []
-    found, loose = [], []
+    found: list[str] = []
+    loose: list[tuple[str, str]] = []
     for child in body:
         tag = _local(child.tag)
         if tag == "sec":
             found.append(_prose(_paragraphs(child)))
-        elif tag in ("p", "title"):
-            loose.append((tag, _text(child)))
-        elif tag not in SKIPPED:  # a list, a boxed text, a quote: their own paragraphs
-            loose.extend(_paragraphs(child))
+        else:  # a paragraph, a list, a boxed text, a quote: read as inside a section
+            _read(child, loose)
     return [_prose(loose), *found] if loose else found
 
 
@@ -139,37 +161,44 @@ def _opening(meta: Element | None) -> str:
     return _prose(_paragraphs(main[0])) if main else ""
 
 
-def _paragraphs(element: Element) -> list[tuple[str, str]]:
-    """Titles and paragraphs under `element` ('title' or 'p', and the text), in document
-    order, skipped elements left out."""
-    found = []
+def _paragraphs(
+    element: Element, found: list[tuple[str, str]] | None = None
+) -> list[tuple[str, str]]:
+    """Titles and paragraphs under `element` ('title' or 'p', and the text; some empty), in
+    document order, skipped elements left out, added to `found` (one list for the whole
+    walk: a deep nesting costs its depth, not its square)."""
+    found = [] if found is None else found
     for child in element:
-        tag = _local(child.tag)
-        if tag in SKIPPED:
-            continue
-        if tag == "title":
-            found.append(("title", _text(child)))
-        elif tag in PARAGRAPHS:
-            found.extend(_split(child))
-        else:
-            found.extend(_paragraphs(child))
+        _read(child, found)
     return found
 
 
-def _split(paragraph: Element) -> list[tuple[str, str]]:
-    """A paragraph, split around the blocks it holds (a list, a quote): its words before,
-    each block's own paragraphs, its words after."""
-    found: list[tuple[str, str]] = []
+def _read(element: Element, found: list[tuple[str, str]]) -> None:
+    """One element's titles and paragraphs, added to `found`."""
+    tag = _local(element.tag)
+    if tag == "title":
+        found.append(("title", _text(element)))
+    elif tag in PARAGRAPHS:
+        _split(element, found)
+    elif tag not in SKIPPED:
+        _paragraphs(element, found)
+
+
+def _split(paragraph: Element, found: list[tuple[str, str]]) -> None:
+    """A paragraph, split around the blocks it holds (a list, a quote), added to `found`:
+    its words before, each block's own paragraphs, its words after."""
     words = [paragraph.text or ""]
     for child in paragraph:
         if _local(child.tag) in HOLDERS:
             found.append(("p", _joined(words)))
-            found.extend(_split(child) if _local(child.tag) == "p" else _paragraphs(child))
+            if _local(child.tag) == "p":
+                _split(child, found)
+            else:
+                _paragraphs(child, found)
             words = [child.tail or ""]
         else:
             _collect(child, words)
     found.append(("p", _joined(words)))
-    return [(tag, text) for tag, text in found if text]
 
 
 def _text(element: Element) -> str:

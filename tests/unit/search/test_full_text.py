@@ -123,6 +123,12 @@ def test_an_article_shows_the_sections_on_its_topic_in_its_order() -> None:
     assert shown.retrieved_text == shown.page.text
 
 
+def test_an_article_whose_body_has_no_words_is_left_as_it_was() -> None:
+    for blank in ("   ", ""):
+        finding = article_finding(blank)
+        assert by_section([finding], "wind", 6_000) == [finding]
+
+
 def test_an_article_s_parts_share_the_excerpt_whole_when_short() -> None:
     long = "wind " + "word " * 2_000
     (shown,) = by_section([article_finding("wind, briefly.", long)], "wind", 3_000)

@@ -47,16 +47,24 @@ def test_subsections_lists_and_paragraphs_outside_any_section_are_read_in_order(
         (b"<article><front></front></article>", "an article without text"),
         (b"<article><body><p>cut in the mid", "unreadable XML (ParseError)"),
         (b"", "unreadable XML (ParseError)"),
-        # A billion laughs, an external entity: refused before anything expands.
+        # A billion laughs, an external entity, an attribute default copied onto every
+        # element it names (gigabytes from a small page): a DOCTYPE declaring anything
+        # itself is refused before anything is built.
         (
             b'<?xml version="1.0"?><!DOCTYPE a [<!ENTITY l "lol"><!ENTITY l2 "&l;&l;&l;">]>'
             b"<article><body><p>&l2;</p></body></article>",
-            "unreadable XML (EntitiesForbidden)",
+            "unreadable XML (DTDForbidden)",
         ),
         (
             b'<!DOCTYPE a [<!ENTITY x SYSTEM "file:///etc/passwd">]><article><p>&x;</p></article>',
-            "unreadable XML (EntitiesForbidden)",
+            "unreadable XML (DTDForbidden)",
         ),
+        (
+            b"<!DOCTYPE article [<!ATTLIST b a CDATA '" + b"v" * 1_000 + b"'>]>"
+            b"<article><body><sec><p>x" + b"<b/>" * 1_000 + b"</p></sec></body></article>",
+            "unreadable XML (DTDForbidden)",
+        ),
+        (b"<!DOCTYPE article []><article><body><p>x</p></body></article>", "(DTDForbidden)"),
         # An encoding Python has no codec for, or one that is no text encoding.
         (b'<?xml version="1.0" encoding="x-nope"?><article/>', "unreadable XML (LookupError)"),
         (b'<?xml version="1.0" encoding="rot13"?><article/>', "unreadable XML ("),
