@@ -141,7 +141,11 @@ def read_until(fd: int, marker: bytes, seen: bytearray) -> None:
 
 def _next_chunk(fd: int, seen: bytearray) -> bytes:
     """What the terminal shows next (b"" once the child closed it), within `CLI_TIMEOUT`."""
-    ready, _, _ = select.select([fd], [], [], CLI_TIMEOUT)
+    # poll, not select: select refuses a descriptor past 1023, which a long test session's
+    # worker reaches
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    ready = poller.poll(CLI_TIMEOUT * 1000)
     assert ready, f"no output for {CLI_TIMEOUT}s; so far:\n{seen.decode(errors='replace')}"
     try:
         return os.read(fd, 65536)
