@@ -9,6 +9,7 @@ import os
 os.environ["DEEP_RESEARCH_DOTENV"] = "0"
 
 import ipaddress
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -99,6 +100,16 @@ def clean_env(
     for name, value in saved.items():
         if os.environ.get(name) != value:
             os.environ[name] = value
+
+
+@pytest.fixture(autouse=True)
+def stores_closed() -> Iterator[None]:
+    """Each test's stores are let go of after it: every test opens its own directory, and a
+    worker that kept them all held over a thousand descriptors by the end of a full run."""
+    yield
+    opened = sys.modules.get("deep_research.memory.open")  # never imported here: chromadb
+    if opened is not None:
+        opened.close_stores()
 
 
 @pytest.fixture(autouse=True)

@@ -5,7 +5,8 @@ embeddings shared with the relevance filter) at `MEMORY_DIR`, shared by the user
 through the Chroma server the first of them starts (`sharing`, `keeper`), or on the Chroma
 server named by `CHROMA_HOST` / `CHROMA_PORT`; it raises `MemoryUnavailable` with a readable
 reason when the store is locked by another process, damaged or unreachable, and callers go
-on without memory. `sharing.stop(path)` stops a shared directory's server.
+on without memory. `close_stores()` lets go of the stores this process opened (their files,
+locks and leases). `sharing.stop(path)` stops a shared directory's server.
 `Store.add / put / query / items / delete / clear` take a collection name:
 `REPORTS_COLLECTION` and `PASSAGES_COLLECTION` hold past research, `LIBRARY_COLLECTION`
 the user's documents.
@@ -38,7 +39,7 @@ from deep_research.memory.location import (
 
 if TYPE_CHECKING:
     from deep_research.memory.listing import Listing, list_chunks, remembered_reports
-    from deep_research.memory.open import open_store
+    from deep_research.memory.open import close_stores, open_store
     from deep_research.memory.preparing import open_early, prepare, prepare_part
     from deep_research.memory.research import PASSAGES_COLLECTION, REPORTS_COLLECTION
     from deep_research.memory.store import Hit, Metadata, Piece, Store, Where
@@ -47,6 +48,7 @@ LIBRARY_COLLECTION = "library-documents"
 
 _LAZY = {
     "open_store": "deep_research.memory.open",
+    "close_stores": "deep_research.memory.open",
     "prepare": "deep_research.memory.preparing",
     "prepare_part": "deep_research.memory.preparing",
     "open_early": "deep_research.memory.preparing",
@@ -87,6 +89,7 @@ __all__ = [
     "open_early",
     "list_chunks",
     "open_store",
+    "close_stores",
     "prepare",
     "prepare_part",
     "remembered_reports",

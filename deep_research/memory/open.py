@@ -88,6 +88,23 @@ def open_store_blocking(location: Location | None = None) -> Store:
         return _stores[location]
 
 
+def close_stores() -> None:
+    """Let go of every store this process opened: its client, its directory's lock, its
+    lease on a shared directory's server (whose keeper may then stop when idle). The next
+    `open_store` opens again. For a notebook done with memory, and for the tests, which open
+    a store in each test's own directory."""
+    with _open_lock:
+        for store in _stores.values():
+            store.close()
+        for lock in _locks.values():
+            lock.release()
+        for lease in _leases.values():
+            os.close(lease)
+        _stores.clear()
+        _locks.clear()
+        _leases.clear()
+
+
 def _thread() -> str:
     """The graph thread this call is part of ("" outside a graph run)."""
     try:

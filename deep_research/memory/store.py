@@ -94,6 +94,18 @@ class Store:
     def where(self) -> str:
         return self.location.describe()
 
+    def close(self) -> None:
+        """Let go of the client: an embedded store's database files, a server's connections.
+        The store is not used after (`open.close_stores` forgets it)."""
+        session = getattr(getattr(self._client, "_server", None), "_session", None)
+        with self._lock:
+            self._collections.clear()
+        close = getattr(self._client, "close", None)  # chromadb 1.5.x on; before, none
+        if close is not None:
+            close()
+        if isinstance(session, httpx.Client):  # `server.bounded_client`'s: chromadb leaves it
+            session.close()
+
     async def add(self, collection: str, key: str, text: str, metadata: Metadata) -> int:
         """Store `text` under `key` in MiniLM-sized chunks; returns how many."""
         pieces = await asyncio.to_thread(chunks.split, text)
