@@ -105,7 +105,9 @@ def clean_env(
 @pytest.fixture(autouse=True)
 def stores_closed() -> Iterator[None]:
     """Each test's stores are let go of after it: every test opens its own directory, and a
-    worker that kept them all held over a thousand descriptors by the end of a full run."""
+    worker that kept them all held over a thousand descriptors by the end of a full run.
+    (A fixture wider than one test that opens a store in this process would see it closed
+    after the first test: open it again in each test.)"""
     yield
     opened = sys.modules.get("deep_research.memory.open")  # never imported here: chromadb
     if opened is not None:

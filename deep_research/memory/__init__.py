@@ -6,7 +6,8 @@ through the Chroma server the first of them starts (`sharing`, `keeper`), or on 
 server named by `CHROMA_HOST` / `CHROMA_PORT`; it raises `MemoryUnavailable` with a readable
 reason when the store is locked by another process, damaged or unreachable, and callers go
 on without memory. `close_stores()` lets go of the stores this process opened (their files,
-locks and leases). `sharing.stop(path)` stops a shared directory's server.
+locks and leases); one handed out before raises `MemoryUnavailable` after.
+`sharing.stop(path)` stops a shared directory's server.
 `Store.add / put / query / items / delete / clear` take a collection name:
 `REPORTS_COLLECTION` and `PASSAGES_COLLECTION` hold past research, `LIBRARY_COLLECTION`
 the user's documents.

@@ -12,11 +12,14 @@ run, as unreachable, so a run whose memory server hangs pays one bounded attempt
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import logging
 import os
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import httpx
@@ -36,16 +39,19 @@ from deep_research.memory.store import Store, store_errors
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from chromadb.api import ClientAPI
     from chromadb.config import Settings
 
 _stores: dict[Location, Store] = {}
-# The directory locks this process holds: kept for the process's life, as its store is.
+# The directory locks this process holds: kept as long as its store is (`close_stores`).
 _locks: dict[Location, FileLock] = {}
 # The leases on shared directories' servers (`server.users` descriptors), for the same life.
 _leases: dict[Location, int] = {}
 _said: set[Location] = set()  # directories whose sharing failed: the reason is said once
-# Stores found damaged: chromadb keeps a broken client for the path, so opening it again
-# would fail with an unrelated error; the first, readable one is repeated instead.
+# Stores found damaged: their first, readable error is repeated rather than each of a run's
+# opens trying again, until `close_stores` (the user may have moved the directory away).
 _damaged: dict[Location, MemoryUnavailable] = {}
 _open_lock = threading.Lock()
 # Servers found unreachable, by location and thread: the rest of that thread's run goes on
@@ -90,19 +96,30 @@ def open_store_blocking(location: Location | None = None) -> Store:
 
 def close_stores() -> None:
     """Let go of every store this process opened: its client, its directory's lock, its
-    lease on a shared directory's server (whose keeper may then stop when idle). The next
-    `open_store` opens again. For a notebook done with memory, and for the tests, which open
-    a store in each test's own directory."""
+    lease on a shared directory's server (whose keeper then stops when idle), and what was
+    remembered of damaged or unreachable stores. The next `open_store` opens again; a store
+    handed out before raises `MemoryUnavailable`. For a notebook done with memory, and for
+    the tests, which open a store in each test's own directory. Every one is let go of even
+    when one fails to close; the first failure is raised after."""
+    failures: list[Exception] = []
     with _open_lock:
-        for store in _stores.values():
-            store.close()
-        for lock in _locks.values():
-            lock.release()
-        for lease in _leases.values():
-            os.close(lease)
-        _stores.clear()
-        _locks.clear()
-        _leases.clear()
+        _damaged.clear()
+        _unreachable.clear()
+        while _stores:
+            _let_go(_stores.popitem()[1].close, failures)
+        while _locks:
+            _let_go(_locks.popitem()[1].release, failures)
+        while _leases:
+            _let_go(functools.partial(os.close, _leases.popitem()[1]), failures)
+    if failures:
+        raise failures[0]
+
+
+def _let_go(close: Callable[[], object], failures: list[Exception]) -> None:
+    try:
+        close()
+    except Exception as error:  # noqa: BLE001  # the rest are still let go of; raised after
+        failures.append(error)
 
 
 def _thread() -> str:
@@ -151,11 +168,16 @@ def _connect(location: Location) -> Store:
         if shared is not None:
             return shared
     lock = hold_directory(location.path)
+    embedded: ClientAPI | None = None
     try:
-        client = chromadb.PersistentClient(path=str(location.path), settings=settings)
-        client.list_collections()  # a damaged database fails here, not in the middle of a run
+        embedded = chromadb.PersistentClient(path=str(location.path), settings=settings)
+        embedded.list_collections()  # a damaged database fails here, not in the middle of a run
         private_directory(location.path)  # the catalogue Chroma just made: the user's only
     except (ChromaError, OSError, ValueError) as error:
+        if embedded is not None:  # its files, not kept open by a store never used
+            with contextlib.suppress(Exception):
+                Store(embedded, location).close()
+        _forget_failed_system(location.path)
         lock.release()
         damaged = MemoryUnavailable(
             f"memory at {location.path} cannot be read ({error}); move the directory away "
@@ -164,7 +186,18 @@ def _connect(location: Location) -> Store:
         _damaged[location] = damaged
         raise damaged from None
     _locks[location] = lock
-    return Store(client, location)
+    return Store(embedded, location)
+
+
+def _forget_failed_system(path: Path) -> None:
+    """chromadb keeps a system that failed to start for its path and hands it to the next
+    client there, which fails with an unrelated AttributeError: forgotten, the path (moved
+    away and made again, say) opens afresh."""
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    systems = getattr(SharedSystemClient, "_identifier_to_system", None)
+    if isinstance(systems, dict):
+        systems.pop(str(path), None)
 
 
 def _reason(error: BaseException) -> str:

@@ -89,6 +89,7 @@ class Store:
         self.location = location
         self._collections: dict[str, Chroma] = {}
         self._lock = threading.Lock()
+        self._closed = False
 
     @property
     def where(self) -> str:
@@ -96,15 +97,20 @@ class Store:
 
     def close(self) -> None:
         """Let go of the client: an embedded store's database files, a server's connections.
-        The store is not used after (`open.close_stores` forgets it)."""
+        A call made after, or under way meanwhile, raises `MemoryUnavailable`."""
         session = getattr(getattr(self._client, "_server", None), "_session", None)
         with self._lock:
-            self._collections.clear()
-        close = getattr(self._client, "close", None)  # chromadb 1.5.x on; before, none
-        if close is not None:
-            close()
-        if isinstance(session, httpx.Client):  # `server.bounded_client`'s: chromadb leaves it
-            session.close()
+            self._closed = True
+        try:
+            close = getattr(self._client, "close", None)  # chromadb 1.5.x on; before, none
+            if close is not None:
+                close()
+        finally:
+            if isinstance(session, httpx.Client):  # `server.bounded_client`'s own
+                session.close()
+
+    def _closed_error(self) -> MemoryUnavailable:
+        return MemoryUnavailable(f"memory at {self.where} was closed in this process")
 
     async def add(self, collection: str, key: str, text: str, metadata: Metadata) -> int:
         """Store `text` under `key` in MiniLM-sized chunks; returns how many."""
@@ -155,7 +161,7 @@ class Store:
 
     async def _run(self, call: Callable[..., T], collection: str, *args: Any) -> T:
         try:
-            return await asyncio.to_thread(call, collection, *args)
+            return await self._attempt(call, collection, *args)
         except store_errors() as error:
             if not _collection_gone(error):
                 raise MemoryUnavailable(f"memory at {self.where} failed: {error}") from error
@@ -164,9 +170,17 @@ class Store:
         with self._lock:
             self._collections.pop(collection, None)
         try:
-            return await asyncio.to_thread(call, collection, *args)
+            return await self._attempt(call, collection, *args)
         except store_errors() as error:
             raise MemoryUnavailable(f"memory at {self.where} failed: {error}") from error
+
+    async def _attempt(self, call: Callable[..., T], collection: str, *args: Any) -> T:
+        try:
+            return await asyncio.to_thread(call, collection, *args)
+        except Exception as error:
+            if self._closed:  # whatever chromadb raised with its client closed under it
+                raise self._closed_error() from error
+            raise
 
     def open_collections(self, collections: Sequence[str]) -> None:
         """Make each collection's handle now (blocking: langchain-chroma imported, each got
@@ -176,6 +190,8 @@ class Store:
 
     def _collection(self, name: str) -> Chroma:
         with self._lock:
+            if self._closed:
+                raise self._closed_error()
             if name not in self._collections:
                 from langchain_chroma import Chroma
 

@@ -147,6 +147,7 @@ def _next_chunk(fd: int, seen: bytearray) -> bytes:
     poller.register(fd, select.POLLIN)
     ready = poller.poll(CLI_TIMEOUT * 1000)
     assert ready, f"no output for {CLI_TIMEOUT}s; so far:\n{seen.decode(errors='replace')}"
+    assert not ready[0][1] & select.POLLNVAL, f"descriptor {fd} is not open"
     try:
         return os.read(fd, 65536)
     except OSError:  # EIO: the child closed the terminal

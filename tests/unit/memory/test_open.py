@@ -85,3 +85,11 @@ def test_an_unanswering_server_is_tried_once_per_thread(monkeypatch: pytest.Monk
         with pytest.raises(MemoryUnavailable):
             open_store_blocking(where)
         assert silent.connections == 3  # and one remembered too long ago is tried again
+        monkeypatch.setattr(opening, "UNREACHABLE_SECONDS", 3600.0)
+        with pytest.raises(MemoryUnavailable):
+            open_store_blocking(where)
+        assert silent.connections == 3  # remembered again
+        opening.close_stores()
+        with pytest.raises(MemoryUnavailable):
+            open_store_blocking(where)
+        assert silent.connections == 4  # forgotten by the close
