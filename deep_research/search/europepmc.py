@@ -81,6 +81,11 @@ def open_full_text(record: dict[str, Any], base: str) -> tuple[str, str]:
         return "", ""
     if not isinstance(pmcid, str) or not PMCID.fullmatch(pmcid):
         return "", ""
+    return pmc_article(pmcid, base)
+
+
+def pmc_article(pmcid: str, base: str) -> tuple[str, str]:
+    """A PMC article's full text XML on the service at `base`, and the article's page."""
     return f"{base}/{pmcid}/fullTextXML", f"https://pmc.ncbi.nlm.nih.gov/articles/{pmcid}/"
 
 

@@ -6,7 +6,9 @@ result's URL is the work's DOI (`https://doi.org/...`, built from the DOI itself
 like any result page through the address guard, or, without a DOI, its landing page when
 that is a web URL; a work with neither is skipped. The work's open-access PDF, when
 OpenAlex knows one (`best_oa_location.pdf_url`), is the result's `pdf_url`: read in place
-of the landing page, through the same guard.
+of the landing page, through the same guard. An open-access work with a copy in PMC
+(`ids.pmcid`) is read first as that copy's full text, from Europe PMC's service
+(`europepmc.pmc_article`), and cited at its PMC page, as a Europe PMC result is.
 
 Hand-written: `pyalex` is synchronous (requests) and reads whole answers; the API is one
 GET of JSON here, through `api_call`.
@@ -21,6 +23,7 @@ from typing import Any
 from urllib.parse import quote
 
 from deep_research.search import api_call
+from deep_research.search.europepmc import pmc_article
 from deep_research.search.types import (
     MAX_TITLE_CHARS,
     Results,
@@ -36,6 +39,8 @@ MAX_ABSTRACT_WORDS = 1_500  # abstracts are a few hundred words
 MAX_ABSTRACT_CHARS = 6_000
 MAX_QUERY_CHARS = 300
 DOI = re.compile(r"(?:https?://(?:dx\.)?doi\.org/)?(10\.[0-9]{4,9}/[!-~]{1,300})")
+# `ids.pmcid` as OpenAlex gives it, with or without "PMC" before the number.
+PMC_COPY = re.compile(r"https?://www\.ncbi\.nlm\.nih\.gov/pmc/articles/(?:PMC)?([0-9]{1,10})/?")
 
 
 def abstract_text(index: object) -> str:
@@ -72,6 +77,17 @@ def open_access_pdf(work: dict[str, Any]) -> str:
     return oa_url if oa_url is not None and is_pdf(oa_url) else ""
 
 
+def pmc_copy(work: dict[str, Any], full_texts: str) -> tuple[str, str]:
+    """An open-access work's copy in PMC: its full text XML on Europe PMC's service at
+    `full_texts`, and its PMC page; ('', '') for any other work, or without `full_texts`."""
+    access, ids = work.get("open_access"), work.get("ids")
+    if not full_texts or not isinstance(access, dict) or access.get("is_oa") is not True:
+        return "", ""
+    pmcid = ids.get("pmcid") if isinstance(ids, dict) else None
+    match = PMC_COPY.fullmatch(pmcid) if isinstance(pmcid, str) else None
+    return pmc_article(f"PMC{match[1]}", full_texts) if match else ("", "")
+
+
 def publication_dates(years: Years) -> str:
     """OpenAlex's filter for works published within `years` (checked integers)."""
     ends = []
@@ -86,9 +102,17 @@ class OpenAlexProvider:
     name = "openalex"
     max_concurrency = 4
 
-    def __init__(self, api_url: str = DEFAULT_API_URL, timeout: float = api_call.TIMEOUT) -> None:
+    def __init__(
+        self,
+        api_url: str = DEFAULT_API_URL,
+        timeout: float = api_call.TIMEOUT,
+        full_texts: str = "",
+    ) -> None:
+        """`full_texts`: Europe PMC's full-text service (`europepmc.full_text_base`), where
+        open-access works' PMC copies are read; '' reads none."""
         self._url = api_url
         self._timeout = timeout
+        self._full_texts = full_texts
 
     async def search(
         self, query: str, max_results: int, *, years: Years | None = None
@@ -104,14 +128,14 @@ class OpenAlexProvider:
             query,
             self._url,
             params,
-            partial(parse_works, query=query),
+            partial(parse_works, query=query, full_texts=self._full_texts),
             accept="application/json",
             timeout=self._timeout,
             max_results=max_results,
         )
 
 
-def parse_works(body: bytes, query: str) -> Results:
+def parse_works(body: bytes, query: str, full_texts: str = "") -> Results:
     """The works of an answer that have a title, an abstract and a URL; the rest counted
     malformed. Raises `SearchError` for an answer that is not a works list."""
     try:
@@ -121,11 +145,11 @@ def parse_works(body: bytes, query: str) -> Results:
     works = payload.get("results") if isinstance(payload, dict) else None
     if not isinstance(works, list):
         raise SearchError(f"openalex answered something that is not a works list for {query!r}")
-    kept = [result for work in works if (result := _work(work)) is not None]
+    kept = [result for work in works if (result := _work(work, full_texts)) is not None]
     return Results(kept, malformed=len(works) - len(kept))
 
 
-def _work(work: object) -> SearchResult | None:
+def _work(work: object, full_texts: str) -> SearchResult | None:
     if not isinstance(work, dict):
         return None
     title = work.get("display_name") or work.get("title")
@@ -136,9 +160,11 @@ def _work(work: object) -> SearchResult | None:
         return None
     year = work.get("publication_year")
     label = f"{title} ({year})" if isinstance(year, int) and not isinstance(year, bool) else title
+    xml, article = pmc_copy(work, full_texts)
     return SearchResult(
-        url=url,
+        url=article or url,
         title=one_line(label, MAX_TITLE_CHARS),
         content=one_line(abstract, MAX_ABSTRACT_CHARS),
         pdf_url=open_access_pdf(work),
+        full_text_url=xml,
     )

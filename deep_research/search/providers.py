@@ -222,9 +222,12 @@ def make_provider(name: str) -> SearchProvider:
 
         return WikipediaProvider(endpoints.wikipedia_api_url)
     if name == "openalex":
+        from deep_research.search.europepmc import full_text_base
         from deep_research.search.openalex import OpenAlexProvider
 
-        return OpenAlexProvider(endpoints.openalex_api_url)
+        return OpenAlexProvider(
+            endpoints.openalex_api_url, full_texts=full_text_base(endpoints.europepmc_api_url)
+        )
     if name == "europepmc":
         from deep_research.search.europepmc import EuropePmcProvider
 

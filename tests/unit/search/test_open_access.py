@@ -236,22 +236,33 @@ ARTICLE = article_xml(
 )
 
 
-def open_article(served: tuple[str, bytes] | None, pdf: str, bases: list[str]) -> Made:
-    """Europe PMC answering one open-access article (its free PDF at `pdf`) and serving its
-    full text as `served`; the full texts' base URL is put in `bases` once it is known."""
-    record = europepmc_record("Attention for heat pumps", ABSTRACT, pmid="42", pdf_url=pdf)
-    record |= {"pmcid": "PMC7745181", "isOpenAccess": "Y"}
-    payload = {"hitCount": 1, "resultList": {"result": [record]}}
+def open_article(
+    served: tuple[str, bytes] | None, pdf: str, bases: list[str], kind: str = "europepmc"
+) -> Made:
+    """Europe PMC (or OpenAlex, as `kind`) answering one open-access article with a PMC copy
+    (its free PDF at `pdf`), Europe PMC serving its full text as `served`; the full texts'
+    base URL is put in `bases` once it is known."""
+    if kind == "europepmc":
+        record = europepmc_record("Attention for heat pumps", ABSTRACT, pmid="42", pdf_url=pdf)
+        record |= {"pmcid": "PMC7745181", "isOpenAccess": "Y"}
+        path, payload = "/rest/search", {"hitCount": 1, "resultList": {"result": [record]}}
+    else:  # OpenAlex names the copy without "PMC", as it does for some works
+        work = openalex_work("Attention for heat pumps", ABSTRACT, "10.1234/hp", pdf_url=pdf)
+        work["ids"] = {"pmcid": "https://www.ncbi.nlm.nih.gov/pmc/articles/7745181"}
+        path, payload = "/works", {"results": [work]}
     files = {"/rest/PMC7745181/fullTextXML": served} if served else {}
-    api = FakeJsonApi("/rest/search", payload, files=files)
+    api = FakeJsonApi(path, payload, files=files)
 
-    def provider(url: str) -> EuropePmcProvider:  # its host named as the fetcher may read it
+    def provider(url: str) -> SearchProvider:  # its host named as the fetcher may read it
         bases.append(f"http://{PAGES_HOST}:{api.port}/rest")
-        return EuropePmcProvider(url, full_texts=bases[0])
+        if kind == "europepmc":
+            return EuropePmcProvider(url, full_texts=bases[0])
+        return OpenAlexProvider(url, full_texts=bases[0])
 
     return api, provider, "https://pmc.ncbi.nlm.nih.gov/articles/PMC7745181/"
 
 
+@pytest.mark.parametrize("kind", ["europepmc", "openalex"])
 @pytest.mark.parametrize(
     ("served", "why"),
     [
@@ -263,13 +274,13 @@ def open_article(served: tuple[str, bytes] | None, pdf: str, bases: list[str]) -
     ],
 )
 async def test_an_open_access_article_is_read_as_its_sections_else_as_its_pdf(
-    server: PageServer, served: tuple[str, bytes] | None, why: str
+    server: PageServer, served: tuple[str, bytes] | None, why: str, kind: str
 ) -> None:
     """Europe PMC's full text XML first: the sections that answer the query, cited at the
     article's PMC page; when it cannot be read as an article, the PDF in its place."""
     pdf = named(server, "/pdf/paper.pdf")
     page, bases = "https://pmc.ncbi.nlm.nih.gov/articles/PMC7745181/", []
-    answer = await answered(lambda _: open_article(served, pdf, bases), pdf)
+    answer = await answered(lambda _: open_article(served, pdf, bases, kind), pdf)
     by_url = {source["url"]: source["content"] for source in answer.sources}
     skipped = answer.trace["skipped_pages"]
     xml = f"{bases[0]}/PMC7745181/fullTextXML"

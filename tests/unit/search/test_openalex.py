@@ -110,3 +110,49 @@ async def test_an_open_access_work_names_its_pdf_and_only_a_web_one() -> None:
         found = await OpenAlexProvider(api.api_url).search("x", 20)
     assert [r.pdf_url for r in found] == [pdf, "", "", "https://r.example/o.pdf", *[""] * 5]
     assert found[0].url == "https://doi.org/10.1234/g", "the abstract stays at its DOI"
+
+
+BASE = "https://www.ebi.ac.uk/europepmc/webservices/rest"
+COPY = (f"{BASE}/PMC5815332/fullTextXML", "https://pmc.ncbi.nlm.nih.gov/articles/PMC5815332/")
+
+
+@pytest.mark.parametrize(
+    ("pmcid", "is_oa", "full_texts", "copy"),
+    [
+        ("https://www.ncbi.nlm.nih.gov/pmc/articles/5815332", True, BASE, COPY),
+        ("https://www.ncbi.nlm.nih.gov/pmc/articles/PMC5815332/", True, BASE, COPY),
+        ("https://www.ncbi.nlm.nih.gov/pmc/articles/5815332", False, BASE, ("", "")),
+        ("https://www.ncbi.nlm.nih.gov/pmc/articles/5815332", "true", BASE, ("", "")),
+        ("https://www.ncbi.nlm.nih.gov/pmc/articles/5815332", True, "", ("", "")),
+        ("https://www.ncbi.nlm.nih.gov/pmc/articles/\u0665\u0668\u0661", True, BASE, ("", "")),
+        ("https://www.ncbi.nlm.nih.gov/pmc/articles/58/../../x", True, BASE, ("", "")),
+        ("https://evil.example/pmc/articles/5815332", True, BASE, ("", "")),
+        ("https://www.ncbi.nlm.nih.gov/pmc/articles/" + "9" * 11, True, BASE, ("", "")),
+        (["https://www.ncbi.nlm.nih.gov/pmc/articles/5815332"], True, BASE, ("", "")),
+        (None, True, BASE, ("", "")),
+    ],
+)
+async def test_an_open_access_work_in_pmc_is_read_as_its_copy_there(
+    pmcid: object, is_oa: object, full_texts: str, copy: tuple[str, str]
+) -> None:
+    """Its full text on Europe PMC's service, cited at its PMC page; any other work, or an
+    id that is not PMC's number, keeps its DOI and has no full text."""
+    work = {**WORK, "ids": {"pmcid": pmcid}, "open_access": {"is_oa": is_oa}}
+    with FakeJsonApi("/works", {"results": [work]}) as api:
+        [found] = await OpenAlexProvider(api.api_url, full_texts=full_texts).search("oa", 5)
+    xml, page = copy
+    assert (found.full_text_url, found.url) == (xml, page or "https://doi.org/10.7717/peerj.4375")
+    assert not found.complete, "its page is read when neither copy can be"
+
+
+async def test_the_configured_openalex_reads_pmc_copies_from_the_configured_europe_pmc(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from deep_research.search.providers import make_provider
+
+    work = {**WORK, "ids": {"pmcid": "https://www.ncbi.nlm.nih.gov/pmc/articles/5815332"}}
+    with FakeJsonApi("/works", {"results": [{**work, "open_access": {"is_oa": True}}]}) as api:
+        monkeypatch.setenv("OPENALEX_API_URL", api.api_url)
+        monkeypatch.setenv("EUROPEPMC_API_URL", "http://127.0.0.1:9/mirror/rest/search")
+        [found] = await make_provider("openalex").search("oa", 5)
+    assert found.full_text_url == "http://127.0.0.1:9/mirror/rest/PMC5815332/fullTextXML"
