@@ -42,6 +42,7 @@ SOURCE = re.compile(r"[A-Z]{3}")
 RECORD_ID = re.compile(r"[A-Za-z0-9]{1,20}")
 PMID = re.compile(r"[0-9]{1,10}")
 PMCID = re.compile(r"PMC[0-9]{1,10}")
+PMC_ARTICLES = "https://pmc.ncbi.nlm.nih.gov/articles"  # an article's page: /PMCID/
 _TAG = re.compile(r"<[^<>]{0,200}>")
 # Open access, free to read (not "S", subscription); a tuple: a hostile list compares, unhashed.
 FREE = ("OA", "F")
@@ -86,7 +87,7 @@ def open_full_text(record: dict[str, Any], base: str) -> tuple[str, str]:
 
 def pmc_article(pmcid: str, base: str) -> tuple[str, str]:
     """A PMC article's full text XML on the service at `base`, and the article's page."""
-    return f"{base}/{pmcid}/fullTextXML", f"https://pmc.ncbi.nlm.nih.gov/articles/{pmcid}/"
+    return f"{base}/{pmcid}/fullTextXML", f"{PMC_ARTICLES}/{pmcid}/"
 
 
 def free_pdf(record: dict[str, Any]) -> str:

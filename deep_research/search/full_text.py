@@ -2,7 +2,8 @@
 
 A scholarly result may name up to three things to read, best first: its full text as JATS
 XML (`full_text_url`, Europe PMC's for an open-access PMC article), its PDF (`pdf_url`),
-and its own page (`url`, unless `complete`: an abstract page has nothing more). The first
+and its own page (`url`, unless `complete`: an abstract page has nothing more), which
+comes before the PDF when there is a full text: it is then that article's page. The first
 is read among the query's `fetch_top_n` pages; when it cannot be read as what it is (a
 403, a dead link, a web page where the file should be, XML that is no article), the next
 is read in its place, in a round of its own after the first reads: a paper costs a query
@@ -31,9 +32,13 @@ MAX_SECTIONS_SHOWN = 3
 
 
 def to_read(result: SearchResult) -> list[str]:
-    """What can be read for `result`, best first: its full text, its PDF, its own page."""
+    """What can be read for `result`, best first: its full text, its PDF, its own page;
+    with a full text, its own page before its PDF, as that page is the full text's (an
+    OpenAlex work's PMC copy: the same article, as a web page)."""
     own = result.url if is_web_url(result.url) and not result.complete else ""
-    return [url for url in (result.full_text_url, result.pdf_url, own) if url]
+    if result.full_text_url:
+        return [url for url in (result.full_text_url, own, result.pdf_url) if url]
+    return [url for url in (result.pdf_url, own) if url]
 
 
 def read_as_meant(url: str, result: SearchResult, page: Page) -> bool:

@@ -8,7 +8,8 @@ that is a web URL; a work with neither is skipped. The work's open-access PDF, w
 OpenAlex knows one (`best_oa_location.pdf_url`), is the result's `pdf_url`: read in place
 of the landing page, through the same guard. An open-access work with a copy in PMC
 (`ids.pmcid`) is read first as that copy's full text, from Europe PMC's service
-(`europepmc.pmc_article`), and cited at its PMC page, as a Europe PMC result is.
+(`europepmc.pmc_article`), and cited at its PMC page, as a Europe PMC result is; when
+that full text cannot be read, the PMC page is, before the PDF (search/full_text.py).
 
 Hand-written: `pyalex` is synchronous (requests) and reads whole answers; the API is one
 GET of JSON here, through `api_call`.
@@ -39,8 +40,11 @@ MAX_ABSTRACT_WORDS = 1_500  # abstracts are a few hundred words
 MAX_ABSTRACT_CHARS = 6_000
 MAX_QUERY_CHARS = 300
 DOI = re.compile(r"(?:https?://(?:dx\.)?doi\.org/)?(10\.[0-9]{4,9}/[!-~]{1,300})")
-# `ids.pmcid` as OpenAlex gives it, with or without "PMC" before the number.
-PMC_COPY = re.compile(r"https?://www\.ncbi\.nlm\.nih\.gov/pmc/articles/(?:PMC)?([0-9]{1,10})/?")
+# `ids.pmcid` as OpenAlex gives it, with or without "PMC" before the number; leading zeros
+# dropped, so that one article is one URL (PMC's own form).
+PMC_COPY = re.compile(
+    r"https?://www\.ncbi\.nlm\.nih\.gov/pmc/articles/(?:PMC)?0*([1-9][0-9]{0,9})/?"
+)
 
 
 def abstract_text(index: object) -> str:

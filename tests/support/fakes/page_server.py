@@ -85,6 +85,7 @@ class PageServer(BackgroundServer):
         self.pdfs: dict[str, bytes] = {}  # /pdf/{name}: real PDFs a test wrote
         app = web.Application()
         app.router.add_get("/article/{slug}", self._article)
+        app.router.add_get("/articles/{slug}/", self._article)  # PMC's form: a trailing slash
         app.router.add_get("/news/{slug}", self._news)
         app.router.add_get("/hidden", self._hidden)
         app.router.add_get("/huge", self._huge)

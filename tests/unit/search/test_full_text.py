@@ -33,6 +33,8 @@ def test_a_paper_is_read_at_its_full_text_then_its_pdf_then_its_own_page() -> No
     doi = SearchResult("https://doi.org/10.1/x", "P", "Abstract.", pdf_url=PDF)
     assert to_read(both) == [XML, PDF]
     assert to_read(doi) == [PDF, doi.url]
+    pmc_copy = SearchResult(ARTICLE, "P", "Abstract.", pdf_url=PDF, full_text_url=XML)
+    assert to_read(pmc_copy) == [XML, ARTICLE, PDF], "the article's page, then the PDF"
     assert to_read(SearchResult("https://web.example/", "W", "w")) == ["https://web.example/"]
     assert to_read(SearchResult("file:///a.txt", "W", "w")) == []
     article = Page(XML, text="t", sections=("opening", "body"))

@@ -121,6 +121,8 @@ COPY = (f"{BASE}/PMC5815332/fullTextXML", "https://pmc.ncbi.nlm.nih.gov/articles
     [
         ("https://www.ncbi.nlm.nih.gov/pmc/articles/5815332", True, BASE, COPY),
         ("https://www.ncbi.nlm.nih.gov/pmc/articles/PMC5815332/", True, BASE, COPY),
+        ("https://www.ncbi.nlm.nih.gov/pmc/articles/0005815332", True, BASE, COPY),
+        ("https://www.ncbi.nlm.nih.gov/pmc/articles/PMC0", True, BASE, ("", "")),
         ("https://www.ncbi.nlm.nih.gov/pmc/articles/5815332", False, BASE, ("", "")),
         ("https://www.ncbi.nlm.nih.gov/pmc/articles/5815332", "true", BASE, ("", "")),
         ("https://www.ncbi.nlm.nih.gov/pmc/articles/5815332", True, "", ("", "")),
