@@ -6,9 +6,9 @@ and its own page (`url`, unless `complete`: an abstract page has nothing more), 
 comes before the PDF when there is a full text: it is then that article's page. The first
 is read among the query's `fetch_top_n` pages; when it cannot be read as what it is (a
 403, a dead link, a web page where the file should be, XML that is no article), the next
-is read in its place, in a round of its own after the first reads: a paper costs a query
-one page read as a web result does, and a publisher that refuses robots its PDF often
-serves the article itself.
+is read in its place, in a round of its own after the first reads, and the one after in
+another when that fails too: a paper costs a query one page read as a web result does,
+and a publisher that refuses robots its PDF often serves the article itself.
 
 An article read as XML is shown as its abstract, then the sections that answer
 the researcher's topic (the same for each of its queries, so a page shown once is not
@@ -29,6 +29,8 @@ from deep_research.text.urls import is_web_url
 
 # Sections of one article a researcher reads per query, besides its abstract.
 MAX_SECTIONS_SHOWN = 3
+# Rounds of reads in place of failed ones: a paper names at most three things to read.
+MAX_ROUNDS = 2
 
 
 def to_read(result: SearchResult) -> list[str]:
@@ -55,24 +57,32 @@ def read_as_meant(url: str, result: SearchResult, page: Page) -> bool:
 def in_place_of_failed(
     findings: Iterable[Finding], pages: Mapping[str, Page], asked: Collection[str]
 ) -> list[str]:
-    """What to read for results whose first read failed: the next of `to_read`, when it is
-    not read yet. Only a result whose first was among what its query `asked` to read
-    counts, once per URL asked (one past the query's pages to read does not, even when
-    another result or query read that URL), so a query never reads more pages than its
-    share."""
+    """What to read next for results whose reads so far failed: the first of `to_read`
+    after them that is not read yet (none once one was read as meant). Only a result whose
+    first was among what its query `asked` to read counts, once per URL asked (one past the
+    query's pages to read does not, even when another result or query read that URL), so a
+    query never reads more pages than its share; called again after those reads, it walks
+    on to the next."""
     urls = []
-    unspent = set(asked)  # each URL asked grants one read in its place, to the first result
+    unspent = set(asked)  # each URL asked grants its reads in turn, to the first result
     for finding in findings:  # in rank order, the order the query's reads were chosen in
-        result = finding.result
-        choices = to_read(result)
+        choices = to_read(finding.result)
         if len(choices) < 2 or choices[0] not in unspent:
             continue
         unspent.discard(choices[0])
-        first = pages.get(choices[0])
-        if first is not None and not read_as_meant(choices[0], result, first):
-            if choices[1] not in pages:
-                urls.append(choices[1])
+        if choices[0] in pages and (url := _next_to_read(choices, finding.result, pages)):
+            urls.append(url)
     return list(dict.fromkeys(urls))
+
+
+def _next_to_read(choices: list[str], result: SearchResult, pages: Mapping[str, Page]) -> str:
+    for url in choices:
+        page = pages.get(url)
+        if page is None:
+            return url
+        if read_as_meant(url, result, page):
+            return ""
+    return ""
 
 
 def unread_reason(url: str, result: SearchResult, page: Page) -> str:

@@ -9,7 +9,7 @@ OpenAlex knows one (`best_oa_location.pdf_url`), is the result's `pdf_url`: read
 of the landing page, through the same guard. An open-access work with a copy in PMC
 (`ids.pmcid`) is read first as that copy's full text, from Europe PMC's service
 (`europepmc.pmc_article`), and cited at its PMC page, as a Europe PMC result is; when
-that full text cannot be read, the PMC page is, before the PDF (search/full_text.py).
+that full text cannot be read, the PMC page is, then the PDF (search/full_text.py).
 
 Hand-written: `pyalex` is synchronous (requests) and reads whole answers; the API is one
 GET of JSON here, through `api_call`.

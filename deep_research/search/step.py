@@ -21,6 +21,7 @@ from deep_research.search.chain import SearchChain
 from deep_research.search.cleaning import clean
 from deep_research.search.fetch import Page, PageFetcher
 from deep_research.search.full_text import (
+    MAX_ROUNDS,
     by_section,
     in_place_of_failed,
     read_as_meant,
@@ -138,9 +139,12 @@ class SearchSession:
         found = await asyncio.gather(*(searcher.outcome(pending) for pending in started))
         pages = await searcher.read([url for _, to_read in found for url in to_read])
         # A paper whose full text or PDF could not be read: the next thing to read for it,
-        # started after the first reads, in their order, so a resume replays them alike.
-        failed = (in_place_of_failed(o.findings, pages, set(urls)) for o, urls in found)
-        pages |= await searcher.read([url for urls in failed for url in urls])
+        # started after the reads before, in their order, so a resume replays them alike.
+        for _ in range(MAX_ROUNDS):
+            failed = [in_place_of_failed(o.findings, pages, set(urls)) for o, urls in found]
+            if not any(failed):
+                break
+            pages |= await searcher.read([url for urls in failed for url in urls])
         ran = iter([searcher.with_pages(outcome, pages) for outcome, _ in found])
         outcomes = [
             QueryOutcome(c.query, error=c.refused) if c.refused else next(ran) for c in cleaned

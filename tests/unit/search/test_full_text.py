@@ -65,6 +65,20 @@ def test_an_article_whose_xml_failed_has_its_pdf_read_instead() -> None:
     assert unread_reason(PDF, result, Page(PDF, text="<html>")) == "not a PDF"
 
 
+def test_each_read_in_place_of_a_failed_one_walks_on_to_the_next() -> None:
+    """A PMC copy: its XML, its page, its PDF, one round each, and none once one is read."""
+    result = SearchResult(ARTICLE, "P", "Abstract.", pdf_url=PDF, full_text_url=XML)
+    finding = [Finding(result, 1)]
+    refused = {url: Page(url, skipped="HTTP 403") for url in (XML, ARTICLE, PDF)}
+    assert in_place_of_failed(finding, {}, {XML}) == [], "its first not read yet"
+    assert in_place_of_failed(finding, {XML: refused[XML]}, {XML}) == [ARTICLE]
+    two_failed = {XML: refused[XML], ARTICLE: refused[ARTICLE]}
+    assert in_place_of_failed(finding, two_failed, {XML}) == [PDF]
+    assert in_place_of_failed(finding, refused, {XML}) == [], "nothing left"
+    read_page = {XML: refused[XML], ARTICLE: Page(ARTICLE, text="The article.")}
+    assert in_place_of_failed(finding, read_page, {XML}) == [], "its page was read"
+
+
 def test_a_paper_whose_pdf_was_not_read_as_one_has_its_own_page_read_instead() -> None:
     """Only a fetched PDF that gave no pages counts, and only a result page still to read:
     a web page, not an abstract page (`complete`), not read already, asked for once."""

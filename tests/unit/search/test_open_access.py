@@ -1,6 +1,6 @@
 """A scholarly result's open-access PDF, read for real: the real arXiv, OpenAlex and Europe
 PMC providers against fakes of their APIs, the real page fetcher against the local page
-paper_pages. The researcher gets the abstract at its own page and the PDF's best pages, each
+server. The researcher gets the abstract at its own page and the PDF's best pages, each
 at `pdf_url#page=N`; a PDF that cannot be read leaves the abstract alone."""
 
 from __future__ import annotations

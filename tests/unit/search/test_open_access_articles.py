@@ -129,7 +129,7 @@ async def test_an_openalex_work_s_pmc_copy_is_read_else_its_pmc_page(
 ) -> None:
     """An open-access OpenAlex work with a copy in PMC: that copy's XML, cited at its PMC
     page; when the XML cannot be read (a free article outside PMC's open-access subset has
-    none), the PMC page itself, before the PDF; when that fails too, the abstract."""
+    none), the PMC page itself, before the PDF; when that fails too, the PDF."""
     articles = "/articles" if page_there else "/gone"
     monkeypatch.setattr(europepmc_module, "PMC_ARTICLES", named(paper_pages, articles))
     pdf, bases = named(paper_pages, "/pdf/paper.pdf"), []
@@ -137,16 +137,15 @@ async def test_an_openalex_work_s_pmc_copy_is_read_else_its_pmc_page(
     page = named(paper_pages, f"{articles}/PMC7745181/")
     by_url = {source["url"]: source["content"] for source in answer.sources}
     skipped = [(s["url"], s["reason"]) for s in answer.trace["skipped_pages"]]
-    assert "/pdf/paper.pdf" not in paper_pages.requests, "its PDF comes after its PMC page"
     if not why:
         assert list(by_url) == [page] and RESULTS in by_url[page] and FACT not in answer.text
         assert paper_pages.requests == [] and skipped == []
     elif page_there:
         assert list(by_url) == [page] and "measured a 11 percent change" in by_url[page]
-        assert paper_pages.requests == ["/articles/PMC7745181/"]
+        assert paper_pages.requests == ["/articles/PMC7745181/"], "its PDF after its page"
         assert [url for url, _ in skipped] == [f"{bases[0]}/PMC7745181/fullTextXML"]
         assert why in skipped[0][1]
     else:
-        assert by_url == {page: ABSTRACT}, "the abstract alone, at the PMC page"
-        assert paper_pages.requests == ["/gone/PMC7745181/"]
+        assert by_url == {page: ABSTRACT, f"{pdf}#page=2": FACT}, "the abstract and the PDF"
+        assert paper_pages.requests == ["/gone/PMC7745181/", "/pdf/paper.pdf"]
         assert dict(skipped) == {page: "HTTP 404", f"{bases[0]}/PMC7745181/fullTextXML": why}
