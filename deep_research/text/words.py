@@ -9,7 +9,7 @@ import re
 _WORD = re.compile(r"\w{3,}")
 COMMON = frozenset(
     "the and for are was were with that this from what which how why who whom when where "
-    "does did has have had not but its it's into about than then them they their there "
+    "does did has have had not but its into about than then them they their there "
     "these those will would can could should may might also been being over under more "
     "most some such only other any all each our your you".split()
 )
