@@ -54,6 +54,9 @@ _said: set[Location] = set()  # directories whose sharing failed: the reason is 
 # opens trying again, until `close_stores` (the user may have moved the directory away).
 _damaged: dict[Location, MemoryUnavailable] = {}
 _open_lock = threading.Lock()
+# How many times `close_stores` ran: an open begun on a background thread before a close
+# (`preparing`) is refused rather than holding the directory again after it.
+_closes = 0
 # Servers found unreachable, by location and thread: the rest of that thread's run goes on
 # without memory at once. Forgotten after `UNREACHABLE_SECONDS` (a thread resumed later
 # tries again) and beyond `MAX_UNREACHABLE` entries, the oldest first.
@@ -72,12 +75,16 @@ async def open_store(location: Location | None = None) -> Store:
     return await asyncio.to_thread(open_store_blocking, location)
 
 
-def open_store_blocking(location: Location | None = None) -> Store:
+def open_store_blocking(location: Location | None = None, *, begun_at: int | None = None) -> Store:
+    """`open_store` on this thread; with `begun_at` (`closes()` when the caller began),
+    refused once the stores were closed since."""
     # `configured()` asks for the working directory: a blocking call, so never on the loop.
     location = location or configured()
     key = (location, _thread())
     _raise_if_unreachable(key)  # before the lock, which another thread's attempt may hold
     with _open_lock:
+        if begun_at is not None and begun_at != _closes:
+            raise MemoryUnavailable("memory was closed in this process after this open began")
         if location in _damaged:
             raise _damaged[location]
         _raise_if_unreachable(key)
@@ -101,8 +108,10 @@ def close_stores() -> None:
     handed out before raises `MemoryUnavailable`. For a notebook done with memory, and for
     the tests, which open a store in each test's own directory. Every one is let go of even
     when one fails to close; the first failure is raised after."""
+    global _closes
     failures: list[Exception] = []
     with _open_lock:
+        _closes += 1
         _damaged.clear()
         _unreachable.clear()
         while _stores:
@@ -113,6 +122,11 @@ def close_stores() -> None:
             _let_go(functools.partial(os.close, _leases.popitem()[1]), failures)
     if failures:
         raise failures[0]
+
+
+def closes() -> int:
+    """How many times this process closed its stores (`close_stores`)."""
+    return _closes
 
 
 def _let_go(close: Callable[[], object], failures: list[Exception]) -> None:

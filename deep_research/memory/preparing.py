@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -41,7 +42,7 @@ def prepare(reports: list[str], sources: list[Source], context: Context) -> None
         return
     # In this run's context: the store knows the thread it opens for, and does not try
     # again a server this thread's run already found unreachable.
-    _start(_prepare_quietly, list(reports), list(sources), contextvars.copy_context())
+    _start(_prepare_quietly, list(reports), list(sources), contextvars.copy_context(), _closes())
 
 
 def prepare_part(text: str, context: Context, question: str = "") -> None:
@@ -63,31 +64,38 @@ def open_early(location: Location | None = None) -> None:
     be used is left to `remember`, which meets it again and names it. `location` is the
     store's as the run found it (the thread opens it later, when the environment may have
     moved on)."""
-    _start(_open_quietly, contextvars.copy_context(), location, name="memory-open")
+    _start(_open_quietly, contextvars.copy_context(), location, _closes(), name="memory-open")
 
 
-def _open_quietly(context: contextvars.Context, location: Location | None) -> None:
+def _closes() -> int:
+    """`open.closes()`, without importing the store's modules here: a process that has not
+    imported them has opened, and so closed, no store."""
+    opened = sys.modules.get("deep_research.memory.open")
+    return opened.closes() if opened is not None else 0
+
+
+def _open_quietly(context: contextvars.Context, location: Location | None, begun: int) -> None:
     # Once the orchestrator's first request is out: the import then runs while it waits,
     # not while it builds that request.
     process.after_first_model_request()
     from deep_research.memory.open import open_store_blocking
 
-    try:
-        context.run(open_store_blocking, location)
+    try:  # not after `close_stores`: the store would be held again, past the close
+        context.run(open_store_blocking, location, begun_at=begun)
     except Exception:  # noqa: BLE001, S110  # `remember` opens it again and says what failed
         pass
 
 
 def _prepare_quietly(
-    reports: list[str], sources: list[Source], context: contextvars.Context
+    reports: list[str], sources: list[Source], context: contextvars.Context, begun: int
 ) -> None:
     try:
-        context.run(_prepare, reports, sources)
+        context.run(_prepare, reports, sources, begun)
     except Exception:  # noqa: BLE001, S110  # warmed or not, `remember` does the work and reports
         pass
 
 
-def _prepare(reports: list[str], sources: list[Source]) -> None:
+def _prepare(reports: list[str], sources: list[Source], begun: int | None = None) -> None:
     from deep_research.memory.open import open_store_blocking
     from deep_research.memory.research import (
         PASSAGES_COLLECTION,
@@ -96,7 +104,7 @@ def _prepare(reports: list[str], sources: list[Source]) -> None:
         page_chunks,
     )
 
-    store = open_store_blocking()  # MemoryUnavailable: `remember` meets it again, names it
+    store = open_store_blocking(begun_at=begun)  # MemoryUnavailable: `remember` meets it
     cited = {s.url: s for report in reports for s in check_report(report, sources).cited}
     # Only what `remember` stores (any other split would be kept, never taken back).
     for page in map(CitedPage.of, cited.values()):

@@ -234,13 +234,15 @@ def provider_pause(name: str, interval: float) -> float:
 #
 # Stores and caches of what a run found
 # - `memory.open._stores`, `memory.open._locks`, `memory.open._open_lock`: one Chroma
-#   client per location, and the directory lock this process holds on it for its life (a
-#   second client on one directory would corrupt it).
-# - `memory.open._damaged`: a store found damaged gives its first, readable error again,
-#   since chromadb keeps a broken client for the path.
+#   client per location, and the directory lock this process holds on it until it ends or
+#   `close_stores` (a second client on one directory would corrupt it).
+# - `memory.open._damaged`: a store found damaged gives its first, readable error again
+#   rather than each open trying again, until `close_stores`.
 # - `memory.open._leases`: this process's lease (an open descriptor on the lease file) on each
-#   shared memory server it attached to, held for its life as `_locks` are; the kernel
-#   drops it when the process ends, so a lost one can only let an idle server stop sooner.
+#   shared memory server it attached to, held as `_locks` are; the kernel drops it when the
+#   process ends, so a lost one can only let an idle server stop sooner.
+# - `memory.open._closes`: how many times `close_stores` ran, so an open a background thread
+#   began before one is refused; losing it (a new process) loses no store either.
 # - `memory.open._said`: directories whose sharing failed, so the reason is said once;
 #   losing it says it once more.
 # - `memory.open._unreachable`: a Chroma server that did not answer, by thread, for an hour

@@ -171,7 +171,7 @@ async def test_an_empty_memory_is_opened_beside_the_first_model_call_not_before_
     opened: list[str] = []  # the thread of each open of this test's store (later ones: cached)
     real_open = memory_open.open_store_blocking
 
-    def held(*args: Any) -> Any:
+    def held(*args: Any, **kwargs: Any) -> Any:
         began.append(threading.current_thread().name)
         # Begun only once the first model request was out (chromadb's import would take
         # the interpreter from the steps that build it)...
@@ -179,7 +179,7 @@ async def test_an_empty_memory_is_opened_beside_the_first_model_call_not_before_
         # ... and held until the model has answered: were the open on the path, the run
         # would wait for it, and it for the run (the test's timeout).
         waited.append(answered.wait(30))
-        store = real_open(*args)
+        store = real_open(*args, **kwargs)
         if store.location.path == memory:  # not a store another test's thread opens
             opened.append(threading.current_thread().name)
         return store

@@ -90,8 +90,8 @@ async def test_a_first_runs_store_is_opened_as_the_run_starts_not_after_the_rese
 
     real_blocking = opening.open_store_blocking
 
-    def watched_blocking(*args: Any) -> Any:
-        store = real_blocking(*args)
+    def watched_blocking(*args: Any, **kwargs: Any) -> Any:
+        store = real_blocking(*args, **kwargs)
         opened.append((threading.current_thread().name, store))
         return store
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -17,7 +18,7 @@ import pytest
 
 from deep_research.memory import LIBRARY_COLLECTION, Location, MemoryUnavailable, sharing
 from deep_research.memory import open as opened
-from deep_research.memory.location import CATALOGUE
+from deep_research.memory.location import CATALOGUE, hold_directory
 from deep_research.memory.open import close_stores, open_store
 from deep_research.memory.record import read_record
 from deep_research.memory.store import Store
@@ -172,3 +173,26 @@ async def test_a_store_that_fails_to_close_leaves_the_others_let_go_of(
     assert opened._stores == {} and opened._locks == {}
     close_stores()  # nothing left to let go of, and nothing closed twice
     assert failing.location == first
+
+
+async def test_an_open_begun_on_a_thread_before_the_close_does_not_hold_the_store_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`open_early`'s thread waits for the run's first model request; a close meanwhile
+    (the run stopped before it) is not undone when the thread goes on."""
+    from deep_research.memory import preparing
+    from deep_research.runtime import process
+
+    await open_store(Location(path=tmp_path / "other"))  # the store's modules imported
+    go = threading.Event()
+    monkeypatch.setattr(process, "after_first_model_request", go.wait)
+    where = Location(path=tmp_path / "memory")
+    preparing.open_early(where)
+    [thread] = [t for t in threading.enumerate() if t.name == "memory-open"]
+
+    close_stores()
+    go.set()
+    thread.join(timeout=60)
+
+    assert not thread.is_alive() and opened._stores == {}
+    hold_directory(tmp_path / "memory").release()  # not held by this process

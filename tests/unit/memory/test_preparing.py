@@ -36,11 +36,11 @@ def test_prepare_starts_one_named_daemon_thread_only_with_memory_on_and_reports(
 
 
 def test_a_failure_while_preparing_stays_on_its_thread(monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(reports: list[str], sources: list[Source]) -> None:
+    def broken(reports: list[str], sources: list[Source], begun: int) -> None:
         raise RuntimeError("store damaged")
 
     monkeypatch.setattr(preparing, "_prepare", broken)
-    preparing._prepare_quietly(["r"], SOURCES, contextvars.copy_context())  # does not raise
+    preparing._prepare_quietly(["r"], SOURCES, contextvars.copy_context(), 0)  # does not raise
 
 
 def test_a_process_that_cannot_start_a_thread_leaves_the_early_work_to_remember(
@@ -78,7 +78,7 @@ def test_only_the_pages_remember_stores_are_prepared(monkeypatch: pytest.MonkeyP
         def open_collections(self, names: list[str]) -> None:
             pass
 
-    monkeypatch.setattr(opening, "open_store_blocking", lambda location=None: Store())
+    monkeypatch.setattr(opening, "open_store_blocking", lambda location=None, **_: Store())
     embedded: list[list[str]] = []
     monkeypatch.setattr(preparing, "_embed", embedded.append)
     sources = [
