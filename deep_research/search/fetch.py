@@ -21,6 +21,9 @@ from deep_research.text import extract
 
 MAX_REDIRECTS = 5
 MAX_PAGE_BYTES = 2_000_000
+# A PDF is read whole or not at all (its cross-reference table is at its end: pypdf reads
+# none of a file cut short), and a paper with figures is often several MB.
+MAX_PDF_BYTES = 20_000_000
 USER_AGENT = "Mozilla/5.0 (compatible; deep_research/0.1; research agent)"
 READABLE_TYPES = {
     "text/html": "html",
@@ -84,6 +87,7 @@ class PageFetcher:
         timeout: float,
         max_chars: int,
         max_bytes: int = MAX_PAGE_BYTES,
+        max_pdf_bytes: int = MAX_PDF_BYTES,
         renderer: Renderer | None = None,
     ) -> None:
         self._policy = policy
@@ -91,6 +95,7 @@ class PageFetcher:
         self._timeout = timeout
         self._max_chars = max_chars
         self._max_bytes = max_bytes
+        self._max_pdf_bytes = max_pdf_bytes
         self._client = httpx.AsyncClient(
             transport=GuardedTransport(policy),
             follow_redirects=False,  # followed by hand so every hop is checked
@@ -170,10 +175,16 @@ class PageFetcher:
                     return Page(url, skipped="a malformed content type is not read"), None
                 if kind is None:
                     return Page(url, skipped=f"content type {media_type!r} is not read"), None
+                cap = self._max_pdf_bytes if kind == "pdf" else self._max_bytes
+                too_big = f"a PDF over {cap:,} bytes is not read (cut short, none of it can be)"
+                if kind == "pdf" and declared_length(response.headers) > cap:
+                    return Page(url, skipped=too_big), None  # never downloaded
                 try:
-                    raw, cut = await read_capped(response, self._max_bytes)
+                    raw, cut = await read_capped(response, cap)
                 except UnreadableBody as error:
                     return Page(url, skipped=str(error)), None
+                if kind == "pdf" and cut:
+                    return Page(url, skipped=too_big, raw_bytes=len(raw)), None
                 charset = response.charset_encoding
             try:
                 read = await asyncio.get_running_loop().run_in_executor(
@@ -181,7 +192,7 @@ class PageFetcher:
                 )
             except extract.ExtractionFailed as error:
                 return Page(url, skipped=str(error), raw_bytes=len(raw)), None
-            note = f"only the first {self._max_bytes:,} bytes were read" if cut else ""
+            note = f"only the first {cap:,} bytes were read" if cut else ""
             note = "; ".join(filter(None, [note, read.note]))
             html = Html(raw, str(current)) if kind == "html" else None
             if not read.text:
@@ -205,6 +216,13 @@ def _with_remark(page: Page, remark: str) -> Page:
     if page.skipped:
         return replace(page, skipped=f"{page.skipped}; {remark}")
     return replace(page, note=f"{page.note}; {remark}" if page.note else remark)
+
+
+def declared_length(headers: httpx.Headers) -> int:
+    """The body's size its Content-Length header states (over the wire); -1 when it states
+    none a number can be read from."""
+    value = headers.get("content-length", "").strip()
+    return int(value) if value.isascii() and value.isdigit() and len(value) < 20 else -1
 
 
 def bare_media_type(header: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import zipfile
 from pathlib import Path
 
@@ -13,11 +14,14 @@ from pypdf.generic import (
     DictionaryObject,
     NameObject,
     NumberObject,
+    StreamObject,
 )
 
 
-def write_pdf(path: Path, pages: list[str]) -> Path:
-    """A PDF whose page N shows `pages[N-1]` in Helvetica (pypdf extracts it back)."""
+def write_pdf(path: Path, pages: list[str], figure: int = 0) -> Path:
+    """A PDF whose page N shows `pages[N-1]` in Helvetica (pypdf extracts it back); with
+    `figure`, page 1 also holds an image of that many random bytes (a paper's figures: a
+    file of megabytes whose cross-reference table comes after them)."""
     writer = PdfWriter()
     font = writer._add_object(
         DictionaryObject(
@@ -37,9 +41,30 @@ def write_pdf(path: Path, pages: list[str]) -> Path:
         escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
         stream.set_data(f"BT /F1 10 Tf 40 700 Td ({escaped}) Tj ET".encode("latin-1"))
         page[NameObject("/Contents")] = writer._add_object(stream)
+        if figure and len(writer.pages) == 1:
+            page[NameObject("/Resources")][NameObject("/XObject")] = DictionaryObject(
+                {NameObject("/Fig1"): writer._add_object(_image(figure))}
+            )
     with path.open("wb") as handle:
         writer.write(handle)
     return path
+
+
+def _image(size: int) -> StreamObject:
+    """An image XObject of `size` random bytes (gray, one row): pypdf keeps it as written."""
+    image = StreamObject()
+    image.set_data(os.urandom(size))
+    image.update(
+        {
+            NameObject("/Type"): NameObject("/XObject"),
+            NameObject("/Subtype"): NameObject("/Image"),
+            NameObject("/Width"): NumberObject(size),
+            NameObject("/Height"): NumberObject(1),
+            NameObject("/ColorSpace"): NameObject("/DeviceGray"),
+            NameObject("/BitsPerComponent"): NumberObject(8),
+        }
+    )
+    return image
 
 
 def write_docx(path: Path, paragraphs: list[str]) -> Path:

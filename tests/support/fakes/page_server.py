@@ -13,7 +13,8 @@ Routes:
     /charset/{name}     text/plain that declares any charset, e.g. one Python does not know
     /file.bin           application/octet-stream
     /report.pdf         application/pdf (not really one)
-    /pdf/{name}         a real PDF a test put in `pdfs`
+    /pdf/{name}         a real PDF a test put in `pdfs` (`?chunked=1`: sent in chunks,
+                        its length never stated)
     /encoded/{how}      an article sent gzip, deflate, raw-deflate, gzip-twice, br
                         or corrupt (gzip in name only) encoded
     /bomb               text/plain, gzip: 64 MiB of "A" in ~65 KB on the wire
@@ -173,11 +174,19 @@ class PageServer(BackgroundServer):
     async def _pdf(self, request: web.Request) -> web.Response:
         return web.Response(body=b"%PDF-1.4\n%fake\n", content_type="application/pdf")
 
-    async def _pdf_file(self, request: web.Request) -> web.Response:
+    async def _pdf_file(self, request: web.Request) -> web.StreamResponse:
         body = self.pdfs.get(request.match_info["name"])
         if body is None:
             raise web.HTTPNotFound()
-        return web.Response(body=body, content_type="application/pdf")
+        if not request.query.get("chunked"):
+            return web.Response(body=body, content_type="application/pdf")
+        response = web.StreamResponse(headers={"Content-Type": "application/pdf"})
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        for start in range(0, len(body), 65_536):
+            await response.write(body[start : start + 65_536])
+        await response.write_eof()
+        return response
 
     async def _encoded(self, request: web.Request) -> web.Response:
         how = request.match_info["how"]

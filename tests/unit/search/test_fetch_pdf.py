@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import httpx
 import pytest
 
+from deep_research.search import fetch as fetch_module
 from deep_research.search.fetch import Page
 from deep_research.text import extract
 from deep_research.text.pdf import PdfBounds
@@ -87,3 +89,45 @@ async def test_a_pdf_read_only_in_part_says_so_to_the_researcher(
     bare_pages.pdfs["short.pdf"] = write_pdf(tmp_path / "s.pdf", texts[:3]).read_bytes()
     whole = await fetch(named(bare_pages, "/pdf/short.pdf"))
     assert isinstance(whole, Page) and whole.note == "" and whole.pdf_total == 3
+
+
+async def test_a_paper_of_megabytes_is_read_whole(
+    bare_pages: PageServer, resolver: Resolver, tmp_path: Path
+) -> None:
+    """A PDF past a page's 2 MB cap (a paper's figures) is read: cut there, as it once was,
+    pypdf read none of it ("text extraction failed (PdfStreamError)")."""
+    resolver({PAGES_HOST: ["127.0.0.1"]})
+    paper = write_pdf(tmp_path / "p.pdf", PAGES, figure=3_000_000).read_bytes()
+    assert len(paper) > fetch_module.MAX_PAGE_BYTES
+    bare_pages.pdfs["paper.pdf"] = paper
+    for path in ("/pdf/paper.pdf", "/pdf/paper.pdf?chunked=1"):
+        page = await fetch(named(bare_pages, path))
+        assert isinstance(page, Page) and not page.skipped, path
+        assert page.pdf_pages == tuple(PAGES) and page.raw_bytes == len(paper)
+        assert page.note == ""
+
+
+async def test_a_pdf_over_its_cap_is_skipped_saying_why(
+    bare_pages: PageServer, resolver: Resolver, tmp_path: Path
+) -> None:
+    """Stated too long, it is not downloaded; sent in chunks, reading stops at the cap. A
+    PDF cut short cannot be read, so either way it is skipped with the cap, never the
+    parser's error, and never read in part."""
+    resolver({PAGES_HOST: ["127.0.0.1"]})
+    bare_pages.pdfs["paper.pdf"] = write_pdf(tmp_path / "p.pdf", PAGES, figure=300_000).read_bytes()
+    why = "a PDF over 100,000 bytes is not read (cut short, none of it can be)"
+    stated = await fetch(named(bare_pages, "/pdf/paper.pdf"), max_pdf_bytes=100_000)
+    assert isinstance(stated, Page) and stated.skipped == why and stated.raw_bytes == 0
+    chunked = await fetch(named(bare_pages, "/pdf/paper.pdf?chunked=1"), max_pdf_bytes=100_000)
+    assert isinstance(chunked, Page) and chunked.skipped == why
+    assert 100_000 <= chunked.raw_bytes < 100_000 + 65_536 and not chunked.pdf_pages
+
+
+@pytest.mark.parametrize(
+    ("header", "length"),
+    [("123", 123), ("0", 0), ("", -1), ("12a", -1), ("-5", -1), ("1" * 30, -1), ("١٢", -1)],
+)
+def test_a_stated_length_is_read_only_when_it_is_a_plain_number(header: str, length: int) -> None:
+    # As a server's bytes: a header is not always ASCII.
+    headers = httpx.Headers([(b"content-length", header.encode())] if header else [])
+    assert fetch_module.declared_length(headers) == length
