@@ -8,6 +8,7 @@ import asyncio
 import functools
 import re
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import NamedTuple
@@ -17,6 +18,7 @@ import httpx
 from deep_research.search.browser import Renderer, RenderFailed, looks_scripted
 from deep_research.search.capped_body import ACCEPT_ENCODING, UnreadableBody, read_capped
 from deep_research.search.netguard import AddressPolicy, BlockedAddress, GuardedTransport
+from deep_research.search.pdf_room import room
 from deep_research.text import extract
 
 MAX_REDIRECTS = 5
@@ -160,6 +162,10 @@ class PageFetcher:
 
     async def _fetch(self, url: str) -> tuple[Page, Html | None]:
         """The page, and its raw HTML when it is HTML (for `looks_scripted`)."""
+        with ExitStack() as held:  # a PDF's room past a page's cap, until it is extracted
+            return await self._fetch_holding(url, held)
+
+    async def _fetch_holding(self, url: str, held: ExitStack) -> tuple[Page, Html | None]:
         current = httpx.URL(url)
         for _ in range(MAX_REDIRECTS + 1):
             self._policy.check_url(current)
@@ -175,16 +181,15 @@ class PageFetcher:
                     return Page(url, skipped="a malformed content type is not read"), None
                 if kind is None:
                     return Page(url, skipped=f"content type {media_type!r} is not read"), None
-                cap = self._max_pdf_bytes if kind == "pdf" else self._max_bytes
-                too_big = f"a PDF over {cap:,} bytes is not read (cut short, none of it can be)"
-                if kind == "pdf" and declared_length(response.headers) > cap:
-                    return Page(url, skipped=too_big), None  # never downloaded
+                cap = self._cap(kind, declared_length(response.headers), held)
+                if cap.refused:
+                    return Page(url, skipped=cap.refused), None  # never downloaded
                 try:
-                    raw, cut = await read_capped(response, cap)
+                    raw, cut = await read_capped(response, cap.size)
                 except UnreadableBody as error:
                     return Page(url, skipped=str(error)), None
                 if kind == "pdf" and cut:
-                    return Page(url, skipped=too_big, raw_bytes=len(raw)), None
+                    return Page(url, skipped=cap.when_cut, raw_bytes=len(raw)), None
                 charset = response.charset_encoding
             try:
                 read = await asyncio.get_running_loop().run_in_executor(
@@ -192,7 +197,7 @@ class PageFetcher:
                 )
             except extract.ExtractionFailed as error:
                 return Page(url, skipped=str(error), raw_bytes=len(raw)), None
-            note = f"only the first {cap:,} bytes were read" if cut else ""
+            note = f"only the first {cap.size:,} bytes were read" if cut else ""
             note = "; ".join(filter(None, [note, read.note]))
             html = Html(raw, str(current)) if kind == "html" else None
             if not read.text:
@@ -209,6 +214,43 @@ class PageFetcher:
             )
             return page, html
         return Page(url, skipped=f"more than {MAX_REDIRECTS} redirects"), None
+
+    def _cap(self, kind: str, declared: int, held: ExitStack) -> Cap:
+        """How far a body of `kind` whose stated length is `declared` (-1: none) is read.
+
+        A PDF past a page's cap takes that room from the process's (`pdf_room`): its
+        stated length's worth, else its cap's, held as long as `held`."""
+        if kind != "pdf":
+            return Cap(self._max_bytes)
+        over = _too_big(self._max_pdf_bytes)
+        if declared > self._max_pdf_bytes:
+            return Cap(0, refused=over)
+        page = min(self._max_bytes, self._max_pdf_bytes)  # what any body may take
+        # One byte past a stated length: a body that fills its cap counts as cut.
+        wanted = (self._max_pdf_bytes if declared < 0 else declared + 1) - page
+        granted = held.enter_context(room().taken(wanted))
+        if granted >= wanted:
+            return Cap(page + max(0, wanted), when_cut=over)
+        short = _too_big(page + granted, now=True)
+        return Cap(page + granted, refused=short if declared >= 0 else "", when_cut=short)
+
+
+class Cap(NamedTuple):
+    """How many bytes of a body are read; why it is not read at all, or once cut there."""
+
+    size: int
+    refused: str = ""
+    when_cut: str = ""
+
+
+def _too_big(cap: int, now: bool = False) -> str:
+    """Why a PDF over `cap` bytes is not read (fixed words): a PDF cut short cannot be."""
+    if now:
+        return (
+            f"a PDF over {cap:,} bytes is not read now: other PDFs being read hold the room "
+            "for more (cut short, none of it can be)"
+        )
+    return f"a PDF over {cap:,} bytes is not read (cut short, none of it can be)"
 
 
 def _with_remark(page: Page, remark: str) -> Page:

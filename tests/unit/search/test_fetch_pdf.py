@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from deep_research.search import fetch as fetch_module
+from deep_research.search import pdf_room
 from deep_research.search.fetch import Page
 from deep_research.text import extract
 from deep_research.text.pdf import PdfBounds
@@ -116,11 +117,52 @@ async def test_a_pdf_over_its_cap_is_skipped_saying_why(
     resolver({PAGES_HOST: ["127.0.0.1"]})
     bare_pages.pdfs["paper.pdf"] = write_pdf(tmp_path / "p.pdf", PAGES, figure=300_000).read_bytes()
     why = "a PDF over 100,000 bytes is not read (cut short, none of it can be)"
-    stated = await fetch(named(bare_pages, "/pdf/paper.pdf"), max_pdf_bytes=100_000)
+    caps = {"max_bytes": 50_000, "max_pdf_bytes": 100_000}
+    stated = await fetch(named(bare_pages, "/pdf/paper.pdf"), **caps)
     assert isinstance(stated, Page) and stated.skipped == why and stated.raw_bytes == 0
-    chunked = await fetch(named(bare_pages, "/pdf/paper.pdf?chunked=1"), max_pdf_bytes=100_000)
+    chunked = await fetch(named(bare_pages, "/pdf/paper.pdf?chunked=1"), **caps)
     assert isinstance(chunked, Page) and chunked.skipped == why
     assert 100_000 <= chunked.raw_bytes < 100_000 + 65_536 and not chunked.pdf_pages
+    assert pdf_room.room().left == pdf_room.ROOM  # all given back
+
+
+async def test_pdfs_past_a_page_s_cap_share_the_process_s_room(
+    bare_pages: PageServer, resolver: Resolver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a PDF reads past a page's cap comes from one room for the process, held from the
+    download to the extraction: with too little left, it is skipped saying why, and the
+    room is whole again once the reads are done."""
+    resolver({PAGES_HOST: ["127.0.0.1"]})
+    shared = pdf_room.Room(400_000)
+    monkeypatch.setattr(pdf_room, "_room", shared)
+    bare_pages.pdfs["paper.pdf"] = write_pdf(tmp_path / "p.pdf", PAGES, figure=300_000).read_bytes()
+    caps = {"max_bytes": 50_000, "max_pdf_bytes": 1_000_000}
+    left_while_read: list[int] = []
+    read_body = extract.read_body
+
+    def reading(*args: object) -> extract.Read:
+        left_while_read.append(shared.left)
+        return read_body(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(extract, "read_body", reading)
+    whole = await fetch(named(bare_pages, "/pdf/paper.pdf?chunked=1"), **caps)
+    assert isinstance(whole, Page) and whole.pdf_pages == tuple(PAGES)  # the room sufficed
+    assert left_while_read == [0] and shared.left == 400_000  # held until extracted
+    why = (
+        "a PDF over 60,000 bytes is not read now: other PDFs being read hold the room for "
+        "more (cut short, none of it can be)"
+    )
+    with shared.taken(390_000):  # other reads hold nearly all of it
+        stated = await fetch(named(bare_pages, "/pdf/paper.pdf"), **caps)
+        chunked = await fetch(named(bare_pages, "/pdf/paper.pdf?chunked=1"), **caps)
+        assert shared.left == 10_000
+    assert isinstance(stated, Page) and stated.skipped == why and stated.raw_bytes == 0
+    assert isinstance(chunked, Page) and chunked.skipped == why and not chunked.pdf_pages
+    assert shared.left == 400_000
+    # A page is never held to the room: it is read to its own cap, room or not.
+    with shared.taken(400_000):
+        page = await fetch(named(bare_pages, "/article/heat-pumps-in-norway"), **caps)
+    assert isinstance(page, Page) and not page.skipped
 
 
 @pytest.mark.parametrize(
