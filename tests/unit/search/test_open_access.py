@@ -5,11 +5,14 @@ at `pdf_url#page=N`; a PDF that cannot be read leaves the abstract alone."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from deep_research.search.arxiv import ArxivProvider
 from deep_research.search.europepmc import EuropePmcProvider
 from deep_research.search.openalex import OpenAlexProvider
+from tests.support.documents import write_pdf
 from tests.support.fakes.page_server import PageServer
 from tests.support.fakes.scholarly_servers import (
     FakeArxivServer,
@@ -22,6 +25,7 @@ from tests.support.fetching import named
 from tests.support.open_access import (
     ABSTRACT,
     FACT,
+    PAGES,
     Fake,
     Made,
     answered,
@@ -64,6 +68,19 @@ async def test_the_researcher_reads_the_abstract_and_the_pdf_page_that_answers(
     assert "Title page" not in answer.text, "pages that share none of the query's words"
     # The PDF took the place of the result's page: once fetched, no landing page (DOI) read.
     assert paper_pages.requests == ["/pdf/paper.pdf"] and answer.trace["skipped_pages"] == []
+
+
+async def test_a_paper_with_megabytes_of_figures_is_read_too(
+    paper_pages: PageServer, tmp_path: Path
+) -> None:
+    """Most papers' PDFs are past a page's 2 MB cap: cut there, none of one was read and the
+    researcher got the abstract alone."""
+    big = write_pdf(tmp_path / "big.pdf", PAGES, figure=2_500_000).read_bytes()
+    paper_pages.pdfs["paper.pdf"] = big
+    pdf = named(paper_pages, "/pdf/paper.pdf")
+    answer = await answered(arxiv, pdf)
+    assert [source["url"] for source in answer.sources][1:] == [f"{pdf}#page=2"]
+    assert FACT in answer.text and answer.trace["skipped_pages"] == []
 
 
 @pytest.mark.parametrize("fetch_top_n", [0, 1, 2])
