@@ -15,10 +15,10 @@ from typing import NamedTuple
 
 import httpx
 
+from deep_research.search import pdf_room
 from deep_research.search.browser import Renderer, RenderFailed, looks_scripted
 from deep_research.search.capped_body import ACCEPT_ENCODING, UnreadableBody, read_capped
 from deep_research.search.netguard import AddressPolicy, BlockedAddress, GuardedTransport
-from deep_research.search.pdf_room import room
 from deep_research.text import extract
 
 MAX_REDIRECTS = 5
@@ -97,7 +97,7 @@ class PageFetcher:
         self._timeout = timeout
         self._max_chars = max_chars
         self._max_bytes = max_bytes
-        self._max_pdf_bytes = max_pdf_bytes
+        self._max_pdf = max_pdf_bytes
         self._client = httpx.AsyncClient(
             transport=GuardedTransport(policy),
             follow_redirects=False,  # followed by hand so every hop is checked
@@ -181,7 +181,7 @@ class PageFetcher:
                     return Page(url, skipped="a malformed content type is not read"), None
                 if kind is None:
                     return Page(url, skipped=f"content type {media_type!r} is not read"), None
-                cap = self._cap(kind, declared_length(response.headers), held)
+                cap = pdf_room.cap(kind, response.headers, held, self._max_bytes, self._max_pdf)
                 if cap.refused:
                     return Page(url, skipped=cap.refused), None  # never downloaded
                 try:
@@ -192,9 +192,7 @@ class PageFetcher:
                     return Page(url, skipped=cap.when_cut, raw_bytes=len(raw)), None
                 charset = response.charset_encoding
             try:
-                read = await asyncio.get_running_loop().run_in_executor(
-                    _extractors(), extract.read_body, kind, raw, charset, str(current)
-                )
+                read = await _extracted(held, kind, raw, charset, str(current))
             except extract.ExtractionFailed as error:
                 return Page(url, skipped=str(error), raw_bytes=len(raw)), None
             note = f"only the first {cap.size:,} bytes were read" if cut else ""
@@ -215,42 +213,28 @@ class PageFetcher:
             return page, html
         return Page(url, skipped=f"more than {MAX_REDIRECTS} redirects"), None
 
-    def _cap(self, kind: str, declared: int, held: ExitStack) -> Cap:
-        """How far a body of `kind` whose stated length is `declared` (-1: none) is read.
 
-        A PDF past a page's cap takes that room from the process's (`pdf_room`): its
-        stated length's worth, else its cap's, held as long as `held`."""
-        if kind != "pdf":
-            return Cap(self._max_bytes)
-        over = _too_big(self._max_pdf_bytes)
-        if declared > self._max_pdf_bytes:
-            return Cap(0, refused=over)
-        page = min(self._max_bytes, self._max_pdf_bytes)  # what any body may take
-        # One byte past a stated length: a body that fills its cap counts as cut.
-        wanted = (self._max_pdf_bytes if declared < 0 else declared + 1) - page
-        granted = held.enter_context(room().taken(wanted))
-        if granted >= wanted:
-            return Cap(page + max(0, wanted), when_cut=over)
-        short = _too_big(page + granted, now=True)
-        return Cap(page + granted, refused=short if declared >= 0 else "", when_cut=short)
+async def _extracted(
+    held: ExitStack, kind: str, raw: bytes, charset: str | None, url: str
+) -> extract.Read:
+    """`extract.read_body` on the extraction threads. What `held` holds (a PDF's room) goes
+    back when the extraction ends, not before: cancelled by the fetch's deadline, a job
+    still queued lets its bytes go at once, one under way when its thread does."""
+    box = [raw]
+    job = _extractors().submit(_read_boxed, box, kind, charset, url)
+    room_back = held.pop_all()
+    job.add_done_callback(lambda _: room_back.close())
+    try:
+        return await asyncio.wrap_future(job)
+    except asyncio.CancelledError:
+        box.clear()
+        raise
 
 
-class Cap(NamedTuple):
-    """How many bytes of a body are read; why it is not read at all, or once cut there."""
-
-    size: int
-    refused: str = ""
-    when_cut: str = ""
-
-
-def _too_big(cap: int, now: bool = False) -> str:
-    """Why a PDF over `cap` bytes is not read (fixed words): a PDF cut short cannot be."""
-    if now:
-        return (
-            f"a PDF over {cap:,} bytes is not read now: other PDFs being read hold the room "
-            "for more (cut short, none of it can be)"
-        )
-    return f"a PDF over {cap:,} bytes is not read (cut short, none of it can be)"
+def _read_boxed(box: list[bytes], kind: str, charset: str | None, url: str) -> extract.Read:
+    if not box:  # its fetch ended while the job waited for a thread
+        raise extract.ExtractionFailed("the fetch ended before its text was extracted")
+    return extract.read_body(kind, box.pop(), charset, url)
 
 
 def _with_remark(page: Page, remark: str) -> Page:
@@ -258,13 +242,6 @@ def _with_remark(page: Page, remark: str) -> Page:
     if page.skipped:
         return replace(page, skipped=f"{page.skipped}; {remark}")
     return replace(page, note=f"{page.note}; {remark}" if page.note else remark)
-
-
-def declared_length(headers: httpx.Headers) -> int:
-    """The body's size its Content-Length header states (over the wire); -1 when it states
-    none a number can be read from."""
-    value = headers.get("content-length", "").strip()
-    return int(value) if value.isascii() and value.isdigit() and len(value) < 20 else -1
 
 
 def bare_media_type(header: str) -> str:

@@ -1,18 +1,25 @@
-"""Room for PDFs past a page's download cap: the bytes this process's fetches hold at once.
+"""How far a PDF is downloaded, and the room its bytes past a page's cap take.
 
-A page is read up to 2 MB (`fetch.MAX_PAGE_BYTES`); a PDF, read whole or not at all, up to
-20 MB (`fetch.MAX_PDF_BYTES`). Researchers read many pages at once: 16 researchers, each
-step 4 queries of 10 pages, could hold 640 such files, 12.8 GB. So what a PDF reads past
-2 MB is taken from one room of `ROOM` bytes shared by every run of the process, from the
-download until its text is extracted, and given back then; a PDF that finds too little
-room is cut there and skipped saying so, as one over 20 MB is.
+A page is read up to 2 MB (`fetch.MAX_PAGE_BYTES`); a PDF, read whole or not at all (its
+cross-reference table comes last: pypdf reads none of a file cut short), up to 20 MB
+(`fetch.MAX_PDF_BYTES`). Researchers read many pages at once: 16 researchers, each step 4
+queries of 10 pages, could hold 640 such files, 12.8 GB. So the bytes a PDF may read past
+2 MB are taken from one room of `ROOM` for every run of the process, reserved before the
+download (its stated length's worth, else its cap's) and given back once its text is
+extracted; a PDF that finds too little room is skipped saying so, as one over 20 MB is.
+The room counts those reservations, not the process's memory.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from typing import NamedTuple
+
+import httpx
+
+from deep_research.search.capped_body import UnreadableBody, content_coding
 
 ROOM = 120_000_000  # six PDFs of 20 MB, or sixty of 4 MB
 
@@ -49,3 +56,61 @@ _room = Room(ROOM)
 def room() -> Room:
     """The process's room for PDFs past a page's cap."""
     return _room
+
+
+class Cap(NamedTuple):
+    """How many bytes of a body are read; why it is not read at all, or once cut there."""
+
+    size: int
+    refused: str = ""
+    when_cut: str = ""
+
+
+def cap(kind: str, headers: httpx.Headers, held: ExitStack, page: int, most: int) -> Cap:
+    """How far a body of `kind` is read: `page` bytes, or a PDF up to `most`, whole or not
+    at all, its room past `page` taken for as long as `held` holds it. (A cap is one byte
+    past what is read whole: a body that fills its cap counts as cut.)"""
+    if kind != "pdf":
+        return Cap(page)
+    page = min(page, most)
+    over = too_big(most)
+    declared = stated_length(headers)
+    if declared > most:
+        return Cap(0, refused=over)
+    # A compressed body's stated length is its compressed size: not what is read.
+    exact = declared >= 0 and _coding(headers) == "identity"
+    wanted = (declared if exact else most) + 1 - page
+    granted = held.enter_context(room().taken(wanted))
+    if granted < wanted:
+        short = too_big(page + granted, now=True)
+        return Cap(page + granted, refused=short if exact else "", when_cut=short)
+    if exact:  # longer than it said (a chunked body beside a length): not what it said
+        return Cap(page + max(0, wanted), when_cut=LONGER_THAN_STATED)
+    return Cap(page + wanted, when_cut=over)
+
+
+LONGER_THAN_STATED = "a PDF longer than its stated length is not read"
+
+
+def too_big(size: int, now: bool = False) -> str:
+    """Why a PDF over `size` bytes is not read (fixed words): a PDF cut short cannot be."""
+    if now:
+        return (
+            f"a PDF over {size:,} bytes is not read now: other PDFs being read hold the room "
+            "for more (cut short, none of it can be)"
+        )
+    return f"a PDF over {size:,} bytes is not read (cut short, none of it can be)"
+
+
+def stated_length(headers: httpx.Headers) -> int:
+    """The body's size its Content-Length header states (over the wire); -1 when it states
+    none a number can be read from (h11 refuses more than 20 digits, and other framing)."""
+    value = headers.get("content-length", "").strip()
+    return int(value) if value.isascii() and value.isdigit() and len(value) <= 20 else -1
+
+
+def _coding(headers: httpx.Headers) -> str:
+    try:
+        return content_coding(headers)
+    except UnreadableBody:
+        return "unreadable"  # refused by the read itself

@@ -18,10 +18,11 @@ from pypdf.generic import (
 )
 
 
-def write_pdf(path: Path, pages: list[str], figure: int = 0) -> Path:
+def write_pdf(path: Path, pages: list[str], figure: int = 0, noise: bool = True) -> Path:
     """A PDF whose page N shows `pages[N-1]` in Helvetica (pypdf extracts it back); with
     `figure`, page 1 also holds an image of that many random bytes (a paper's figures: a
-    file of megabytes whose cross-reference table comes after them)."""
+    file of megabytes whose cross-reference table comes after them), zeros without `noise`
+    (a file that compresses to almost nothing)."""
     writer = PdfWriter()
     font = writer._add_object(
         DictionaryObject(
@@ -43,17 +44,17 @@ def write_pdf(path: Path, pages: list[str], figure: int = 0) -> Path:
         page[NameObject("/Contents")] = writer._add_object(stream)
         if figure and len(writer.pages) == 1:
             page[NameObject("/Resources")][NameObject("/XObject")] = DictionaryObject(
-                {NameObject("/Fig1"): writer._add_object(_image(figure))}
+                {NameObject("/Fig1"): writer._add_object(_image(figure, noise))}
             )
     with path.open("wb") as handle:
         writer.write(handle)
     return path
 
 
-def _image(size: int) -> StreamObject:
-    """An image XObject of `size` random bytes (gray, one row): pypdf keeps it as written."""
+def _image(size: int, noise: bool) -> StreamObject:
+    """An image XObject of `size` bytes (gray, one row): pypdf keeps it as written."""
     image = StreamObject()
-    image.set_data(os.urandom(size))
+    image.set_data(os.urandom(size) if noise else bytes(size))
     image.update(
         {
             NameObject("/Type"): NameObject("/XObject"),

@@ -14,7 +14,8 @@ Routes:
     /file.bin           application/octet-stream
     /report.pdf         application/pdf (not really one)
     /pdf/{name}         a real PDF a test put in `pdfs` (`?chunked=1`: sent in chunks,
-                        its length never stated)
+                        its length never stated; `?gzip=1`: gzip-encoded, its length the
+                        compressed one)
     /encoded/{how}      an article sent gzip, deflate, raw-deflate, gzip-twice, br
                         or corrupt (gzip in name only) encoded
     /bomb               text/plain, gzip: 64 MiB of "A" in ~65 KB on the wire
@@ -41,6 +42,7 @@ The pages themselves are built in :mod:`.page_content`; its names are re-exporte
 from __future__ import annotations
 
 import asyncio
+import gzip
 
 from aiohttp import web
 
@@ -178,6 +180,11 @@ class PageServer(BackgroundServer):
         body = self.pdfs.get(request.match_info["name"])
         if body is None:
             raise web.HTTPNotFound()
+        if request.query.get("gzip"):
+            headers = {"Content-Encoding": "gzip"}
+            return web.Response(
+                body=gzip.compress(body), content_type="application/pdf", headers=headers
+            )
         if not request.query.get("chunked"):
             return web.Response(body=body, content_type="application/pdf")
         response = web.StreamResponse(headers={"Content-Type": "application/pdf"})

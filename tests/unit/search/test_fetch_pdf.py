@@ -122,54 +122,37 @@ async def test_a_pdf_over_its_cap_is_skipped_saying_why(
     assert isinstance(stated, Page) and stated.skipped == why and stated.raw_bytes == 0
     chunked = await fetch(named(bare_pages, "/pdf/paper.pdf?chunked=1"), **caps)
     assert isinstance(chunked, Page) and chunked.skipped == why
-    assert 100_000 <= chunked.raw_bytes < 100_000 + 65_536 and not chunked.pdf_pages
+    assert chunked.raw_bytes == 100_001 and not chunked.pdf_pages  # one byte past: cut
     assert pdf_room.room().left == pdf_room.ROOM  # all given back
 
 
-async def test_pdfs_past_a_page_s_cap_share_the_process_s_room(
-    bare_pages: PageServer, resolver: Resolver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+async def test_a_compressed_paper_is_read_whole_whatever_its_stated_length(
+    bare_pages: PageServer, resolver: Resolver, tmp_path: Path
 ) -> None:
-    """What a PDF reads past a page's cap comes from one room for the process, held from the
-    download to the extraction: with too little left, it is skipped saying why, and the
-    room is whole again once the reads are done."""
+    """Sent gzip-encoded, its Content-Length is the compressed size (3 KB for a 3 MB PDF):
+    read to that, it was cut, and skipped as too big."""
     resolver({PAGES_HOST: ["127.0.0.1"]})
-    shared = pdf_room.Room(400_000)
-    monkeypatch.setattr(pdf_room, "_room", shared)
-    bare_pages.pdfs["paper.pdf"] = write_pdf(tmp_path / "p.pdf", PAGES, figure=300_000).read_bytes()
-    caps = {"max_bytes": 50_000, "max_pdf_bytes": 1_000_000}
-    left_while_read: list[int] = []
-    read_body = extract.read_body
-
-    def reading(*args: object) -> extract.Read:
-        left_while_read.append(shared.left)
-        return read_body(*args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(extract, "read_body", reading)
-    whole = await fetch(named(bare_pages, "/pdf/paper.pdf?chunked=1"), **caps)
-    assert isinstance(whole, Page) and whole.pdf_pages == tuple(PAGES)  # the room sufficed
-    assert left_while_read == [0] and shared.left == 400_000  # held until extracted
-    why = (
-        "a PDF over 60,000 bytes is not read now: other PDFs being read hold the room for "
-        "more (cut short, none of it can be)"
-    )
-    with shared.taken(390_000):  # other reads hold nearly all of it
-        stated = await fetch(named(bare_pages, "/pdf/paper.pdf"), **caps)
-        chunked = await fetch(named(bare_pages, "/pdf/paper.pdf?chunked=1"), **caps)
-        assert shared.left == 10_000
-    assert isinstance(stated, Page) and stated.skipped == why and stated.raw_bytes == 0
-    assert isinstance(chunked, Page) and chunked.skipped == why and not chunked.pdf_pages
-    assert shared.left == 400_000
-    # A page is never held to the room: it is read to its own cap, room or not.
-    with shared.taken(400_000):
-        page = await fetch(named(bare_pages, "/article/heat-pumps-in-norway"), **caps)
-    assert isinstance(page, Page) and not page.skipped
+    paper = write_pdf(tmp_path / "p.pdf", PAGES, figure=3_000_000, noise=False).read_bytes()
+    bare_pages.pdfs["paper.pdf"] = paper
+    page = await fetch(named(bare_pages, "/pdf/paper.pdf?gzip=1"))
+    assert isinstance(page, Page) and not page.skipped and page.pdf_pages == tuple(PAGES)
+    assert page.raw_bytes == len(paper) and pdf_room.room().left == pdf_room.ROOM
 
 
 @pytest.mark.parametrize(
     ("header", "length"),
-    [("123", 123), ("0", 0), ("", -1), ("12a", -1), ("-5", -1), ("1" * 30, -1), ("١٢", -1)],
+    [
+        ("123", 123),
+        ("0", 0),
+        ("9" * 20, 10**20 - 1),  # h11's longest: over any cap, refused unread
+        ("", -1),
+        ("12a", -1),
+        ("-5", -1),
+        ("1" * 30, -1),
+        ("١٢", -1),
+    ],
 )
 def test_a_stated_length_is_read_only_when_it_is_a_plain_number(header: str, length: int) -> None:
     # As a server's bytes: a header is not always ASCII.
     headers = httpx.Headers([(b"content-length", header.encode())] if header else [])
-    assert fetch_module.declared_length(headers) == length
+    assert pdf_room.stated_length(headers) == length

@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 import threading
+from contextlib import ExitStack
 
+import httpx
 import pytest
 
-from deep_research.search.pdf_room import ROOM, Room, room
+from deep_research.search.pdf_room import (
+    LONGER_THAN_STATED,
+    ROOM,
+    Cap,
+    Room,
+    cap,
+    room,
+    too_big,
+)
 
 
 def test_a_taker_gets_what_is_left_at_most_and_gives_it_back() -> None:
@@ -50,3 +60,52 @@ def test_takers_on_many_threads_never_hold_more_than_the_room() -> None:
 
 def test_the_process_has_one_room_of_its_size() -> None:
     assert room() is room() and room().size == ROOM
+
+
+def _cap(
+    kind: str, headers: dict[str, str], shared: Room, page: int = 100, most: int = 1_000
+) -> Cap:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("deep_research.search.pdf_room._room", shared)
+        with ExitStack() as held:
+            got = cap(kind, httpx.Headers(headers), held, page, most)
+        assert shared.left == shared.size  # given back with `held`
+    return got
+
+
+@pytest.mark.parametrize(
+    ("kind", "headers", "want"),
+    [
+        ("html", {"content-length": "5000"}, Cap(100)),  # a page: its cap, no room
+        ("pdf", {"content-length": "1001"}, Cap(0, refused=too_big(1_000))),
+        ("pdf", {"content-length": "1000"}, Cap(1_001, when_cut=LONGER_THAN_STATED)),
+        ("pdf", {"content-length": "50"}, Cap(100, when_cut=LONGER_THAN_STATED)),
+        ("pdf", {}, Cap(1_001, when_cut=too_big(1_000))),  # exactly 1,000: read whole
+        # A compressed body's length is not what is read: as if none were stated.
+        (
+            "pdf",
+            {"content-length": "50", "content-encoding": "gzip"},
+            Cap(1_001, when_cut=too_big(1_000)),
+        ),
+        (
+            "pdf",
+            {"content-length": "50", "content-encoding": "br"},
+            Cap(1_001, when_cut=too_big(1_000)),
+        ),
+    ],
+)
+def test_how_far_a_body_is_read(kind: str, headers: dict[str, str], want: Cap) -> None:
+    assert _cap(kind, headers, Room(10_000)) == want
+
+
+def test_short_of_room_a_stated_pdf_is_refused_and_an_unstated_one_read_as_far_as_it_can() -> None:
+    shared = Room(400)
+    now = too_big(500, now=True)
+    assert _cap("pdf", {"content-length": "900"}, shared) == Cap(500, refused=now, when_cut=now)
+    assert _cap("pdf", {}, shared) == Cap(500, when_cut=now)
+    assert _cap("pdf", {"content-length": "400"}, shared) == Cap(401, when_cut=LONGER_THAN_STATED)
+
+
+def test_a_pdf_cap_below_a_page_s_is_the_pdf_s() -> None:
+    got = _cap("pdf", {}, Room(10), page=2_000, most=1_000)
+    assert got == Cap(1_001, when_cut=too_big(1_000))
