@@ -231,9 +231,9 @@ def provider_pause(name: str, interval: float) -> float:
 #   nothing in it between reports.
 # - `search.fetch._extractors`: the page extraction threads, a pool of its own made on the
 #   first page.
-# - `search.pdf_room._room`: the bytes PDFs being read may hold past a page's cap, taken
-#   and given back by each read; every run of the process shares it, as they share its
-#   memory. A new process starts with it whole.
+# - `search.pdf_room._room`: the bytes PDFs being read may hold past a page's cap, reserved
+#   before each download and given back once its text is extracted; every run of the
+#   process shares it, as they share its memory. A new process starts with it whole.
 #
 # Stores and caches of what a run found
 # - `memory.open._stores`, `memory.open._locks`, `memory.open._open_lock`: one Chroma
