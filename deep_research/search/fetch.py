@@ -232,9 +232,11 @@ async def _extracted(
 
 
 def _read_boxed(box: list[bytes], kind: str, charset: str | None, url: str) -> extract.Read:
-    if not box:  # its fetch ended while the job waited for a thread
-        raise extract.ExtractionFailed("the fetch ended before its text was extracted")
-    return extract.read_body(kind, box.pop(), charset, url)
+    try:
+        raw = box.pop()
+    except IndexError:  # its fetch ended while the job waited for a thread
+        raise extract.ExtractionFailed("the fetch ended before its text was extracted") from None
+    return extract.read_body(kind, raw, charset, url)
 
 
 def _with_remark(page: Page, remark: str) -> Page:

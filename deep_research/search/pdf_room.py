@@ -5,9 +5,10 @@ cross-reference table comes last: pypdf reads none of a file cut short), up to 2
 (`fetch.MAX_PDF_BYTES`). Researchers read many pages at once: 16 researchers, each step 4
 queries of 10 pages, could hold 640 such files, 12.8 GB. So the bytes a PDF may read past
 2 MB are taken from one room of `ROOM` for every run of the process, reserved before the
-download (its stated length's worth, else its cap's) and given back once its text is
-extracted; a PDF that finds too little room is skipped saying so, as one over 20 MB is.
-The room counts those reservations, not the process's memory.
+download (what its stated length needs, else all its cap allows) and given back once its
+text is extracted (`fetch._extracted`); a PDF that finds too little room is skipped
+saying so, as one over 20 MB is. The room counts those reservations, not the process's
+memory.
 """
 
 from __future__ import annotations
@@ -68,8 +69,8 @@ class Cap(NamedTuple):
 
 def cap(kind: str, headers: httpx.Headers, held: ExitStack, page: int, most: int) -> Cap:
     """How far a body of `kind` is read: `page` bytes, or a PDF up to `most`, whole or not
-    at all, its room past `page` taken for as long as `held` holds it. (A cap is one byte
-    past what is read whole: a body that fills its cap counts as cut.)"""
+    at all, its room past `page` taken for as long as `held` holds it. A PDF's cap is one
+    byte past what it may read whole: a body that reaches it counts as cut."""
     if kind != "pdf":
         return Cap(page)
     page = min(page, most)
@@ -79,14 +80,14 @@ def cap(kind: str, headers: httpx.Headers, held: ExitStack, page: int, most: int
         return Cap(0, refused=over)
     # A compressed body's stated length is its compressed size: not what is read.
     exact = declared >= 0 and _coding(headers) == "identity"
-    wanted = (declared if exact else most) + 1 - page
+    wanted = (declared if exact else most) - page
     granted = held.enter_context(room().taken(wanted))
     if granted < wanted:
         short = too_big(page + granted, now=True)
-        return Cap(page + granted, refused=short if exact else "", when_cut=short)
+        return Cap(page + granted + 1, refused=short if exact else "", when_cut=short)
     if exact:  # longer than it said (a chunked body beside a length): not what it said
-        return Cap(page + max(0, wanted), when_cut=LONGER_THAN_STATED)
-    return Cap(page + wanted, when_cut=over)
+        return Cap(max(page, declared) + 1, when_cut=LONGER_THAN_STATED)
+    return Cap(most + 1, when_cut=over)
 
 
 LONGER_THAN_STATED = "a PDF longer than its stated length is not read"

@@ -8,10 +8,12 @@ import asyncio
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
+from deep_research.search import fetch as fetch_module
 from deep_research.search import pdf_room
 from deep_research.search.fetch import EXTRACTION_THREADS, Page
 from deep_research.text import extract
@@ -39,24 +41,43 @@ def paper(bare_pages: PageServer, resolver: Resolver, tmp_path: Path) -> str:
     return named(bare_pages, "/pdf/paper.pdf")
 
 
-def reserved(bare_pages: PageServer) -> int:
-    """What the paper, its length stated, takes of the room: one byte past it, less a page."""
-    return len(bare_pages.pdfs["paper.pdf"]) + 1 - CAPS["max_bytes"]
+def reserved(size: int) -> int:
+    """What a PDF of `size` bytes, its length stated, takes of the room: past a page's cap."""
+    return size - CAPS["max_bytes"]
+
+
+class SlowExtraction:
+    """Extraction on threads of the test's own, each waiting for `done` (set at the end
+    whatever happens); `started` counts the extractions under way, `boxes` what each job
+    was handed (`fetch._read_boxed`'s box)."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.started = 0
+        self.boxes: list[tuple[list[bytes], str]] = []  # each job's box, and its URL
+        self.pool = ThreadPoolExecutor(EXTRACTION_THREADS, thread_name_prefix="test-extract")
 
 
 @pytest.fixture
-def slow_extraction(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
-    """Extraction waits for the event (set at the end whatever happens)."""
-    done = threading.Event()
-    read_body = extract.read_body
+def slow(monkeypatch: pytest.MonkeyPatch) -> Iterator[SlowExtraction]:
+    slow = SlowExtraction()
+    read_body, submit = extract.read_body, slow.pool.submit
 
     def waiting(*args: object) -> extract.Read:
-        done.wait(10)
+        slow.started += 1
+        slow.done.wait(10)
         return read_body(*args)  # type: ignore[arg-type]
 
+    def submitting(work: object, box: list[bytes], kind: str, charset: str, url: str) -> object:
+        slow.boxes.append((box, url))
+        return submit(work, box, kind, charset, url)  # type: ignore[arg-type]
+
     monkeypatch.setattr(extract, "read_body", waiting)
-    yield done
-    done.set()
+    monkeypatch.setattr(slow.pool, "submit", submitting)
+    monkeypatch.setattr(fetch_module, "_extractors", lambda: slow.pool)
+    yield slow
+    slow.done.set()
+    slow.pool.shutdown(wait=True)
 
 
 async def _until(condition: object, seconds: float = 5.0) -> None:
@@ -98,36 +119,45 @@ async def test_pdfs_past_a_page_s_cap_share_the_process_s_room(
 
 
 async def test_a_fetch_out_of_time_gives_the_room_back_only_when_its_extraction_ends(
-    paper: str, bare_pages: PageServer, shared: pdf_room.Room, slow_extraction: threading.Event
+    paper: str, bare_pages: PageServer, shared: pdf_room.Room, slow: SlowExtraction
 ) -> None:
     """The deadline ends the fetch, not the thread reading its bytes: the room stays taken
     until that thread lets them go."""
-    page = await fetch(paper, timeout=0.5, **CAPS)
-    assert isinstance(page, Page) and page.skipped == "timed out after 0.5 s"
-    assert shared.left == 400_000 - reserved(bare_pages)  # the thread still reads the PDF
-    slow_extraction.set()
+    page = await fetch(paper, timeout=3.0, **CAPS)  # a local 300 KB: extracting by then
+    assert isinstance(page, Page) and page.skipped == "timed out after 3 s"
+    assert slow.started == 1
+    assert shared.left == 400_000 - reserved(len(bare_pages.pdfs["paper.pdf"]))
+    slow.done.set()
     await _until(lambda: shared.left == 400_000)
     assert shared.left == 400_000
 
 
-async def test_a_fetch_out_of_time_while_its_extraction_waits_lets_its_bytes_go_at_once(
-    bare_pages: PageServer, resolver: Resolver, tmp_path: Path, slow_extraction: threading.Event
+async def test_a_fetch_ended_while_its_extraction_waits_lets_its_bytes_go_at_once(
+    bare_pages: PageServer, resolver: Resolver, tmp_path: Path, slow: SlowExtraction
 ) -> None:
     """With every extraction thread busy, a PDF whose fetch ends while it waits is never
     extracted: its room comes back at once, and its job holds none of its bytes."""
     resolver({PAGES_HOST: ["127.0.0.1"]})
     room = pdf_room.Room(10_000_000)
-    busy = [write_pdf(tmp_path / f"{n}.pdf", PAGES, figure=100_000 + n) for n in range(5)]
-    for n, file in enumerate(busy):
-        bare_pages.pdfs[f"{n}.pdf"] = file.read_bytes()
+    sizes = []
+    for n in range(EXTRACTION_THREADS + 1):
+        body = write_pdf(tmp_path / f"{n}.pdf", PAGES, figure=100_000 + n).read_bytes()
+        bare_pages.pdfs[f"{n}.pdf"] = body
+        sizes.append(len(body))
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(pdf_room, "_room", room)
         urls = [named(bare_pages, f"/pdf/{n}.pdf") for n in range(EXTRACTION_THREADS + 1)]
-        pages = await asyncio.gather(*(fetch(url, timeout=0.5, **CAPS) for url in urls))
-        assert all(isinstance(p, Page) and p.skipped.startswith("timed out") for p in pages)
-        held = [len(file.read_bytes()) + 1 - 50_000 for file in busy]
-        # The four under way still hold theirs; the one that waited gave its back.
-        assert room.size - room.left in {sum(held) - one for one in held}
-        slow_extraction.set()
+        tasks = [asyncio.create_task(fetch(url, **CAPS)) for url in urls]
+        await _until(lambda: slow.started == EXTRACTION_THREADS and len(slow.boxes) == 5)
+        assert slow.started == EXTRACTION_THREADS and len(slow.boxes) == 5
+        waited = [urls.index(url) for box, url in slow.boxes if box]  # not taken by a thread
+        assert len(waited) == 1
+        for task in tasks:  # what a deadline does
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        assert [len(box) for box, _ in slow.boxes] == [0] * 5  # its bytes let go too
+        # The four under way still hold theirs; the one that waited gave its back at once.
+        assert room.size - room.left == sum(map(reserved, sizes)) - reserved(sizes[waited[0]])
+        slow.done.set()
         await _until(lambda: room.left == room.size)
         assert room.left == room.size

@@ -79,7 +79,7 @@ def _cap(
         ("html", {"content-length": "5000"}, Cap(100)),  # a page: its cap, no room
         ("pdf", {"content-length": "1001"}, Cap(0, refused=too_big(1_000))),
         ("pdf", {"content-length": "1000"}, Cap(1_001, when_cut=LONGER_THAN_STATED)),
-        ("pdf", {"content-length": "50"}, Cap(100, when_cut=LONGER_THAN_STATED)),
+        ("pdf", {"content-length": "50"}, Cap(101, when_cut=LONGER_THAN_STATED)),
         ("pdf", {}, Cap(1_001, when_cut=too_big(1_000))),  # exactly 1,000: read whole
         # A compressed body's length is not what is read: as if none were stated.
         (
@@ -101,11 +101,12 @@ def test_how_far_a_body_is_read(kind: str, headers: dict[str, str], want: Cap) -
 def test_short_of_room_a_stated_pdf_is_refused_and_an_unstated_one_read_as_far_as_it_can() -> None:
     shared = Room(400)
     now = too_big(500, now=True)
-    assert _cap("pdf", {"content-length": "900"}, shared) == Cap(500, refused=now, when_cut=now)
-    assert _cap("pdf", {}, shared) == Cap(500, when_cut=now)
-    assert _cap("pdf", {"content-length": "400"}, shared) == Cap(401, when_cut=LONGER_THAN_STATED)
+    assert _cap("pdf", {"content-length": "900"}, shared) == Cap(501, refused=now, when_cut=now)
+    assert _cap("pdf", {}, shared) == Cap(501, when_cut=now)  # 500 read whole, more cut
+    # What fits exactly fits: the byte past it is only how a longer body is told.
+    assert _cap("pdf", {"content-length": "500"}, shared) == Cap(501, when_cut=LONGER_THAN_STATED)
 
 
 def test_a_pdf_cap_below_a_page_s_is_the_pdf_s() -> None:
-    got = _cap("pdf", {}, Room(10), page=2_000, most=1_000)
+    got = _cap("pdf", {}, Room(0), page=2_000, most=1_000)
     assert got == Cap(1_001, when_cut=too_big(1_000))
