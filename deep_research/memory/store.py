@@ -125,6 +125,10 @@ class Store:
         """`put` for several keys in one write (a report's cited pages: one upsert, not
         one each); returns how many chunks each key has, in `items`' order."""
         listed = [(key, list(pieces)) for key, pieces in items.items()]
+        # The caller's mistake, said as one here: inside `_run` any ValueError is the
+        # store's (chromadb raises them too), and the run would go on without memory.
+        if any(KEY in piece.metadata or CHUNK in piece.metadata for _, p in listed for piece in p):
+            raise ValueError(f"metadata may not set {KEY!r} or {CHUNK!r}")
         return await self._run(self._put, collection, listed)
 
     async def query(
@@ -216,8 +220,6 @@ class Store:
                 clean = {
                     k: redact(v) if isinstance(v, str) else v for k, v in piece.metadata.items()
                 }
-                if KEY in clean or CHUNK in clean:
-                    raise ValueError(f"metadata may not set {KEY!r} or {CHUNK!r}")
                 texts.append(redact(piece.text))
                 metadatas.append({**clean, KEY: clean_key, CHUNK: index})
             chunks_of[clean_key] = (texts, metadatas)
