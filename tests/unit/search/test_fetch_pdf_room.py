@@ -114,8 +114,10 @@ async def test_pdfs_past_a_page_s_cap_share_the_process_s_room(
     assert isinstance(chunked, Page) and chunked.skipped == why and not chunked.pdf_pages
     assert shared.left == 400_000
     with shared.taken(400_000):
-        page = await fetch(paper.replace("/pdf/paper.pdf", "/article/heat-pumps"), **CAPS)
-    assert isinstance(page, Page) and not page.skipped
+        page = await fetch(paper.replace("/pdf/paper.pdf", "/huge"), **CAPS)  # megabytes
+    # Read to its own cap, cut there with a note, whatever the room holds.
+    assert isinstance(page, Page) and not page.skipped and page.raw_bytes == 50_000
+    assert page.note == "only the first 50,000 bytes were read"
 
 
 async def test_a_fetch_out_of_time_gives_the_room_back_only_when_its_extraction_ends(
