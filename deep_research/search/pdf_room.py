@@ -22,7 +22,9 @@ import httpx
 
 from deep_research.search.capped_body import UnreadableBody, content_coding
 
-ROOM = 120_000_000  # six PDFs of 20 MB, or sixty of 4 MB
+# Six PDFs of 20 MB, or sixty of 4 MB when they state their length; one that states none
+# (chunked, compressed) reserves 18 MB while it downloads, so six of those fill it.
+ROOM = 120_000_000
 
 
 class Room:
