@@ -110,7 +110,7 @@ class Sender:
             # Its turn at a one-slot server is waited for first, as in a queue: the deadline
             # starts once the call goes out (`asyncio.timeout` fixes its end when made).
             async with gate.turn(slots.LANE.get(), self.one_slot, self.role) as timed:
-                process.model_request_sent()  # background work may start now (runtime/process.py)
+                process.model_call_began()  # background work may start soon (runtime/process.py)
                 # Around the client, not inside it: its retries and every provider are covered.
                 deadline = asyncio.timeout(self.deadline)
                 async with deadline:

@@ -8,6 +8,9 @@ one by the process (it is thread-safe, and our nodes never use it), the async on
 everything that runs on one event loop, so its connections are reused and never cross
 into another loop (a notebook's or a test's next `asyncio.run`). The page fetcher's
 transport uses the same TLS context (`search/netguard.py`).
+
+The async clients also say when the process's first model request is on the wire
+(`process.model_request_sent`): background work waits for that, not for the call to begin.
 """
 
 from __future__ import annotations
@@ -17,9 +20,12 @@ import functools
 import ssl
 import threading
 import weakref
+from typing import Any
 
 import httpx
 import openai
+
+from deep_research.runtime import process
 
 _Key = tuple[float | None, float | None, float | None, float | None]
 _by_loop: weakref.WeakKeyDictionary[
@@ -46,7 +52,20 @@ def _sync_client(key: _Key) -> openai.DefaultHttpxClient:
 
 
 def _async_client(key: _Key) -> openai.DefaultAsyncHttpxClient:
-    return openai.DefaultAsyncHttpxClient(timeout=key, verify=tls_context())
+    hooks = {"request": [_watch_until_sent]}
+    return openai.DefaultAsyncHttpxClient(timeout=key, verify=tls_context(), event_hooks=hooks)
+
+
+async def _watch_until_sent(request: Any) -> None:  # openai's httpx fork's Request
+    """Until a model request has been written, each one is traced (httpcore's `trace`
+    extension) to see when it is."""
+    if not process.model_request_was_sent():
+        request.extensions = {**request.extensions, "trace": _on_wire}
+
+
+async def _on_wire(event: str, info: dict[str, object]) -> None:
+    if event.endswith("receive_response_headers.started"):  # the whole request is written
+        process.model_request_sent()
 
 
 def model_clients(

@@ -81,28 +81,44 @@ def turn_slots(dispatch_id: str, size: int) -> asyncio.Semaphore:
     return slots
 
 
-# Set once a model request of this process is on its way. Background work that would take
+# Set once a model request of this process is on the wire. Background work that would take
 # the interpreter from a run's first steps (chromadb's import for memory, the relevance
-# model's load) waits for it, and then runs while the run waits for its model. Never set
-# (no model called yet), it lets that work start after `FIRST_REQUEST_WAIT` seconds.
+# model's load, the collector's first full pass) waits for it, and then runs while the run
+# waits for its model. The model endpoint's own client sets it when a request's last byte is
+# written (runtime/http.py); a provider's client that this code cannot watch is taken to
+# have sent its request `UNSEEN_SEND_WAIT` seconds after the call began (llm/sending.py).
+# No model called at all: the work starts after `FIRST_REQUEST_WAIT` seconds.
 _model_request_sent = threading.Event()
+_model_call_began = threading.Event()
 FIRST_REQUEST_WAIT = 5.0
-# After the request is handed to the client: what the client still does before the request
-# is on the wire (callbacks, the request's JSON) is left to finish first.
-SEND_MARGIN = 0.05
+UNSEEN_SEND_WAIT = 0.5
+
+
+def model_call_began() -> None:
+    """A model call is being sent (llm/sending.py, before each call)."""
+    _model_call_began.set()
 
 
 def model_request_sent() -> None:
-    """A model request is on its way (llm/sending.py, before each call)."""
+    """A model request is on the wire (runtime/http.py)."""
     _model_request_sent.set()
+    _model_call_began.set()  # a thread waiting for a call to begin stops waiting too
+
+
+def model_request_was_sent() -> bool:
+    return _model_request_sent.is_set()
 
 
 def after_first_model_request() -> None:
-    """Block this (background) thread until a model request is on its way, or at most
-    `FIRST_REQUEST_WAIT` seconds."""
-    if not _model_request_sent.is_set():
-        _model_request_sent.wait(FIRST_REQUEST_WAIT)
-        time.sleep(SEND_MARGIN)
+    """Block this (background) thread until a model request is on the wire: at most
+    `UNSEEN_SEND_WAIT` seconds after a call began, `FIRST_REQUEST_WAIT` if none did.
+
+    Until its request is written, a first call still builds its client, imports what the
+    client needs on first use and asks the OS what platform it runs on (openai's headers):
+    0.1-0.3 s on busy cores. Work started before then (the collector's pass held the
+    interpreter 0.2 s) delayed the first request by as much."""
+    if not _model_request_sent.is_set() and _model_call_began.wait(FIRST_REQUEST_WAIT):
+        _model_request_sent.wait(UNSEEN_SEND_WAIT)
 
 
 # Taken by the first run of the process that defers the collector's first full pass

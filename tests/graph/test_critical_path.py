@@ -153,13 +153,16 @@ async def test_an_empty_memory_is_opened_beside_the_first_model_call_not_before_
     monkeypatch.setenv("MEMORY_DIR", str(memory))
     monkeypatch.setattr(embedding, "warm_up", lambda **_: None)
     answered = threading.Event()
-    request_sent = threading.Event()  # this run's, not one an earlier test's run set
-    monkeypatch.setattr(process, "_model_request_sent", request_sent)
+    # This run's, not one an earlier test's run set. The scripted model sends nothing over
+    # HTTP, so its call beginning is what lets the open start, once `UNSEEN_SEND_WAIT` has
+    # passed (at once here: the floor's research would come back within it, and its pages'
+    # preparation open the store first).
+    call_began = threading.Event()
+    monkeypatch.setattr(process, "_model_call_began", call_began)
+    monkeypatch.setattr(process, "_model_request_sent", threading.Event())
+    monkeypatch.setattr(process, "UNSEEN_SEND_WAIT", 0.0)
     after_request: list[bool] = []
     began: list[str] = []  # the thread of each open, as it begins
-    # The scripted model answers at once: the floor's research would come back within the
-    # margin left for a request to go out, and its pages' preparation open the store first.
-    monkeypatch.setattr(process, "SEND_MARGIN", 0.0)
     waited: list[bool] = []  # whether the first model call was answered when the open began
     seen: list[int] = []  # opens finished when each model call came
 
@@ -175,7 +178,7 @@ async def test_an_empty_memory_is_opened_beside_the_first_model_call_not_before_
         began.append(threading.current_thread().name)
         # Begun only once the first model request was out (chromadb's import would take
         # the interpreter from the steps that build it)...
-        after_request.append(request_sent.is_set())
+        after_request.append(call_began.is_set())
         # ... and held until the model has answered: were the open on the path, the run
         # would wait for it, and it for the run (the test's timeout).
         waited.append(answered.wait(30))

@@ -5,15 +5,20 @@ from __future__ import annotations
 import asyncio
 import gc
 import ssl
+import threading
+import time
 import weakref
 from typing import Any
 
+import openai
 import pytest
 
 from deep_research.config.settings import Context
 from deep_research.llm.models import role_model
 from deep_research.runtime import http as http_clients
+from deep_research.runtime import process
 from tests.support.fakes.openai_server import ScriptedOpenAIServer
+from tests.support.langgraph_dev import free_port
 from tests.support.tls import count_ca_bundle_reads
 
 
@@ -83,3 +88,37 @@ def test_a_finished_loop_and_its_connections_are_let_go(server: ScriptedOpenAISe
     gc.collect()
     assert [ref() is None for ref in loops[:2]] == [True, True]
     assert len(http_clients._by_loop) <= 1
+
+
+def test_the_first_request_is_said_sent_once_it_is_written_not_before(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Background work (the collector's first pass, chromadb's import) waits for the first
+    model request to be on the wire (runtime/process.py): the endpoint's client says so when
+    the request is written, and not for a request that never reached a server."""
+    monkeypatch.setattr(process, "_model_request_sent", threading.Event())
+    seen_by_server: list[bool] = []
+
+    def answer(body: dict[str, Any]) -> str:
+        # The client says so as it starts waiting for the reply; the server may read the
+        # request a moment before: it waits for that, up to a bound.
+        deadline = time.monotonic() + 5
+        while not process.model_request_was_sent() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        seen_by_server.append(process.model_request_was_sent())
+        return "ok"
+
+    async def refused() -> None:
+        with pytest.raises(openai.APIConnectionError):
+            await role_model(Context(), "researcher").model.ainvoke("hello")
+
+    monkeypatch.setenv("LLM_BASE_URL", f"http://127.0.0.1:{free_port()}/v1")
+    monkeypatch.setenv("LLM_MAX_RETRIES", "0")
+    asyncio.run(refused())
+    assert not process.model_request_was_sent(), "a request that reached no server was not sent"
+    with ScriptedOpenAIServer(answer) as running:
+        monkeypatch.setenv("LLM_BASE_URL", running.base_url)
+        monkeypatch.setenv("LLM_MAX_RETRIES", "0")
+        monkeypatch.setenv("LLM_MODEL", "test-model")
+        asyncio.run(_two_calls())
+    assert seen_by_server == [True, True]

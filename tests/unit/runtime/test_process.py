@@ -28,8 +28,12 @@ def test_each_request_reserves_its_start_after_the_one_before(
 def test_background_work_waits_for_the_first_model_request(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """chromadb's import and the relevance model's load start once a request is out."""
+    """chromadb's import and the relevance model's load start once a request is on the
+    wire, not when its call begins (the client still builds it then)."""
     monkeypatch.setattr(process, "_model_request_sent", threading.Event())
+    monkeypatch.setattr(process, "_model_call_began", threading.Event())
+    monkeypatch.setattr(process, "UNSEEN_SEND_WAIT", 60.0)
+    process.model_call_began()
     began: list[float] = []
     worker = threading.Thread(
         target=lambda: (process.after_first_model_request(), began.append(time.monotonic()))
@@ -45,8 +49,30 @@ def test_background_work_waits_for_the_first_model_request(
 
 def test_with_no_model_request_it_waits_a_bounded_time(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(process, "_model_request_sent", threading.Event())
+    monkeypatch.setattr(process, "_model_call_began", threading.Event())
     monkeypatch.setattr(process, "FIRST_REQUEST_WAIT", 0.05)
     process.after_first_model_request()  # returns: a run that calls no model still opens it
+
+
+def test_a_call_whose_request_is_not_seen_is_taken_as_sent_a_moment_after_it_began(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A provider's own client (not the endpoint's, runtime/http.py) never says its request
+    is written: the work waits `UNSEEN_SEND_WAIT` after the call began, not for ever; a
+    request seen on the wire lets it go at once."""
+    monkeypatch.setattr(process, "_model_request_sent", threading.Event())
+    monkeypatch.setattr(process, "_model_call_began", threading.Event())
+    monkeypatch.setattr(process, "FIRST_REQUEST_WAIT", 60.0)
+    monkeypatch.setattr(process, "UNSEEN_SEND_WAIT", 0.3)
+    process.model_call_began()
+    start = time.monotonic()
+    process.after_first_model_request()
+    waited = time.monotonic() - start
+    assert 0.25 <= waited < 5, waited
+    process.model_request_sent()
+    start = time.monotonic()
+    process.after_first_model_request()
+    assert time.monotonic() - start < 0.1
 
 
 def test_the_collectors_first_full_pass_waits_for_the_first_model_request() -> None:
