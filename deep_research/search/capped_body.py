@@ -10,6 +10,7 @@ more output than the room left under the cap.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 
 import httpx
 
@@ -34,19 +35,23 @@ class _Inflater:
         self._zlib: zlib._Decompress | None = None
 
     def feed(self, data: bytes, room: int) -> bytes:
-        """Up to `room` bytes of output for `data`; input beyond that is dropped (cut)."""
+        """Up to `room` bytes of output for `data`; input left over waits for `more`."""
         if self._zlib is None:
             self._head += data
             if self._coding == "deflate" and len(self._head) < 2:
                 return b""
             data, self._head = self._head, b""
             self._zlib = zlib.decompressobj(_window_bits(self._coding, data))
-        if room <= 0 or self._zlib.eof:
+        return self.more(room, data)
+
+    def more(self, room: int, data: bytes = b"") -> bytes:
+        """Up to `room` more bytes of output: from the input left over, then `data`."""
+        if self._zlib is None or room <= 0 or self._zlib.eof:
             return b""  # data after the end of the stream is ignored, as browsers do
         try:
-            # With max_length, input left over stays in unconsumed_tail: it is only left
-            # when the room is full, and then the body is cut, so it is never needed.
-            return self._zlib.decompress(data, room)
+            # With max_length, input left over stays in unconsumed_tail: it is read on when
+            # the room grows (a PDF's, pdf_room.Growing); otherwise the body is cut there.
+            return self._zlib.decompress(self._zlib.unconsumed_tail + data, room)
         except zlib.error as error:
             raise UnreadableBody("the compressed body is corrupt") from error
 
@@ -74,23 +79,40 @@ def content_coding(headers: httpx.Headers) -> str:
     return coding
 
 
-async def read_capped(response: httpx.Response, cap: int) -> tuple[bytes, bool]:
+async def read_capped(
+    response: httpx.Response, cap: int, room: Callable[[int], int] | None = None
+) -> tuple[bytes, bool]:
     """At most `cap` decoded bytes of the body, and whether it was cut.
 
     Reading stops once `cap` bytes came over the wire or `cap` bytes were decoded, so
     neither the download nor the memory used can grow past the cap (by more than one
     network chunk on the wire side). Each step decodes at most `cap` bytes from one chunk,
-    which keeps the event loop free.
+    which keeps the event loop free. With `room`, what may be held starts at `room(0)`
+    and grows as the body does: `room(n)` is how far it may now go, trying for `n` bytes
+    (never past `cap`); a body that outgrows it is cut there.
     """
     coding = content_coding(response.headers)
     inflater = _Inflater(coding) if coding != "identity" else None
+    allowed = room or (lambda wanted: cap)
     chunks: list[bytes] = []
     wire = size = 0
+    limit = min(cap, allowed(0))
     async for raw in response.aiter_raw():
         wire += len(raw)
-        piece = inflater.feed(raw, cap - size) if inflater else raw[: cap - size]
+        piece = inflater.feed(raw, limit - size) if inflater else raw[: limit - size]
+        while size + len(piece) >= limit and limit < cap:  # the room is full: grow it
+            # One byte past what is held: a body that ends there is whole.
+            wanted = size + len(raw) + 1 if inflater is None else limit + len(raw) + 1
+            grown = min(cap, allowed(min(cap, max(wanted, limit + 1))))
+            if grown <= limit:
+                break
+            if inflater is None:
+                piece = raw[: grown - size]
+            else:
+                piece += inflater.more(grown - size - len(piece))
+            limit = grown
         chunks.append(piece)
         size += len(piece)
-        if size >= cap or wire >= cap:
+        if size >= limit or wire >= cap:
             return b"".join(chunks), True  # the rest is never downloaded
     return b"".join(chunks), False

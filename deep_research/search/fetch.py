@@ -185,11 +185,11 @@ class PageFetcher:
                 if cap.refused:
                     return Page(url, skipped=cap.refused), None  # never downloaded
                 try:
-                    raw, cut = await read_capped(response, cap.size)
+                    raw, cut = await read_capped(response, cap.size, cap.room)
                 except UnreadableBody as error:
                     return Page(url, skipped=str(error)), None
                 if kind == "pdf" and cut:
-                    return Page(url, skipped=cap.when_cut, raw_bytes=len(raw)), None
+                    return Page(url, skipped=cap.why_cut(len(raw)), raw_bytes=len(raw)), None
                 charset = response.charset_encoding
             try:
                 read = await _extracted(held, kind, raw, charset, str(current))

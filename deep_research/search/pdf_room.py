@@ -4,11 +4,12 @@ A page is read up to 2 MB (`fetch.MAX_PAGE_BYTES`); a PDF, read whole or not at 
 cross-reference table comes last: pypdf reads none of a file cut short), up to 20 MB
 (`fetch.MAX_PDF_BYTES`). Researchers read many pages at once: 16 researchers, each step 4
 queries of 10 pages, could hold 640 such files, 12.8 GB. So the bytes a PDF may read past
-2 MB are taken from one room of `ROOM` for every run of the process, reserved before the
-download (what its stated length needs, else all its cap allows) and given back once its
-text is extracted (`fetch._extracted`); a PDF that finds too little room is skipped
-saying so, as one over 20 MB is. The room counts those reservations, not the process's
-memory.
+2 MB are taken from one room of `ROOM` for every run of the process: what its stated
+length needs, before the download; for one that states none (or a compressed one, whose
+stated length is not what is read), as its body grows past 2 MB, `STEP` bytes at a time
+(`Growing`). They are given back once its text is extracted (`fetch._extracted`). A PDF
+that finds too little room is skipped saying so, as one over 20 MB is. The room counts
+those reservations, not the process's memory.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ import httpx
 
 from deep_research.search.capped_body import UnreadableBody, content_coding
 
-# Six PDFs of 20 MB, or sixty of 4 MB when they state their length; one that states none
-# (chunked, compressed) reserves 18 MB while it downloads, so six of those fill it.
+# Six PDFs of 20 MB, or sixty of 4 MB, whether they state their length or not.
 ROOM = 120_000_000
+# A PDF that states no length takes room as its body grows, this much at a time.
+STEP = 256 * 1024
 
 
 class Room:
@@ -40,17 +42,47 @@ class Room:
         with self._lock:
             return self._left
 
-    @contextmanager
-    def taken(self, wanted: int) -> Iterator[int]:
-        """As many of `wanted` bytes as are left (none for a negative), until the block ends."""
+    def take(self, wanted: int) -> int:
+        """As many of `wanted` bytes as are left (none for a negative); `give` them back."""
         with self._lock:
             granted = max(0, min(wanted, self._left))
             self._left -= granted
+            return granted
+
+    def give(self, taken: int) -> None:
+        with self._lock:
+            self._left += taken
+
+    @contextmanager
+    def taken(self, wanted: int) -> Iterator[int]:
+        """As many of `wanted` bytes as are left, until the block ends."""
+        granted = self.take(wanted)
         try:
             yield granted
         finally:
-            with self._lock:
-                self._left += granted
+            self.give(granted)
+
+
+class Growing:
+    """A PDF's room as its body grows: `free` bytes without any, then what the process's
+    room grants, `STEP` bytes at a time, up to `most` in all (what it may read whole); given
+    back when `held` lets go. The body may go one byte further: reaching it is how a body
+    too long is told."""
+
+    def __init__(self, held: ExitStack, free: int, most: int) -> None:
+        self.free, self.most = free, most
+        self.taken = 0
+        self.short = False  # the room had less than the body wanted
+        held.callback(lambda: room().give(self.taken))
+
+    def __call__(self, wanted: int) -> int:
+        """How far the body may now go, `wanted` bytes tried for (capped_body.read_capped)."""
+        need = min(wanted - 1, self.most) - self.free - self.taken
+        if need > 0:
+            granted = room().take(min(max(need, STEP), self.most - self.free - self.taken))
+            self.taken += granted
+            self.short = self.short or granted < need
+        return self.free + self.taken + 1
 
 
 _room = Room(ROOM)
@@ -62,11 +94,18 @@ def room() -> Room:
 
 
 class Cap(NamedTuple):
-    """How many bytes of a body are read; why it is not read at all, or once cut there."""
+    """How many bytes of a body are read; why it is not read at all, or once cut there;
+    and, for a PDF that states no length, the room it takes as it grows."""
 
     size: int
     refused: str = ""
     when_cut: str = ""
+    room: Growing | None = None
+
+    def why_cut(self, read: int) -> str:
+        """Why a PDF cut after `read` bytes is not read."""
+        short = self.room is not None and self.room.short
+        return too_big(read - 1, now=True) if short else self.when_cut
 
 
 def cap(kind: str, headers: httpx.Headers, held: ExitStack, page: int, most: int) -> Cap:
@@ -81,15 +120,15 @@ def cap(kind: str, headers: httpx.Headers, held: ExitStack, page: int, most: int
     if declared > most:
         return Cap(0, refused=over)
     # A compressed body's stated length is its compressed size: not what is read.
-    exact = declared >= 0 and _coding(headers) == "identity"
-    wanted = (declared if exact else most) - page
+    if declared < 0 or _coding(headers) != "identity":
+        return Cap(most + 1, when_cut=over, room=Growing(held, page, most))
+    wanted = declared - page
     granted = held.enter_context(room().taken(wanted))
     if granted < wanted:
         short = too_big(page + granted, now=True)
-        return Cap(page + granted + 1, refused=short if exact else "", when_cut=short)
-    if exact:  # longer than it said (a chunked body beside a length): not what it said
-        return Cap(max(page, declared) + 1, when_cut=LONGER_THAN_STATED)
-    return Cap(most + 1, when_cut=over)
+        return Cap(page + granted + 1, refused=short, when_cut=short)
+    # Longer than it said (a chunked body beside a length): not what it said.
+    return Cap(max(page, declared) + 1, when_cut=LONGER_THAN_STATED)
 
 
 LONGER_THAN_STATED = "a PDF longer than its stated length is not read"

@@ -129,3 +129,42 @@ async def test_stacked_encoding_is_refused_before_reading() -> None:
     response = _response(gzip.compress(gzip.compress(b"x")), **{"content-encoding": "gzip, gzip"})
     with pytest.raises(UnreadableBody):
         await read_capped(response, 10_000)
+
+
+class _Steps:
+    """A room that grows by `step` bytes each time it is asked, up to `most`."""
+
+    def __init__(self, free: int, step: int, most: int) -> None:
+        self.limit, self.step, self.most = free, step, most
+        self.asked: list[int] = []
+
+    def __call__(self, wanted: int) -> int:
+        self.asked.append(wanted)
+        if wanted > self.limit:
+            self.limit = min(self.most, self.limit + self.step)
+        return self.limit
+
+
+@pytest.mark.parametrize("coding", ["identity", "gzip", "deflate"])
+async def test_a_room_that_grows_with_the_body_reads_it_whole(coding: str) -> None:
+    """The room is asked for more as the body grows: a chunk that decodes to more than the
+    room holds waits for it to grow rather than losing its input."""
+    body = os.urandom(3_000) + b"compressible text " * 2_000  # 39 KB
+    packed = {"identity": body, "gzip": gzip.compress(body), "deflate": zlib.compress(body)}
+    wire = packed[coding]
+    chunks = [wire[i : i + 4_096] for i in range(0, len(wire), 4_096)]
+    headers = {} if coding == "identity" else {"content-encoding": coding}
+    room = _Steps(1_000, 700, 10**6)  # less than a chunk decodes to, each time
+    data, cut = await read_capped(_response(chunks, **headers), 10**6, room)
+    assert (data, cut) == (body, False)
+    assert room.asked[0] == 0 and max(room.asked) <= len(body) + 4_096 + 1
+
+
+@pytest.mark.parametrize("coding", ["identity", "gzip"])
+async def test_a_room_that_stops_growing_cuts_the_body_there(coding: str) -> None:
+    body = b"text that goes on " * 1_000
+    wire = body if coding == "identity" else gzip.compress(body)
+    headers = {} if coding == "identity" else {"content-encoding": coding}
+    chunks = [wire[i : i + 512] for i in range(0, len(wire), 512)]
+    data, cut = await read_capped(_response(chunks, **headers), 10**6, _Steps(100, 400, 2_500))
+    assert (data, cut) == (body[:2_500], True)

@@ -99,9 +99,11 @@ async def test_pdfs_past_a_page_s_cap_share_the_process_s_room(
         return read_body(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(extract, "read_body", reading)
-    whole = await fetch(f"{paper}?chunked=1", **CAPS)  # its length unknown: all it may take
+    whole = await fetch(f"{paper}?chunked=1", **CAPS)  # its length unknown: taken as it grows
     assert isinstance(whole, Page) and whole.pdf_pages == tuple(PAGES)  # the room sufficed
-    assert left_while_read == [0] and shared.left == 400_000  # held until extracted
+    # One step past a page's cap held it: held until extracted.
+    assert whole.raw_bytes - CAPS["max_bytes"] < pdf_room.STEP
+    assert left_while_read == [400_000 - pdf_room.STEP] and shared.left == 400_000
     why = (
         "a PDF over 60,000 bytes is not read now: other PDFs being read hold the room for "
         "more (cut short, none of it can be)"
@@ -161,5 +163,30 @@ async def test_a_fetch_ended_while_its_extraction_waits_lets_its_bytes_go_at_onc
         # The four under way still hold theirs; the one that waited gave its back at once.
         assert room.size - room.left == sum(map(reserved, sizes)) - reserved(sizes[waited[0]])
         slow.done.set()
+        await _until(lambda: room.left == room.size)
+        assert room.left == room.size
+
+
+async def test_pdfs_of_no_stated_length_read_at_once_take_only_what_they_grow_to(
+    bare_pages: PageServer, resolver: Resolver, tmp_path: Path, slow: SlowExtraction
+) -> None:
+    """Six chunked papers held at once (their extraction slow): each takes one step of the
+    room past a page's cap, not all its cap allows, so all six are read whole where the
+    room once held two of them."""
+    resolver({PAGES_HOST: ["127.0.0.1"]})
+    room = pdf_room.Room(6 * pdf_room.STEP)
+    for n in range(6):
+        body = write_pdf(tmp_path / f"{n}.pdf", PAGES, figure=200_000 + n).read_bytes()
+        assert CAPS["max_bytes"] < len(body) < CAPS["max_bytes"] + pdf_room.STEP
+        bare_pages.pdfs[f"{n}.pdf"] = body
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pdf_room, "_room", room)
+        urls = [named(bare_pages, f"/pdf/{n}.pdf") + "?chunked=1" for n in range(6)]
+        tasks = [asyncio.create_task(fetch(url, **CAPS)) for url in urls]
+        await _until(lambda: len(slow.boxes) == 6)
+        assert len(slow.boxes) == 6 and room.left == 0, "all six downloaded and held"
+        slow.done.set()
+        pages = await asyncio.gather(*tasks)
+        assert [page.pdf_pages for page in pages] == [tuple(PAGES)] * 6  # type: ignore[union-attr]
         await _until(lambda: room.left == room.size)
         assert room.left == room.size

@@ -11,6 +11,7 @@ import pytest
 from deep_research.search.pdf_room import (
     LONGER_THAN_STATED,
     ROOM,
+    STEP,
     Cap,
     Room,
     cap,
@@ -95,18 +96,50 @@ def _cap(
     ],
 )
 def test_how_far_a_body_is_read(kind: str, headers: dict[str, str], want: Cap) -> None:
-    assert _cap(kind, headers, Room(10_000)) == want
+    got = _cap(kind, headers, Room(10_000))
+    assert got._replace(room=None) == want
+    # Its length unknown until it is read: the room is taken as the body grows.
+    unknown = kind == "pdf" and ("content-length" not in headers or "content-encoding" in headers)
+    assert (got.room is not None) == unknown
 
 
-def test_short_of_room_a_stated_pdf_is_refused_and_an_unstated_one_read_as_far_as_it_can() -> None:
+def test_short_of_room_a_stated_pdf_is_refused_before_its_download() -> None:
     shared = Room(400)
     now = too_big(500, now=True)
     assert _cap("pdf", {"content-length": "900"}, shared) == Cap(501, refused=now, when_cut=now)
-    assert _cap("pdf", {}, shared) == Cap(501, when_cut=now)  # 500 read whole, more cut
     # What fits exactly fits: the byte past it is only how a longer body is told.
     assert _cap("pdf", {"content-length": "500"}, shared) == Cap(501, when_cut=LONGER_THAN_STATED)
 
 
+def test_a_pdf_of_no_stated_length_takes_room_as_it_grows_and_gives_it_back() -> None:
+    shared = Room(10 * STEP)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("deep_research.search.pdf_room._room", shared)
+        with ExitStack() as held:
+            got = cap("pdf", httpx.Headers(), held, 100, 20 * STEP)
+            assert got.room is not None and got.size == 20 * STEP + 1
+            grow = got.room
+            assert grow(0) == 101 and shared.left == shared.size  # a page's cap: no room
+            assert grow(101) == 101, "a body of 100 bytes is whole without any"
+            assert grow(102) == 101 + STEP and shared.left == 9 * STEP  # a step at a time
+            assert grow(101 + STEP) == 101 + STEP, "within what it took: nothing more"
+            assert grow(103 + 3 * STEP) == 103 + 3 * STEP and not grow.short  # what it needs
+            assert grow(20 * STEP + 1) == 101 + 10 * STEP and grow.short, "all there was"
+            assert shared.left == 0 and got.why_cut(101 + 10 * STEP) == too_big(
+                100 + 10 * STEP, now=True
+            )
+        assert shared.left == shared.size  # given back with `held`
+    # Never past what it may read whole, whatever the room holds.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("deep_research.search.pdf_room._room", Room(100 * STEP))
+        with ExitStack() as held:
+            whole = cap("pdf", httpx.Headers(), held, 100, 1_000)
+            assert whole.room is not None and whole.room(10**9) == 1_001 and not whole.room.short
+            assert whole.why_cut(1_001) == too_big(1_000)
+
+
 def test_a_pdf_cap_below_a_page_s_is_the_pdf_s() -> None:
     got = _cap("pdf", {}, Room(0), page=2_000, most=1_000)
-    assert got == Cap(1_001, when_cut=too_big(1_000))
+    assert got._replace(room=None) == Cap(1_001, when_cut=too_big(1_000))
+    assert got.room is not None and got.room(1_001) == 1_001, "a 1,000-byte PDF needs no room"
+    assert got.room(10**6) == 1_001 and not got.room.short
