@@ -20,6 +20,7 @@ import functools
 import ssl
 import threading
 import weakref
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -58,14 +59,27 @@ def _async_client(key: _Key) -> openai.DefaultAsyncHttpxClient:
 
 async def _watch_until_sent(request: Any) -> None:  # openai's httpx fork's Request
     """Until a model request has been written, each one is traced (httpcore's `trace`
-    extension) to see when it is."""
+    extension, beside any trace already asked for) to see when it is."""
     if not process.model_request_was_sent():
-        request.extensions = {**request.extensions, "trace": _on_wire}
+        request.extensions = {**request.extensions, "trace": _tracer(request.extensions)}
 
 
-async def _on_wire(event: str, info: dict[str, object]) -> None:
-    if event.endswith("receive_response_headers.started"):  # the whole request is written
-        process.model_request_sent()
+def _tracer(extensions: Any) -> Callable[[str, dict[str, Any]], Awaitable[None]]:
+    """A trace that says when its request's body is written whole: not a proxy tunnel's
+    CONNECT, which httpcore sends first with the same extensions."""
+    earlier = extensions.get("trace")
+    writing = False
+
+    async def trace(event: str, info: dict[str, Any]) -> None:
+        nonlocal writing
+        if event.endswith("send_request_body.started"):
+            writing = getattr(info.get("request"), "method", b"") != b"CONNECT"
+        elif event.endswith("send_request_body.complete") and writing:
+            process.model_request_sent()
+        if earlier is not None:
+            await earlier(event, info)
+
+    return trace
 
 
 def model_clients(

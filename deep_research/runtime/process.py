@@ -90,13 +90,16 @@ def turn_slots(dispatch_id: str, size: int) -> asyncio.Semaphore:
 # No model called at all: the work starts after `FIRST_REQUEST_WAIT` seconds.
 _model_request_sent = threading.Event()
 _model_call_began = threading.Event()
+_first_call_at = [0.0]  # when the process's first model call began (time.monotonic)
 FIRST_REQUEST_WAIT = 5.0
 UNSEEN_SEND_WAIT = 0.5
 
 
 def model_call_began() -> None:
     """A model call is being sent (llm/sending.py, before each call)."""
-    _model_call_began.set()
+    if not _model_call_began.is_set():
+        _first_call_at[0] = time.monotonic()
+        _model_call_began.set()
 
 
 def model_request_sent() -> None:
@@ -110,15 +113,18 @@ def model_request_was_sent() -> bool:
 
 
 def after_first_model_request() -> None:
-    """Block this (background) thread until a model request is on the wire: at most
-    `UNSEEN_SEND_WAIT` seconds after a call began, `FIRST_REQUEST_WAIT` if none did.
+    """Block this (background) thread until a model request is on the wire: at most until
+    `UNSEEN_SEND_WAIT` seconds after the first call began, `FIRST_REQUEST_WAIT` if none did.
 
     Until its request is written, a first call still builds its client, imports what the
     client needs on first use and asks the OS what platform it runs on (openai's headers):
     0.1-0.3 s on busy cores. Work started before then (the collector's pass held the
     interpreter 0.2 s) delayed the first request by as much."""
-    if not _model_request_sent.is_set() and _model_call_began.wait(FIRST_REQUEST_WAIT):
-        _model_request_sent.wait(UNSEEN_SEND_WAIT)
+    if _model_request_sent.is_set() or not _model_call_began.wait(FIRST_REQUEST_WAIT):
+        return
+    left = _first_call_at[0] + UNSEEN_SEND_WAIT - time.monotonic()
+    if not _model_request_sent.wait(max(0.0, left)):
+        _model_request_sent.set()  # a client this code cannot watch: taken as sent by now
 
 
 # Taken by the first run of the process that defers the collector's first full pass

@@ -93,26 +93,40 @@ async def read_capped(
     """
     coding = content_coding(response.headers)
     inflater = _Inflater(coding) if coding != "identity" else None
-    allowed = room or (lambda wanted: cap)
+    allowed = (lambda wanted: min(cap, room(wanted))) if room else (lambda wanted: cap)
     chunks: list[bytes] = []
     wire = size = 0
-    limit = min(cap, allowed(0))
+    limit = allowed(0)
     async for raw in response.aiter_raw():
         wire += len(raw)
-        piece = inflater.feed(raw, limit - size) if inflater else raw[: limit - size]
-        while size + len(piece) >= limit and limit < cap:  # the room is full: grow it
+        if inflater is None:
             # One byte past what is held: a body that ends there is whole.
-            wanted = size + len(raw) + 1 if inflater is None else limit + len(raw) + 1
-            grown = min(cap, allowed(min(cap, max(wanted, limit + 1))))
-            if grown <= limit:
-                break
-            if inflater is None:
-                piece = raw[: grown - size]
-            else:
-                piece += inflater.more(grown - size - len(piece))
-            limit = grown
-        chunks.append(piece)
-        size += len(piece)
+            limit = _grown(allowed, limit, min(cap, size + len(raw) + 1))
+            piece = raw[: limit - size]
+            chunks.append(piece)
+            size += len(piece)
+        else:
+            piece = inflater.feed(raw, limit - size)
+            chunks.append(piece)
+            size += len(piece)
+            while size >= limit and limit < cap:  # the room is full: grow it, then go on
+                grown = _grown(allowed, limit, min(cap, limit + len(raw) + 1))
+                if grown <= limit:
+                    break
+                limit = grown
+                chunks.append(inflater.more(limit - size))  # a part of its own: never copied
+                size += len(chunks[-1])
         if size >= limit or wire >= cap:
             return b"".join(chunks), True  # the rest is never downloaded
     return b"".join(chunks), False
+
+
+def _grown(allowed: Callable[[int], int], limit: int, wanted: int) -> int:
+    """How far a body may go once `wanted` bytes are asked for: the room is asked again
+    while it grows and falls short (each answer past the last, so this ends)."""
+    while limit < wanted:
+        grown = allowed(wanted)
+        if grown <= limit:
+            break
+        limit = grown
+    return limit

@@ -72,17 +72,23 @@ class Growing:
     def __init__(self, held: ExitStack, free: int, most: int) -> None:
         self.free, self.most = free, most
         self.taken = 0
-        self.short = False  # the room had less than the body wanted
         held.callback(lambda: room().give(self.taken))
+
+    @property
+    def limit(self) -> int:
+        """How far the body may go now: one byte past what it holds."""
+        return self.free + self.taken + 1
 
     def __call__(self, wanted: int) -> int:
         """How far the body may now go, `wanted` bytes tried for (capped_body.read_capped)."""
         need = min(wanted - 1, self.most) - self.free - self.taken
         if need > 0:
-            granted = room().take(min(max(need, STEP), self.most - self.free - self.taken))
-            self.taken += granted
-            self.short = self.short or granted < need
-        return self.free + self.taken + 1
+            self.taken += room().take(min(max(need, STEP), self.most - self.free - self.taken))
+        return self.limit
+
+    def ran_out(self, read: int) -> bool:
+        """Whether a body cut after `read` bytes was cut for want of room, not its size."""
+        return read >= self.limit and self.free + self.taken < self.most
 
 
 _room = Room(ROOM)
@@ -104,8 +110,9 @@ class Cap(NamedTuple):
 
     def why_cut(self, read: int) -> str:
         """Why a PDF cut after `read` bytes is not read."""
-        short = self.room is not None and self.room.short
-        return too_big(read - 1, now=True) if short else self.when_cut
+        if self.room is not None and self.room.ran_out(read):
+            return too_big(read - 1, now=True)
+        return self.when_cut
 
 
 def cap(kind: str, headers: httpx.Headers, held: ExitStack, page: int, most: int) -> Cap:

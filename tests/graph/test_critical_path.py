@@ -160,6 +160,7 @@ async def test_an_empty_memory_is_opened_beside_the_first_model_call_not_before_
     call_began = threading.Event()
     monkeypatch.setattr(process, "_model_call_began", call_began)
     monkeypatch.setattr(process, "_model_request_sent", threading.Event())
+    monkeypatch.setattr(process, "_first_call_at", [0.0])
     monkeypatch.setattr(process, "UNSEEN_SEND_WAIT", 0.0)
     after_request: list[bool] = []
     began: list[str] = []  # the thread of each open, as it begins

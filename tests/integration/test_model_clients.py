@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import re
+import socket
 import ssl
 import threading
 import time
 import weakref
 from typing import Any
 
+import httpx
 import openai
 import pytest
 
@@ -122,3 +125,81 @@ def test_the_first_request_is_said_sent_once_it_is_written_not_before(
         monkeypatch.setenv("LLM_MODEL", "test-model")
         asyncio.run(_two_calls())
     assert seen_by_server == [True, True]
+
+
+class _SlowReader:
+    """A bare HTTP server on 127.0.0.1 that reads a request's head, then waits `pause`
+    seconds before reading its body, so a large body is still being written meanwhile."""
+
+    def __init__(self, pause: float) -> None:
+        self.pause = pause
+        self.sent_while_reading: list[bool] = []  # the flag during the pause, then after
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        connection, _ = self._listener.accept()
+        with connection, self._listener:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += connection.recv(65536)
+            head, body = data.split(b"\r\n\r\n", 1)
+            length = int(re.search(rb"content-length: (\d+)", head, re.I).group(1))  # type: ignore[union-attr]
+            time.sleep(self.pause)
+            self.sent_while_reading.append(process.model_request_was_sent())
+            while len(body) < length:
+                body += connection.recv(1 << 20)
+            time.sleep(0.2)  # the client's last write returns, and says so
+            self.sent_while_reading.append(process.model_request_was_sent())
+            connection.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}")
+
+    def join(self) -> None:
+        self._thread.join(10)
+
+
+def test_a_request_whose_body_is_still_being_written_is_not_said_sent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """8 MB of prompt cannot all go into the socket while the server reads none of it: the
+    request is said to be on the wire only once its last byte is written."""
+    monkeypatch.setattr(process, "_model_request_sent", threading.Event())
+    server = _SlowReader(pause=0.5)
+
+    async def send() -> None:
+        client = http_clients.model_clients(httpx.Timeout(10.0))[1]
+        prompt = "x" * 8_000_000
+        await client.post(f"http://127.0.0.1:{server.port}/v1/chat/completions", json={"p": prompt})
+
+    asyncio.run(send())
+    server.join()
+    assert server.sent_while_reading == [False, True]
+
+
+def test_a_proxy_tunnel_s_connect_is_not_the_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Behind an HTTPS proxy the client first sends CONNECT, with the request's extensions:
+    a proxy that answers it and hangs up got no model request, and none is said sent."""
+    monkeypatch.setattr(process, "_model_request_sent", threading.Event())
+    asked: list[bytes] = []
+
+    async def main() -> None:
+        async def tunnel(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            asked.append(await reader.readline())
+            while await reader.readline() not in (b"\r\n", b""):
+                pass
+            writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            await writer.drain()
+            writer.close()  # no TLS, no request: the tunnel goes nowhere
+
+        proxy = await asyncio.start_server(tunnel, "127.0.0.1", 0)
+        monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{proxy.sockets[0].getsockname()[1]}")
+        monkeypatch.setenv("LLM_BASE_URL", "https://api.example.test/v1")
+        monkeypatch.setenv("LLM_MAX_RETRIES", "0")
+        with pytest.raises(openai.APIConnectionError):  # this loop's client: made with the proxy
+            await role_model(Context(), "researcher").model.ainvoke("hello")
+        proxy.close()
+
+    asyncio.run(main())
+    assert asked and asked[0].startswith(b"CONNECT api.example.test:443")
+    assert not process.model_request_was_sent()

@@ -60,3 +60,24 @@ def test_a_closed_loop_is_dropped_when_another_asks() -> None:
     old.close()
     asyncio.run(ask())
     assert old not in http._by_loop
+
+
+async def test_a_trace_asked_for_before_is_kept(monkeypatch: Any) -> None:
+    """The request's own `trace` (a caller's, or httpx's debugging) still sees every event."""
+    import threading
+    from types import SimpleNamespace
+
+    from deep_research.runtime import process
+
+    monkeypatch.setattr(process, "_model_request_sent", threading.Event())
+    seen: list[str] = []
+
+    async def earlier(event: str, info: dict[str, Any]) -> None:
+        seen.append(event)
+
+    trace = http._tracer({"trace": earlier})
+    await trace("http11.send_request_body.started", {"request": SimpleNamespace(method=b"POST")})
+    assert not process.model_request_was_sent(), "started is not written"
+    await trace("http11.send_request_body.complete", {"return_value": None})
+    assert process.model_request_was_sent()
+    assert seen == ["http11.send_request_body.started", "http11.send_request_body.complete"]

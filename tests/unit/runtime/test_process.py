@@ -32,6 +32,7 @@ def test_background_work_waits_for_the_first_model_request(
     wire, not when its call begins (the client still builds it then)."""
     monkeypatch.setattr(process, "_model_request_sent", threading.Event())
     monkeypatch.setattr(process, "_model_call_began", threading.Event())
+    monkeypatch.setattr(process, "_first_call_at", [0.0])
     monkeypatch.setattr(process, "UNSEEN_SEND_WAIT", 60.0)
     process.model_call_began()
     began: list[float] = []
@@ -62,6 +63,7 @@ def test_a_call_whose_request_is_not_seen_is_taken_as_sent_a_moment_after_it_beg
     request seen on the wire lets it go at once."""
     monkeypatch.setattr(process, "_model_request_sent", threading.Event())
     monkeypatch.setattr(process, "_model_call_began", threading.Event())
+    monkeypatch.setattr(process, "_first_call_at", [0.0])
     monkeypatch.setattr(process, "FIRST_REQUEST_WAIT", 60.0)
     monkeypatch.setattr(process, "UNSEEN_SEND_WAIT", 0.3)
     process.model_call_began()
@@ -69,9 +71,25 @@ def test_a_call_whose_request_is_not_seen_is_taken_as_sent_a_moment_after_it_beg
     process.after_first_model_request()
     waited = time.monotonic() - start
     assert 0.25 <= waited < 5, waited
-    process.model_request_sent()
+    # Taken as sent from then on: a later run's background work does not wait again.
+    assert process.model_request_was_sent()
     start = time.monotonic()
     process.after_first_model_request()
+    assert time.monotonic() - start < 0.1
+
+
+def test_the_unseen_wait_counts_from_when_the_call_began_not_from_the_waiter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(process, "_model_request_sent", threading.Event())
+    monkeypatch.setattr(process, "_model_call_began", threading.Event())
+    monkeypatch.setattr(process, "_first_call_at", [0.0])
+    monkeypatch.setattr(process, "UNSEEN_SEND_WAIT", 0.3)
+    process.model_call_began()
+    process.model_call_began()  # a later call: the first one's start is what counts
+    time.sleep(0.35)
+    start = time.monotonic()
+    process.after_first_model_request()  # a waiter that came after the wait was over
     assert time.monotonic() - start < 0.1
 
 

@@ -112,34 +112,39 @@ def test_short_of_room_a_stated_pdf_is_refused_before_its_download() -> None:
 
 
 def test_a_pdf_of_no_stated_length_takes_room_as_it_grows_and_gives_it_back() -> None:
-    shared = Room(10 * STEP)
+    shared = Room(25 * STEP)
+    others = shared.take(15 * STEP)  # other PDFs being read
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("deep_research.search.pdf_room._room", shared)
         with ExitStack() as held:
             got = cap("pdf", httpx.Headers(), held, 100, 20 * STEP)
             assert got.room is not None and got.size == 20 * STEP + 1
             grow = got.room
-            assert grow(0) == 101 and shared.left == shared.size  # a page's cap: no room
+            assert grow(0) == 101 and shared.left == 10 * STEP  # a page's cap: no room
             assert grow(101) == 101, "a body of 100 bytes is whole without any"
             assert grow(102) == 101 + STEP and shared.left == 9 * STEP  # a step at a time
             assert grow(101 + STEP) == 101 + STEP, "within what it took: nothing more"
-            assert grow(103 + 3 * STEP) == 103 + 3 * STEP and not grow.short  # what it needs
-            assert grow(20 * STEP + 1) == 101 + 10 * STEP and grow.short, "all there was"
-            assert shared.left == 0 and got.why_cut(101 + 10 * STEP) == too_big(
-                100 + 10 * STEP, now=True
-            )
+            assert grow(103 + 3 * STEP) == 103 + 3 * STEP  # what it needs
+            assert grow(20 * STEP + 1) == 101 + 10 * STEP, "all there was"
+            assert shared.left == 0
+            assert got.why_cut(101 + 10 * STEP) == too_big(100 + 10 * STEP, now=True)
+            # The others done, the body runs on to its cap: cut for its size, not the room.
+            shared.give(others)
+            assert grow(30 * STEP) == 20 * STEP + 1
+            assert got.why_cut(20 * STEP + 1) == too_big(20 * STEP)
         assert shared.left == shared.size  # given back with `held`
     # Never past what it may read whole, whatever the room holds.
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("deep_research.search.pdf_room._room", Room(100 * STEP))
         with ExitStack() as held:
             whole = cap("pdf", httpx.Headers(), held, 100, 1_000)
-            assert whole.room is not None and whole.room(10**9) == 1_001 and not whole.room.short
+            assert whole.room is not None and whole.room(10**9) == 1_001
             assert whole.why_cut(1_001) == too_big(1_000)
+            assert whole.why_cut(500) == too_big(1_000), "cut on the wire: for its size"
 
 
 def test_a_pdf_cap_below_a_page_s_is_the_pdf_s() -> None:
     got = _cap("pdf", {}, Room(0), page=2_000, most=1_000)
     assert got._replace(room=None) == Cap(1_001, when_cut=too_big(1_000))
     assert got.room is not None and got.room(1_001) == 1_001, "a 1,000-byte PDF needs no room"
-    assert got.room(10**6) == 1_001 and not got.room.short
+    assert got.room(10**6) == 1_001 and got.why_cut(1_001) == too_big(1_000)
