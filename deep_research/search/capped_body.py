@@ -32,6 +32,7 @@ class _Inflater:
     def __init__(self, coding: str) -> None:
         self._coding = coding
         self._head = b""  # deflate: bytes held until the stream's first two can be sniffed
+        self._tail = b""  # input not decoded yet: the room was full
         self._zlib: zlib._Decompress | None = None
 
     def feed(self, data: bytes, room: int) -> bytes:
@@ -42,18 +43,20 @@ class _Inflater:
                 return b""
             data, self._head = self._head, b""
             self._zlib = zlib.decompressobj(_window_bits(self._coding, data))
-        return self.more(room, data)
+        self._tail += data
+        return self.more(room)
 
-    def more(self, room: int, data: bytes = b"") -> bytes:
-        """Up to `room` more bytes of output: from the input left over, then `data`."""
+    def more(self, room: int) -> bytes:
+        """Up to `room` more bytes of output from the input left over. What the room cannot
+        take waits for it to grow (a PDF's, pdf_room.Growing), or the body is cut there."""
         if self._zlib is None or room <= 0 or self._zlib.eof:
             return b""  # data after the end of the stream is ignored, as browsers do
         try:
-            # With max_length, input left over stays in unconsumed_tail: it is read on when
-            # the room grows (a PDF's, pdf_room.Growing); otherwise the body is cut there.
-            return self._zlib.decompress(self._zlib.unconsumed_tail + data, room)
+            out = self._zlib.decompress(self._tail, room)
         except zlib.error as error:
             raise UnreadableBody("the compressed body is corrupt") from error
+        self._tail = self._zlib.unconsumed_tail
+        return out
 
 
 def _window_bits(coding: str, head: bytes) -> int:

@@ -100,6 +100,7 @@ def test_the_first_request_is_said_sent_once_it_is_written_not_before(
     model request to be on the wire (runtime/process.py): the endpoint's client says so when
     the request is written, and not for a request that never reached a server."""
     monkeypatch.setattr(process, "_model_request_sent", threading.Event())
+    monkeypatch.setattr(process, "_model_call_began", threading.Event())  # it sets both
     seen_by_server: list[bool] = []
 
     def answer(body: dict[str, Any]) -> str:
@@ -165,6 +166,7 @@ def test_a_request_whose_body_is_still_being_written_is_not_said_sent(
     """8 MB of prompt cannot all go into the socket while the server reads none of it: the
     request is said to be on the wire only once its last byte is written."""
     monkeypatch.setattr(process, "_model_request_sent", threading.Event())
+    monkeypatch.setattr(process, "_model_call_began", threading.Event())  # it sets both
     server = _SlowReader(pause=0.5)
 
     async def send() -> None:
@@ -181,6 +183,7 @@ def test_a_proxy_tunnel_s_connect_is_not_the_request(monkeypatch: pytest.MonkeyP
     """Behind an HTTPS proxy the client first sends CONNECT, with the request's extensions:
     a proxy that answers it and hangs up got no model request, and none is said sent."""
     monkeypatch.setattr(process, "_model_request_sent", threading.Event())
+    monkeypatch.setattr(process, "_model_call_began", threading.Event())  # it sets both
     asked: list[bytes] = []
 
     async def main() -> None:

@@ -70,6 +70,7 @@ async def test_a_trace_asked_for_before_is_kept(monkeypatch: Any) -> None:
     from deep_research.runtime import process
 
     monkeypatch.setattr(process, "_model_request_sent", threading.Event())
+    monkeypatch.setattr(process, "_model_call_began", threading.Event())  # it sets both
     seen: list[str] = []
 
     async def earlier(event: str, info: dict[str, Any]) -> None:

@@ -168,3 +168,25 @@ async def test_a_room_that_stops_growing_cuts_the_body_there(coding: str) -> Non
     chunks = [wire[i : i + 512] for i in range(0, len(wire), 512)]
     data, cut = await read_capped(_response(chunks, **headers), 10**6, _Steps(100, 400, 2_500))
     assert (data, cut) == (body[:2_500], True)
+
+
+@pytest.mark.parametrize("size", [100, 101, 150])
+async def test_a_body_that_ends_where_the_room_grew_to_is_whole(size: int) -> None:
+    """The room is asked for one byte past a chunk: a body that ends at what the room gave
+    is read whole, not cut there (a room that gives exactly what is asked)."""
+    body = os.urandom(size)
+    data, cut = await read_capped(_response(body), 10**6, lambda wanted: max(100, wanted))
+    assert (data, cut) == (body, False)
+
+
+async def test_input_that_comes_while_the_room_holds_none_waits_for_it() -> None:
+    body = b"compressible " * 3_000
+    wire = gzip.compress(body)
+    answers = iter([0])  # none at first, then all it asks for
+
+    def room(wanted: int) -> int:
+        return next(answers, wanted)
+
+    chunks = [wire[i : i + 100] for i in range(0, len(wire), 100)]
+    data, cut = await read_capped(_response(chunks, **{"content-encoding": "gzip"}), 10**6, room)
+    assert (data, cut) == (body, False)
