@@ -6,7 +6,9 @@ arXiv identifier, never taken from a link the feed gives, so a hostile answer ca
 other host. The page is not fetched (`complete`): the abstract is its text. The paper's
 PDF (`pdf_url`) is read in its place, its best pages cited each at its page: on arxiv.org
 (any of its hosts) built from the identifier too; a mirror's own PDF link (ARXIV_API_URL)
-is fetched through the address guard like any result.
+is fetched through the address guard like any result. When the PDF cannot be read (too
+large, refused, text that cannot be extracted), the paper's HTML rendering (`html_url`,
+`/html/<id>` beside a PDF at `/pdf/<id>`) is read in its place and cited there.
 
 Hand-written rather than the `arxiv` package: that client is synchronous (requests, in a
 thread per search), reads the whole answer with feedparser whatever its size, and waits
@@ -154,7 +156,8 @@ def _paper(entry: Element) -> SearchResult | None:
         title=one_line(label, MAX_TITLE_CHARS),
         content=one_line(abstract, MAX_ABSTRACT_CHARS),
         complete=True,
-        pdf_url=_pdf_url(entry, arxiv_id),
+        pdf_url=(pdf := _pdf_url(entry, arxiv_id)),
+        html_url=_html_url(pdf, arxiv_id),
     )
 
 
@@ -171,6 +174,15 @@ def _pdf_url(entry: Element, arxiv_id: str) -> str:
         on_arxiv = host == "arxiv.org" or host.endswith(".arxiv.org")  # export., www., ...
         return PDF_PAGE + arxiv_id if on_arxiv else href
     return ""
+
+
+def _html_url(pdf: str, arxiv_id: str) -> str:
+    """The paper's HTML rendering, beside a PDF at `/pdf/<id>` on arxiv.org or a mirror:
+    `/html/<id>` on the same host, built from the identifier; '' for any other PDF link."""
+    parts = urlsplit(pdf)
+    if parts.path not in (f"/pdf/{arxiv_id}", f"/pdf/{arxiv_id}.pdf") or parts.query:
+        return ""
+    return f"{parts.scheme}://{parts.netloc}/html/{arxiv_id}"
 
 
 def _text(element: Element, child: str) -> str:

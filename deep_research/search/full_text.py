@@ -3,7 +3,8 @@
 A scholarly result may name up to three things to read, best first: its full text as JATS
 XML (`full_text_url`, Europe PMC's for an open-access PMC article), its PDF (`pdf_url`),
 and its own page (`url`, unless `complete`: an abstract page has nothing more), which
-comes before the PDF when there is a full text: it is then that article's page. The first
+comes before the PDF when there is a full text: it is then that article's page; an arXiv
+paper names its HTML rendering after its PDF (`html_url`, cited there). The first
 is read among the query's `fetch_top_n` pages; when it cannot be read as what it is (a
 403, a dead link, a web page where the file should be, XML that is no article), the next
 is read in its place, in a round of its own after the first reads, and the one after in
@@ -22,7 +23,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from deep_research.search.fetch import Page
-from deep_research.search.pdf_pages import Finding, chosen_pages
+from deep_research.search.pdf_pages import PAPER_CHARS, Finding, chosen_pages
 from deep_research.search.types import SearchResult
 from deep_research.text.extract import clip
 from deep_research.text.urls import is_web_url
@@ -34,13 +35,13 @@ MAX_ROUNDS = 2
 
 
 def to_read(result: SearchResult) -> list[str]:
-    """What can be read for `result`, best first: its full text, its PDF, its own page;
-    with a full text, its own page before its PDF, as that page is the full text's (an
-    OpenAlex work's PMC copy: the same article, as a web page)."""
+    """What can be read for `result`, best first: its full text, its PDF, its own page,
+    its HTML rendering; with a full text, its own page before its PDF, as that page is the
+    full text's (an OpenAlex work's PMC copy: the same article, as a web page)."""
     own = result.url if is_web_url(result.url) and not result.complete else ""
     if result.full_text_url:
         return [url for url in (result.full_text_url, own, result.pdf_url) if url]
-    return [url for url in (result.pdf_url, own) if url]
+    return [url for url in (result.pdf_url, own, result.html_url) if url]
 
 
 def read_as_meant(url: str, result: SearchResult, page: Page) -> bool:
@@ -51,6 +52,8 @@ def read_as_meant(url: str, result: SearchResult, page: Page) -> bool:
         return len(page.sections) > 1
     if url == result.pdf_url:
         return bool(page.pdf_pages)
+    if url == result.html_url:  # a short page is a notice that there is none, not the paper
+        return len(page.text) >= PAPER_CHARS
     return bool(page.text)
 
 
@@ -91,6 +94,8 @@ def unread_reason(url: str, result: SearchResult, page: Page) -> str:
         return page.skipped
     if url == result.full_text_url:
         return "an article without a body" if page.sections else "not an article"
+    if url == result.html_url:
+        return "too little text to be the paper"
     return "not a PDF"
 
 

@@ -7,7 +7,8 @@ opens the PDF at the page its passage is on, and the check reads that page's tex
 A paper's open-access PDF (a scholarly result's `pdf_url`) is read the same way, beside
 its abstract: the abstract stays cited at its own page, each PDF page chosen at its own.
 When that PDF cannot be read as one, something else may be read in its place
-(`search/full_text.py`).
+(`search/full_text.py`): an arXiv paper's HTML rendering is then a finding beside its
+abstract as its PDF would have been, cited at the rendering.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ Finding = TypeVar("Finding", bound=_Finding)
 # budget (search/render.py), so a long PDF cannot crowd out the other results.
 MAX_PAGES_SHOWN = 3
 MAX_QUERY_WORDS = 32  # a query is short; a longer one is cut, not looped over
+# Less text than this in a paper's HTML rendering: a page saying it has none, not the paper.
+PAPER_CHARS = 1_000
 
 
 def chosen_pages(pages: Sequence[str], query: str, limit: int = MAX_PAGES_SHOWN) -> list[int]:
@@ -70,12 +73,19 @@ def with_open_access(findings: Sequence[Finding], pages: Mapping[str, Page]) -> 
         found.append(finding)
         result = finding.result
         pdf = pages.get(result.pdf_url) if result.pdf_url else None
-        if pdf is None or pdf.skipped or not pdf.pdf_pages or result.pdf_url in shown:
+        if result.pdf_url in shown:
             continue  # (a result at its PDF itself is that PDF's pages already: `by_page`)
-        shown.add(result.pdf_url)
-        # The file's own finding: its text is the PDF's, none of the abstract's.
-        paper = replace(result, url=result.pdf_url, content="", complete=False, pdf_url="")
-        found.append(replace(finding, result=paper, page=pdf))
+        url, page = result.pdf_url, pdf
+        if pdf is None or pdf.skipped or not pdf.pdf_pages:
+            # Its HTML rendering, read in its place (search/full_text.py), if it was.
+            url, page = result.html_url, pages.get(result.html_url) if result.html_url else None
+            if page is None or len(page.text) < PAPER_CHARS or url in shown:
+                continue
+        shown.add(url)
+        # The paper's own finding: its text is the PDF's (or the rendering's), none of the
+        # abstract's, cited where it is.
+        paper = replace(result, url=url, content="", complete=False, pdf_url="", html_url="")
+        found.append(replace(finding, result=paper, page=page))
     return found
 
 

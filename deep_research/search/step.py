@@ -210,13 +210,13 @@ def _trace(outcomes: list[QueryOutcome]) -> dict[str, Any]:
 
 
 def _unread_papers(outcomes: list[QueryOutcome], pages: dict[str, Page]) -> list[dict[str, str]]:
-    """The open-access full texts and PDFs fetched and not read as what they are: their
-    results keep the abstract, or what was read in their place (search/full_text.py), and
-    the trace says why."""
+    """The open-access full texts, PDFs and HTML renderings fetched and not read as what
+    they are: their results keep the abstract, or what was read in their place
+    (search/full_text.py), and the trace says why."""
     unread = {}
     for outcome in outcomes:
         for f in outcome.findings:
-            for url in (f.result.full_text_url, f.result.pdf_url):
+            for url in (f.result.full_text_url, f.result.pdf_url, f.result.html_url):
                 page = pages.get(url) if url else None
                 if page is not None and not read_as_meant(url, f.result, page):
                     unread[url] = unread_reason(url, f.result, page)

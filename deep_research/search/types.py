@@ -32,6 +32,9 @@ class SearchResult:
     # An open-access article's full text as JATS XML (Europe PMC's; "": none), read before
     # its PDF; its sections are shown at `url`, the article's page (search/full_text.py).
     full_text_url: str = ""
+    # The paper rendered as a web page (arXiv's HTML; "": none), read in place of its PDF
+    # when that cannot be read; its text is cited there (search/full_text.py).
+    html_url: str = ""
 
 
 @dataclass(frozen=True)

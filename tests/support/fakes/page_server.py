@@ -2,6 +2,8 @@
 
 Routes:
     /article/{slug}     news article wrapped in nav, ads, cookie banner and footer
+    /html/{slug}        the same article (or what a test put in `renderings`), as arXiv's
+                        HTML rendering of a paper
     /news/{slug}        the same article with the weight of a real news page: inline
                         scripts and styles, a mega-menu, related-story teasers (~150 KB)
     /hidden             article with prompt injections hidden by CSS / the hidden attribute
@@ -86,6 +88,7 @@ class PageServer(BackgroundServer):
         self._accept_encodings: list[str] = []
         self._release: asyncio.Event | None = None
         self.pdfs: dict[str, bytes] = {}  # /pdf/{name}: real PDFs a test wrote
+        self.renderings: dict[str, str] = {}  # /html/{slug}: a page a test wrote instead
         app = web.Application()
         app.router.add_get("/article/{slug}", self._article)
         app.router.add_get("/articles/{slug}/", self._article)  # PMC's form: a trailing slash
@@ -99,6 +102,7 @@ class PageServer(BackgroundServer):
         app.router.add_get("/file.bin", self._binary)
         app.router.add_get("/report.pdf", self._pdf)
         app.router.add_get("/pdf/{name}", self._pdf_file)
+        app.router.add_get("/html/{slug}", self._rendering)
         app.router.add_get("/encoded/{how}", self._encoded)
         app.router.add_get("/bomb", self._bomb)
         app.router.add_get("/hostile/{what}", self._hostile)
@@ -145,6 +149,10 @@ class PageServer(BackgroundServer):
 
     async def _article(self, request: web.Request) -> web.Response:
         return _html(article_html(request.match_info["slug"]))
+
+    async def _rendering(self, request: web.Request) -> web.Response:
+        slug = request.match_info["slug"]
+        return _html(self.renderings.get(slug) or article_html(slug))
 
     async def _news(self, request: web.Request) -> web.Response:
         return _html(heavy_article_html(request.match_info["slug"]))

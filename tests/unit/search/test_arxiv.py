@@ -192,3 +192,26 @@ async def test_each_paper_names_its_pdf_on_arxiv_or_its_mirror_and_never_a_hosti
         "https://arxiv.org/pdf/2101.00008v1",  # any host of arxiv.org's: the entry's own too
         *([""] * len(HOSTILE_LINKS)),
     ]
+
+
+async def test_a_paper_on_arxiv_or_a_mirror_of_its_paths_names_its_html_rendering() -> None:
+    """`/html/<id>` beside a PDF at `/pdf/<id>` (built from the identifier); none beside a
+    PDF at any other path, or for a paper without a PDF."""
+    papers = [
+        Paper("2101.00011v1", "Mirror", "x", pdf_link="http://m.example/pdf/2101.00011v1.pdf"),
+        Paper("2101.00012v1", "Other path", "x", pdf_link="https://m.example/p/12"),
+        Paper("2101.00013v1", "Query", "x", pdf_link="http://m.example/pdf/2101.00013v1?a=b"),
+        Paper("2101.00014v1", "Not its id", "x", pdf_link="http://m.example/pdf/2101.00099v1"),
+        Paper("2101.00015v1", "No PDF", "x", pdf_link=""),
+    ]
+    entries = [entry_xml(ATTENTION), *(entry_xml(paper) for paper in papers)]
+    with FakeArxivServer(script=[(200, {}, feed_xml(entries))]) as arxiv:
+        found = await ArxivProvider(arxiv.api_url).search("heat", 20)
+    assert [r.html_url for r in found] == [
+        "https://arxiv.org/html/2101.00001v2",
+        "http://m.example/html/2101.00011v1",
+        "",
+        "",
+        "",
+        "",
+    ]

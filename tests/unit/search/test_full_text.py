@@ -46,6 +46,16 @@ def test_a_paper_is_read_at_its_full_text_then_its_pdf_then_its_own_page() -> No
     assert read_as_meant(doi.url, doi, Page(doi.url, text="The article."))
 
 
+def test_an_arxiv_paper_is_read_at_its_pdf_then_its_html_rendering() -> None:
+    html = "https://arxiv.org/html/2101.00001v2"
+    paper = SearchResult("https://arxiv.org/abs/2101.00001v2", "P", "A.", complete=True)
+    paper = replace(paper, pdf_url=PDF, html_url=html)
+    assert to_read(paper) == [PDF, html], "its abstract page is not read: it is the abstract"
+    assert read_as_meant(html, paper, Page(html, text="x" * 1_000))
+    assert not read_as_meant(html, paper, Page(html, text="No HTML for this paper."))
+    assert unread_reason(html, paper, Page(html, text="short")) == "too little text to be the paper"
+
+
 def test_an_article_whose_xml_failed_has_its_pdf_read_instead() -> None:
     result = SearchResult(ARTICLE, "P", "Abstract.", complete=True, pdf_url=PDF, full_text_url=XML)
     finding = Finding(result, 1)

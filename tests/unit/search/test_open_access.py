@@ -189,3 +189,66 @@ async def test_a_paper_whose_pdf_cannot_be_read_is_read_at_its_own_page(
     skipped = answer.trace["skipped_pages"]
     assert [s["url"] for s in skipped] == [pdf] and why in skipped[0]["reason"]
     assert answer.trace["pages_shown"] == [landing]
+
+
+PAPER_ID = "2101.00001v2"
+RENDERING = f"/html/{PAPER_ID}"
+
+
+def arxiv_mirror(pages: PageServer) -> Made:
+    """The paper with its PDF on a mirror at `/pdf/<id>`, as arXiv names its own: its HTML
+    rendering is then `/html/<id>` there."""
+    pdf = named(pages, f"/pdf/{PAPER_ID}")
+    paper = Paper(PAPER_ID, "Attention for heat pumps", ABSTRACT, pdf_link=pdf)
+    return FakeArxivServer([paper]), ArxivProvider, f"https://arxiv.org/abs/{PAPER_ID}"
+
+
+@pytest.mark.parametrize(
+    ("pdf", "why"),
+    [(None, "HTTP 404"), (b"%PDF-1.7 not really", "text extraction failed")],
+    ids=["missing", "unreadable"],
+)
+async def test_an_arxiv_paper_whose_pdf_cannot_be_read_is_read_as_its_html_rendering(
+    paper_pages: PageServer, pdf: bytes | None, why: str
+) -> None:
+    """After its PDF, in a round of its own: the rendering is a source beside the abstract,
+    cited where its text is; the PDF's failure is in the trace."""
+    if pdf is not None:
+        paper_pages.pdfs[PAPER_ID] = pdf
+    url = named(paper_pages, f"/pdf/{PAPER_ID}")
+    answer = await answered(lambda _: arxiv_mirror(paper_pages), url)
+    rendering = named(paper_pages, RENDERING)
+    assert [s["url"] for s in answer.sources] == [f"https://arxiv.org/abs/{PAPER_ID}", rendering]
+    assert "measured a 11 percent change" in answer.sources[1]["content"]
+    assert ABSTRACT not in answer.sources[1]["content"], "the abstract is cited at its page"
+    assert "measured a 11 percent change" in answer.text and "of a PDF" not in answer.text
+    assert paper_pages.requests == [f"/pdf/{PAPER_ID}", RENDERING]
+    skipped = answer.trace["skipped_pages"]
+    assert [s["url"] for s in skipped] == [url] and why in skipped[0]["reason"]
+    assert answer.trace["pages_shown"] == [rendering]
+
+
+async def test_an_arxiv_paper_whose_pdf_is_read_is_not_read_again_as_html(
+    paper_pages: PageServer,
+) -> None:
+    paper_pages.pdfs[PAPER_ID] = paper_pages.pdfs["paper.pdf"]
+    answer = await answered(lambda _: arxiv_mirror(paper_pages), "")
+    pdf = named(paper_pages, f"/pdf/{PAPER_ID}")
+    assert [s["url"] for s in answer.sources][1:] == [f"{pdf}#page=2"]
+    assert paper_pages.requests == [f"/pdf/{PAPER_ID}"]
+
+
+async def test_a_rendering_that_is_only_a_notice_leaves_the_abstract_alone(
+    paper_pages: PageServer,
+) -> None:
+    """arXiv has no HTML for a paper whose LaTeX did not convert: a short page saying so
+    is not the paper, and is not shown as its text."""
+    paper_pages.renderings[PAPER_ID] = "<html><body><p>No HTML for this paper.</p></body></html>"
+    answer = await answered(lambda _: arxiv_mirror(paper_pages), "")
+    assert [(s["url"], s["content"]) for s in answer.sources] == [
+        (f"https://arxiv.org/abs/{PAPER_ID}", ABSTRACT)
+    ]
+    assert "No HTML" not in answer.text
+    assert paper_pages.requests == [f"/pdf/{PAPER_ID}", RENDERING]
+    reasons = {s["url"]: s["reason"] for s in answer.trace["skipped_pages"]}
+    assert reasons[named(paper_pages, RENDERING)] == "too little text to be the paper"
