@@ -22,8 +22,9 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 
+from deep_research.search import rendering
 from deep_research.search.fetch import Page
-from deep_research.search.pdf_pages import PAPER_CHARS, Finding, chosen_pages
+from deep_research.search.pdf_pages import Finding, chosen_pages
 from deep_research.search.types import SearchResult
 from deep_research.text.extract import clip
 from deep_research.text.urls import is_web_url
@@ -53,7 +54,7 @@ def read_as_meant(url: str, result: SearchResult, page: Page) -> bool:
     if url == result.pdf_url:
         return bool(page.pdf_pages)
     if url == result.html_url:  # a short page is a notice that there is none, not the paper
-        return len(page.text) >= PAPER_CHARS
+        return rendering.is_paper(page)
     return bool(page.text)
 
 

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import Field, replace
 from typing import Any, ClassVar, Protocol, TypeVar
 
+from deep_research.search import rendering
 from deep_research.search.fetch import Page
 from deep_research.search.types import SearchResult
 from deep_research.text.urls import pdf_page_url
@@ -40,8 +41,6 @@ Finding = TypeVar("Finding", bound=_Finding)
 # budget (search/render.py), so a long PDF cannot crowd out the other results.
 MAX_PAGES_SHOWN = 3
 MAX_QUERY_WORDS = 32  # a query is short; a longer one is cut, not looped over
-# Less text than this in a paper's HTML rendering: a page saying it has none, not the paper.
-PAPER_CHARS = 1_000
 
 
 def chosen_pages(pages: Sequence[str], query: str, limit: int = MAX_PAGES_SHOWN) -> list[int]:
@@ -73,14 +72,16 @@ def with_open_access(findings: Sequence[Finding], pages: Mapping[str, Page]) -> 
         found.append(finding)
         result = finding.result
         pdf = pages.get(result.pdf_url) if result.pdf_url else None
-        if result.pdf_url in shown:
-            continue  # (a result at its PDF itself is that PDF's pages already: `by_page`)
-        url, page = result.pdf_url, pdf
-        if pdf is None or pdf.skipped or not pdf.pdf_pages:
-            # Its HTML rendering, read in its place (search/full_text.py), if it was.
-            url, page = result.html_url, pages.get(result.html_url) if result.html_url else None
-            if page is None or len(page.text) < PAPER_CHARS or url in shown:
+        if pdf is not None and not pdf.skipped and pdf.pdf_pages:
+            if result.pdf_url in shown:
+                continue  # (a result at its PDF itself is that PDF's pages already: `by_page`)
+            url, page = result.pdf_url, pdf
+        else:  # its HTML rendering, read in its place (search/full_text.py), if it was
+            url = result.html_url
+            read = pages.get(url) if url else None
+            if read is None or not rendering.is_paper(read) or url in shown:
                 continue
+            page = replace(read, text=rendering.without_abstract(read.text, result.content))
         shown.add(url)
         # The paper's own finding: its text is the PDF's (or the rendering's), none of the
         # abstract's, cited where it is.

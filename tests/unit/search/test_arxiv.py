@@ -203,6 +203,7 @@ async def test_a_paper_on_arxiv_or_a_mirror_of_its_paths_names_its_html_renderin
         Paper("2101.00013v1", "Query", "x", pdf_link="http://m.example/pdf/2101.00013v1?a=b"),
         Paper("2101.00014v1", "Not its id", "x", pdf_link="http://m.example/pdf/2101.00099v1"),
         Paper("2101.00015v1", "No PDF", "x", pdf_link=""),
+        Paper("2101.00016v1", "Suffix", "x", pdf_link="http://m.example/pdf/2101.00016v1x"),
     ]
     entries = [entry_xml(ATTENTION), *(entry_xml(paper) for paper in papers)]
     with FakeArxivServer(script=[(200, {}, feed_xml(entries))]) as arxiv:
@@ -210,6 +211,7 @@ async def test_a_paper_on_arxiv_or_a_mirror_of_its_paths_names_its_html_renderin
     assert [r.html_url for r in found] == [
         "https://arxiv.org/html/2101.00001v2",
         "http://m.example/html/2101.00011v1",
+        "",
         "",
         "",
         "",

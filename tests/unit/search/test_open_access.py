@@ -252,3 +252,37 @@ async def test_a_rendering_that_is_only_a_notice_leaves_the_abstract_alone(
     assert paper_pages.requests == [f"/pdf/{PAPER_ID}", RENDERING]
     reasons = {s["url"]: s["reason"] for s in answer.trace["skipped_pages"]}
     assert reasons[named(paper_pages, RENDERING)] == "too little text to be the paper"
+
+
+async def test_the_rendering_is_shown_without_the_abstract_it_repeats(
+    paper_pages: PageServer,
+) -> None:
+    """arXiv's rendering opens with the abstract, which is a source at the abs page: the
+    rendering's source is the paper after it, so no quote of the abstract is cited there."""
+    body = "".join(
+        f"<p>Section {n}: the controller measured a {10 + n} percent gain in heat pumps.</p>"
+        for n in range(1, 30)
+    )
+    paper_pages.renderings[PAPER_ID] = (
+        "<html><body><article><h1>Attention for heat pumps</h1>"
+        f"<div><h6>Abstract</h6><p>{ABSTRACT}</p></div>"
+        f"<section><h2>1 Introduction</h2>{body}</section></article></body></html>"
+    )
+    answer = await answered(lambda _: arxiv_mirror(paper_pages), "")
+    abstract_page, rendering = answer.sources
+    assert abstract_page["content"] == ABSTRACT
+    assert rendering["url"] == named(paper_pages, RENDERING)
+    assert ABSTRACT not in rendering["content"] and "Abstract" not in rendering["content"]
+    assert "measured a 11 percent gain" in rendering["content"]
+
+
+async def test_one_rendering_named_by_two_results_is_read_and_shown_once(
+    paper_pages: PageServer,
+) -> None:
+    pdf = named(paper_pages, f"/pdf/{PAPER_ID}")
+    twice = Paper(PAPER_ID, "Attention for heat pumps", ABSTRACT, pdf_link=pdf)
+    made = FakeArxivServer([twice, twice]), ArxivProvider, ""
+    answer = await answered(lambda _: made, "", fetch_top_n=2)
+    urls = [s["url"] for s in answer.sources]
+    assert urls.count(named(paper_pages, RENDERING)) == 1, urls
+    assert paper_pages.requests.count(RENDERING) == 1
