@@ -25,14 +25,19 @@ def test_each_request_reserves_its_start_after_the_one_before(
     assert process.provider_pause("arxiv", 3.0) == 0.0, "a pause long past is not waited"
 
 
+def fresh_signals(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process's first-request signals as a new process has them (none set)."""
+    monkeypatch.setattr(process, "_model_request_sent", threading.Event())
+    monkeypatch.setattr(process, "_model_call_began", threading.Event())
+    monkeypatch.setattr(process, "_first_call_at", [0.0])
+
+
 def test_background_work_waits_for_the_first_model_request(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """chromadb's import and the relevance model's load start once a request is on the
     wire, not when its call begins (the client still builds it then)."""
-    monkeypatch.setattr(process, "_model_request_sent", threading.Event())
-    monkeypatch.setattr(process, "_model_call_began", threading.Event())
-    monkeypatch.setattr(process, "_first_call_at", [0.0])
+    fresh_signals(monkeypatch)
     monkeypatch.setattr(process, "UNSEEN_SEND_WAIT", 60.0)
     process.model_call_began()
     began: list[float] = []
@@ -49,8 +54,7 @@ def test_background_work_waits_for_the_first_model_request(
 
 
 def test_with_no_model_request_it_waits_a_bounded_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(process, "_model_request_sent", threading.Event())
-    monkeypatch.setattr(process, "_model_call_began", threading.Event())
+    fresh_signals(monkeypatch)
     monkeypatch.setattr(process, "FIRST_REQUEST_WAIT", 0.05)
     process.after_first_model_request()  # returns: a run that calls no model still opens it
 
@@ -61,9 +65,7 @@ def test_a_call_whose_request_is_not_seen_is_taken_as_sent_a_moment_after_it_beg
     """A provider's own client (not the endpoint's, runtime/http.py) never says its request
     is written: the work waits `UNSEEN_SEND_WAIT` after the call began, not for ever; a
     request seen on the wire lets it go at once."""
-    monkeypatch.setattr(process, "_model_request_sent", threading.Event())
-    monkeypatch.setattr(process, "_model_call_began", threading.Event())
-    monkeypatch.setattr(process, "_first_call_at", [0.0])
+    fresh_signals(monkeypatch)
     monkeypatch.setattr(process, "FIRST_REQUEST_WAIT", 60.0)
     monkeypatch.setattr(process, "UNSEEN_SEND_WAIT", 0.3)
     process.model_call_began()
@@ -81,10 +83,7 @@ def test_a_call_whose_request_is_not_seen_is_taken_as_sent_a_moment_after_it_beg
 def test_the_unseen_wait_counts_from_when_the_call_began_not_from_the_waiter(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(process, "_model_request_sent", threading.Event())
-    monkeypatch.setattr(process, "_model_call_began", threading.Event())
-    monkeypatch.setattr(process, "_first_call_at", [0.0])
-    monkeypatch.setattr(process, "UNSEEN_SEND_WAIT", 0.3)
+    fresh_signals(monkeypatch)
     monkeypatch.setattr(process, "UNSEEN_SEND_WAIT", 0.6)
     process.model_call_began()
     time.sleep(0.4)
