@@ -49,8 +49,9 @@ async def test_a_paper_question_searched_on_arxiv_cites_the_paper_s_abs_page(
     words = ("attention-based", "heat", "pump", "control", "0")
     assert sent[0]["search_query"] == " AND ".join(f"all:{word}" for word in words)
     # The abs page is not fetched (the abstract is its text); the paper's PDF is, in its
-    # place, and when it cannot be read the abstract stays, alone.
-    assert fetched == ["https://arxiv.org/pdf/2101.00001v2"]
+    # place, then its HTML rendering in the PDF's; when neither can be read the abstract
+    # stays, alone.
+    assert fetched == ["https://arxiv.org/pdf/2101.00001v2", "https://arxiv.org/html/2101.00001v2"]
     assert ABS_PAGE in cited(state["final_report"])
     (source,) = [s for s in state["sources"] if s["url"] == ABS_PAGE]
     assert source["content"] == " ".join(PAPER.summary.split()), "the abstract, not a fetched page"
