@@ -8,10 +8,10 @@ rendering's text; a page with little text is arXiv saying it has no rendering.
 from __future__ import annotations
 
 from deep_research.search.fetch import Page
+from deep_research.text.extract import CUT_MARK
 
 # Less text than this (not cut at `max_page_chars`): a notice that there is no rendering.
 PAPER_CHARS = 1_000
-CUT_MARK = " …"  # what `extract.clip` ends a text it cut with
 # A paragraph shorter than this is not taken for one of the abstract's (a heading, a name).
 MIN_REPEAT = 40
 

@@ -34,6 +34,7 @@ MAX_NODES = 5_000
 THOROUGH_BELOW = 1_000
 # Never text a reader sees, and often most of a modern page's nodes (inline SVG icons).
 NOT_TEXT = ("script", "style", "noscript", "svg")
+CUT_MARK = " …"  # what ends a text `clip` cut
 
 
 def strip_hidden(tree: object) -> int:
@@ -180,4 +181,4 @@ def clip(text: str, limit: int) -> str:
         return text
     cut = text[: max(0, limit - 2)]
     head, _, _ = cut.rpartition(" ")
-    return (head if len(head) > limit // 2 else cut).rstrip() + " …"
+    return (head if len(head) > limit // 2 else cut).rstrip() + CUT_MARK
