@@ -96,7 +96,7 @@ def unread_reason(url: str, result: SearchResult, page: Page) -> str:
     if url == result.full_text_url:
         return "an article without a body" if page.sections else "not an article"
     if url == result.html_url:
-        return "too little text to be the paper"
+        return rendering.why_not(page)
     return "not a PDF"
 
 

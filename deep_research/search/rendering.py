@@ -17,8 +17,18 @@ MIN_REPEAT = 40
 
 
 def is_paper(page: Page) -> bool:
-    """Whether a rendering's page holds a paper's text rather than a short notice."""
-    return not page.skipped and (len(page.text) >= PAPER_CHARS or page.text.endswith(CUT_MARK))
+    """Whether a rendering's page holds a paper's text rather than a short notice, read as
+    a web page (a PDF or an article's XML there would be cited as what it is not)."""
+    if page.skipped or page.pdf_pages or page.sections:
+        return False
+    return len(page.text) >= PAPER_CHARS or page.text.endswith(CUT_MARK)
+
+
+def why_not(page: Page) -> str:
+    """Why a rendering's page that `is_paper` refused is not the paper (fixed words)."""
+    return (
+        "not a web page" if page.pdf_pages or page.sections else "too little text to be the paper"
+    )
 
 
 def without_abstract(text: str, abstract: str) -> str:

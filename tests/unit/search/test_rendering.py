@@ -4,7 +4,7 @@ shown without the abstract it repeats (which is cited at its own page)."""
 from __future__ import annotations
 
 from deep_research.search.fetch import Page
-from deep_research.search.rendering import PAPER_CHARS, is_paper, without_abstract
+from deep_research.search.rendering import PAPER_CHARS, is_paper, why_not, without_abstract
 from deep_research.text.extract import clip
 
 URL = "https://arxiv.org/html/2101.00001v2"
@@ -46,3 +46,14 @@ def test_the_abstract_and_its_heading_are_left_out_and_the_paper_kept() -> None:
 def test_a_paragraph_that_only_resembles_the_abstract_stays() -> None:
     changed = ABSTRACT.replace("saves energy", "costs energy")
     assert without_abstract(changed, ABSTRACT) == changed
+
+
+def test_a_rendering_that_came_as_a_pdf_or_an_article_is_no_rendering() -> None:
+    """A mirror answering `/html/ID` with a PDF (or JATS XML) gave no web page: it would be
+    cited as pages of a PDF at the rendering's address."""
+    long = "word " * PAPER_CHARS
+    as_pdf = Page(URL, text=long, pdf_pages=(long,), pdf_total=1)
+    as_article = Page(URL, text=long, sections=("abstract", "body"))
+    assert not is_paper(as_pdf) and not is_paper(as_article)
+    assert why_not(as_pdf) == why_not(as_article) == "not a web page"
+    assert why_not(Page(URL, text="No HTML.")) == "too little text to be the paper"
