@@ -1,4 +1,4 @@
-"""Reference vectors for the numpy MiniLM, made once with sentence-transformers.
+"""Reference vectors for our MiniLM, made once with sentence-transformers.
 
 `vectors.npy` holds sentence-transformers' normalised embeddings of `TEXTS` (float32, one
 row a text) and `facts.json` its tokenizer's counts and window, as `make.py` wrote them

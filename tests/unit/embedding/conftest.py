@@ -23,7 +23,7 @@ def real_weights() -> Path:
 
 @pytest.fixture(scope="module")
 def ours() -> MiniLM:
-    """The numpy MiniLM on the installed weights package's files (imported here: the other
+    """Our MiniLM on the installed weights package's files (imported here: the other
     tests in this folder need neither the model nor that package)."""
     from deep_research.embedding.minilm import MiniLM
     from tests.support.minilm_reference import FOLDER

@@ -1,4 +1,4 @@
-"""The numpy forward pass on its own: rows in the caller's order whatever the batching,
+"""The forward pass on its own: rows in the caller's order whatever the batching,
 unit length, tokens counted without [CLS]/[SEP]. (Equality with sentence-transformers and
 the worker around it: test_minilm.py, test_minilm_thread.py.)"""
 

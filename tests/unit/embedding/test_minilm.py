@@ -1,4 +1,4 @@
-"""The numpy MiniLM gives sentence-transformers' vectors for the same model files.
+"""Our MiniLM gives sentence-transformers' vectors for the same model files.
 
 The reference is sentence-transformers' output, saved once with the script that made it
 (tests/support/minilm_reference/), for the same texts: short and long (past the 256-token

@@ -1,4 +1,4 @@
-"""The numpy MiniLM's thread: a failure reaches its caller and the thread goes on, requests
+"""The MiniLM's thread: a failure reaches its caller and the thread goes on, requests
 made on the thread itself, background requests, a forked child, and BLAS held to the
 model's thread (the `ours` fixture is in conftest.py)."""
 
