@@ -1,8 +1,8 @@
 """How MiniLM best uses the cores: passages embedded as by default (a pass cut into one part
-a core, each computed on a thread of its own with one BLAS thread: `embedding/parts.py`),
-in one part on the model's thread alone (as before the parts), and in one part with BLAS's
-own thread a core, each in a fresh process, while `--busy N` processes keep the cores busy
-as a local model server does.
+a core, each computed on a thread of its own: `embedding/parts.py`) and in one part on the
+model's thread alone (as before the parts), each in a fresh process, while `--busy N`
+processes keep the cores busy as a local model server does. (Until the layers moved to
+onnxruntime it also measured one part with BLAS's own thread a core: docs/speed.md.)
 
 Run from the repository root: `python -m benchmarks.embedding --busy 2`.
 """
@@ -40,7 +40,7 @@ model.embed_documents(passages(0))
 print(json.dumps({
     "wall": time.perf_counter() - wall,
     "cpu": time.process_time() - cpu,
-    "parts": len(parts.deal(passages(1), parts.cores())) if model._in_parts else 1,
+    "parts": len(parts.deal(passages(1), parts.cores())),
 }))
 """
 
@@ -57,10 +57,8 @@ def busy(processes: int) -> Iterator[None]:
             loop.wait()
 
 
-def one_case(texts: int, parts: str, blas_threads: int | None) -> dict[str, float]:
+def one_case(texts: int, parts: str) -> dict[str, float]:
     env = {k: v for k, v in os.environ.items() if k not in BLAS_THREAD_VARIABLES}
-    if blas_threads:
-        env["OPENBLAS_NUM_THREADS"] = str(blas_threads)  # as a user who chose would
     done = subprocess.run(
         [sys.executable, "-c", ONE_CASE, str(texts), parts],
         env=env,
@@ -80,28 +78,18 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     cores = usable_cores()
     with busy(args.busy):
-        parts = one_case(args.texts, "parts", None)
-        alone = one_case(args.texts, "one", None)
-        per_core = one_case(args.texts, "one", cores)
+        parts = one_case(args.texts, "parts")
+        alone = one_case(args.texts, "one")
     if args.json:
-        print(
-            json.dumps(
-                {"parts": parts, "one_thread": alone, "thread_a_core": per_core, "cores": cores}
-            )
-        )
+        print(json.dumps({"parts": parts, "one_thread": alone, "cores": cores}))
         return
     print(f"{args.texts} passages, {cores} cores, {args.busy} busy processes beside:")
     for name, case in (
-        (f"{parts['parts']:.0f} parts, one BLAS thread each (default)", parts),
-        ("one part, one BLAS thread", alone),
-        (f"one part, {cores} BLAS threads", per_core),
+        (f"{parts['parts']:.0f} parts, one thread each (default)", parts),
+        ("one part, one thread", alone),
     ):
         print(f"  {name}: {case['wall']:.2f} s, {case['cpu']:.2f} s of CPU")
-    print(
-        f"  parts against one thread: wall {parts['wall'] / alone['wall']:.2f}x; "
-        f"one thread against {cores} BLAS threads: wall {alone['wall'] / per_core['wall']:.2f}x, "
-        f"CPU {alone['cpu'] / per_core['cpu']:.2f}x"
-    )
+    print(f"  parts against one thread: wall {parts['wall'] / alone['wall']:.2f}x")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """A BERT encoder's layers as an ONNX graph, for onnxruntime to compute (`encoder.py`).
 
-The graph holds no weights: each is named as the model's safetensors names it and
-supplied, mapped, when the session is made. It is written here as ONNX's protobuf
+The graph holds no weights: each is named as the model's safetensors names it and given
+to onnxruntime when the session is made (`add_external_initializers`, which copies it;
+every weight the graph names is given, so the place it says they are stored, "supplied",
+is never looked for). It is written here as ONNX's protobuf
 messages (onnx.proto's field numbers), since the `onnx` package, 17 MB, would be imported
 only to write these few kilobytes. Its input is the embeddings' sum (`x`, one row a token
 of the batch, padding included) and the attention mask as a large negative where a
@@ -49,7 +51,7 @@ def _attribute(name: str, value: float | int | list[int]) -> bytes:
     # AttributeProto: name 1, f 2, i 3, ints 8, type 20.
     if isinstance(value, list):
         body = b"".join(_int(8, v) for v in value) + _int(20, ATTRIBUTE_INTS)
-    elif isinstance(value, float):
+    elif isinstance(value, float):  # an int given as a float (eps=0) would be an int
         body = _float(2, value) + _int(20, ATTRIBUTE_FLOAT)
     else:
         body = _int(3, value) + _int(20, ATTRIBUTE_INT)
@@ -143,7 +145,8 @@ def layers(shape: Shape) -> tuple[bytes, dict[str, tuple[int, ...]]]:
 
     def layer_norm(x: str, name: str, out: str) -> str:
         scale, shift = g.weight(f"{name}.weight", h), g.weight(f"{name}.bias", h)
-        return g.node("LayerNormalization", [x, scale, shift], out, axis=-1, epsilon=shape.eps)
+        eps = float(shape.eps)
+        return g.node("LayerNormalization", [x, scale, shift], out, axis=-1, epsilon=eps)
 
     x = layer_norm("x", "embeddings.LayerNorm", "embedded")
     for i in range(shape.layers):

@@ -54,7 +54,7 @@ def embedder(*, download: bool = False) -> MiniLM:
 def warm_up(*, download: bool = False, after: Callable[[], None] | None = None) -> None:
     """Load the model on a background thread, so the first search need not wait.
 
-    Called when a run starts: the load (about 0.05 s, the weights mapped) and one small
+    Called when a run starts: the load (about 0.2 s: onnxruntime's session) and one small
     pass, which pages them in and starts the model's thread, overlap the clarifier's and
     the planner's model calls. A daemon thread, not the event loop's executor: `asyncio.run`
     and the CLI's Ctrl-C exit never wait for it, and it holds no executor worker that a

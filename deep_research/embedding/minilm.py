@@ -48,9 +48,8 @@ class MiniLM(Embeddings):
         self._requests: queue.SimpleQueue[_Request] = queue.SimpleQueue()
         self._worker: threading.Thread | None = None
         self._worker_pid = 0  # the process whose thread computes; none yet
-        # A pass is cut into parts once BLAS is known to compute on one thread a caller:
-        # parts each running BLAS's thread a core would spin against each other.
-        self._in_parts = False
+        # Each part thread holds BLAS to one thread too (numpy's few products beside the
+        # layers, which onnxruntime computes on the calling thread alone).
         self._part_threads = parts.PartThreads(_one_blas_thread)
         # A child forked while a thread of the parent held the lock would wait for it for
         # ever: the child gets a lock of its own (the cache is a copy, still right).
@@ -84,9 +83,9 @@ class MiniLM(Embeddings):
         One thread computes for every caller in the process (relevance scoring, memory,
         the library), each pass taking every request waiting: one pass over 40 short texts
         costs far less than eight passes over five, and callers on several threads never
-        run BLAS at once (its threads spin against each other on a busy machine); a pass is
-        cut into parts only here, one a core, each part with one BLAS thread. A request made
-        while the thread is idle is computed at once.
+        compute at once (threads a core each would spin against each other on a busy
+        machine); a pass is cut into parts only here, one a core, each part computed on one
+        thread. A request made while the thread is idle is computed at once.
 
         A `background` request (memory preparing pages no one waits for) is computed only
         when no other request waits, and never in the same pass as one: a search's scoring
@@ -112,11 +111,11 @@ class MiniLM(Embeddings):
 
     def _serve(self, requests: queue.SimpleQueue[_Request]) -> None:
         # A thread that ended here would leave every caller waiting: asking BLAS may fail
-        # any way a third-party library can, and then the model computes in one part.
+        # any way a third-party library can, and then BLAS keeps its own threads.
         try:
-            self._in_parts = _one_blas_thread()
+            _one_blas_thread()
         except Exception:  # noqa: BLE001
-            log.warning("BLAS threads left as they are: a pass is not cut", exc_info=True)
+            log.warning("BLAS threads left as they are", exc_info=True)
         later: deque[_Request] = deque()  # background requests, taken when none else waits
         while True:
             waiting: list[_Request] = []
@@ -181,7 +180,7 @@ class MiniLM(Embeddings):
         A pass of many texts is cut into one part a core, computed at once (the first on
         this thread), each in batches of its share of `BATCH` texts: no more arrays are
         alive at once than one part would hold (`embedding.parts`)."""
-        cut = parts.deal(texts, parts.cores()) if self._in_parts else [texts]
+        cut = parts.deal(texts, parts.cores())
         if len(cut) == 1:
             return self.encoder.compute(texts)
         computed = self._part_threads.compute(self.encoder.compute, cut, max(1, BATCH // len(cut)))
@@ -220,9 +219,9 @@ def _one_blas_thread() -> bool:
     thread); whether it does, as the loaded libraries report it. Its default, a thread a
     core that spins while it waits, fights whatever else keeps the cores busy (a local model
     server, other researchers' page extraction): `python -m benchmarks.embedding --busy 2`
-    measured 0.59x the wall time and 0.25x the CPU time of two BLAS threads (docs/speed.md).
-    A user who set one of BLAS_THREAD_VARIABLES keeps that choice (and a pass in parts only
-    if the library then computes on one thread)."""
+    measured 0.59x the wall time and 0.25x the CPU time of two BLAS threads (docs/speed.md),
+    when BLAS still computed the layers. A user who set one of BLAS_THREAD_VARIABLES keeps
+    that choice; the layers are onnxruntime's now, one thread a part, whatever it is."""
     from threadpoolctl import threadpool_info, threadpool_limits
 
     try:
@@ -233,5 +232,5 @@ def _one_blas_thread() -> bool:
         # drive: the model computes with BLAS's own threads, slower on a busy machine.
         log.warning("BLAS threads left as they are: %s", error)
         return False
-    # None it can see (Apple's Accelerate): its threads are its own, so no parts beside them.
+    # None it can see (Apple's Accelerate): its threads are its own.
     return bool(blas) and all(pool.get("num_threads") == 1 for pool in blas)

@@ -13,12 +13,12 @@ FloatArray = np.ndarray[Any, np.dtype[np.float32]]
 
 
 def mapped_tensors(file: BinaryIO | Path) -> dict[str, FloatArray]:
-    """The float32 tensors of a safetensors file, mapped, not read: the OS pages them in
-    as the first forward pass touches them, so loading takes milliseconds and never holds
-    the GIL while a run is starting. The format: an 8-byte little-endian header length,
-    a JSON header naming each tensor's dtype, shape and byte range, then the bytes. The
-    mapping is of `file`'s descriptor (when given an open file): the file hashed is the
-    file mapped."""
+    """The float32 tensors of a safetensors file, mapped, not read: the OS pages in the
+    embeddings' rows a pass reads, and the layers' weights as onnxruntime copies them,
+    without holding the GIL while a run is starting. The format: an 8-byte little-endian
+    header length, a JSON header naming each tensor's dtype, shape and byte range, then the
+    bytes. The mapping is of `file`'s descriptor (when given an open file): the file hashed
+    is the file mapped."""
     path = file if isinstance(file, Path) else getattr(file, "name", "safetensors file")
     data = np.memmap(file, dtype=np.uint8, mode="r", offset=0).view(np.ndarray)
     if len(data) < 8:

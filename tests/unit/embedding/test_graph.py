@@ -77,7 +77,7 @@ def test_varints_are_protobufs() -> None:
 
 def test_onnxruntime_computes_the_layers_as_the_book_does_padding_included() -> None:
     weights = _tiny_weights()
-    session, _ = encoder._session(TINY, weights)
+    session = encoder._session(TINY, weights)
     rng = np.random.default_rng(1)
     x = rng.standard_normal((3, 5, TINY.hidden)).astype(np.float32)
     mask = np.array([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0], [1, 0, 0, 0, 0]], np.float32)

@@ -78,21 +78,23 @@ def test_blas_that_cannot_be_held_to_one_thread_is_said_so(
     assert minilm._one_blas_thread() is False
 
 
-def test_without_blas_on_one_thread_a_pass_is_one_part(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_whatever_blass_threads_a_pass_is_cut_in_parts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The layers are onnxruntime's, one thread a part: BLAS left on its own threads (a
+    user's OPENBLAS_NUM_THREADS=4) computes none of them, and is no reason for one part."""
     monkeypatch.setattr(minilm, "_one_blas_thread", lambda: False)
     model = MiniLM(FOLDER)
     monkeypatch.setattr(parts, "cores", lambda: 2)
     seen = _recording(model, monkeypatch)
     model.embed_documents([f"{text} (BLAS threads)" for text in TEXTS])
-    assert seen == [("minilm", len(TEXTS), BATCH)]
+    assert len(seen) == 2 and sum(count for _, count, _ in seen) == len(TEXTS)
 
 
-def test_a_blas_check_that_raises_leaves_the_model_computing_in_one_part(
+def test_a_blas_check_that_raises_leaves_the_model_computing_in_parts(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Whatever asking BLAS raises (threadpoolctl missing, a library it misreads), the
-    model's thread goes on in one part: a thread that ended would leave every caller
-    waiting for ever."""
+    model's thread goes on: a thread that ended would leave every caller waiting for
+    ever."""
 
     def broken() -> bool:
         raise ImportError("no threadpoolctl")
@@ -103,4 +105,4 @@ def test_a_blas_check_that_raises_leaves_the_model_computing_in_one_part(
     seen = _recording(model, monkeypatch)
     texts = [f"{text} (no BLAS check)" for text in TEXTS]
     assert len(model.submit(texts).result(timeout=30)) == len(TEXTS)
-    assert seen == [("minilm", len(TEXTS), BATCH)]
+    assert len(seen) == 2 and sum(count for _, count, _ in seen) == len(TEXTS)
