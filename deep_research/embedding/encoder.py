@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -34,6 +36,7 @@ BATCH = 32
 # whose cut holds less than a window (whitespace runs, characters the tokenizer drops:
 # zero-width, combining, control) is read again with a cut four times longer.
 CHARS_PER_TOKEN = 128
+TELEMETRY_OFF = "ORT_DISABLE_TELEMETRY"  # onnxruntime's own switch (`_onnxruntime`)
 # Given a file's name and SHA-256, raises if it is not the model's (embedding.files.verify).
 Check = Callable[[str, str], None]
 
@@ -152,8 +155,7 @@ def _session(shape: graph.Shape, weights: dict[str, FloatArray]) -> InferenceSes
     """An onnxruntime session computing the encoder's layers with `weights`, which it
     copies as it is made (42 MB: the mapped file is then no longer read for them). One
     thread a call: a pass is cut into parts, one a core, by `embedding.minilm`."""
-    import onnxruntime
-
+    onnxruntime = _onnxruntime()
     model, wanted = graph.layers(shape)
     arrays = []
     for name, dims in wanted.items():
@@ -171,8 +173,18 @@ def _session(shape: graph.Shape, weights: dict[str, FloatArray]) -> InferenceSes
 
 
 def _run_options() -> RunOptions:
-    import onnxruntime
-
-    options = onnxruntime.RunOptions()
+    options = _onnxruntime().RunOptions()
     options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
     return options
+
+
+def _onnxruntime() -> ModuleType:
+    """onnxruntime, imported with its telemetry off. Since 1.29 it records, as it is
+    imported on Linux and macOS, a device id and a process event (the interpreter's path,
+    the OS) under ~/.cache/Microsoft/DeveloperTools and uploads them to Microsoft: nothing
+    of a run leaves the machine unasked. `ORT_DISABLE_TELEMETRY=1` before the import is its
+    whole opt-out; a user who set the variable keeps their choice."""
+    os.environ.setdefault(TELEMETRY_OFF, "1")
+    import onnxruntime
+
+    return onnxruntime

