@@ -1,9 +1,20 @@
 """The sentence-embedding model under relevance scoring, memory and the library.
 
-`embedder()` gives the process's MiniLM (loaded on first use, no deep-learning framework),
-`warm_up()` loads it on a daemon thread when a run starts.
+`embedder()` gives the process's MiniLM (loaded on first use; numpy and onnxruntime, no
+deep-learning framework), `warm_up()` loads it on a daemon thread when a run starts.
+
+onnxruntime (1.29 and later, on Linux and macOS) writes a device id and a process event
+(the interpreter's path, the OS) under ~/.cache/Microsoft/DeveloperTools as it is imported,
+to upload them to Microsoft. `ORT_DISABLE_TELEMETRY=1` before that import is its whole
+opt-out: set here, as the package is imported (before any thread of ours reads the
+environment), unless a user set it. A host that imported onnxruntime before deep_research
+keeps its telemetry as it was.
 """
 
-from deep_research.embedding.loader import embedder, warm_up
+import os
+
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
+from deep_research.embedding.loader import embedder, warm_up  # noqa: E402
 
 __all__ = ["embedder", "warm_up"]

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -25,6 +24,7 @@ import numpy as np
 
 from deep_research.embedding import graph
 from deep_research.embedding.weights import FloatArray, mapped_tensors
+from deep_research.errors import DeepResearchError
 from deep_research.text.controls import without_surrogates
 
 if TYPE_CHECKING:
@@ -36,9 +36,13 @@ BATCH = 32
 # whose cut holds less than a window (whitespace runs, characters the tokenizer drops:
 # zero-width, combining, control) is read again with a cut four times longer.
 CHARS_PER_TOKEN = 128
-TELEMETRY_OFF = "ORT_DISABLE_TELEMETRY"  # onnxruntime's own switch (`_onnxruntime`)
 # Given a file's name and SHA-256, raises if it is not the model's (embedding.files.verify).
 Check = Callable[[str, str], None]
+
+
+class EncoderError(DeepResearchError, ValueError):
+    """onnxruntime could not be imported, or failed a pass: a ValueError, as a damaged
+    model file is, so memory reads it as a memory it cannot use and the run goes on."""
 
 
 class Encoder:
@@ -80,6 +84,7 @@ class Encoder:
         # What a pass over long texts took (160 MB for 16 windows of 256 tokens) is given
         # back after it, not kept for the process's life: measured no slower.
         self._run = _run_options()
+        self._failures = _failures(_onnxruntime())
         self.tokenizer = Tokenizer.from_str(tokenizer)
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(self.window)
@@ -142,7 +147,10 @@ class Encoder:
         # Padding is never attended to: a large negative before the softmax.
         blocked = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
         rows = x.reshape(-1, x.shape[-1])
-        (y,) = self._session.run(["y"], {"x": rows, "blocked": blocked}, self._run)
+        try:
+            (y,) = self._session.run(["y"], {"x": rows, "blocked": blocked}, self._run)
+        except self._failures as error:
+            raise EncoderError(f"onnxruntime failed a pass: {error}") from error
         x = np.asarray(y).reshape(x.shape)
         pooled = (x * mask[:, :, None]).sum(axis=1) / np.maximum(
             mask.sum(axis=1, keepdims=True), 1e-9
@@ -166,8 +174,9 @@ def _session(shape: graph.Shape, weights: dict[str, FloatArray]) -> InferenceSes
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = options.inter_op_num_threads = 1
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    # Errors only: its warnings (initializers it prunes) are about the graph, not the user.
-    options.log_severity_level = 3
+    # Its own fatal errors only: a failed pass is raised as EncoderError, its warnings
+    # (initializers it prunes) are about the graph, and nothing else reaches the terminal.
+    options.log_severity_level = 4
     options.add_external_initializers(list(wanted), arrays)
     return onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
 
@@ -179,12 +188,20 @@ def _run_options() -> RunOptions:
 
 
 def _onnxruntime() -> ModuleType:
-    """onnxruntime, imported with its telemetry off. Since 1.29 it records, as it is
-    imported on Linux and macOS, a device id and a process event (the interpreter's path,
-    the OS) under ~/.cache/Microsoft/DeveloperTools and uploads them to Microsoft: nothing
-    of a run leaves the machine unasked. `ORT_DISABLE_TELEMETRY=1` before the import is its
-    whole opt-out; a user who set the variable keeps their choice."""
-    os.environ.setdefault(TELEMETRY_OFF, "1")
-    import onnxruntime
-
+    """onnxruntime, its telemetry off (`deep_research.embedding` set its switch)."""
+    try:
+        import onnxruntime
+    except (ImportError, OSError) as error:  # a wheel this machine cannot load
+        raise EncoderError(
+            f"onnxruntime, which computes the relevance model, could not be imported "
+            f"({type(error).__name__}: {error}); reinstall it: "
+            f"pip install --force-reinstall 'onnxruntime>=1.19'"
+        ) from error
     return onnxruntime
+
+
+def _failures(onnxruntime: ModuleType) -> tuple[type[Exception], ...]:
+    """What onnxruntime raises: its own classes, none of them Python's ValueError or
+    MemoryError (a pass out of memory is its `Fail`)."""
+    errors = vars(onnxruntime.capi.onnxruntime_pybind11_state).values()
+    return tuple(e for e in errors if isinstance(e, type) and issubclass(e, Exception))

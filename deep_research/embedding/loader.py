@@ -38,9 +38,9 @@ def weights(say: Callable[[str], None] | None = None, *, download: bool = False)
 
 
 def embedder(*, download: bool = False) -> MiniLM:
-    """The process-wide MiniLM model, loaded on first use (a fraction of a second: numpy,
-    no deep-learning framework), never at import. Each file is checked against its pinned
-    SHA-256 as it is read for the load (`files.verify`)."""
+    """The process-wide MiniLM model, loaded on first use (a fraction of a second: numpy
+    and onnxruntime, no deep-learning framework), never at import. Each file is checked
+    against its pinned SHA-256 as it is read for the load (`files.verify`)."""
     global _model
     with _model_lock:
         if _model is None:
@@ -54,7 +54,7 @@ def embedder(*, download: bool = False) -> MiniLM:
 def warm_up(*, download: bool = False, after: Callable[[], None] | None = None) -> None:
     """Load the model on a background thread, so the first search need not wait.
 
-    Called when a run starts: the load (about 0.2 s: onnxruntime's session) and one small
+    Called when a run starts: the load (a fraction of a second: onnxruntime's session) and one small
     pass, which pages them in and starts the model's thread, overlap the clarifier's and
     the planner's model calls. A daemon thread, not the event loop's executor: `asyncio.run`
     and the CLI's Ctrl-C exit never wait for it, and it holds no executor worker that a

@@ -1,9 +1,9 @@
 """A forward pass cut into parts computed at once, one a core (for `embedding.minilm`).
 
-numpy lets go of the interpreter in its matrix products and element-wise passes, so the
-parts of a pass run side by side, each with one BLAS thread. `python -m benchmarks.embedding`
-(docs/speed.md) measured 0.52x the wall time of one part on 2 quiet cores, 0.66x with two
-busy loops beside it, for the same CPU time.
+onnxruntime lets go of the interpreter while it computes the layers (one thread a call),
+as numpy does in its element-wise passes, so the parts of a pass run side by side.
+`python -m benchmarks.embedding` (docs/speed.md) measured 0.51x the wall time of one part on
+2 quiet cores, 0.70x with two busy loops beside it, for the same CPU time.
 """
 
 from __future__ import annotations

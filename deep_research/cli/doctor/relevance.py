@@ -41,6 +41,8 @@ async def check_relevance(context: Context, deadline: float) -> Check:
             f"{files.OFFLINE_LINE}",
         )
 
+    from deep_research.embedding.encoder import EncoderError  # numpy: not at import
+
     def load() -> int:
         loader.weights()  # the SHA-256 check, then the model itself
         return len(loader.embedder().embed_query(PROBE_QUERY))
@@ -56,7 +58,7 @@ async def check_relevance(context: Context, deadline: float) -> Check:
             f"all-MiniLM-L6-v2 {found.describe()} did not load within {deadline:g} s",
             "re-run doctor: a cold, busy disk can be this slow once",
         )
-    except files.WeightsUnavailable as error:  # its message names the fix
+    except (files.WeightsUnavailable, EncoderError) as error:  # its message names the fix
         return Check(NAME, "fail", str(error))
     except (OSError, RuntimeError, ValueError) as error:
         return Check(

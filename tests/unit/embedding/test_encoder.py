@@ -60,9 +60,11 @@ def test_a_lone_surrogate_reads_as_the_replacement_character(model: Encoder) -> 
 
 TELEMETRY = """
 import os, sys
-from deep_research.embedding import encoder
-encoder._onnxruntime().SessionOptions()
-print(os.environ[encoder.TELEMETRY_OFF])
+import deep_research.embedding
+print(os.environ["ORT_DISABLE_TELEMETRY"])
+if sys.argv[1] == "import":
+    from deep_research.embedding import encoder
+    encoder._onnxruntime().SessionOptions()
 """
 
 
@@ -71,17 +73,43 @@ def test_onnxruntime_is_imported_with_its_telemetry_off_unless_the_user_chose(
     tmp_path: Path, chosen: str | None, kept: str
 ) -> None:
     """onnxruntime (1.29 and later) writes a device id and a process event under
-    ~/.cache/Microsoft as it is imported, to upload them: not with ours, unless a user set
-    its switch themselves."""
-    env = {k: v for k, v in os.environ.items() if k != encoder.TELEMETRY_OFF}
+    ~/.cache/Microsoft as it is imported, to upload them: not with ours. A user's own
+    value is kept (and onnxruntime not imported here with its telemetry on)."""
+    env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY"}
     env["HOME"] = str(tmp_path)
     env.pop("XDG_CACHE_HOME", None)
     if chosen is not None:
-        env[encoder.TELEMETRY_OFF] = chosen
+        env["ORT_DISABLE_TELEMETRY"] = chosen
+    how = "import" if chosen is None else "package"
     done = subprocess.run(
-        [sys.executable, "-c", TELEMETRY], env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", TELEMETRY, how], env=env, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == kept
-    if chosen is None:
-        assert list(tmp_path.iterdir()) == [], "nothing written in the user's home"
+    assert list(tmp_path.iterdir()) == [], "nothing written in the user's home"
+
+
+def test_an_onnxruntime_that_cannot_be_imported_is_a_value_error_naming_the_fix(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A wheel this machine cannot load: memory reads a ValueError as a memory it cannot
+    use (the run goes on), doctor shows the message."""
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # import raises ImportError
+    with pytest.raises(encoder.EncoderError, match="pip install --force-reinstall") as caught:
+        encoder._onnxruntime()
+    assert isinstance(caught.value, ValueError)
+
+
+def test_a_pass_onnxruntime_fails_is_an_encoder_error(
+    model: Encoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from onnxruntime.capi.onnxruntime_pybind11_state import Fail
+
+    class Failing:
+        def run(self, *args: object) -> None:
+            raise Fail("Failed to allocate memory for requested buffer of size 1073741824")
+
+    monkeypatch.setattr(model, "_session", Failing())
+    with pytest.raises(encoder.EncoderError, match="Failed to allocate") as caught:
+        model.compute(["heat pumps"])
+    assert isinstance(caught.value, ValueError)
