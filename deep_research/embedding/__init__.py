@@ -3,7 +3,7 @@
 `embedder()` gives the process's MiniLM (loaded on first use; numpy and onnxruntime, no
 deep-learning framework), `warm_up()` loads it on a daemon thread when a run starts.
 
-onnxruntime (1.29 and later, on Linux and macOS) writes a device id and a process event
+onnxruntime (1.29 and later, its official builds) writes a device id and a process event
 (the interpreter's path, the OS) under ~/.cache/Microsoft/DeveloperTools as it is imported,
 to upload them to Microsoft. `ORT_DISABLE_TELEMETRY=1` before that import is its whole
 opt-out: set here, as the package is imported (before any thread of ours reads the
@@ -15,6 +15,6 @@ import os
 
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
-from deep_research.embedding.loader import embedder, warm_up  # noqa: E402
+from deep_research.embedding.loader import embedder, warm_up
 
 __all__ = ["embedder", "warm_up"]

@@ -165,20 +165,25 @@ def _session(shape: graph.Shape, weights: dict[str, FloatArray]) -> InferenceSes
     thread a call: a pass is cut into parts, one a core, by `embedding.minilm`."""
     onnxruntime = _onnxruntime()
     model, wanted = graph.layers(shape)
-    arrays = []
     for name, dims in wanted.items():
         array = weights.get(name)
         if array is None or array.shape != dims or array.dtype != np.float32:
             raise ValueError(f"the model's {name} is missing or not float32 {dims}")
-        arrays.append(onnxruntime.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(array)))
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = options.inter_op_num_threads = 1
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    # Its own fatal errors only: a failed pass is raised as EncoderError, its warnings
-    # (initializers it prunes) are about the graph, and nothing else reaches the terminal.
-    options.log_severity_level = 4
-    options.add_external_initializers(list(wanted), arrays)
-    return onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+    try:  # out of memory as it copies the weights is its own error, as in a pass
+        arrays = [
+            onnxruntime.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(weights[name]))
+            for name in wanted
+        ]
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = options.inter_op_num_threads = 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # Its own fatal errors only: a failure is raised as EncoderError, its warnings
+        # (initializers it prunes) are about the graph, and nothing reaches the terminal.
+        options.log_severity_level = 4
+        options.add_external_initializers(list(wanted), arrays)
+        return onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+    except _failures(onnxruntime) as error:
+        raise EncoderError(f"onnxruntime could not load the relevance model: {error}") from error
 
 
 def _run_options() -> RunOptions:

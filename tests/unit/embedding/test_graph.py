@@ -120,3 +120,16 @@ def test_minilm_gives_every_weight_the_graph_asks_for_and_nothing_else_is_needed
     }
     pooler = {name for name in names if name.startswith("pooler.")}
     assert set(wanted) == names - computed_in_numpy - pooler
+
+
+def test_a_graph_onnxruntime_cannot_load_is_an_encoder_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """onnxruntime's own errors (here InvalidProtobuf) are no ValueError: wrapped, memory and
+    doctor read them as a model they cannot use."""
+    weights = _tiny_weights()
+    _, wanted = graph.layers(TINY)
+    monkeypatch.setattr(graph, "layers", lambda shape: (b"\x08garbage", wanted))
+    with pytest.raises(encoder.EncoderError, match="could not load") as caught:
+        encoder._session(TINY, weights)
+    assert isinstance(caught.value, ValueError)
