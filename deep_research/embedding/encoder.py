@@ -13,6 +13,7 @@ kept, is `embedding.minilm`'s.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Callable, Sequence
@@ -84,7 +85,6 @@ class Encoder:
         # What a pass over long texts took (160 MB for 16 windows of 256 tokens) is given
         # back after it, not kept for the process's life: measured no slower.
         self._run = _run_options()
-        self._failures = _failures(_onnxruntime())
         self.tokenizer = Tokenizer.from_str(tokenizer)
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(self.window)
@@ -149,7 +149,7 @@ class Encoder:
         rows = x.reshape(-1, x.shape[-1])
         try:
             (y,) = self._session.run(["y"], {"x": rows, "blocked": blocked}, self._run)
-        except self._failures as error:
+        except _failures() as error:
             raise EncoderError(f"onnxruntime failed a pass: {error}") from error
         x = np.asarray(y).reshape(x.shape)
         pooled = (x * mask[:, :, None]).sum(axis=1) / np.maximum(
@@ -182,7 +182,7 @@ def _session(shape: graph.Shape, weights: dict[str, FloatArray]) -> InferenceSes
         options.log_severity_level = 4
         options.add_external_initializers(list(wanted), arrays)
         return onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
-    except _failures(onnxruntime) as error:
+    except _failures() as error:
         raise EncoderError(f"onnxruntime could not load the relevance model: {error}") from error
 
 
@@ -205,8 +205,9 @@ def _onnxruntime() -> ModuleType:
     return onnxruntime
 
 
-def _failures(onnxruntime: ModuleType) -> tuple[type[Exception], ...]:
+@functools.cache
+def _failures() -> tuple[type[Exception], ...]:
     """What onnxruntime raises: its own classes, none of them Python's ValueError or
     MemoryError (a pass out of memory is its `Fail`)."""
-    errors = vars(onnxruntime.capi.onnxruntime_pybind11_state).values()
+    errors = vars(_onnxruntime().capi.onnxruntime_pybind11_state).values()
     return tuple(e for e in errors if isinstance(e, type) and issubclass(e, Exception))

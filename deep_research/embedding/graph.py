@@ -3,9 +3,9 @@
 The graph holds no weights: each is named as the model's safetensors names it and given
 to onnxruntime when the session is made (`add_external_initializers`, which copies it;
 every weight the graph names is given, so the place it says they are stored, "supplied",
-is never looked for). It is written here as ONNX's protobuf
-messages (onnx.proto's field numbers), since the `onnx` package, 17 MB, would be imported
-only to write these few kilobytes. Its input is the embeddings' sum (`x`, one row a token
+is never looked for). It is written here as ONNX's protobuf messages (onnx.proto's field
+numbers), since the `onnx` package, 17 MB, would be imported only to write these few
+kilobytes. Its input is the embeddings' sum (`x`, one row a token
 of the batch, padding included) and the attention mask as a large negative where a
 position is padding (`blocked`, batch × 1 × 1 × length); its output `y` is the last
 layer's rows, which `encoder.py` pools.
@@ -51,7 +51,7 @@ def _attribute(name: str, value: float | int | list[int]) -> bytes:
     # AttributeProto: name 1, f 2, i 3, ints 8, type 20.
     if isinstance(value, list):
         body = b"".join(_int(8, v) for v in value) + _int(20, ATTRIBUTE_INTS)
-    elif isinstance(value, float):  # an int given as a float (eps=0) would be an int
+    elif isinstance(value, float):  # a whole-number float must be a float (`float(eps)`)
         body = _float(2, value) + _int(20, ATTRIBUTE_FLOAT)
     else:
         body = _int(3, value) + _int(20, ATTRIBUTE_INT)
@@ -152,14 +152,14 @@ def layers(shape: Shape) -> tuple[bytes, dict[str, tuple[int, ...]]]:
     for i in range(shape.layers):
         p = f"encoder.layer.{i}."
 
-        def heads(projection: str, order: list[int], x: str = x, p: str = p) -> str:
+        def heads(x: str, p: str, projection: str, order: list[int]) -> str:
             y = linear(x, f"{p}attention.self.{projection}", h, h, f"{p}{projection}")
             split = g.node("Reshape", [y, "split"], f"{p}{projection}.split")
             return g.node("Transpose", [split], f"{p}{projection}.heads", perm=order)
 
-        q = heads("query", [0, 2, 1, 3])
-        k = heads("key", [0, 2, 3, 1])
-        v = heads("value", [0, 2, 1, 3])
+        q = heads(x, p, "query", [0, 2, 1, 3])
+        k = heads(x, p, "key", [0, 2, 3, 1])  # transposed for q·k
+        v = heads(x, p, "value", [0, 2, 1, 3])
         scores = g.node("MatMul", [q, k], f"{p}scores")
         scores = g.node("Mul", [scores, "scale"], f"{p}scaled")
         scores = g.node("Add", [scores, "blocked"], f"{p}masked")

@@ -113,3 +113,23 @@ def test_a_pass_onnxruntime_fails_is_an_encoder_error(
     with pytest.raises(encoder.EncoderError, match="Failed to allocate") as caught:
         model.compute(["heat pumps"])
     assert isinstance(caught.value, ValueError)
+
+
+def test_a_pass_gives_onnxruntimes_arena_back(
+    model: Encoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without it, a pass over 16 windows of 256 tokens kept 160 MB for the process's life
+    (docs/speed.md): every pass runs with the arena's shrinkage on."""
+    real, options = model._session, []
+
+    class Recording:
+        def run(self, names: list[str], feed: dict[str, object], run: object = None) -> object:
+            options.append(run)
+            return real.run(names, feed, run)
+
+    monkeypatch.setattr(model, "_session", Recording())
+    model.compute(["heat pumps", "cold climates"])
+    assert options and all(
+        o is not None and o.get_run_config_entry("memory.enable_memory_arena_shrinkage") == "cpu:0"
+        for o in options
+    )
