@@ -13,7 +13,6 @@ kept, is `embedding.minilm`'s.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 from collections.abc import Callable, Sequence
@@ -205,7 +204,6 @@ def _onnxruntime() -> ModuleType:
     return onnxruntime
 
 
-@functools.cache
 def _failures() -> tuple[type[Exception], ...]:
     """What onnxruntime raises: its own classes, none of them Python's ValueError or
     MemoryError (a pass out of memory is its `Fail`)."""
