@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from deep_research.embedding import graph
+from deep_research.embedding.native import native_call
 from deep_research.embedding.weights import FloatArray, mapped_tensors
 from deep_research.errors import DeepResearchError
 from deep_research.text.controls import without_surrogates
@@ -94,7 +95,9 @@ class Encoder:
 
     def token_count(self, text: str) -> int:
         """How many tokens `text` is, without [CLS] and [SEP]."""
-        return len(self._counter.encode(without_surrogates(text), add_special_tokens=False).ids)
+        with native_call():
+            encoded = self._counter.encode(without_surrogates(text), add_special_tokens=False)
+        return len(encoded.ids)
 
     def compute(self, texts: list[str], batch_size: int = BATCH) -> FloatArray:
         """Unit-length vectors of `texts`, one row each, in their order, computed in batches
@@ -104,12 +107,16 @@ class Encoder:
         # A lone surrogate (in a search API's snippet) is no text the tokenizer takes: it
         # would fail the whole merged pass, every caller's texts.
         cut = self.window * CHARS_PER_TOKEN
-        encoded = self.tokenizer.encode_batch([without_surrogates(text[:cut]) for text in texts])
+        with native_call():
+            encoded = self.tokenizer.encode_batch(
+                [without_surrogates(text[:cut]) for text in texts]
+            )
         for i, text in enumerate(texts):
             longer = cut
             while len(text) > longer and len(encoded[i].ids) < self.window:
                 longer *= 4
-                encoded[i] = self.tokenizer.encode(without_surrogates(text[:longer]))
+                with native_call():
+                    encoded[i] = self.tokenizer.encode(without_surrogates(text[:longer]))
         vectors = np.empty(
             (len(texts), self.weights["embeddings.word_embeddings.weight"].shape[1]), np.float32
         )
@@ -147,7 +154,8 @@ class Encoder:
         blocked = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
         rows = x.reshape(-1, x.shape[-1])
         try:
-            (y,) = self._session.run(["y"], {"x": rows, "blocked": blocked}, self._run)
+            with native_call():  # never under way as the interpreter ends (embedding.native)
+                (y,) = self._session.run(["y"], {"x": rows, "blocked": blocked}, self._run)
         except _failures() as error:
             raise EncoderError(f"onnxruntime failed a pass: {error}") from error
         x = np.asarray(y).reshape(x.shape)
@@ -180,7 +188,8 @@ def _session(shape: graph.Shape, weights: dict[str, FloatArray]) -> InferenceSes
         # (initializers it prunes) are about the graph, and nothing reaches the terminal.
         options.log_severity_level = 4
         options.add_external_initializers(list(wanted), arrays)
-        return onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+        with native_call():  # made on the warm-up's daemon thread
+            return onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
     except _failures() as error:
         raise EncoderError(f"onnxruntime could not load the relevance model: {error}") from error
 

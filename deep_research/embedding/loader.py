@@ -57,7 +57,8 @@ def warm_up(*, download: bool = False, after: Callable[[], None] | None = None) 
     Called when a run starts: the load (a fraction of a second: onnxruntime's session) and one small
     pass, which pages them in and starts the model's thread, overlap the clarifier's and
     the planner's model calls. A daemon thread, not the event loop's executor: `asyncio.run`
-    and the CLI's Ctrl-C exit never wait for it, and it holds no executor worker that a
+    and the CLI's Ctrl-C exit never wait for it (a normal exit waits for onnxruntime's
+    session being made, if it is: embedding.native), and it holds no executor worker that a
     page extraction needs. A second call returns at once (it never waits on the model's
     lock). A failed load is silent here and raises again at first use. `after`, when
     given, is waited for on the thread before the load (the run's first model request).

@@ -108,7 +108,8 @@ def deal(texts: list[str], available: int) -> list[list[str]]:
 
 class PartThreads:
     """The threads that compute a pass's other parts while the model's thread computes the
-    first: daemon threads (a pass under way never holds up the process's exit), started
+    first: daemon threads (a pass under way holds up the process's exit only for the batch
+    each is computing: embedding.native), started
     when first needed and kept, each running `setup` first (BLAS held to one thread: a
     library built with OpenMP keeps that setting a thread). One thread at a time calls
     `compute` (the model's own), so nothing here needs a lock, nor one renewed in a child."""

@@ -37,6 +37,7 @@ STATEFUL = {
     "ThreadPoolExecutor",
     "Queue",
     "Room",  # search/pdf_room.py: bytes taken and given back, under a lock
+    "NativeCalls",  # embedding/native.py: native calls under way, under a lock
 }
 CACHES = {"cache", "lru_cache"}
 # Methods that change a container in place: a constant table that is never changed is not state.
