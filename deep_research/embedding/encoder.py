@@ -95,9 +95,7 @@ class Encoder:
 
     def token_count(self, text: str) -> int:
         """How many tokens `text` is, without [CLS] and [SEP]."""
-        with native_call():
-            encoded = self._counter.encode(without_surrogates(text), add_special_tokens=False)
-        return len(encoded.ids)
+        return len(self._counter.encode(without_surrogates(text), add_special_tokens=False).ids)
 
     def compute(self, texts: list[str], batch_size: int = BATCH) -> FloatArray:
         """Unit-length vectors of `texts`, one row each, in their order, computed in batches
@@ -107,7 +105,7 @@ class Encoder:
         # A lone surrogate (in a search API's snippet) is no text the tokenizer takes: it
         # would fail the whole merged pass, every caller's texts.
         cut = self.window * CHARS_PER_TOKEN
-        with native_call():
+        with native_call():  # lets go of the GIL (embedding.native)
             encoded = self.tokenizer.encode_batch(
                 [without_surrogates(text[:cut]) for text in texts]
             )
@@ -115,8 +113,7 @@ class Encoder:
             longer = cut
             while len(text) > longer and len(encoded[i].ids) < self.window:
                 longer *= 4
-                with native_call():
-                    encoded[i] = self.tokenizer.encode(without_surrogates(text[:longer]))
+                encoded[i] = self.tokenizer.encode(without_surrogates(text[:longer]))
         vectors = np.empty(
             (len(texts), self.weights["embeddings.word_embeddings.weight"].shape[1]), np.float32
         )
@@ -136,6 +133,10 @@ class Encoder:
                 batch.append(index)
         return vectors
 
+    def _stop(self) -> None:
+        """End the passes under way within an operator each (they raise EncoderError)."""
+        self._run.terminate = True
+
     def _encode(self, batch: Sequence[Sequence[int]]) -> FloatArray:
         """Unit-length mean-pooled embeddings of token-id lists (each with [CLS] and [SEP])."""
         w = self.weights
@@ -154,7 +155,7 @@ class Encoder:
         blocked = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
         rows = x.reshape(-1, x.shape[-1])
         try:
-            with native_call():  # never under way as the interpreter ends (embedding.native)
+            with native_call(stop=self._stop):  # ended early at exit (embedding.native)
                 (y,) = self._session.run(["y"], {"x": rows, "blocked": blocked}, self._run)
         except _failures() as error:
             raise EncoderError(f"onnxruntime failed a pass: {error}") from error

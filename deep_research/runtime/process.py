@@ -232,8 +232,8 @@ def provider_pause(name: str, interval: float) -> float:
 # - `embedding.parts._quota`: the CPUs this process's cgroup quota allows, read once (a
 #   quota changed while running is read by the next process; until then a pass may be cut
 #   in more parts than the quota runs at once, which costs time, never a result).
-# - `embedding.native._calls`: how many calls into onnxruntime or tokenizers are under way,
-#   so the process's exit waits for them (a daemon thread inside one as the interpreter
+# - `embedding.native._calls`: the calls into onnxruntime or tokenizers under way,
+#   so the process's exit stops and waits for them (a daemon thread inside one as the interpreter
 #   finalizes aborts the process); a forked child starts with none.
 # - `memory.chunks._splitter`, `memory.chunks._splitter_lock`: the token-aware splitter,
 #   built from the model once; it holds no text between calls.

