@@ -53,6 +53,7 @@ class Tracker:
     pages: set[str] = field(default_factory=set)  # `page_key`s of the state's `sources`
     sources: int | None = None  # the report's Sources list, once the report is checked
     max_cost_usd: float | None = None
+    unscored: bool = False  # the relevance model could not score: said once, not per search
 
     def handle(self, event: dict[str, Any]) -> str | None:
         """Apply one event; return a one-line description of it (None: not worth a line)."""
@@ -68,6 +69,10 @@ class Tracker:
             self.search_cap = event.get("cap", self.search_cap)
             if name == "search" and who:
                 who.searches += 1
+        elif name == "relevance_off":
+            if self.unscored:
+                return None
+            self.unscored = True
         elif name == "research_done" or name == "research_failed":
             if not who:
                 return None  # a researcher this view never saw start

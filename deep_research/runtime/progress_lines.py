@@ -59,6 +59,9 @@ def progress_line(
         return f"searching: {words(event.get('query'))} (search {sent} of {share})"
     if name == "search_failed":
         return f"search failed: {event.get('error')}"
+    if name == "relevance_off":
+        reason = words(event.get("reason"))
+        return f"relevance not scored, results kept in the search's order: {reason}"
     if name == "mcp_call":
         return f"MCP tool {event.get('tool')}: {event.get('outcome')}"
     if name == "research_done":

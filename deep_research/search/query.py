@@ -279,7 +279,7 @@ class Searcher:
     async def _scores(self, query: str, results: Sequence[SearchResult]) -> list[float]:
         if not self.scored:
             return [1.0] * len(results)  # kept, in the provider's order (a stable sort)
-        return await relevance.score_results(query, results)
+        return await relevance.scores_or_kept(query, results, self.owner)
 
     def _page(self, url: str) -> Callable[[], Awaitable[dict[str, Any]]]:
         """The fetch of `url` as its durable call stores it (the run's cache first)."""

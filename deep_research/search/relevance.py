@@ -4,7 +4,9 @@ Providers score differently (Tavily on 0-1 by its own model, SearXNG unbounded, 
 all), so their scores are not used: `relevance_threshold` always means the cosine
 similarity of all-MiniLM-L6-v2 embeddings of the query and of the result's title + snippet,
 with negatives counted as 0. The model reads only the first 256 tokens of a text, which is
-why whole pages are never embedded.
+why whole pages are never embedded. A model that cannot score (onnxruntime that does not
+import, a pass it fails, files that cannot be had) leaves a search's results unfiltered, in
+the provider's order, as `relevance_filter=false` does, and says so (`relevance_off`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from deep_research.embedding import loader
+from deep_research.embedding.encoder import EncoderError
+from deep_research.embedding.files import WeightsUnavailable
+from deep_research.runtime import progress
 from deep_research.search.types import SearchResult
 
 
@@ -34,6 +39,16 @@ async def score_results(query: str, results: Sequence[SearchResult]) -> list[flo
         model = await asyncio.to_thread(lambda: loader.embedder(download=True))
     texts = [query, *(scored_text(r) for r in results)]
     return _similarities(await asyncio.wrap_future(model.submit(texts)))
+
+
+async def scores_or_kept(query: str, results: Sequence[SearchResult], owner: str) -> list[float]:
+    """`score_results`, or every result kept (1.0 each: the provider's order) when the model
+    cannot score them, said in a `relevance_off` event for researcher `owner`."""
+    try:
+        return await score_results(query, results)
+    except (EncoderError, WeightsUnavailable) as error:
+        progress.emit("relevance_off", id=owner, reason=str(error))
+        return [1.0] * len(results)
 
 
 def _similarities(vectors: list[list[float]]) -> list[float]:

@@ -7,6 +7,8 @@ is hidden (`files.PACKAGE` renamed in the child), as on a machine without it.
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +17,7 @@ import pytest
 
 from deep_research.embedding import files
 from tests.support.brain import ResearchBrain
-from tests.support.cli import CLI_TIMEOUT, QUESTION, cli_env
+from tests.support.cli import CLI_TIMEOUT, QUESTION, cli_env, run_cli
 from tests.support.fakes.hub_server import FakeHub
 from tests.support.fakes.openai_server import ScriptedOpenAIServer
 from tests.support.fakes.tavily_server import FakeTavilyServer
@@ -101,3 +103,27 @@ def test_without_filtering_memory_goes_unused_and_nothing_is_downloaded(tmp_path
         assert "Report saved:" in result.stdout
         assert "memory needs the relevance model" in result.stdout + result.stderr
         assert hub.requests() == [], "a run without filtering never fetches the model"
+
+
+def test_onnxruntime_that_does_not_import_leaves_results_unscored_and_the_run_researching(
+    tmp_path: Path,
+) -> None:
+    """A wheel this machine cannot load (here an `onnxruntime` ahead on the path that
+    raises ImportError): every search's results are kept in the provider's order, the CLI
+    says so once with the fix, and the report is a finished one."""
+    shadow = tmp_path / "shadow" / "onnxruntime"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text(
+        'raise ImportError("libonnxruntime.so: cannot open shared object file")\n'
+    )
+    home, work = tmp_path / "home", tmp_path / "work"
+    work.mkdir()
+    with ScriptedOpenAIServer(ResearchBrain()) as llm, FakeTavilyServer() as tavily:
+        env = cli_env(llm, tavily, home)
+        env["PYTHONPATH"] = f"{shadow.parent}{os.pathsep}{env['PYTHONPATH']}"
+        done = run_cli(work, env, "--no-clarify", QUESTION)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("relevance not scored, results kept in the search's order") == 1
+    assert "pip install --force-reinstall 'onnxruntime>=1.19'" in done.stdout
+    assert "research failed" not in done.stdout
+    assert re.search(r"^status +complete$", done.stdout, re.M), done.stdout

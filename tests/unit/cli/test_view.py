@@ -180,3 +180,13 @@ def test_the_budget_reached_line_is_printed_as_the_orchestrator_worded_it() -> N
     note = "The run stopped at its cost budget: spent. This report is written from the research."
     shown.show({"event": "budget_reached", "note": note})
     assert note in out.getvalue()
+
+
+def test_a_relevance_model_that_cannot_score_is_said_once_not_per_search() -> None:
+    tracker = Tracker("t1")
+    off = {"event": "relevance_off", "reason": "onnxruntime could not be imported"}
+    first = tracker.handle({**off, "id": "r1"})
+    assert first is not None and "onnxruntime could not be imported" in first
+    assert first.startswith("relevance not scored, results kept in the search's order")
+    assert tracker.handle({**off, "id": "r1"}) is None
+    assert tracker.handle({**off, "id": "r2"}) is None

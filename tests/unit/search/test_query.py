@@ -9,6 +9,8 @@ from typing import cast
 
 import pytest
 
+from deep_research.embedding.encoder import EncoderError
+from deep_research.embedding.files import WeightsUnavailable
 from deep_research.search import relevance
 from deep_research.search.budget import Grant
 from deep_research.search.cache import RunCache
@@ -104,6 +106,42 @@ async def test_unscored_keeps_every_result_in_the_providers_order_without_the_mo
     assert [f.result.url for f in outcome.findings] == [r.url for r in RESULTS]
     assert outcome.dropped == 0
     assert fetcher.urls == [RESULTS[0].url, RESULTS[1].url], "the provider's first pages read"
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        EncoderError("onnxruntime, which computes the relevance model, could not be imported"),
+        WeightsUnavailable("the relevance model's files are not on this machine"),
+    ],
+)
+async def test_a_model_that_cannot_score_keeps_every_result_in_order_and_says_so(
+    monkeypatch: pytest.MonkeyPatch, failure: Exception
+) -> None:
+    async def broken(query: str, results: Sequence[SearchResult]) -> list[float]:
+        raise failure
+
+    seen: list[dict[str, object]] = []
+    monkeypatch.setattr(relevance, "score_results", broken)
+    monkeypatch.setattr(relevance.progress, "emit", lambda e, **f: seen.append({"e": e, **f}))
+    run, fetcher = searcher(Provider(RESULTS))
+    outcome = await run.run("heat pumps")
+    assert [f.result.url for f in outcome.findings] == [r.url for r in RESULTS]
+    assert outcome.dropped == 0 and not outcome.error
+    assert fetcher.urls == [RESULTS[0].url, RESULTS[1].url], "the provider's first pages read"
+    assert {"e": "relevance_off", "id": run.owner, "reason": str(failure)} in seen
+
+
+async def test_any_other_scoring_failure_is_not_taken_for_an_unusable_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def bug(query: str, results: Sequence[SearchResult]) -> list[float]:
+        raise KeyError("a bug of ours")
+
+    monkeypatch.setattr(relevance, "score_results", bug)
+    run, _ = searcher(Provider(RESULTS))
+    with pytest.raises(KeyError):
+        await run.run("heat pumps")
 
 
 async def test_a_repeated_query_spends_nothing_and_says_so() -> None:
