@@ -4,9 +4,11 @@ Providers score differently (Tavily on 0-1 by its own model, SearXNG unbounded, 
 all), so their scores are not used: `relevance_threshold` always means the cosine
 similarity of all-MiniLM-L6-v2 embeddings of the query and of the result's title + snippet,
 with negatives counted as 0. The model reads only the first 256 tokens of a text, which is
-why whole pages are never embedded. A model that cannot score (onnxruntime that does not
-import, a pass it fails, files that cannot be had) leaves a search's results unfiltered, in
+why whole pages are never embedded. A model that cannot compute (onnxruntime that does not
+import, a session it cannot make, a pass it fails) leaves a search's results unfiltered, in
 the provider's order, as `relevance_filter=false` does, and says so (`relevance_off`).
+Files that can be neither found nor downloaded still fail the search with what to do:
+each search would try the download again (the CLI checks them before a run).
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ import numpy as np
 
 from deep_research.embedding import loader
 from deep_research.embedding.encoder import EncoderError
-from deep_research.embedding.files import WeightsUnavailable
 from deep_research.runtime import progress
 from deep_research.search.types import SearchResult
 
@@ -43,10 +44,10 @@ async def score_results(query: str, results: Sequence[SearchResult]) -> list[flo
 
 async def scores_or_kept(query: str, results: Sequence[SearchResult], owner: str) -> list[float]:
     """`score_results`, or every result kept (1.0 each: the provider's order) when the model
-    cannot score them, said in a `relevance_off` event for researcher `owner`."""
+    cannot compute, said in a `relevance_off` event for researcher `owner`."""
     try:
         return await score_results(query, results)
-    except (EncoderError, WeightsUnavailable) as error:
+    except EncoderError as error:
         progress.emit("relevance_off", id=owner, reason=str(error))
         return [1.0] * len(results)
 
