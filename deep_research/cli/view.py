@@ -194,6 +194,7 @@ class ProgressView:
             if earlier and self.home:  # two lines at most: the notice, what to do with it
                 hint = earlier_thread_hint(self.home, str(earlier[0].get("thread_id", "")))
                 self.console.print(plain(hint))
-        # The review's outcome is a decision the user made: it stays on screen, above the panel.
-        elif line and (not self.live or name == "plan_review"):
+        # The review's outcome is a decision the user made, and results left unscored change
+        # what the run reads: each stays on screen, above the panel.
+        elif line and (not self.live or name in ("plan_review", "relevance_off")):
             self.console.print(plain(f"[{self.tracker.elapsed()}] {line}"))

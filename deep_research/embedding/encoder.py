@@ -52,8 +52,17 @@ class Encoder:
     def __init__(self, folder: Path, check: Check | None = None) -> None:
         """The model in `folder`. Each file is read once, and `check` (given each file's
         name and SHA-256) sees the very bytes used: a file replaced after a check elsewhere
-        cannot slip in. The weights are mapped through the descriptor that was hashed."""
-        from tokenizers import Tokenizer
+        cannot slip in. The weights are mapped through the descriptor that was hashed. A
+        native library that does not load fails first, before any file is read."""
+        _onnxruntime()
+        try:
+            from tokenizers import Tokenizer
+        except (ImportError, OSError) as error:  # a wheel this machine cannot load
+            raise EncoderError(
+                f"tokenizers, which reads text for the relevance model, could not be "
+                f"imported ({type(error).__name__}: {error}); reinstall it: "
+                f"pip install --force-reinstall tokenizers"
+            ) from error
 
         def read(name: str) -> bytes:
             data = (folder / name).read_bytes()

@@ -28,8 +28,11 @@ SHOWN_EVENTS: frozenset[ProgressEvent] = frozenset(
         "reply_cut",
         "floor",
         "clarifier_gave_up",
+        "relevance_off",
     }
 )
+# Said once a run: the model that cannot compute is the same at every search.
+SAID_ONCE: frozenset[object] = frozenset({"relevance_off"})
 
 
 def progress_message(event: Mapping[str, Any]) -> str | None:

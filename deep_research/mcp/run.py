@@ -21,7 +21,7 @@ from deep_research.config.agent_server import agent_url, server_token
 from deep_research.config.names import ConfigError
 from deep_research.config.settings import follow_up_settings
 from deep_research.errors import DeepResearchError
-from deep_research.mcp.progress import progress_message
+from deep_research.mcp.progress import SAID_ONCE, progress_message
 from deep_research.text import secrets
 
 ASSISTANT = "deep_research"  # the graph id in langgraph.json
@@ -101,6 +101,7 @@ async def _stream(
 ) -> None:
     """One run of the graph on the thread, its progress reported as it comes."""
     done = 0
+    said: set[object] = set()  # the events a run says once (`relevance_off`: a search each)
     async for part in client.runs.stream(
         thread_id,
         ASSISTANT,
@@ -115,7 +116,11 @@ async def _stream(
         if part.event == "error":
             raise RunFailed(error_text(part.data))
         if part.event.split("|")[0] == "custom" and isinstance(part.data, Mapping):
+            name = part.data.get("event")
+            if name in said:
+                continue
             if (message := progress_message(part.data)) is not None:
+                said |= {name} & SAID_ONCE
                 done += 1
                 await progress(done, None, message)
 

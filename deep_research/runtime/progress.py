@@ -20,7 +20,7 @@ Python, `stream_subgraphs=True` in the SDK).
 | `search_failed` | `id`, `query`, `error` |
 | `search_lost` | `id`, `query` (under way when the run stopped, no answer saved: counted as sent) |
 | `search_remembered` | `id`, `query`, `urls` (answered from memory: no search sent) |
-| `relevance_off` | `id`, `reason` (the relevance model could not score: results kept unfiltered) |
+| `relevance_off` | `id`, `reason` (no relevance model: this search's results kept unfiltered) |
 | `mcp_call` | `id`, `tool` (`server__tool`), `outcome` (`answered`, or why not, in fixed words) |
 | `fetch` | `id`, `url`, `chars` (text kept), `skipped` (why not read, or empty) |
 | `model_call` | `role`, `model`, `tokens_in`, `tokens_out`, `usd` (null: unknown), `estimated` |

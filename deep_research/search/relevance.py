@@ -22,6 +22,9 @@ from deep_research.embedding import loader
 from deep_research.embedding.encoder import EncoderError
 from deep_research.runtime import progress
 from deep_research.search.types import SearchResult
+from deep_research.text import limits
+
+REASON_CHARS = 400  # of the model's error, in the event (onnxruntime's run to a few hundred)
 
 
 def scored_text(result: SearchResult) -> str:
@@ -48,7 +51,7 @@ async def scores_or_kept(query: str, results: Sequence[SearchResult], owner: str
     try:
         return await score_results(query, results)
     except EncoderError as error:
-        progress.emit("relevance_off", id=owner, reason=str(error))
+        progress.emit("relevance_off", id=owner, reason=limits.cut(str(error), REASON_CHARS))
         return [1.0] * len(results)
 
 

@@ -144,16 +144,19 @@ def test_without_a_terminal_every_line_is_printed_with_its_time() -> None:
     assert out.getvalue().splitlines() == ["[0:00] search 1/3: cop"]
 
 
-def test_under_a_live_panel_only_memory_and_the_review_are_printed() -> None:
+def test_under_a_live_panel_only_memory_the_review_and_unscored_results_are_printed() -> None:
     out = io.StringIO()
     shown = ProgressView(Tracker("t1"), Console(file=out, width=200))
     shown.live = True  # as on a terminal, without starting the panel
     shown.show({"event": "search", "cap": 3, "query": "cop"})
     shown.show({"event": "memory", "status": "unavailable", "reason": "in use"})
     shown.show({"event": "plan_review", "action": "approved", "round": 1})
+    for researcher in ("r1", "r2"):  # said once, however many searches say it
+        shown.show({"event": "relevance_off", "id": researcher, "reason": "no onnxruntime"})
     lines = out.getvalue().splitlines()
-    assert len(lines) == 2 and "cop" not in out.getvalue()
+    assert len(lines) == 3 and "cop" not in out.getvalue()
     assert not lines[0].startswith("[") and lines[1].startswith("[0:00] ")
+    assert lines[2].startswith("[0:00] relevance not scored") and "no onnxruntime" in lines[2]
 
 
 def header_of(tracker: Tracker) -> str:

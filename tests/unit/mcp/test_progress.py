@@ -3,10 +3,13 @@ and nothing for an event of the wrong shape. (Cutting and control codes: test_to
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from deep_research.mcp import run
 from deep_research.mcp.progress import SHOWN_CHARS, SHOWN_EVENTS, progress_message, short
 from deep_research.runtime.progress_lines import progress_line
 
@@ -21,6 +24,7 @@ SHOWN: list[dict[str, Any]] = [
     {"event": "reply_cut", "role": "orchestrator", "tokens_out": 4096, "outcome": "kept"},
     {"event": "floor", "id": "", "acted": "dispatched", "detail": "2 topics"},
     {"event": "clarifier_gave_up", "reason": "an unreadable reply"},
+    {"event": "relevance_off", "id": "r", "reason": "onnxruntime could not be imported"},
 ]
 
 
@@ -64,3 +68,28 @@ def test_an_event_of_the_wrong_shape_gets_no_message(event: dict[str, Any]) -> N
 def test_short_puts_any_value_on_one_cut_line() -> None:
     assert short(["a\nb", 3]) == "['a\\nb', 3]"
     assert len(short("word " * 100)) <= SHOWN_CHARS
+
+
+async def test_a_run_says_unscored_results_once_and_every_search() -> None:
+    """`relevance_off` comes with each scored search; the waiting caller hears it once."""
+    off = {"event": "relevance_off", "id": "r", "reason": "no onnxruntime"}
+    search = {"event": "search", "id": "r", "query": "cop", "sent": 1, "share": 3, "cap": 9}
+    parts = [off, search, {**off, "id": "s"}, search, off]
+
+    class Runs:
+        async def stream(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+            for data in parts:
+                yield SimpleNamespace(event="custom|research:1", data=data)
+
+    heard: list[str] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        heard.append(str(message))
+
+    client: Any = SimpleNamespace(runs=Runs())
+    await run._stream(client, "t", {}, {}, None, progress)
+    assert heard == [
+        "Relevance not scored, results kept in the search's order: no onnxruntime",
+        "Searching: cop (search 1 of 3)",
+        "Searching: cop (search 1 of 3)",
+    ]
