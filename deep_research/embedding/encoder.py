@@ -14,6 +14,7 @@ kept, is `embedding.minilm`'s.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -55,14 +56,7 @@ class Encoder:
         cannot slip in. The weights are mapped through the descriptor that was hashed. A
         native library that does not load fails first, before any file is read."""
         _onnxruntime()
-        try:
-            from tokenizers import Tokenizer
-        except (ImportError, OSError) as error:  # a wheel this machine cannot load
-            raise EncoderError(
-                f"tokenizers, which reads text for the relevance model, could not be "
-                f"imported ({type(error).__name__}: {error}); reinstall it: "
-                f"pip install --force-reinstall tokenizers"
-            ) from error
+        Tokenizer = _imported("tokenizers", "reads text for the relevance model").Tokenizer
 
         def read(name: str) -> bytes:
             data = (folder / name).read_bytes()
@@ -212,15 +206,18 @@ def _run_options() -> RunOptions:
 
 def _onnxruntime() -> ModuleType:
     """onnxruntime, its telemetry off (`deep_research.embedding` set its switch)."""
+    return _imported("onnxruntime", "computes the relevance model", "'onnxruntime>=1.19'")
+
+
+def _imported(module: str, does: str, requirement: str = "") -> ModuleType:
+    """`module`, or EncoderError naming the fix when this machine cannot load its wheel."""
     try:
-        import onnxruntime
-    except (ImportError, OSError) as error:  # a wheel this machine cannot load
+        return importlib.import_module(module)
+    except (ImportError, OSError) as error:
         raise EncoderError(
-            f"onnxruntime, which computes the relevance model, could not be imported "
-            f"({type(error).__name__}: {error}); reinstall it: "
-            f"pip install --force-reinstall 'onnxruntime>=1.19'"
+            f"{module}, which {does}, could not be imported ({type(error).__name__}: "
+            f"{error}); reinstall it: pip install --force-reinstall {requirement or module}"
         ) from error
-    return onnxruntime
 
 
 def _failures() -> tuple[type[Exception], ...]:
