@@ -148,5 +148,5 @@ def test_a_pass_under_way_at_exit_is_stopped_and_the_process_ends_cleanly() -> N
         threading.Thread(target=model.compute, args=(texts,), daemon=True).start()
         assert running.wait(120)
     """)
-    assert "terminate" not in done.stderr, done.stderr
+    assert "terminate called" not in done.stderr, done.stderr  # not the pass's own error
     assert (done.returncode, done.stdout.strip()) == (0, "returned stopped"), done.stderr
