@@ -28,6 +28,7 @@ from deep_research.embedding.native import native_call
 from deep_research.embedding.weights import FloatArray, mapped_tensors
 from deep_research.errors import DeepResearchError
 from deep_research.text.controls import without_surrogates
+from deep_research.text.wording import one_line
 
 if TYPE_CHECKING:
     from onnxruntime import InferenceSession, RunOptions
@@ -38,12 +39,14 @@ BATCH = 32
 # whose cut holds less than a window (whitespace runs, characters the tokenizer drops:
 # zero-width, combining, control) is read again with a cut four times longer.
 CHARS_PER_TOKEN = 128
+CAUSE_CHARS = 240  # of a native library's own error, in an EncoderError's message
 # Given a file's name and SHA-256, raises if it is not the model's (embedding.files.verify).
 Check = Callable[[str, str], None]
 
 
 class EncoderError(DeepResearchError, ValueError):
-    """onnxruntime could not be imported, or failed a pass: a ValueError, as a damaged
+    """onnxruntime or tokenizers could not be imported, or onnxruntime could not make its
+    session or failed a pass: a ValueError, as a damaged
     model file is, so memory reads it as a memory it cannot use and the run goes on."""
 
 
@@ -161,7 +164,7 @@ class Encoder:
             with native_call(stop=self._stop):  # ended early at exit (embedding.native)
                 (y,) = self._session.run(["y"], {"x": rows, "blocked": blocked}, self._run)
         except _failures() as error:
-            raise EncoderError(f"onnxruntime failed a pass: {error}") from error
+            raise EncoderError(f"onnxruntime failed a pass: {_cause(error)}") from error
         x = np.asarray(y).reshape(x.shape)
         pooled = (x * mask[:, :, None]).sum(axis=1) / np.maximum(
             mask.sum(axis=1, keepdims=True), 1e-9
@@ -195,7 +198,9 @@ def _session(shape: graph.Shape, weights: dict[str, FloatArray]) -> InferenceSes
         with native_call():  # made on the warm-up's daemon thread
             return onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
     except _failures() as error:
-        raise EncoderError(f"onnxruntime could not load the relevance model: {error}") from error
+        raise EncoderError(
+            f"onnxruntime could not load the relevance model: {_cause(error)}"
+        ) from error
 
 
 def _run_options() -> RunOptions:
@@ -216,8 +221,14 @@ def _imported(module: str, does: str, requirement: str = "") -> ModuleType:
     except (ImportError, OSError) as error:
         raise EncoderError(
             f"{module}, which {does}, could not be imported ({type(error).__name__}: "
-            f"{error}); reinstall it: pip install --force-reinstall {requirement or module}"
+            f"{_cause(error)}); reinstall it: pip install --force-reinstall {requirement or module}"
         ) from error
+
+
+def _cause(error: BaseException) -> str:
+    """A native library's error on one line, cut (a loader's names every path it tried):
+    the message's fix, after it, stays in view wherever the message is shown."""
+    return one_line(str(error), CAUSE_CHARS)
 
 
 def _failures() -> tuple[type[Exception], ...]:

@@ -4,9 +4,10 @@ Providers score differently (Tavily on 0-1 by its own model, SearXNG unbounded, 
 all), so their scores are not used: `relevance_threshold` always means the cosine
 similarity of all-MiniLM-L6-v2 embeddings of the query and of the result's title + snippet,
 with negatives counted as 0. The model reads only the first 256 tokens of a text, which is
-why whole pages are never embedded. A model that cannot compute (onnxruntime that does not
-import, a session it cannot make, a pass it fails) leaves a search's results unfiltered, in
-the provider's order, as `relevance_filter=false` does, and says so (`relevance_off`).
+why whole pages are never embedded. A model that cannot compute (onnxruntime or tokenizers
+that does not import, a session it cannot make, a pass it fails) leaves a search's results
+unfiltered, in the provider's order, as `relevance_filter=false` does, and says so
+(`relevance_off`).
 Files that can be neither found nor downloaded still fail the search with what to do:
 each search would try the download again (the CLI checks them before a run).
 """
@@ -22,9 +23,9 @@ from deep_research.embedding import loader
 from deep_research.embedding.encoder import EncoderError
 from deep_research.runtime import progress
 from deep_research.search.types import SearchResult
-from deep_research.text import limits
+from deep_research.text.wording import one_line
 
-REASON_CHARS = 400  # of the model's error, in the event (onnxruntime's run to a few hundred)
+REASON_CHARS = 400  # of the model's error in the event (its fix ends it: encoder.CAUSE_CHARS)
 
 
 def scored_text(result: SearchResult) -> str:
@@ -51,7 +52,7 @@ async def scores_or_kept(query: str, results: Sequence[SearchResult], owner: str
     try:
         return await score_results(query, results)
     except EncoderError as error:
-        progress.emit("relevance_off", id=owner, reason=limits.cut(str(error), REASON_CHARS))
+        progress.emit("relevance_off", id=owner, reason=one_line(str(error), REASON_CHARS))
         return [1.0] * len(results)
 
 

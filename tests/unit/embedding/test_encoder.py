@@ -119,6 +119,28 @@ def test_a_native_library_that_cannot_be_imported_fails_the_model_before_any_fil
     assert read == []
 
 
+def test_a_long_loader_error_is_cut_to_one_line_and_the_fix_stays_at_the_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """dlopen names every path it tried (macOS: 900 characters): the message stays short,
+    on one line, and still ends with what to do."""
+    tried = "\n".join(
+        f"'/Users/me/.local/share/uv/tools/x/lib/onnxruntime/{i}.so' (mach-o file, "
+        "but is an incompatible architecture (have 'x86_64', need 'arm64'))"
+        for i in range(8)
+    )
+
+    def refuse(name: str) -> None:
+        raise ImportError(f"dlopen failed: {tried}")
+
+    monkeypatch.setattr(encoder.importlib, "import_module", refuse)
+    with pytest.raises(encoder.EncoderError) as caught:
+        encoder._onnxruntime()
+    message = str(caught.value)
+    assert "\n" not in message and len(message) < 400
+    assert message.endswith("pip install --force-reinstall 'onnxruntime>=1.19'")
+
+
 def test_a_pass_onnxruntime_fails_is_an_encoder_error(
     model: Encoder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
