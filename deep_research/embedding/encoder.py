@@ -32,6 +32,7 @@ from deep_research.text.wording import one_line
 
 if TYPE_CHECKING:
     from onnxruntime import InferenceSession, RunOptions
+    from tokenizers import Tokenizer
 
 BATCH = 32
 # A word of more than 100 characters is one [UNK] token and whitespace is none, so the
@@ -59,7 +60,7 @@ class Encoder:
         cannot slip in. The weights are mapped through the descriptor that was hashed. A
         native library that does not load fails first, before any file is read."""
         _onnxruntime()
-        Tokenizer = _imported("tokenizers", "reads text for the relevance model").Tokenizer
+        tokenizers = _imported("tokenizers", "reads text for the relevance model")
 
         def read(name: str) -> bytes:
             data = (folder / name).read_bytes()
@@ -91,11 +92,11 @@ class Encoder:
         # What a pass over long texts took (160 MB for 16 windows of 256 tokens) is given
         # back after it, not kept for the process's life: measured no slower.
         self._run = _run_options()
-        self.tokenizer = Tokenizer.from_str(tokenizer)
+        self.tokenizer: Tokenizer = tokenizers.Tokenizer.from_str(tokenizer)
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(self.window)
         # Counting a text's tokens, whatever its length (the chunk splitter's measure).
-        self._counter = Tokenizer.from_str(tokenizer)
+        self._counter: Tokenizer = tokenizers.Tokenizer.from_str(tokenizer)
         self._counter.no_padding()
         self._counter.no_truncation()
 
