@@ -120,7 +120,8 @@ async def _stream(
             if name in said:
                 continue
             if (message := progress_message(part.data)) is not None:
-                said |= {name} & SAID_ONCE
+                if name in SAID_ONCE:
+                    said.add(name)
                 done += 1
                 await progress(done, None, message)
 
