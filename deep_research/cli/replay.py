@@ -28,6 +28,8 @@ def record_line(record: dict[str, Any], tracker: Tracker) -> str | None:
     kind = record.get("kind")
     role = record.get("role", "")
     if kind == "run":
+        if record.get("action") in ("start", "resume", "follow_up"):
+            tracker.unscored = False  # a new process: what it says once, it says again
         if record.get("action") == "start":
             return f"run start     {_preview(record.get('question', ''))}"
         if record.get("action") == "follow_up":  # a new question on the finished thread

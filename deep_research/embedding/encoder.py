@@ -27,6 +27,7 @@ from deep_research.embedding import graph
 from deep_research.embedding.native import native_call
 from deep_research.embedding.weights import FloatArray, mapped_tensors
 from deep_research.errors import DeepResearchError
+from deep_research.text import secrets
 from deep_research.text.controls import without_surrogates
 from deep_research.text.wording import one_line
 
@@ -228,8 +229,9 @@ def _imported(module: str, does: str, requirement: str = "") -> ModuleType:
 
 def _cause(error: BaseException) -> str:
     """A native library's error on one line, cut (a loader's names every path it tried):
-    the message's fix, after it, stays in view wherever the message is shown."""
-    return one_line(str(error), CAUSE_CHARS)
+    the message's fix, after it, stays in view wherever the message is shown. Secrets go
+    first: a secret cut in two would no longer be recognised."""
+    return one_line(secrets.redact(str(error)), CAUSE_CHARS)
 
 
 def _failures() -> tuple[type[Exception], ...]:

@@ -20,8 +20,10 @@ import numpy as np
 
 from deep_research.embedding import loader
 from deep_research.embedding.encoder import EncoderError
+from deep_research.embedding.native import ProcessExiting
 from deep_research.runtime import progress
 from deep_research.search.types import SearchResult
+from deep_research.text import secrets
 from deep_research.text.wording import one_line
 
 REASON_CHARS = 400  # of the model's error in the event (its fix ends it: encoder.CAUSE_CHARS)
@@ -50,8 +52,9 @@ async def scores_or_kept(query: str, results: Sequence[SearchResult], owner: str
     cannot compute, said in a `relevance_off` event for researcher `owner`."""
     try:
         return await score_results(query, results)
-    except EncoderError as error:
-        progress.emit("relevance_off", id=owner, reason=one_line(str(error), REASON_CHARS))
+    except (EncoderError, ProcessExiting) as error:
+        reason = one_line(secrets.redact(str(error)), REASON_CHARS)  # redacted before the cut
+        progress.emit("relevance_off", id=owner, reason=reason)
         return [1.0] * len(results)
 
 

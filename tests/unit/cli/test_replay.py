@@ -120,3 +120,18 @@ def test_a_follow_up_and_each_answers_report_have_their_lines() -> None:
     assert line(kind="run", action="follow_up", question="and noise?") == "run follow-up and noise?"
     ended = line(kind="run", action="end", status="done", report="reports/b.md")
     assert ended == "run end       report reports/b.md"
+
+
+def test_unscored_results_are_said_once_a_process_and_again_in_a_later_one() -> None:
+    """The log holds every process's records: the follow-up's own cause is shown too."""
+    off = {"kind": "progress", "event": "relevance_off", "id": "r1"}
+    records = [
+        {"t": 0, "kind": "run", "action": "start", "thread": "t1", "question": "q"},
+        {**off, "t": 1, "reason": "could not be imported"},
+        {**off, "t": 2, "reason": "could not be imported"},
+        {"t": 3, "kind": "run", "action": "end"},
+        {"t": 4, "kind": "run", "action": "follow_up", "question": "q2"},
+        {**off, "t": 5, "reason": "failed a pass"},
+    ]
+    said = [line for line in timeline(records) if "relevance not scored" in line]
+    assert len(said) == 2 and "could not be imported" in said[0] and "failed a pass" in said[1]

@@ -141,6 +141,22 @@ def test_a_long_loader_error_is_cut_to_one_line_and_the_fix_stays_at_the_end(
     assert message.endswith("pip install --force-reinstall 'onnxruntime>=1.19'")
 
 
+def test_a_secret_in_a_loader_error_is_redacted_before_the_cut_could_split_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Cut first, the secret's first half would no longer be recognised as the secret."""
+    secret = "k3y" + "Q7x9" * 8  # 35 characters, no known key shape
+    monkeypatch.setenv("SEARXNG_API_KEY", secret)
+
+    def refuse(name: str) -> None:
+        raise ImportError("x" * (encoder.CAUSE_CHARS - 20) + f" token={secret}")
+
+    monkeypatch.setattr(encoder.importlib, "import_module", refuse)
+    with pytest.raises(encoder.EncoderError) as caught:
+        encoder._onnxruntime()
+    assert secret[:8] not in str(caught.value)
+
+
 def test_a_pass_onnxruntime_fails_is_an_encoder_error(
     model: Encoder, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from deep_research.embedding.encoder import EncoderError
 from deep_research.embedding.files import WeightsUnavailable
+from deep_research.embedding.native import ProcessExiting
 from deep_research.search import relevance
 from deep_research.search.budget import Grant
 from deep_research.search.cache import RunCache
@@ -120,6 +121,7 @@ def scoring_fails(monkeypatch: pytest.MonkeyPatch, failure: Exception) -> None:
     [
         EncoderError("onnxruntime, which computes the relevance model, could not be imported"),
         EncoderError("onnxruntime failed a pass: [ONNXRuntimeError] : 1 : FAIL : bad_alloc"),
+        ProcessExiting("the process is exiting: no new pass begins"),
     ],
 )
 async def test_a_model_that_cannot_score_keeps_every_result_in_order_and_says_so(
