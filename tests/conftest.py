@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 
 # Before anything imports deep_research (which reads `.env` on import): no test reads a
@@ -102,6 +103,9 @@ def clean_env(
             os.environ[name] = value
 
 
+_import_module = importlib.import_module
+
+
 @pytest.fixture(autouse=True)
 def stores_closed() -> Iterator[None]:
     """Each test's stores are let go of after it: every test opens its own directory, and a
@@ -109,9 +113,11 @@ def stores_closed() -> Iterator[None]:
     (A fixture wider than one test that opens a store in this process would see it closed
     after the first test: open it again in each test.)"""
     yield
-    opened = sys.modules.get("deep_research.memory.open")  # never imported here: chromadb
-    if opened is not None:
-        opened.close_stores()
+    if "deep_research.memory.open" in sys.modules:  # never imported here: chromadb
+        # Through the import system (as it was before any test patched it): a module a
+        # daemon thread is still importing (memory's early open) is waited for, where
+        # `sys.modules` hands it over half made.
+        _import_module("deep_research.memory.open").close_stores()
 
 
 @pytest.fixture(autouse=True)
