@@ -17,7 +17,7 @@ from deep_research import embedding
 from deep_research.config.settings import Context, context_of
 from deep_research.errors import DeepResearchError
 from deep_research.nodes import churn
-from deep_research.runtime import durable, process
+from deep_research.runtime import durable, http, process
 from deep_research.state import ResearchState
 from deep_research.text import limits
 
@@ -67,6 +67,7 @@ def new_question(state: ResearchState, runtime: Runtime[Context]) -> dict[str, A
             f"e.g. {QUESTION_EXAMPLE}. Nothing was researched."
         )
     process.settle_heap()  # the collector's first full pass: while the first model call waits
+    http.prepare_tls()  # the CA bundle read on a thread while the first steps run
     context = context_of(runtime)
     if context.max_searches_per_run > 0 and (context.relevance_filter or context.use_memory):
         # Fetched if missing only when results are to be scored; memory alone uses the

@@ -16,7 +16,9 @@ The async clients also say when the process's first model request is on the wire
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
+import importlib
 import ssl
 import threading
 import weakref
@@ -36,11 +38,42 @@ _by_loop = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
 
-@functools.cache
+# What a process's first chat request imports (openai's chat resources, its HTTP client's
+# transport: 30 ms), imported with this module instead, so that the first run does not wait
+# for it before its first request goes out (docs/speed.md). Should a later openai move them,
+# they are imported as before, when first used.
+for _module in ("openai.resources.chat.chat", "httpcore2"):
+    with contextlib.suppress(ImportError):
+        importlib.import_module(_module)
+del _module
+
+_tls_lock = threading.Lock()
+
+
 def tls_context() -> ssl.SSLContext:
     """httpx's default verification, built once per process: certifi's CA bundle, or the
-    one SSL_CERT_FILE / SSL_CERT_DIR name (a company's TLS-inspecting gateway)."""
+    one SSL_CERT_FILE / SSL_CERT_DIR name (a company's TLS-inspecting gateway). A build
+    under way on `prepare_tls`'s thread is waited for, never repeated."""
+    with _tls_lock:
+        return _built_tls_context()
+
+
+@functools.cache
+def _built_tls_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
+
+
+def prepare_tls() -> None:
+    """Build the TLS context on a daemon thread (as a process's first run starts), unless
+    it is built or being built: reading the CA bundle took 50-90 ms of the first model
+    call's time before its request went out, and lets go of the interpreter as it reads,
+    so the run's first steps go on meanwhile (docs/speed.md)."""
+    if _built_tls_context.cache_info().currsize or _tls_lock.locked():
+        return
+    try:
+        threading.Thread(target=tls_context, name="tls-context", daemon=True).start()
+    except RuntimeError:  # no thread to be had: the first client builds it, as before
+        return
 
 
 def _key(timeout: httpx.Timeout) -> _Key:

@@ -80,6 +80,8 @@ class Searcher:
     credit_usd: float = 0.0  # what one Tavily credit costs (`tavily_credit_usd`)
     source: str = ""  # the source the researcher chose (its chain starts there); "": default
     years: Years | None = None  # the publication years the researcher asked for; None: any
+    # By key: the scoring of a search answered in this step, started as it answered.
+    scoring: dict[str, asyncio.Future[list[float]]] = field(default_factory=dict)
 
     def key(self, query: str) -> str:
         """The query's search: the same query sent to another source, or limited to other
@@ -89,9 +91,7 @@ class Searcher:
         return f"{key} #{self.years.key()}" if self.years is not None else key
 
     async def run(self, query: str) -> QueryOutcome:
-        """One query, searched and its pages read (a batch goes through `start`, `outcome`
-        and `read`; `SearchSession.answer` also reads what failed again, and fits an
-        article's sections to the turn)."""
+        """One query, searched and its pages read (a batch: `start`, `outcome`, `read`)."""
         outcome, to_read = await self.outcome(await self.start(query))
         return self.with_pages(outcome, await self.read(to_read))
 
@@ -113,13 +113,8 @@ class Searcher:
         if not extra and not dropped and not notes:
             return outcome, to_read
         findings = sorted([*outcome.findings, *extra], key=lambda f: -f.relevance)
-        merged = replace(
-            outcome,
-            findings=findings,
-            dropped=outcome.dropped + dropped,
-            notes=[*outcome.notes, *notes],
-        )
-        return merged, to_read
+        merged = replace(outcome, findings=findings, dropped=outcome.dropped + dropped)
+        return replace(merged, notes=[*outcome.notes, *notes]), to_read
 
     async def read(self, urls: Sequence[str]) -> dict[str, Page]:
         """The pages at `urls`, each fetched once for the run as a durable call, started in
@@ -192,9 +187,9 @@ class Searcher:
             progress.emit("search_failed", id=self.owner, query=query, error=stored["error"])
             return QueryOutcome(query, error=f"Search failed: {stored['error']}"), []
         results = [SearchResult(**result) for result in stored["results"]]
-        # Scored here, not in the durable call: the call is saved as soon as the provider
-        # answers, and scoring (local, repeatable) is done again on a resume.
-        relevance = await self._scores(query, results)
+        # Scored as it answered (`_stored`); not saved: a resume scores it again (local).
+        early = self.scoring.pop(self.key(query), None)
+        relevance = await (early if early is not None else self._scores(query, results))
         searched = Searched(results, stored["provider"], relevance, stored["notes"])
         notes = list(searched.notes)
         # The one who sent it pays for it (basic depth: this code never asks for advanced);
@@ -239,6 +234,10 @@ class Searcher:
             return {"kind": "refused"}
         except SearchError as error:
             return {"kind": "error", "error": str(error)}
+        if key not in self.scoring:  # scored while the answer is saved (docs/speed.md)
+            scores = asyncio.ensure_future(self._scores(query, searched.results))
+            scores.add_done_callback(lambda done: done.cancelled() or done.exception())
+            self.scoring[key] = scores
         return {
             "kind": "answered",
             "results": [asdict(result) for result in searched.results],

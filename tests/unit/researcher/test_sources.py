@@ -77,6 +77,19 @@ def test_years_are_offered_only_when_a_source_of_the_run_can_limit_a_search_to_t
     assert search_tool(load_context({"search_provider": "library"}), WebSearch) is WebSearch
 
 
+def test_the_tool_is_made_once_for_each_set_of_sources(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TAVILY_API_KEY", raising=False)
+    monkeypatch.delenv("SEARXNG_URL", raising=False)
+    auto = load_context({})
+    made = search_tool(auto, WebSearch)
+    assert search_tool(load_context({"max_searches_per_run": 3}), WebSearch) is made
+    other = search_tool(load_context({"search_fallback": "wikipedia"}), WebSearch)
+    assert (
+        other is not made
+        and "wikipedia" in other.model_json_schema()["properties"]["source"]["description"]
+    )
+
+
 def test_a_call_s_years_are_kept_only_as_checked_integers(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+import threading
+import time
 from typing import Any
 
 import httpx
+import pytest
 
 from deep_research.runtime import http
 from deep_research.runtime.http import model_clients, tls_context
@@ -82,3 +85,38 @@ async def test_a_trace_asked_for_before_is_kept(monkeypatch: Any) -> None:
     await trace("http11.send_request_body.complete", {"return_value": None})
     assert process.model_request_was_sent()
     assert seen == ["http11.send_request_body.started", "http11.send_request_body.complete"]
+
+
+def test_the_tls_context_is_built_once_on_the_first_runs_thread_and_waited_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built: list[str] = []
+    release = threading.Event()
+
+    def slow_bundle() -> ssl.SSLContext:
+        built.append(threading.current_thread().name)
+        release.wait(5)
+        return ssl.create_default_context()
+
+    monkeypatch.setattr(httpx, "create_ssl_context", slow_bundle)
+    http._built_tls_context.cache_clear()
+    try:
+        http.prepare_tls()
+        http.prepare_tls()  # under way: not started again
+        deadline = time.monotonic() + 5
+        while not built and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert built == ["tls-context"]
+        waited: list[ssl.SSLContext] = []
+        client = threading.Thread(target=lambda: waited.append(tls_context()))
+        client.start()
+        client.join(0.2)
+        assert client.is_alive(), "a client asking meanwhile waits for the build"
+        release.set()
+        client.join(5)
+        assert built == ["tls-context"] and waited == [tls_context()]
+        http.prepare_tls()  # built: nothing more
+        assert built == ["tls-context"]
+    finally:
+        release.set()
+        http._built_tls_context.cache_clear()

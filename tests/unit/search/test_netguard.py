@@ -194,9 +194,10 @@ def _ca_certificate(common_name: str) -> bytes:
 
 @pytest.fixture
 def fresh_tls_context() -> Iterator[None]:
-    http_clients.tls_context.cache_clear()
+    http_clients._built_tls_context.cache_clear()
     yield
-    http_clients.tls_context.cache_clear()  # the next test's context reads its own environment
+    # The next test's context reads its own environment.
+    http_clients._built_tls_context.cache_clear()
 
 
 @pytest.mark.usefixtures("fresh_tls_context")
