@@ -119,6 +119,17 @@ def test_the_collectors_first_full_pass_waits_for_the_first_model_request() -> N
     assert fresh_python(host) == "False []"
 
 
+def test_the_graph_once_imported_holds_the_collectors_first_pass_for_its_first_run() -> None:
+    # From the import's end: the run's own first allocations could otherwise set the pass
+    # off on the loop before `new_question` pauses it (0.12 s before the first request).
+    code = (
+        "import gc, threading\n"
+        "import deep_research.graph\n"
+        "print(gc.isenabled(), [t.name for t in threading.enumerate() if t.name == 'gc-settle'])\n"
+    )
+    assert fresh_python(code) == "False ['gc-settle']"
+
+
 def test_a_process_that_cannot_start_the_thread_keeps_its_collector_running() -> None:
     code = (
         "import gc, threading\n"
