@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import functools
 import importlib
+import os
 import ssl
 import threading
 import weakref
@@ -47,13 +48,14 @@ for _module in ("openai.resources.chat.chat", "httpcore2"):
         importlib.import_module(_module)
 del _module
 
-_tls_lock = threading.Lock()
+_tls_lock = threading.Lock()  # held while the context is built: by its builder alone
 
 
 def tls_context() -> ssl.SSLContext:
     """httpx's default verification, built once per process: certifi's CA bundle, or the
     one SSL_CERT_FILE / SSL_CERT_DIR name (a company's TLS-inspecting gateway). A build
-    under way on `prepare_tls`'s thread is waited for, never repeated."""
+    under way on `prepare_tls`'s thread is waited for (the loop waits no longer than it
+    would have taken to build it), never repeated."""
     with _tls_lock:
         return _built_tls_context()
 
@@ -68,12 +70,30 @@ def prepare_tls() -> None:
     it is built or being built: reading the CA bundle took 50-90 ms of the first model
     call's time before its request went out, and lets go of the interpreter as it reads,
     so the run's first steps go on meanwhile (docs/speed.md)."""
-    if _built_tls_context.cache_info().currsize or _tls_lock.locked():
+    if _built_tls_context.cache_info().currsize or not _tls_lock.acquire(blocking=False):
         return
     try:
-        threading.Thread(target=tls_context, name="tls-context", daemon=True).start()
+        threading.Thread(target=_build_tls, name="tls-context", daemon=True).start()
     except RuntimeError:  # no thread to be had: the first client builds it, as before
-        return
+        _tls_lock.release()
+
+
+def _build_tls() -> None:
+    try:
+        _built_tls_context()
+    except OSError:  # a bundle that cannot be read: the client that needs it says why
+        pass
+    finally:
+        _tls_lock.release()
+
+
+def _free_tls_lock() -> None:
+    """In a child forked while the context was being built: no thread there will finish."""
+    if _tls_lock.locked():
+        _tls_lock.release()
+
+
+os.register_at_fork(after_in_child=_free_tls_lock)
 
 
 def _key(timeout: httpx.Timeout) -> _Key:

@@ -120,31 +120,35 @@ def after_first_model_request() -> None:
     client needs on first use and asks the OS what platform it runs on (openai's headers):
     0.1-0.3 s on busy cores. Work started before then (the collector's pass held the
     interpreter 0.2 s) delayed the first request by as much."""
-    if _model_request_sent.is_set() or not _model_call_began.wait(FIRST_REQUEST_WAIT):
+    sent, began = _model_request_sent, _model_call_began  # the ones there as it starts
+    if sent.is_set() or not began.wait(FIRST_REQUEST_WAIT):
         return
     left = _first_call_at[0] + UNSEEN_SEND_WAIT - time.monotonic()
-    if not _model_request_sent.wait(max(0.0, left)):
-        _model_request_sent.set()  # a client this code cannot watch: taken as sent by now
+    if not sent.wait(max(0.0, left)):
+        sent.set()  # a client this code cannot watch: taken as sent by now
 
 
-# Taken by the first run of the process that defers the collector's first full pass
-# (`settle_heap`); never released. `_heap_paused` is set while that pass waits.
+# Taken once per process, by whichever defers the collector's first full pass first
+# (`settle_heap`: the graph's import, or a first run); never released. `_heap_paused` is
+# set while that pass waits.
 _heap_settling = threading.Lock()
 _heap_paused = threading.Event()
 
 
 def settle_heap() -> None:
-    """Once per process, as its first run starts: the cyclic collector's first full pass
-    after the imports is moved from the run's first steps to its first model call's wait.
+    """Once per process, as the graph is imported (graph.py) or, for a process that builds
+    its own, as its first run starts: the cyclic collector's first full pass after the
+    imports is moved from the run's first steps to its first model call's wait.
 
     That pass walks every object the imports made (about a million): it came 0.15 s into a
     run, before the orchestrator's first request, and took 0.13 s (0.3 s with the cores
     busy); `python -m benchmarks` listed it as the gap before the first call. The collector
     is paused now, and a daemon thread runs the full pass once a model request is out (or
-    after `FIRST_REQUEST_WAIT` seconds), then lets the collector run as before; the next
-    full pass waits until the objects that survived it have grown by a quarter. A collector
-    the host paused before its first run stays paused; a child forked meanwhile gets its
-    collector back at once."""
+    when no call began within `FIRST_REQUEST_WAIT` seconds: a server idle after its
+    import), then lets the collector run as before; the next full pass waits until the
+    objects that survived it have grown by a quarter. A collector the host paused before
+    the graph's import stays paused (one it pauses during those seconds is resumed with
+    the pass); a child forked meanwhile gets its collector back at once."""
     if not _heap_settling.acquire(blocking=False):
         return
     if not gc.isenabled():

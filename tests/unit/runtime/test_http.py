@@ -8,6 +8,7 @@ import asyncio
 import ssl
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -15,6 +16,7 @@ import pytest
 
 from deep_research.runtime import http
 from deep_research.runtime.http import model_clients, tls_context
+from tests.support.cli import fresh_python
 
 SHORT, LONG = httpx.Timeout(5.0), httpx.Timeout(60.0, connect=3.0)
 
@@ -106,6 +108,7 @@ def test_the_tls_context_is_built_once_on_the_first_runs_thread_and_waited_for(
         deadline = time.monotonic() + 5
         while not built and time.monotonic() < deadline:
             time.sleep(0.01)
+        assert [t.name for t in threading.enumerate()].count("tls-context") == 1
         assert built == ["tls-context"]
         waited: list[ssl.SSLContext] = []
         client = threading.Thread(target=lambda: waited.append(tls_context()))
@@ -120,3 +123,35 @@ def test_the_tls_context_is_built_once_on_the_first_runs_thread_and_waited_for(
     finally:
         release.set()
         http._built_tls_context.cache_clear()
+
+
+def test_a_bundle_that_cannot_be_read_on_the_thread_is_said_by_the_client_that_needs_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "missing.pem"))
+    http._built_tls_context.cache_clear()
+    try:
+        http.prepare_tls()
+        for thread in [t for t in threading.enumerate() if t.name == "tls-context"]:
+            thread.join(5)
+        assert not http._tls_lock.locked(), "the lock is given back after a failed build"
+        with pytest.raises(OSError):
+            tls_context()
+    finally:
+        http._built_tls_context.cache_clear()
+
+
+def test_the_first_requests_imports_come_with_the_module_and_a_fork_frees_the_build() -> None:
+    code = (
+        "import os, signal, sys\n"
+        "from deep_research.runtime import http\n"
+        "imported = {'openai.resources.chat.chat', 'httpcore2'} <= set(sys.modules)\n"
+        "http._tls_lock.acquire()  # a build under way on a thread the child will not have\n"
+        "child = os.fork()\n"
+        "if child == 0:\n"
+        "    signal.alarm(10)  # a lock nobody will give back: killed, not hung\n"
+        "    os._exit(0 if http.tls_context() is not None else 1)\n"
+        "_, status = os.waitpid(child, 0)\n"
+        "print(imported, os.waitstatus_to_exitcode(status))\n"
+    )
+    assert fresh_python(code) == "True 0"
