@@ -54,8 +54,8 @@ _tls_lock = threading.Lock()  # held while the context is built: by its builder 
 def tls_context() -> ssl.SSLContext:
     """httpx's default verification, built once per process: certifi's CA bundle, or the
     one SSL_CERT_FILE / SSL_CERT_DIR name (a company's TLS-inspecting gateway). A build
-    under way on `prepare_tls`'s thread is waited for (the loop waits no longer than it
-    would have taken to build it), never repeated."""
+    under way on `prepare_tls`'s thread is waited for, not repeated (unless it failed:
+    this call then builds it and raises what went wrong)."""
     with _tls_lock:
         return _built_tls_context()
 
@@ -76,6 +76,9 @@ def prepare_tls() -> None:
         threading.Thread(target=_build_tls, name="tls-context", daemon=True).start()
     except RuntimeError:  # no thread to be had: the first client builds it, as before
         _tls_lock.release()
+    except BaseException:  # Ctrl-C in a notebook's kernel: the lock is not left held
+        _tls_lock.release()
+        raise
 
 
 def _build_tls() -> None:

@@ -129,12 +129,15 @@ def test_a_bundle_that_cannot_be_read_on_the_thread_is_said_by_the_client_that_n
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "missing.pem"))
+    uncaught: list[object] = []
+    monkeypatch.setattr(threading, "excepthook", uncaught.append)
     http._built_tls_context.cache_clear()
     try:
         http.prepare_tls()
         for thread in [t for t in threading.enumerate() if t.name == "tls-context"]:
             thread.join(5)
         assert not http._tls_lock.locked(), "the lock is given back after a failed build"
+        assert uncaught == [], "no traceback on the terminal from the thread"
         with pytest.raises(OSError):
             tls_context()
     finally:
@@ -155,3 +158,46 @@ def test_the_first_requests_imports_come_with_the_module_and_a_fork_frees_the_bu
         "print(imported, os.waitstatus_to_exitcode(status))\n"
     )
     assert fresh_python(code) == "True 0"
+
+
+class Unstarted:
+    """A thread that is never started, or cannot be."""
+
+    made: list[str] = []
+    refuse: BaseException | None = None
+
+    def __init__(self, *, target: object, name: str, daemon: bool) -> None:
+        Unstarted.made.append(name)
+
+    def start(self) -> None:
+        if Unstarted.refuse is not None:
+            raise Unstarted.refuse
+
+
+class Interrupted(BaseException):
+    """Ctrl-C's kind: not an Exception (pytest would stop at a real KeyboardInterrupt)."""
+
+
+@pytest.mark.parametrize("refused", [None, RuntimeError("can't start new thread"), Interrupted()])
+def test_the_lock_is_taken_before_the_thread_starts_and_given_back_if_it_cannot(
+    monkeypatch: pytest.MonkeyPatch, refused: BaseException | None
+) -> None:
+    monkeypatch.setattr(http.threading, "Thread", Unstarted)
+    monkeypatch.setattr(Unstarted, "made", [])
+    monkeypatch.setattr(Unstarted, "refuse", refused)
+    http._built_tls_context.cache_clear()
+    try:
+        for _ in range(2):  # the second: a build under way (its thread not yet running)
+            try:
+                http.prepare_tls()
+            except Interrupted:
+                assert isinstance(refused, Interrupted)
+        if refused is None:
+            assert http._tls_lock.locked() and Unstarted.made == ["tls-context"]
+        else:
+            assert not http._tls_lock.locked(), "a client would otherwise wait for ever"
+            assert tls_context() is tls_context()
+    finally:
+        if http._tls_lock.locked():
+            http._tls_lock.release()
+        http._built_tls_context.cache_clear()
