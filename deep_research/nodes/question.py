@@ -66,7 +66,6 @@ def new_question(state: ResearchState, runtime: Runtime[Context]) -> dict[str, A
             "The input holds no question: its last message must be a user message with text, "
             f"e.g. {QUESTION_EXAMPLE}. Nothing was researched."
         )
-    process.settle_heap()  # the collector's first full pass: while the first model call waits
     http.prepare_tls()  # the CA bundle read on a thread while the first steps run
     context = context_of(runtime)
     if context.max_searches_per_run > 0 and (context.relevance_filter or context.use_memory):

@@ -128,17 +128,16 @@ def after_first_model_request() -> None:
         sent.set()  # a client this code cannot watch: taken as sent by now
 
 
-# Taken once per process, by whichever defers the collector's first full pass first
-# (`settle_heap`: the graph's import, or a first run); never released. `_heap_paused` is
-# set while that pass waits.
+# Taken by the first call that defers the collector's first full pass (`settle_heap`, as
+# the graph is imported); never released. `_heap_paused` is set while that pass waits.
 _heap_settling = threading.Lock()
 _heap_paused = threading.Event()
 
 
 def settle_heap() -> None:
-    """Once per process, as the graph is imported (graph.py) or, for a process that builds
-    its own, as its first run starts: the cyclic collector's first full pass after the
-    imports is moved from the run's first steps to its first model call's wait.
+    """Once per process, as the graph is imported (graph.py): the cyclic collector's first
+    full pass after the imports is moved from the first run's first steps to its first
+    model call's wait.
 
     That pass walks every object the imports made (about a million): it came 0.15 s into a
     run, before the orchestrator's first request, and took 0.13 s (0.3 s with the cores

@@ -113,8 +113,9 @@ class Searcher:
         if not extra and not dropped and not notes:
             return outcome, to_read
         findings = sorted([*outcome.findings, *extra], key=lambda f: -f.relevance)
-        merged = replace(outcome, findings=findings, dropped=outcome.dropped + dropped)
-        return replace(merged, notes=[*outcome.notes, *notes]), to_read
+        dropped += outcome.dropped
+        notes = [*outcome.notes, *notes]
+        return replace(outcome, findings=findings, dropped=dropped, notes=notes), to_read
 
     async def read(self, urls: Sequence[str]) -> dict[str, Page]:
         """The pages at `urls`, each fetched once for the run as a durable call, started in

@@ -11,17 +11,10 @@ from langgraph.runtime import Runtime
 from deep_research import embedding
 from deep_research.config.settings import Context
 from deep_research.nodes.question import NOT_RUN, EmptyQuestionError, new_question
-from deep_research.runtime import http, process
+from deep_research.runtime import http
 from deep_research.text import limits
 
 RUNTIME = Runtime(context=Context(max_searches_per_run=0))
-
-
-@pytest.fixture(autouse=True)
-def settled(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    calls: list[bool] = []
-    monkeypatch.setattr(process, "settle_heap", lambda: calls.append(True))
-    return calls
 
 
 @pytest.fixture(autouse=True)
@@ -51,10 +44,9 @@ def test_an_input_without_a_user_question_is_refused(messages: list[Any]) -> Non
 
 
 def test_a_question_starts_its_own_plan_turns_and_gaps(
-    settled: list[bool], tls_prepared: list[bool]
+    tls_prepared: list[bool],
 ) -> None:
     update = new_question(asked(HumanMessage("Q?", id="q")), RUNTIME)
-    assert settled == [True], "the heap settled before the run's first model request"
     assert tls_prepared == [True], "the CA bundle read before the first model client needs it"
     # A follow-up that ends without `finalize` must not return the previous report (#39).
     assert update["final_report"] == ""

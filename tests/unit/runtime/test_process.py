@@ -93,6 +93,23 @@ def test_the_unseen_wait_counts_from_when_the_call_began_not_from_the_waiter(
     assert time.monotonic() - start < 0.45, "counted from the second call, or the waiter"
 
 
+def test_a_waiter_keeps_the_signals_it_started_with(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The graph's import starts a waiter in every process, tests included: one that looked
+    # the signals up again later would set a test's fresh ones as "sent".
+    fresh_signals(monkeypatch)
+    began, sent = process._model_call_began, process._model_request_sent
+    monkeypatch.setattr(process, "UNSEEN_SEND_WAIT", 0.2)
+    waiter = threading.Thread(target=process.after_first_model_request)
+    waiter.start()
+    time.sleep(0.1)  # waiting for a call to begin
+    fresh_signals(monkeypatch)  # a later test's signals
+    process._first_call_at[0] = time.monotonic()
+    began.set()
+    waiter.join(5)
+    assert sent.is_set(), "its own signal: taken as sent when no client said so"
+    assert not process._model_request_sent.is_set(), "never the later test's"
+
+
 def test_the_collectors_first_full_pass_waits_for_the_first_model_request() -> None:
     """The pass that walks the imports' objects (0.13 s on a run's critical path) runs
     once the first request is out, on a thread; the collector then runs as before. Only

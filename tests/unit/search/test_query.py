@@ -195,9 +195,16 @@ async def test_library_passages_join_by_relevance_and_a_library_failure_is_a_not
     assert outcome.findings[0].result.url == "file:///docs/b.txt" and outcome.dropped == 1
     broken = Provider([], fail=True)
     broken.name = "library"
-    outcome = await searcher(Provider(RESULTS), library=broken)[0].run("q")
+    run, _ = searcher(Provider(RESULTS), library=broken)
+    outcome = await run.run("q")
     assert outcome.notes == ["Your library was not searched: scripted failed: HTTP 500"]
     assert len(outcome.findings) == 3, "the web's findings are kept"
+    # Asked again: the search's own note is kept beside the library's.
+    again = await run.run("q")
+    assert again.notes == [
+        "Already searched in this run: same results as before, no search used.",
+        "Your library was not searched: scripted failed: HTTP 500",
+    ]
 
 
 class Tavily(Provider):
