@@ -48,7 +48,8 @@ for _module in ("openai.resources.chat.chat", "httpcore2"):
         importlib.import_module(_module)
 del _module
 
-_tls_lock = threading.Lock()  # held while the context is built: by its builder alone
+_tls_lock = threading.Lock()  # held by whoever is building the context
+_tls_started = threading.Lock()  # taken by the one `prepare_tls` that starts its thread
 
 
 def tls_context() -> ssl.SSLContext:
@@ -66,28 +67,20 @@ def _built_tls_context() -> ssl.SSLContext:
 
 
 def prepare_tls() -> None:
-    """Build the TLS context on a daemon thread (as a process's first run starts), unless
-    it is built or being built: reading the CA bundle took 50-90 ms of the first model
-    call's time before its request went out, and lets go of the interpreter as it reads,
-    so the run's first steps go on meanwhile (docs/speed.md)."""
-    if _built_tls_context.cache_info().currsize or not _tls_lock.acquire(blocking=False):
+    """Build the TLS context on a daemon thread, once per process (as its first run
+    starts): reading the CA bundle took 50-90 ms of the first model call's time before its
+    request went out, and lets go of the interpreter as it reads, so the run's first steps
+    go on meanwhile (docs/speed.md). The thread takes the lock itself: a client that asks
+    before it has builds the context as before, one that asks after waits for it."""
+    if _built_tls_context.cache_info().currsize or not _tls_started.acquire(blocking=False):
         return
-    try:
+    with contextlib.suppress(RuntimeError):  # no thread to be had: clients build it
         threading.Thread(target=_build_tls, name="tls-context", daemon=True).start()
-    except RuntimeError:  # no thread to be had: the first client builds it, as before
-        _tls_lock.release()
-    except BaseException:  # Ctrl-C in a notebook's kernel: the lock is not left held
-        _tls_lock.release()
-        raise
 
 
 def _build_tls() -> None:
-    try:
+    with _tls_lock, contextlib.suppress(OSError):  # unreadable: the client that needs it says why
         _built_tls_context()
-    except OSError:  # a bundle that cannot be read: the client that needs it says why
-        pass
-    finally:
-        _tls_lock.release()
 
 
 def _free_tls_lock() -> None:

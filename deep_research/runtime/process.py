@@ -252,9 +252,10 @@ def provider_pause(name: str, interval: float) -> float:
 #   calls' timing said (one request at a time or not) and whose turn it is; losing it only
 #   changes the order a server answers in, and a new process finds it out again.
 # - `runtime.http._by_loop`, `runtime.http._lock`, `runtime.http._sync_client`,
-#   `runtime.http._built_tls_context`, `runtime.http._tls_lock`: one HTTP client per event
-#   loop and timeout (an entry goes with its loop), and the TLS context built once from the
-#   environment's CA bundle (on a thread as the first run starts: `prepare_tls`).
+#   `runtime.http._built_tls_context`, `runtime.http._tls_lock`, `runtime.http._tls_started`:
+#   one HTTP client per event loop and timeout (an entry goes with its loop), and the TLS
+#   context built once from the environment's CA bundle (on a thread as the first run
+#   starts: `prepare_tls`).
 # - `runtime.prompts._read`: the prompt files, read once; they do not change while running.
 # - `researcher.sources._tool`: the researcher's search tool, a model class per set of
 #   sources a run offers (at most `MAX_TOOLS`); losing one costs its making again, 1-2 ms.

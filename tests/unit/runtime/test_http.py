@@ -8,6 +8,7 @@ import asyncio
 import ssl
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -89,8 +90,23 @@ async def test_a_trace_asked_for_before_is_kept(monkeypatch: Any) -> None:
     assert seen == ["http11.send_request_body.started", "http11.send_request_body.complete"]
 
 
+@pytest.fixture
+def fresh_tls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[object]]:
+    """A process that has neither built the TLS context nor started its thread; what its
+    threads raised uncaught (a traceback on the terminal) is listed."""
+    monkeypatch.setattr(http, "_tls_lock", threading.Lock())
+    monkeypatch.setattr(http, "_tls_started", threading.Lock())
+    uncaught: list[object] = []
+    monkeypatch.setattr(threading, "excepthook", uncaught.append)
+    http._built_tls_context.cache_clear()
+    yield uncaught
+    for thread in [t for t in threading.enumerate() if t.name == "tls-context"]:
+        thread.join(5)
+    http._built_tls_context.cache_clear()
+
+
 def test_the_tls_context_is_built_once_on_the_first_runs_thread_and_waited_for(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, fresh_tls: list[object]
 ) -> None:
     built: list[str] = []
     release = threading.Event()
@@ -101,7 +117,6 @@ def test_the_tls_context_is_built_once_on_the_first_runs_thread_and_waited_for(
         return ssl.create_default_context()
 
     monkeypatch.setattr(httpx, "create_ssl_context", slow_bundle)
-    http._built_tls_context.cache_clear()
     try:
         http.prepare_tls()
         http.prepare_tls()  # under way: not started again
@@ -119,29 +134,22 @@ def test_the_tls_context_is_built_once_on_the_first_runs_thread_and_waited_for(
         client.join(5)
         assert built == ["tls-context"] and waited == [tls_context()]
         http.prepare_tls()  # built: nothing more
-        assert built == ["tls-context"]
+        assert built == ["tls-context"] and fresh_tls == []
     finally:
         release.set()
-        http._built_tls_context.cache_clear()
 
 
 def test_a_bundle_that_cannot_be_read_on_the_thread_is_said_by_the_client_that_needs_it(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, fresh_tls: list[object]
 ) -> None:
     monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "missing.pem"))
-    uncaught: list[object] = []
-    monkeypatch.setattr(threading, "excepthook", uncaught.append)
-    http._built_tls_context.cache_clear()
-    try:
-        http.prepare_tls()
-        for thread in [t for t in threading.enumerate() if t.name == "tls-context"]:
-            thread.join(5)
-        assert not http._tls_lock.locked(), "the lock is given back after a failed build"
-        assert uncaught == [], "no traceback on the terminal from the thread"
-        with pytest.raises(OSError):
-            tls_context()
-    finally:
-        http._built_tls_context.cache_clear()
+    http.prepare_tls()
+    for thread in [t for t in threading.enumerate() if t.name == "tls-context"]:
+        thread.join(5)
+    assert not http._tls_lock.locked(), "the lock is given back after a failed build"
+    assert fresh_tls == [], "no traceback on the terminal from the thread"
+    with pytest.raises(OSError):
+        tls_context()
 
 
 def test_the_first_requests_imports_come_with_the_module_and_a_fork_frees_the_build() -> None:
@@ -179,25 +187,37 @@ class Interrupted(BaseException):
 
 
 @pytest.mark.parametrize("refused", [None, RuntimeError("can't start new thread"), Interrupted()])
-def test_the_lock_is_taken_before_the_thread_starts_and_given_back_if_it_cannot(
-    monkeypatch: pytest.MonkeyPatch, refused: BaseException | None
+def test_one_thread_is_started_and_a_client_never_waits_on_one_that_did_not_start(
+    monkeypatch: pytest.MonkeyPatch, refused: BaseException | None, fresh_tls: list[object]
 ) -> None:
     monkeypatch.setattr(http.threading, "Thread", Unstarted)
     monkeypatch.setattr(Unstarted, "made", [])
     monkeypatch.setattr(Unstarted, "refuse", refused)
-    http._built_tls_context.cache_clear()
-    try:
-        for _ in range(2):  # the second: a build under way (its thread not yet running)
-            try:
-                http.prepare_tls()
-            except Interrupted:
-                assert isinstance(refused, Interrupted)
-        if refused is None:
-            assert http._tls_lock.locked() and Unstarted.made == ["tls-context"]
-        else:
-            assert not http._tls_lock.locked(), "a client would otherwise wait for ever"
-            assert tls_context() is tls_context()
-    finally:
-        if http._tls_lock.locked():
-            http._tls_lock.release()
-        http._built_tls_context.cache_clear()
+    for _ in range(2):  # the second: a thread started (not yet running) or none to be had
+        try:
+            http.prepare_tls()
+        except Interrupted:
+            assert isinstance(refused, Interrupted)
+    assert Unstarted.made == ["tls-context"], "one thread, started once"
+    assert not http._tls_lock.locked(), "a client would otherwise wait for ever"
+    assert tls_context() is tls_context()
+
+
+def test_ctrl_c_while_the_thread_starts_leaves_one_builder_and_a_working_lock(
+    monkeypatch: pytest.MonkeyPatch, fresh_tls: list[object]
+) -> None:
+    # Ctrl-C (a notebook running the graph synchronously) lands while `start` waits for
+    # the thread it has already started: that thread builds and gives the lock back alone.
+    class StartedThenInterrupted(threading.Thread):
+        def start(self) -> None:
+            super().start()
+            raise Interrupted
+
+    monkeypatch.setattr(http.threading, "Thread", StartedThenInterrupted)
+    with pytest.raises(Interrupted):
+        http.prepare_tls()
+    for thread in [t for t in threading.enumerate() if t.name == "tls-context"]:
+        thread.join(5)
+    assert fresh_tls == [], "the lock given back once, by its holder"
+    assert not http._tls_lock.locked()
+    assert tls_context() is tls_context()
