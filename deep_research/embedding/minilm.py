@@ -23,7 +23,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from deep_research.embedding import parts
-from deep_research.embedding.encoder import BATCH, Check, Encoder
+from deep_research.embedding.encoder import BATCH, Check, Encoder, EncoderError
 from deep_research.embedding.weights import FloatArray
 
 log = logging.getLogger(__name__)
@@ -138,12 +138,14 @@ class MiniLM(Embeddings):
             batch = [(texts, f) for texts, f, _ in waiting if f.set_running_or_notify_cancel()]
             # Everything that can fail (the lists too: memory) before any caller is
             # answered, so a failure reaches every caller and never ends the thread.
+            asked = [text for texts, _ in batch for text in texts]
             try:
-                vectors = self._vectors([text for texts, _ in batch for text in texts])
+                vectors = self._vectors(asked)
                 answers = [[vectors[text].tolist() for text in texts] for texts, _ in batch]
             except BaseException as error:  # noqa: BLE001  # every waiting caller gets it
+                reported = _as_reported(error, len(asked))
                 for _, future in batch:
-                    future.set_exception(error)
+                    future.set_exception(reported)
                 continue
             for (_, future), answer in zip(batch, answers, strict=True):
                 future.set_result(answer)
@@ -190,6 +192,17 @@ class MiniLM(Embeddings):
             for text, row in zip(part, vectors, strict=True)
         }
         return np.stack([rows[text] for text in texts])
+
+
+def _as_reported(error: BaseException, texts: int) -> BaseException:
+    """A pass's failure as its callers get it: numpy out of memory (its arrays, or the
+    lists) is an EncoderError, as onnxruntime's own is (`Fail`), so relevance scoring goes on
+    unfiltered and memory is left out, rather than the search or the run failing."""
+    if isinstance(error, MemoryError):
+        reported = EncoderError(f"the model ran out of memory in a pass over {texts} texts")
+        reported.__cause__ = error
+        return reported
+    return error
 
 
 def _key(text: str) -> bytes:

@@ -141,7 +141,10 @@ class Searcher:
             searched, _ = await self.cache.searches.get(key, lambda: self._library_search(query))
         except SearchError as error:
             return [], 0, [f"Your library was not searched: {error}"]
-        pairs = zip(searched.results, searched.relevance, strict=True)
+        # Scored each time, not cached with the passages: a pass that failed once (kept
+        # unscored) is not the run's answer for the query (the vectors are: quick).
+        scores = await self._scores(query, searched.results)
+        pairs = zip(searched.results, scores, strict=True)
         kept = [Finding(result, score) for result, score in pairs if score >= self.threshold]
         return kept, len(searched.results) - len(kept), []
 
@@ -149,8 +152,7 @@ class Searcher:
         assert self.library is not None
         async with provider_slots(self.library):
             results = await self.library.search(query, self.max_results)
-        scores = await self._scores(query, results)
-        return Searched(results, self.library.name, relevance=scores)
+        return Searched(results, self.library.name)
 
     async def _outcome(self, pending: Pending) -> tuple[QueryOutcome, list[str]]:
         query = pending.query

@@ -5,10 +5,11 @@ all), so their scores are not used: `relevance_threshold` always means the cosin
 similarity of all-MiniLM-L6-v2 embeddings of the query and of the result's title + snippet,
 with negatives counted as 0. The model reads only the first 256 tokens of a text, which is
 why whole pages are never embedded. A model that cannot compute (onnxruntime or tokenizers
-that does not import, a session it cannot make, a pass it fails) leaves a search's results
-unfiltered, in the provider's order, as `relevance_filter=false` does, and says so
-(`relevance_off`). Files that can be neither found nor downloaded still fail the search
-with what to do: each search would try the download again (the CLI checks them first).
+that does not import, a session it cannot make, a pass it fails or has no memory for)
+leaves a search's results unfiltered, in the provider's order, as `relevance_filter=false`
+does, and says so (`relevance_off`). Files that can be neither found nor downloaded still
+fail the search with what to do: each search would try the download again (the CLI checks
+them first).
 """
 
 from __future__ import annotations

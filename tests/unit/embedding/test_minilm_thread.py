@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from deep_research.embedding.encoder import EncoderError
 from deep_research.embedding.minilm import BLAS_THREAD_VARIABLES as MINILM_BLAS_VARIABLES
 from deep_research.embedding.minilm import MiniLM
 from tests.support.minilm_reference import FOLDER
@@ -52,9 +53,26 @@ def test_a_failure_reaches_the_caller_and_the_thread_goes_on(
         return spoil(real, texts) if calls == 1 else real(texts)
 
     monkeypatch.setattr(model, method, spoiled_once)
-    with pytest.raises(MemoryError):
-        model.submit(["first"]).result(30)  # never resolved: a caller would wait for ever
+    # Never resolved, a caller would wait for ever. Out of memory is the model's failure
+    # (a ValueError): scoring goes on unfiltered, memory is left out, the run goes on.
+    with pytest.raises(EncoderError, match="out of memory in a pass over 1 texts") as caught:
+        model.submit(["first"]).result(30)
+    assert isinstance(caught.value, ValueError)
+    assert isinstance(caught.value.__cause__, MemoryError)
     assert len(model.submit(["second"]).result(30)[0]) == 384
+
+
+def test_a_failure_other_than_memory_reaches_the_caller_as_it_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model = MiniLM(FOLDER)
+
+    def broken(texts: list[str]) -> Any:
+        raise RuntimeError("a bug of ours")
+
+    monkeypatch.setattr(model, "_compute", broken)
+    with pytest.raises(RuntimeError, match="a bug of ours"):
+        model.submit(["first"]).result(30)
 
 
 def test_a_request_made_on_the_models_own_thread_is_answered(
@@ -143,6 +161,7 @@ def test_characters_the_tokenizer_drops_never_hide_the_text_after_them(
 
 BLAS_THREADS = f"""
 import threadpoolctl
+from deep_research.embedding.encoder import EncoderError
 from deep_research.embedding.minilm import MiniLM
 from pathlib import Path
 MiniLM(Path({str(FOLDER)!r})).embed_query("heat pumps")

@@ -58,3 +58,30 @@ async def test_a_search_cancelled_while_its_texts_wait_is_never_computed(
         assert len(await first) == 1
         assert len(await relevance.score_results("later query", _results("later"))) == 1
     assert "given up" not in computed and "later query" in computed
+
+
+async def test_a_pass_out_of_memory_keeps_the_results_unfiltered_and_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """numpy's MemoryError in the model's pass (a machine short of memory) is the model's
+    failure, as onnxruntime's is: the search keeps its results, the run is told."""
+    model = embedding.embedder()
+    monkeypatch.setattr(model, "_cache", OrderedDict())
+
+    def out_of_memory(texts: list[str]) -> object:
+        raise MemoryError("Unable to allocate 1.50 GiB for an array")
+
+    monkeypatch.setattr(model, "_compute", out_of_memory)
+    seen: list[dict[str, object]] = []
+    monkeypatch.setattr(relevance.progress, "emit", lambda e, **f: seen.append({"e": e, **f}))
+    results = _results("heat") + _results("pumps")
+    assert await relevance.scores_or_kept("heat pumps", results, "r1") == [1.0, 1.0]
+    assert seen == [
+        {
+            "e": "relevance_off",
+            "id": "r1",
+            "reason": "the model ran out of memory in a pass over 3 texts",
+        }
+    ]
+    monkeypatch.undo()  # the same thread computes the next pass
+    assert len(await relevance.score_results("heat pumps", results)) == 2
