@@ -146,6 +146,9 @@ class MiniLM(Embeddings):
                 reported = _as_reported(error, len(asked))
                 for _, future in batch:
                     future.set_exception(reported)
+                # Its cause's traceback holds the pass's frames and arrays: not kept until
+                # the next failure (the callers' futures hold it as long as they need).
+                del reported
                 continue
             for (_, future), answer in zip(batch, answers, strict=True):
                 future.set_result(answer)

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from langchain_core.messages import ToolCall
 from pydantic import BaseModel, Field, create_model
+from pydantic.json_schema import SkipJsonSchema
 
 from deep_research import search as search_service
 from deep_research.config.settings import Context
@@ -18,6 +19,7 @@ from deep_research.search.types import Years
 
 MAX_TOOLS = 16  # tool classes kept, one per set of sources a run offers
 FIRST_YEAR = 1900  # the earliest year a search may be limited to
+DEFAULT = " (default)"  # after the default source's name in the `source` description
 _YEARS_DROPPED = "(The years given are not a usable range, so they were not applied: {why}.)"
 
 
@@ -34,21 +36,37 @@ def _tool(
     base: type[BaseModel], sources: tuple[str, ...], dated: tuple[str, ...]
 ) -> type[BaseModel]:
     """The tool for these sources, made once: making its model class each turn took 1-2 ms
-    of the event loop's time before the researcher's request could go out."""
+    of the event loop's time before the researcher's request could go out. Its schema is
+    sent with every researcher call, so each optional field is its type alone (no `null`
+    choice, no default: leaving it out is the default), and the years are described only
+    when the default source cannot take them (docs/speed.md, the prompt's size)."""
     name = str(base.model_config.get("title") or base.__name__)  # the tool's name
     if dated:
-        where = ", ".join(dated)
-        first = Field(default=None, description=f"First year published ({where})")
-        last = Field(default=None, description=f"Last year published ({where})")
+        year: Any = int | SkipJsonSchema[None]  # type: ignore[misc]
+        # Asked of a source without years, a search runs without them, a search all the
+        # same: said where the default is such a source.
+        which = (
+            f"Only for source {', '.join(dated)}" if sources and sources[0] not in dated else None
+        )
         base = create_model(
-            name, __base__=base, from_year=(int | None, first), to_year=(int | None, last)
+            name, __base__=base, from_year=(year, _optional(which)), to_year=(year, _optional())
         )
     if not sources:
         return base
-    uses = "; ".join(f"{name}: {search_service.SOURCE_USES.get(name, name)}" for name in sources)
+    uses = [f"{name}: {search_service.SOURCE_USES.get(name, name)}" for name in sources]
+    uses[0] = uses[0].replace(":", DEFAULT + ":", 1)
     choice: Any = Literal[sources]  # type: ignore[valid-type]
-    described = Field(default=None, description=f"Default {sources[0]}. {uses}")
-    return create_model(name, __base__=base, source=(choice | None, described))
+    optional: Any = choice | SkipJsonSchema[None]  # type: ignore[misc]
+    return create_model(name, __base__=base, source=(optional, _optional("; ".join(uses))))
+
+
+def _optional(description: str | None = None) -> Any:
+    """An optional field (None when left out) whose schema shows no default."""
+    return Field(default=None, description=description, json_schema_extra=_no_default)
+
+
+def _no_default(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)
 
 
 def chosen_years(call: ToolCall, context: Context) -> tuple[Years | None, str]:
@@ -84,6 +102,8 @@ def chosen_source(call: ToolCall, context: Context) -> tuple[str | None, str]:
     """The enabled source a call names (None: the default), and a note when it named
     one that is not enabled (searched at the default instead)."""
     source = call["args"].get("source") if isinstance(call["args"], dict) else None
+    if isinstance(source, str):  # "tavily (default)", as the description words it
+        source = source.removesuffix(DEFAULT)
     if source is None or source == "":
         return None, ""
     sources = search_service.enabled_sources(context)

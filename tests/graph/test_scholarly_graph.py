@@ -153,7 +153,7 @@ class OfferedSourceBrain(ResearchBrain):
         reply = await super()._research(body)
         tool = next(t for t in body.get("tools", []) if t["function"]["name"] == "web_search")
         source = tool["function"]["parameters"]["properties"].get("source", {})
-        enum = next((choice["enum"] for choice in source.get("anyOf", []) if "enum" in choice), [])
+        enum = source.get("enum", [])
         self.offered.append(enum)
         for call in reply.tool_calls:
             if "arxiv" in enum and isinstance(call.arguments, dict):

@@ -161,7 +161,6 @@ def test_characters_the_tokenizer_drops_never_hide_the_text_after_them(
 
 BLAS_THREADS = f"""
 import threadpoolctl
-from deep_research.embedding.encoder import EncoderError
 from deep_research.embedding.minilm import MiniLM
 from pathlib import Path
 MiniLM(Path({str(FOLDER)!r})).embed_query("heat pumps")

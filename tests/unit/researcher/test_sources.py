@@ -25,10 +25,10 @@ def test_the_search_tool_offers_the_enabled_sources_as_an_enum_only_when_there_i
     schema = search_tool(context, WebSearch).model_json_schema()
     assert schema["title"] == "web_search"
     source = schema["properties"]["source"]
-    assert source["anyOf"][0]["enum"] == ["ddgs", "arxiv", "europepmc"]
+    assert source["enum"] == ["ddgs", "arxiv", "europepmc"]
     # `auto` (the default) offers the keyless scholarly sources beside the web.
     auto = search_tool(load_context({}), WebSearch).model_json_schema()["properties"]
-    assert auto["source"]["anyOf"][0]["enum"] == [
+    assert auto["source"]["enum"] == [
         "ddgs",
         "arxiv",
         "europepmc",
@@ -36,7 +36,8 @@ def test_the_search_tool_offers_the_enabled_sources_as_an_enum_only_when_there_i
         "wikipedia",
     ]
     assert search_tool(load_context({"scholarly_sources": False}), WebSearch) is WebSearch
-    assert "medicine" in source["description"] and "Default ddgs" in source["description"]
+    assert source["description"].startswith("ddgs (default): web; arxiv: ")
+    assert "medicine" in source["description"]
 
     def call(args: object) -> Any:
         return {"name": "web_search", "args": args, "id": "c", "type": "tool_call"}
@@ -46,6 +47,9 @@ def test_the_search_tool_offers_the_enabled_sources_as_an_enum_only_when_there_i
     # The default named is the same search as the default left out: one cache key, one
     # count against the cap, and "already searched" for a repeat.
     assert chosen_source(call({"queries": ["q"], "source": "ddgs"}), context) == (None, "")
+    # The description's words copied as the value: the source it names.
+    named = call({"queries": ["q"], "source": "arxiv (default)"})
+    assert chosen_source(named, context) == ("arxiv", "")
     unknown, note = chosen_source(call({"queries": ["q"], "source": "pubmed"}), context)
     assert unknown is None and "not enabled" in note and "ddgs, arxiv, europepmc" in note
 
@@ -67,13 +71,14 @@ def test_years_are_offered_only_when_a_source_of_the_run_can_limit_a_search_to_t
     lone = search_tool(load_context({"search_provider": "arxiv"}), WebSearch)
     properties = lone.model_json_schema()["properties"]
     assert "source" not in properties
-    assert properties["from_year"]["anyOf"][0]["type"] == "integer"
-    assert "(arxiv)" in properties["to_year"]["description"]
+    for year in ("from_year", "to_year"):  # its type alone: no null, default or description
+        assert set(properties[year]) == {"type", "title"} and properties[year]["type"] == "integer"
     mixed = load_context({"search_fallback": "wikipedia,openalex,europepmc", **web_only})
     properties = search_tool(mixed, WebSearch).model_json_schema()["properties"]
-    assert (
-        "source" in properties and "(openalex, europepmc)" in properties["from_year"]["description"]
-    )
+    # The default (wikipedia) takes no years: said, since a search asked with years there
+    # runs without them, a search all the same.
+    assert "source" in properties
+    assert properties["from_year"]["description"] == "Only for source openalex, europepmc"
     assert search_tool(load_context({"search_provider": "library"}), WebSearch) is WebSearch
 
 
@@ -129,3 +134,26 @@ def test_a_call_s_years_are_kept_only_as_checked_integers(
     undated = load_context({"search_provider": "ddgs"})
     years, note = chosen_years(call({"from_year": 2019}), undated)
     assert years is None and "No source of this run can limit a search to years" in note
+
+
+def test_the_schema_sent_with_every_researcher_call_stays_small(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each researcher call carries the tool's schema: with Tavily and the default sources
+    it was 894 characters (each optional field a `null` choice, a default and the list of
+    sources that take years), 295 before there was a choice of sources. Measured as
+    `bind_tools` sends it; the years are described only where the default takes none."""
+    import json
+
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
+    tool = search_tool(load_context({}), WebSearch)
+    sent = convert_to_openai_tool(tool)
+    properties = sent["function"]["parameters"]["properties"]
+    assert properties["source"]["enum"] == ["tavily", "arxiv", "europepmc", "openalex", "wikipedia"]
+    assert sent["function"]["parameters"]["required"] == ["queries"]
+    assert len(json.dumps(sent)) <= 600
+    assert set(properties["from_year"]) == {"type"}, "Tavily, the default, takes years"
+    # Left out or sent as null (as some models do), the same call.
+    assert tool.model_validate({"queries": ["q"], "source": None, "from_year": None}).source is None
