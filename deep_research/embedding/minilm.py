@@ -118,40 +118,48 @@ class MiniLM(Embeddings):
             log.warning("BLAS threads left as they are", exc_info=True)
         later: deque[_Request] = deque()  # background requests, taken when none else waits
         while True:
-            waiting: list[_Request] = []
-            count = 0
-            block = not later
-            while count < MAX_BATCHED_TEXTS:
-                try:
-                    request = requests.get(block=block)
-                except queue.Empty:
-                    break
-                block = False
-                if request[2]:
-                    later.append(request)
-                else:
-                    waiting.append(request)
-                    count += len(request[0])
-            if not waiting:
-                waiting = [later.popleft()]
-            # A caller that gave up (its task was cancelled) is skipped, not answered.
-            batch = [(texts, f) for texts, f, _ in waiting if f.set_running_or_notify_cancel()]
-            # Everything that can fail (the lists too: memory) before any caller is
-            # answered, so a failure reaches every caller and never ends the thread.
-            asked = [text for texts, _ in batch for text in texts]
+            # Each in a method of its own: no request, future or failed pass's error (its
+            # traceback holds the pass's arrays) stays bound while the thread waits.
+            self._answer(self._next(requests, later))
+
+    @staticmethod
+    def _next(requests: queue.SimpleQueue[_Request], later: deque[_Request]) -> list[_Request]:
+        """The requests of the next pass: every one waiting that is not `background`, up to
+        MAX_BATCHED_TEXTS texts (waiting for one when none is); else the oldest background
+        one. Background requests taken meanwhile join `later`."""
+        waiting: list[_Request] = []
+        count = 0
+        block = not later
+        while count < MAX_BATCHED_TEXTS:
             try:
-                vectors = self._vectors(asked)
-                answers = [[vectors[text].tolist() for text in texts] for texts, _ in batch]
-            except BaseException as error:  # noqa: BLE001  # every waiting caller gets it
-                reported = _as_reported(error, len(asked))
-                for _, future in batch:
-                    future.set_exception(reported)
-                # Its cause's traceback holds the pass's frames and arrays: not kept until
-                # the next failure (the callers' futures hold it as long as they need).
-                del reported
-                continue
-            for (_, future), answer in zip(batch, answers, strict=True):
-                future.set_result(answer)
+                request = requests.get(block=block)
+            except queue.Empty:
+                break
+            block = False
+            if request[2]:
+                later.append(request)
+            else:
+                waiting.append(request)
+                count += len(request[0])
+        return waiting or [later.popleft()]
+
+    def _answer(self, waiting: list[_Request]) -> None:
+        """One pass over the texts of `waiting`, each caller given its vectors or the error."""
+        # A caller that gave up (its task was cancelled) is skipped, not answered.
+        batch = [(texts, f) for texts, f, _ in waiting if f.set_running_or_notify_cancel()]
+        # Everything that can fail (the lists too: memory) before any caller is
+        # answered, so a failure reaches every caller and never ends the thread.
+        asked = [text for texts, _ in batch for text in texts]
+        try:
+            vectors = self._vectors(asked)
+            answers = [[vectors[text].tolist() for text in texts] for texts, _ in batch]
+        except BaseException as error:  # noqa: BLE001  # every waiting caller gets it
+            reported = _as_reported(error, len(asked))
+            for _, future in batch:
+                future.set_exception(reported)
+            return
+        for (_, future), answer in zip(batch, answers, strict=True):
+            future.set_result(answer)
 
     def _cached(self, keys: Sequence[bytes]) -> list[FloatArray | None]:
         """The cached vector of each key, or None; called with `_lock` held."""

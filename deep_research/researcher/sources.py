@@ -57,16 +57,21 @@ def _tool(
     uses[0] = uses[0].replace(":", DEFAULT + ":", 1)
     choice: Any = Literal[sources]  # type: ignore[valid-type]
     optional: Any = choice | SkipJsonSchema[None]  # type: ignore[misc]
-    return create_model(name, __base__=base, source=(optional, _optional("; ".join(uses))))
+    described = _optional("; ".join(uses), enum=list(sources))
+    return create_model(name, __base__=base, source=(optional, described))
 
 
-def _optional(description: str | None = None) -> Any:
-    """An optional field (None when left out) whose schema shows no default."""
-    return Field(default=None, description=description, json_schema_extra=_no_default)
+def _optional(description: str | None = None, enum: list[str] | None = None) -> Any:
+    """An optional field (None when left out) whose schema shows no default. An `enum` is
+    given in its order: typing caches a union of a Literal by its values' set, so the
+    schema of one made earlier with the same sources in another order would show that."""
 
+    def shown(schema: dict[str, Any]) -> None:
+        schema.pop("default", None)
+        if enum is not None:
+            schema["enum"] = enum
 
-def _no_default(schema: dict[str, Any]) -> None:
-    schema.pop("default", None)
+    return Field(default=None, description=description, json_schema_extra=shown)
 
 
 def chosen_years(call: ToolCall, context: Context) -> tuple[Years | None, str]:

@@ -4,10 +4,13 @@ model's thread (the `ours` fixture is in conftest.py)."""
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
 import threading
+import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -60,6 +63,33 @@ def test_a_failure_reaches_the_caller_and_the_thread_goes_on(
     assert isinstance(caught.value, ValueError)
     assert isinstance(caught.value.__cause__, MemoryError)
     assert len(model.submit(["second"]).result(30)[0]) == 384
+
+
+def test_a_failed_pass_s_arrays_are_freed_once_its_callers_let_go(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The error's cause carries the pass's frames and arrays: the thread, idle again, keeps
+    none of them (no request, future or error left bound while it waits)."""
+    model = MiniLM(FOLDER)
+    arrays: list[weakref.ref[np.ndarray]] = []
+
+    def out_of_memory(texts: list[str]) -> Any:
+        held = np.ones(1_000_000, np.float64)  # 8 MB, alive in this frame
+        arrays.append(weakref.ref(held))
+        raise MemoryError("out of memory after the first arrays")
+
+    monkeypatch.setattr(model, "_compute", out_of_memory)
+
+    def ask() -> None:
+        with pytest.raises(EncoderError):
+            model.submit(["first"]).result(30)
+
+    ask()  # the caller's future, error and traceback go with this frame
+    deadline = time.monotonic() + 10
+    while arrays[0]() is not None and time.monotonic() < deadline:
+        gc.collect()
+        time.sleep(0.05)
+    assert arrays[0]() is None, "the idle thread still holds the failed pass's arrays"
 
 
 def test_a_failure_other_than_memory_reaches_the_caller_as_it_is(

@@ -142,7 +142,8 @@ def test_the_schema_sent_with_every_researcher_call_stays_small(
     """Each researcher call carries the tool's schema: with Tavily and the default sources
     it was 894 characters (each optional field a `null` choice, a default and the list of
     sources that take years), 295 before there was a choice of sources. Measured as
-    `bind_tools` sends it; the years are described only where the default takes none."""
+    `bind_tools` sends it, one tool (docs/speed.md counts the tools' JSON list: two more);
+    the years are described only where the default takes none."""
     import json
 
     from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -157,3 +158,21 @@ def test_the_schema_sent_with_every_researcher_call_stays_small(
     assert set(properties["from_year"]) == {"type"}, "Tavily, the default, takes years"
     # Left out or sent as null (as some models do), the same call.
     assert tool.model_validate({"queries": ["q"], "source": None, "from_year": None}).source is None
+
+
+def test_the_sources_are_offered_in_the_run_s_order_whatever_was_made_before(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """typing caches a union of a Literal by its values' set: the same sources in another
+    order, made first, must not give their order to this run's schema."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
+
+    def offered(settings: dict[str, Any]) -> list[str]:
+        tool = convert_to_openai_tool(search_tool(load_context(settings), WebSearch))
+        return list(tool["function"]["parameters"]["properties"]["source"]["enum"])
+
+    reordered = offered({"search_fallback": "wikipedia,openalex,europepmc"})
+    assert reordered == ["tavily", "wikipedia", "openalex", "europepmc", "arxiv"]
+    assert offered({}) == ["tavily", "arxiv", "europepmc", "openalex", "wikipedia"]
