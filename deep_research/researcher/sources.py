@@ -53,11 +53,14 @@ def _tool(
         )
     if not sources:
         return base
-    uses = [f"{name}: {search_service.SOURCE_USES.get(name, name)}" for name in sources]
-    uses[0] = uses[0].replace(":", DEFAULT + ":", 1)
+    labels = [sources[0] + DEFAULT, *sources[1:]]
+    uses = "; ".join(
+        f"{label}: {search_service.SOURCE_USES.get(name, name)}"
+        for label, name in zip(labels, sources, strict=True)
+    )
     choice: Any = Literal[sources]  # type: ignore[valid-type]
     optional: Any = choice | SkipJsonSchema[None]  # type: ignore[misc]
-    described = _optional("; ".join(uses), enum=list(sources))
+    described = _optional(uses, enum=list(sources))
     return create_model(name, __base__=base, source=(optional, described))
 
 

@@ -207,30 +207,6 @@ async def test_library_passages_join_by_relevance_and_a_library_failure_is_a_not
     ]
 
 
-async def test_library_passages_kept_unscored_once_are_scored_when_asked_again(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The passages are cached for the run, their scores are not: a pass that failed once
-    (every passage kept, as at 1.0) is not what the same query gets later in the run."""
-    library = Provider([SearchResult("file:///docs/b.txt", "B", "b", score=0.05)])
-    library.name = "library"
-    fails = [EncoderError("the model ran out of memory in a pass over 2 texts")]
-    real = relevance.score_results
-
-    async def once_broken(query: str, results: Sequence[SearchResult]) -> list[float]:
-        if fails and results[0].url.startswith("file:"):
-            raise fails.pop()
-        return await real(query, results)
-
-    monkeypatch.setattr(relevance, "score_results", once_broken)
-    run, _ = searcher(Provider([]), library=library)
-    first = await run.run("q")
-    assert [f.result.url for f in first.findings] == ["file:///docs/b.txt"], "kept unscored"
-    again = await run.run("q")
-    assert again.findings == [] and again.dropped == 1, "scored this time: below the bar"
-    assert library.queries == ["q"], "the library itself asked once"
-
-
 class Tavily(Provider):
     name = "tavily"
 

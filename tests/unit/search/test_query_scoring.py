@@ -1,5 +1,6 @@
 """search/query.py: a search scored as it answers, inside its durable call, and the step
-taking those scores; a step run again after a stop scoring what it reads back."""
+taking those scores; a step run again after a stop scoring what it reads back; library
+passages scored at each ask."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ from collections.abc import Sequence
 
 import pytest
 
+from deep_research.embedding.encoder import EncoderError
 from deep_research.embedding.files import WeightsUnavailable
 from deep_research.search import relevance
 from deep_research.search.query import Pending
 from deep_research.search.types import SearchResult
-from tests.unit.search.test_query import RESULTS, Provider, searcher
+from tests.unit.search.test_query import RESULTS, Provider, scoring_fails, searcher
 
 
 async def test_a_search_is_scored_as_it_answers_and_a_resumed_one_when_read_back(
@@ -49,10 +51,7 @@ async def test_a_search_is_scored_as_it_answers_and_a_resumed_one_when_read_back
 async def test_a_scoring_that_fails_as_the_search_answers_fails_the_read_as_before(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    async def missing(query: str, results: Sequence[SearchResult]) -> list[float]:
-        raise WeightsUnavailable("no weights here, and no download")
-
-    monkeypatch.setattr(relevance, "score_results", missing)
+    scoring_fails(monkeypatch, WeightsUnavailable("no weights here, and no download"))
     run, _ = searcher(Provider(RESULTS))
     stored = await run._stored(run.key("q"), "q")
     assert run.scoring, "started as the search answered"
@@ -68,3 +67,26 @@ def run_pending(stored: dict[str, object], query: str = "heat pumps") -> Pending
         return stored
 
     return Pending(query, searched=saved())
+
+
+async def test_library_passages_kept_unscored_once_are_scored_when_asked_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The passages are cached for the run, their scores are not: a pass that failed once
+    (every passage kept, as at 1.0) is not what the same query gets later in the run."""
+    library = Provider([SearchResult("file:///docs/b.txt", "B", "b", score=0.05)])
+    library.name = "library"
+    fails = [EncoderError("the model ran out of memory in a pass over 2 texts")]
+
+    async def once_broken(query: str, results: Sequence[SearchResult]) -> list[float]:
+        if fails and results[0].url.startswith("file:"):
+            raise fails.pop()
+        return [r.score or 0.0 for r in results]  # the provider's, as in test_query
+
+    monkeypatch.setattr(relevance, "score_results", once_broken)
+    run, _ = searcher(Provider([]), library=library)
+    first = await run.run("q")
+    assert [f.result.url for f in first.findings] == ["file:///docs/b.txt"], "kept unscored"
+    again = await run.run("q")
+    assert again.findings == [] and again.dropped == 1, "scored this time: below the bar"
+    assert library.queries == ["q"], "the library itself asked once"
