@@ -18,12 +18,13 @@ import asyncio  # noqa: E402  # timed from the process start, before every impor
 import functools  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
-import resource  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
+
+from benchmarks.rss import own_peak_mb  # noqa: E402
 
 os.environ["DEEP_RESEARCH_DOTENV"] = "0"  # never a developer's `.env`
 for _name in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "OPENAI_API_KEY", "CHROMA_HOST"):
@@ -166,7 +167,7 @@ async def run(profile_name: str, k: int, sections: str = "auto") -> dict[str, An
         "fetches": log["fetches"],
         "report_chars": len(out.get("final_report") or ""),
         "usage": out.get("usage"),
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_rss_mb": own_peak_mb(),
     }
 
 

@@ -1,9 +1,10 @@
 """Export time and peak memory, per format, for a normal report and a 2,000-citation one.
 
 Each (report, format) runs in a fresh subprocess, so its peak resident memory is its own
-(`ru_maxrss`, which includes the Python, WeasyPrint or markdown-it it loads) and pandoc's,
-a child process, is measured separately as the children's peak. Times are the median of
-`--runs` runs (default 3) of the export alone, imports excluded.
+(`benchmarks.rss`: the Python, WeasyPrint or markdown-it it loads, not the parent it was
+started from) and pandoc's, a child process, is measured separately as the children's peak
+(`ru_maxrss`, at least this process's size when pandoc started, so an upper bound). Times
+are the median of `--runs` runs (default 3) of the export alone, imports excluded.
 
     python -m benchmarks.export            # the table docs/export.md shows
     python -m benchmarks.export --json     # the numbers, for tests
@@ -24,6 +25,7 @@ FORMATS = ("html", "pdf", "docx")
 REPORTS = ("sample", "2000 citations")
 ONE = """
 import json, resource, sys, time
+from benchmarks.rss import own_peak_mb
 from deep_research.export import render
 from tests.support.reports import many_citations, sample_report
 report = sample_report() if sys.argv[1] == "sample" else many_citations(2000)
@@ -35,7 +37,7 @@ for _ in range(int(sys.argv[3])):
     seconds.append(time.perf_counter() - started)
 print(json.dumps({
     "chars": len(report), "bytes": len(data), "seconds": seconds,
-    "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    "peak_mb": own_peak_mb(),
     "child_peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
 }))
 """

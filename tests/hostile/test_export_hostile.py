@@ -131,14 +131,15 @@ def test_a_5_mb_report_is_refused_at_once_with_a_clear_error(tmp_path: Path) -> 
 # process's own. Generous bounds (the benchmark measures ~8 s and ~300 MB for the PDF):
 # they catch a blow-up, not a slow machine.
 EXPORT_ONE = """
-import json, resource, sys, time
+import json, sys, time
+from benchmarks.rss import own_peak_mb
 from deep_research.export import render
 from tests.support.reports import many_citations
 started = time.monotonic()
 data = render(many_citations(2000), sys.argv[1])
 open(sys.argv[2], "wb").write(data)
 print(json.dumps({"seconds": time.monotonic() - started,
-                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "peak_mb": own_peak_mb()}))
 """
 BOUND_SECONDS = 240
 BOUND_MB = 1_500
