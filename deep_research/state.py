@@ -223,6 +223,9 @@ class ResearchTask(TypedDict):
     tool_call_id: str
     dispatch_id: str
     share: Share
+    # The orchestrator marked the topic scholarly: its researcher may also choose the
+    # sources `auto` offers (search.offers_scholarly). Absent in older checkpoints: False.
+    scholarly: NotRequired[bool]
 
 
 class ResearcherState(TypedDict):
@@ -233,6 +236,7 @@ class ResearcherState(TypedDict):
     tool_call_id: str
     dispatch_id: str
     share: Share
+    scholarly: NotRequired[bool]  # as in its `ResearchTask`
     # Searches this task has sent (or counted as sent: in flight at a stop), a total
     # checkpointed after each search step (durability "sync"): the next step may send what
     # is left of its share, and a step that runs again after a stop sends nothing new.

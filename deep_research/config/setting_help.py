@@ -115,10 +115,10 @@ HELP: dict[str, str] = {
         "rate-limited or finds nothing, e.g. 'tavily,searxng,ddgs'. Empty: no fallback."
     ),
     "scholarly_sources": (
-        "With search_provider=auto, researchers may also choose arxiv, "
-        "europepmc, openalex and wikipedia (keyless) for a search, e.g. a paper or a drug; "
-        "the web stays the default (never when auto resolves to your SearXNG). false: only "
-        "the web provider and search_fallback."
+        "With search_provider=auto, the orchestrator may mark a topic scholarly (a paper, "
+        "a drug, a definition): its researchers may also choose arxiv, europepmc, openalex "
+        "and wikipedia (keyless) for a search; the web stays the default (never when auto "
+        "resolves to your SearXNG). false: only the web provider and search_fallback."
     ),
     "search_library": (
         "Search your document library (deep-research library add) in every "

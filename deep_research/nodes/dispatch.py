@@ -38,6 +38,7 @@ def dispatch_reply(state: ResearchState) -> list[Send | str] | Literal["finalize
                 tool_call_id=call.get("id") or "",
                 dispatch_id=dispatch_id,
                 share=shares.get(call.get("id") or "", Share(searches=0)),
+                scholarly=scholarly(call["args"]),
             )
             targets.append(Send("research", task))
         elif "answer_tools" not in targets:
@@ -62,6 +63,15 @@ def valid_research(reply: AIMessage, refused: dict[str, str]) -> dict[str, str]:
         except ValidationError:
             continue
     return runnable
+
+
+def scholarly(args: object) -> bool:
+    """Whether a research call marks its topic scholarly (`planning.ScholarlyResearch`):
+    true, or what a small model writes for it; anything else is not, and never makes the
+    call invalid. The researcher is offered the scholarly sources only where the run
+    offers them (`search.offers_scholarly`)."""
+    value = args.get("scholarly") if isinstance(args, dict) else None
+    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
 
 
 def plan_of(state: ResearchState, reply: AIMessage) -> list[Todo]:

@@ -118,12 +118,14 @@ def _valid(topic: str) -> bool:
     return True
 
 
-def research_reply(reply: AIMessage, chosen: list[str]) -> AIMessage:
+def research_reply(reply: AIMessage, chosen: list[str], scholarly: bool = False) -> AIMessage:
     """`reply` with one `research` call a topic added. Its text and its own calls stay: the
     unusable ones are answered with an error and an example, as always, so a model that
-    can call tools learns from them while the research goes on."""
+    can call tools learns from them while the research goes on. `scholarly`: each topic's
+    researcher is offered the scholarly sources where the run offers them."""
+    args: dict[str, object] = {"scholarly": True} if scholarly else {}
     calls = [
-        ToolCall(name=RESEARCH, args={"topic": topic}, id=f"floor-{uuid.uuid4().hex[:12]}")
+        ToolCall(name=RESEARCH, args={"topic": topic, **args}, id=f"floor-{uuid.uuid4().hex[:12]}")
         for topic in chosen
     ]
     return reply.model_copy(update={"tool_calls": [*reply.tool_calls, *calls]})

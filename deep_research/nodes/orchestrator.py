@@ -24,7 +24,6 @@ from deep_research.nodes import (
     report_sections,
     report_writer,
 )
-from deep_research.nodes.planning import TOOLS
 from deep_research.nodes.todo_list import ticked
 from deep_research.runtime import durable, process, progress
 from deep_research.state import (
@@ -84,8 +83,9 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     )
     if edited:
         # Researched as an approved plan is: dispatched in code, a researcher an item, with
-        # no model call (a small model told to follow it may not).
-        reply = floor.research_reply(AIMessage(""), edited)
+        # no model call (a small model told to follow it may not). No model judged which
+        # of the user's items are scholarly: each is offered the scholarly sources.
+        reply = floor.research_reply(AIMessage(""), edited, scholarly=True)
         process.hand_over(here, "")  # no call was sent: the next turn starts fresh
     else:
         asked = await _ask(state, context, model, planning_ledger, here)
@@ -158,7 +158,9 @@ async def _ask(
     """The model's planning reply, or the update of a turn that has none (stopped mid-call,
     or by the cost budget)."""
     try:
-        reply = await model.ask(planning.planning_messages(state, context), TOOLS, ledger)
+        reply = await model.ask(
+            planning.planning_messages(state, context), planning.tools(context), ledger
+        )
     except models.CallLost:
         process.hand_over(here, "")  # the turn's next start is fresh
         return ledger.update()
@@ -200,7 +202,9 @@ def _affordable(
     as `spending.Ledger.admit` makes it.)"""
     if ledger.limit is None:
         return True
-    prompt = spending.prompt_bound(planning.planning_messages(state, context), TOOLS)
+    prompt = spending.prompt_bound(
+        planning.planning_messages(state, context), planning.tools(context)
+    )
     price = model.price or price_of(model.spec)
     try:
         spending.Ledger(ledger.limit - reserve, ledger.counted).admit(

@@ -3,11 +3,12 @@ rules once research came back, similar earlier reports from memory) and the thre
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from langchain_core.messages import BaseMessage, SystemMessage, ToolMessage
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from deep_research import search as search_service
 from deep_research.config.settings import Context
 from deep_research.nodes import report_form
 from deep_research.runtime import prompts
@@ -21,6 +22,21 @@ class Research(BaseModel):
 
     model_config = ConfigDict(title=RESEARCH, str_strip_whitespace=True)
     topic: str = Field(min_length=3, description="One sentence")
+
+
+def _no_default(schema: dict[str, Any]) -> None:
+    """Leaving the field out is the default: the schema, sent each call, need not say so."""
+    schema.pop("default", None)
+
+
+class ScholarlyResearch(Research):
+    """One focused topic for a researcher."""
+
+    # Whether the topic's researcher is offered the scholarly sources (`search.AUTO_OFFERS`),
+    # asked once here for the topic rather than described in every researcher call, and in
+    # as few characters: the name says it (docs/speed.md, the prompt's size). Read leniently
+    # by `dispatch.scholarly`: no value makes the topic's call invalid.
+    scholarly: bool = Field(default=False, json_schema_extra=_no_default)
 
 
 class TodoItem(BaseModel):
@@ -49,11 +65,17 @@ EXAMPLES = {
     RESEARCH: 'research({"topic": "Cost of recycled vs mined lithium in 2025"})',
     WRITE_TODOS: 'write_todos({"todos": [{"content": "Research costs", "status": "pending"}]})',
 }
-TOOLS: list[type[BaseModel]] = [WriteTodos, Research]
+
+
+def tools(context: Context) -> list[type[BaseModel]]:
+    """The orchestrator's tools: `research` asks whether a topic is scholarly when the run
+    offers scholarly sources (`search.offers_scholarly`)."""
+    scholarly = search_service.offers_scholarly(context)
+    return [WriteTodos, ScholarlyResearch if scholarly else Research]
 
 
 def planning_messages(state: ResearchState, context: Context) -> list[BaseMessage]:
-    """What a planning call sends, beside its `TOOLS`."""
+    """What a planning call sends, beside its `tools`."""
     system = (
         prompts.render(
             "orchestrator",

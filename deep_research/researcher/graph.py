@@ -10,13 +10,7 @@ from __future__ import annotations
 import uuid
 from typing import Any, Final, Literal
 
-from langchain_core.messages import (
-    AIMessage,
-    HumanMessage,
-    SystemMessage,
-    ToolCall,
-    ToolMessage,
-)
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolCall, ToolMessage
 from langgraph.graph import START, StateGraph
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -56,7 +50,8 @@ def _turn(state: ResearcherState, context: Context) -> tuple[list[Any], list[typ
     if state.get("turns", 0) + 1 >= context.max_researcher_turns:
         wrap_up = HumanMessage(prompts.render("researcher_wrap_up"))
         return [system, *_as_plain_text(state["messages"]), wrap_up], []
-    tools = [search_tool(context, WebSearch), *mcp_tools.tool_models(state)]
+    web = search_tool(context, WebSearch, scholarly=state.get("scholarly", False))
+    tools = [web, *mcp_tools.tool_models(state)]
     return [system, *state["messages"]], tools
 
 
@@ -204,6 +199,7 @@ async def search(state: ResearcherState, runtime: Runtime[Context]) -> dict[str,
     chars = context.max_chars_per_turn // max(1, len(last.tool_calls))
     shown = _shown(state["messages"], "pages_shown"), _shown(state["messages"], "listed")
     mcp = mcp_tools.Calls.of(state)
+    scholarly = state.get("scholarly", False)
     async with search_service.session(
         context, run_key=here[0], owner=state["tool_call_id"], topic=state["topic"], grant=grant
     ) as searching:
@@ -211,7 +207,7 @@ async def search(state: ResearcherState, runtime: Runtime[Context]) -> dict[str,
         answers = [
             await mcp.answer(call)
             if mcp.wants(call)
-            else await _answer_call(call, searching, chars, shown, context)
+            else await _answer_call(call, searching, chars, shown, (context, scholarly))
             for call in last.tool_calls
         ]
     messages = [message for message, _ in answers]
@@ -262,9 +258,10 @@ async def _answer_call(
     searching: search_service.SearchSession,
     max_chars: int,
     shown: tuple[frozenset[str], frozenset[str]],
-    context: Context,
+    topic: tuple[Context, bool],
 ) -> tuple[ToolMessage, list[Source]]:
-    """One tool call's message and the sources its queries retrieved."""
+    """One tool call's message and the sources its queries retrieved; `topic`: the run's
+    context and whether the topic is scholarly (the sources it may choose)."""
     call_id = call.get("id") or ""
     if call["name"] != WEB_SEARCH:
         name = call["name"]
@@ -276,8 +273,8 @@ async def _answer_call(
     except ValidationError as error:
         text = f"{invalid_arguments(call['args'], error)} Example: {WEB_SEARCH_EXAMPLE}"
         return ToolMessage(text, tool_call_id=call_id, status="error"), []
-    source, note = chosen_source(call, context)
-    years, years_note = chosen_years(call, context)
+    source, note = chosen_source(call, *topic)
+    years, years_note = chosen_years(call, *topic)
     note = " ".join(part for part in (note, years_note) if part)
     answer = await searching.answer(
         queries[:MAX_QUERIES_PER_CALL], max_chars, *shown, source, years

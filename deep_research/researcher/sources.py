@@ -1,7 +1,8 @@
 """Where a researcher's search goes: the tool's optional `source`, an enum of the enabled
-sources (`search.enabled_sources`), and the source a call names, checked; and its optional
-`from_year`/`to_year`, offered when a source can limit a search to those publication years
-(`search.dated_sources`), checked to be plausible years before any provider sees them."""
+sources (`search.enabled_sources`: more on a topic the orchestrator marked scholarly), and
+the source a call names, checked; and its optional `from_year`/`to_year`, offered when a
+source can limit a search to those publication years (`search.dated_sources`), checked to
+be plausible years before any provider sees them."""
 
 from __future__ import annotations
 
@@ -23,12 +24,13 @@ DEFAULT = " (default)"  # after the default source's name in the `source` descri
 _YEARS_DROPPED = "(The years given are not a usable range, so they were not applied: {why}.)"
 
 
-def search_tool(context: Context, base: type[BaseModel]) -> type[BaseModel]:
-    """The researcher's tool: with a choice of sources, it takes an optional `source`, an
-    enum of them a small model can fill; leaving it out searches the run's default. With a
-    source that can limit a search to publication years, it takes them too."""
-    sources = tuple(search_service.enabled_sources(context))
-    return _tool(base, sources, tuple(search_service.dated_sources(context)))
+def search_tool(context: Context, base: type[BaseModel], scholarly: bool) -> type[BaseModel]:
+    """The researcher's tool: with a choice of sources (more on a `scholarly` topic), it
+    takes an optional `source`, an enum of them a small model can fill; leaving it out
+    searches the run's default. With a source that can limit a search to publication years,
+    it takes them too. Without either, it is `base`, as short as it can be."""
+    sources = tuple(search_service.enabled_sources(context, scholarly))
+    return _tool(base, sources, tuple(search_service.dated_sources(context, scholarly)))
 
 
 @functools.lru_cache(maxsize=MAX_TOOLS)
@@ -77,15 +79,16 @@ def _optional(description: str | None = None, enum: list[str] | None = None) -> 
     return Field(default=None, description=description, json_schema_extra=shown)
 
 
-def chosen_years(call: ToolCall, context: Context) -> tuple[Years | None, str]:
+def chosen_years(call: ToolCall, context: Context, scholarly: bool) -> tuple[Years | None, str]:
     """The range of years a call asks for (None: any), and a note when it gave years that
-    are not a usable range (dropped, never sent). Only checked integers are kept."""
+    are not a usable range (dropped, never sent), or that no source of its topic takes
+    (`scholarly`: the topic's). Only checked integers are kept."""
     args = call["args"] if isinstance(call["args"], dict) else {}
     given = {key: args.get(key) for key in ("from_year", "to_year")}
     if all(value is None or value == "" for value in given.values()):
         return None, ""
-    if not search_service.dated_sources(context):
-        return None, "(No source of this run can limit a search to years; searched without them.)"
+    if not search_service.dated_sources(context, scholarly):
+        return None, "(No source of this topic can limit a search to years; searched without them.)"
     first, last = _year(given["from_year"]), _year(given["to_year"])
     if first is False or last is False:
         why = f"each year is a number from {FIRST_YEAR} to {date.today().year + 1}"
@@ -106,15 +109,15 @@ def _year(value: object) -> int | None | Literal[False]:
     return value if FIRST_YEAR <= value <= date.today().year + 1 else False
 
 
-def chosen_source(call: ToolCall, context: Context) -> tuple[str | None, str]:
-    """The enabled source a call names (None: the default), and a note when it named
-    one that is not enabled (searched at the default instead)."""
+def chosen_source(call: ToolCall, context: Context, scholarly: bool) -> tuple[str | None, str]:
+    """The enabled source a call names (None: the default), and a note when it named one
+    that is not enabled for its topic (`scholarly`: the topic's): searched at the default."""
     source = call["args"].get("source") if isinstance(call["args"], dict) else None
     if isinstance(source, str):  # "tavily (default)", as the description words it
         source = source.removesuffix(DEFAULT)
     if source is None or source == "":
         return None, ""
-    sources = search_service.enabled_sources(context)
+    sources = search_service.enabled_sources(context, scholarly)
     if sources and source == sources[0]:  # the default named: the same search as without it
         return None, ""
     if isinstance(source, str) and source in sources:

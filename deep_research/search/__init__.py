@@ -11,8 +11,9 @@ durable call (runtime/durable.py): answered before a stop, it is not sent again 
 The search cap's shares and grants are in `budget`, re-exported here; so is `clean`, which
 tells a query worth sending from junk (an empty string, a placeholder, markup).
 `enabled_sources` names the sources a researcher may pick for a search (`answer(...,
-source=)`), `SOURCE_USES` what each is for; `dated_sources` those that can limit a
-search to a range of publication years (`answer(..., years=)`).
+source=)`), more on a topic the orchestrator marks scholarly (`offers_scholarly`: may it),
+`SOURCE_USES` what each is for; `dated_sources` those that can limit a search to a range
+of publication years (`answer(..., years=)`).
 """
 
 from deep_research.search.budget import Grant, split
@@ -23,6 +24,7 @@ from deep_research.search.step import (
     SearchSession,
     dated_sources,
     enabled_sources,
+    offers_scholarly,
     session,
 )
 
@@ -35,6 +37,7 @@ __all__ = [
     "clean",
     "dated_sources",
     "enabled_sources",
+    "offers_scholarly",
     "session",
     "split",
 ]

@@ -47,37 +47,48 @@ SOURCE_USES = {
 }
 
 
-# The keyless sources `auto` offers beside the web (`scholarly_sources`), for a topic on
-# a paper, a drug or a definition: the researcher names one, or searches the web.
+# The keyless sources `auto` offers beside the web (`scholarly_sources`) on a topic the
+# orchestrator marks scholarly (a paper, a drug, a definition): its researcher names one
+# for a search, or searches the web.
 AUTO_OFFERS = ("arxiv", "europepmc", "openalex", "wikipedia")
 
 
-def _run_sources(context: Context) -> list[str]:
-    """The run's provider (`auto` resolved), its fallbacks, then what `auto` offers: not
-    when it resolved to SearXNG, an instance the user runs to keep queries to themselves."""
-    resolved = resolve_provider(context.search_provider)
-    names = [resolved, *context.fallback_providers]
-    if context.search_provider == "auto" and context.scholarly_sources and resolved != "searxng":
+def offers_scholarly(context: Context) -> bool:
+    """Whether the orchestrator may mark a topic scholarly: `auto` with `scholarly_sources`,
+    not resolved to SearXNG, an instance the user runs to keep queries to themselves."""
+    return (
+        context.search_provider == "auto"
+        and context.scholarly_sources
+        and resolve_provider(context.search_provider) != "searxng"
+    )
+
+
+def _run_sources(context: Context, scholarly: bool) -> list[str]:
+    """The run's provider (`auto` resolved), its fallbacks, then, for a `scholarly` topic,
+    what `auto` offers (`offers_scholarly`)."""
+    names = [resolve_provider(context.search_provider), *context.fallback_providers]
+    if scholarly and offers_scholarly(context):
         names += AUTO_OFFERS
     return [name for name in dict.fromkeys(names) if name != LIBRARY_PROVIDER]
 
 
-def enabled_sources(context: Context) -> list[str]:
+def enabled_sources(context: Context, scholarly: bool) -> list[str]:
     """The sources a researcher may choose between: the run's provider (`auto` resolved),
-    then its fallbacks, then the scholarly ones `auto` offers; none to choose from when
-    there is only one, or when only the user's documents are searched."""
+    then its fallbacks, then, on a `scholarly` topic, the ones `auto` offers; none to choose
+    from when there is only one, or when only the user's documents are searched."""
     if context.search_provider == LIBRARY_PROVIDER:
         return []
-    sources = _run_sources(context)
+    sources = _run_sources(context, scholarly)
     return sources if len(sources) > 1 else []
 
 
-def dated_sources(context: Context) -> list[str]:
-    """The run's sources (its provider and fallbacks) that can limit a search to a range
-    of publication years; none when only the user's documents are searched."""
+def dated_sources(context: Context, scholarly: bool) -> list[str]:
+    """The sources a researcher may search (its provider, fallbacks and, on a `scholarly`
+    topic, `auto`'s) that can limit a search to a range of publication years; none when
+    only the user's documents are searched."""
     if context.search_provider == LIBRARY_PROVIDER:
         return []
-    return [name for name in _run_sources(context) if name in DATED_PROVIDERS]
+    return [name for name in _run_sources(context, scholarly) if name in DATED_PROVIDERS]
 
 
 def _library() -> SearchProvider:
@@ -259,7 +270,7 @@ async def session(
                 *(provider for provider in chain.providers if provider.name != name),
             ]
         )
-        for name in enabled_sources(context)
+        for name in enabled_sources(context, scholarly=True)
     }
     # A file check and the working directory: off the loop (langgraph dev refuses both on it).
     side = context.search_library and not private and await asyncio.to_thread(library_exists)

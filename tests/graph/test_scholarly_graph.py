@@ -11,9 +11,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from deep_research.graph import builder
 from deep_research.search.fetch import Page, PageFetcher
-from tests.support.brain import ResearchBrain
+from tests.support.brain import ResearchBrain, _texts
 from tests.support.fakes.openai_server import Reply
 from tests.support.fakes.scholarly_servers import FakeArxivServer, FakeWikipediaServer, Paper
+from tests.support.fakes.tavily_server import FakeTavilyServer
 from tests.support.live import QUESTION, cited, serve
 
 PAPER = Paper(
@@ -142,19 +143,31 @@ async def test_a_researcher_limits_a_search_to_the_years_it_names_where_the_sour
 
 
 class OfferedSourceBrain(ResearchBrain):
-    """Its researchers name arXiv when the search tool offers it (as a model would for a
-    paper topic), and no source otherwise."""
+    """Its orchestrator marks the paper topic scholarly where `research` asks (as a model
+    would), and the other not; its researchers name arXiv when the search tool offers it
+    (as a model would for a paper topic), and no source otherwise."""
 
     def __init__(self) -> None:
-        super().__init__(topics=["attention-based heat pump control"])
-        self.offered: list[list[str]] = []
+        super().__init__(topics=["attention-based heat pump control", "heat pump prices"])
+        self.offered: dict[str, list[str]] = {}  # topic -> the sources its tool offered
+        self.asked: list[bool] = []  # whether each planning call's `research` asked
+
+    def _orchestrate(self, body: dict[str, Any]) -> Reply:
+        reply = super()._orchestrate(body)
+        tool = next(t for t in body["tools"] if t["function"]["name"] == "research")
+        asks = "scholarly" in tool["function"]["parameters"]["properties"]
+        self.asked.append(asks)
+        for call in reply.tool_calls:
+            if asks and isinstance(call.arguments, dict) and "control" in call.arguments["topic"]:
+                call.arguments["scholarly"] = True
+        return reply
 
     async def _research(self, body: dict[str, Any]) -> Reply:
         reply = await super()._research(body)
         tool = next(t for t in body.get("tools", []) if t["function"]["name"] == "web_search")
         source = tool["function"]["parameters"]["properties"].get("source", {})
         enum = source.get("enum", [])
-        self.offered.append(enum)
+        self.offered.setdefault(_texts(body, "user")[0], enum)
         for call in reply.tool_calls:
             if "arxiv" in enum and isinstance(call.arguments, dict):
                 call.arguments["source"] = "arxiv"
@@ -163,11 +176,18 @@ class OfferedSourceBrain(ResearchBrain):
 
 @pytest.mark.parametrize("scholarly", [True, False])
 async def test_by_default_a_paper_topic_can_go_to_arxiv_without_the_user_naming_it(
-    monkeypatch: pytest.MonkeyPatch, scholarly: bool
+    monkeypatch: pytest.MonkeyPatch, tavily: FakeTavilyServer, scholarly: bool
 ) -> None:
-    """`search_provider=auto` (the default) offers the keyless scholarly sources beside the
-    web: a researcher names arXiv for a paper topic and the report cites the paper's page;
-    `scholarly_sources=false` offers the web only."""
+    """`search_provider=auto` (the default) lets the orchestrator mark a topic scholarly:
+    that topic's researcher is offered the keyless scholarly sources beside the web, names
+    arXiv, and the report cites the paper's page; a topic not marked is offered the web
+    alone, its tool as short as before there were sources (docs/speed.md).
+    `scholarly_sources=false`: `research` does not ask, and no researcher is offered them."""
+
+    async def fetch(self: PageFetcher, url: str) -> Page:
+        return Page(url, skipped="not in this test")
+
+    monkeypatch.setattr(PageFetcher, "fetch", fetch)
     brain = OfferedSourceBrain()
     with FakeArxivServer([PAPER]) as arxiv, serve(brain, monkeypatch):
         monkeypatch.setenv("ARXIV_API_URL", arxiv.api_url)
@@ -177,10 +197,14 @@ async def test_by_default_a_paper_topic_can_go_to_arxiv_without_the_user_naming_
         await graph.ainvoke(QUESTION, config, context=context)
         state = (await graph.aget_state(config)).values
         sent = list(arxiv.requests)
+    paper, prices = (brain.offered[topic] for topic in brain.topics)
+    assert set(brain.asked) == {scholarly}
+    assert prices == [], "a topic not marked scholarly: the web alone"
     if scholarly:
-        assert brain.offered[0][1:] == ["arxiv", "europepmc", "openalex", "wikipedia"]
-        assert len(sent) == 1 and state["searches_used"] == 1
+        assert paper[1:] == ["arxiv", "europepmc", "openalex", "wikipedia"]
+        assert len(sent) == 1 and len(tavily.requests) == 1, "each topic at its own source"
+        assert state["searches_used"] == 2
         assert ABS_PAGE in cited(state["final_report"])
     else:
-        assert brain.offered[0] == [] and sent == []
+        assert paper == [] and sent == []
         assert ABS_PAGE not in cited(state["final_report"])

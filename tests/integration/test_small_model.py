@@ -12,7 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from deep_research.config.settings import Context
 from deep_research.graph import builder
-from deep_research.nodes.planning import TOOLS
+from deep_research.nodes.planning import tools
 from deep_research.researcher.graph import WebSearch
 from deep_research.researcher.sources import search_tool
 from tests.support.brain import role_of
@@ -119,10 +119,15 @@ async def test_local_requests_carry_honest_schemas_low_temperature_and_no_thinki
     bodies = llm.requests
     assert bodies and all(b["temperature"] == 0.1 for b in bodies)
     assert all(b["chat_template_kwargs"] == {"enable_thinking": False} for b in bodies)
-    # The search tool as this run's sources shape it (Tavily takes years: `from_year`...).
-    searching = search_tool(Context(), WebSearch)
-    written = {t["function"]["name"]: t for t in map(convert_to_openai_tool, [*TOOLS, searching])}
-    assert "from_year" in json.dumps(written["web_search"])
+    # The tools as this run's sources shape them: `research` asks whether a topic is
+    # scholarly; the model marks none, so its researchers search the web alone.
+    searching = search_tool(Context(), WebSearch, scholarly=False)
+    planning = tools(Context())
+    written = {
+        t["function"]["name"]: t for t in map(convert_to_openai_tool, [*planning, searching])
+    }
+    assert "scholarly" in json.dumps(written["research"])
+    assert "source" not in json.dumps(written["web_search"]["function"]["parameters"])
     offered = [wire_tools(b) for b in bodies if b.get("tools")]
     assert offered and all(tools == {n: written[n] for n in tools} for tools in offered)
     assert not any("strict" in json.dumps(b.get("tools", [])) for b in bodies)
@@ -156,7 +161,7 @@ async def test_cloud_requests_keep_their_shape(
         bodies = llm.requests
     cloud = [b for b in bodies if b["model"] == "gpt-4.1-mini"]
     assert cloud and all(set(b) == {"model", "messages", "stream", "tools"} for b in cloud)
-    written = {t["function"]["name"]: t for t in map(convert_to_openai_tool, TOOLS)}
+    written = {t["function"]["name"]: t for t in map(convert_to_openai_tool, tools(Context()))}
     assert all(wire_tools(b) == written for b in cloud)
     urls = cited(out["final_report"])
     assert urls and urls <= tavily.returned_urls, "broken calls are repaired on cloud too"

@@ -51,11 +51,12 @@ def test_the_tool_name_constants_are_the_vocabulary_and_name_the_orchestrators_t
 
     from langchain_core.utils.function_calling import convert_to_openai_tool
 
+    from deep_research.config.settings import Context
     from deep_research.nodes import planning
     from deep_research.state import RESEARCH, WRITE_TODOS, ToolName
 
     assert {RESEARCH, WRITE_TODOS} == set(get_args(ToolName))
-    names = [convert_to_openai_tool(tool)["function"]["name"] for tool in planning.TOOLS]
+    names = [convert_to_openai_tool(tool)["function"]["name"] for tool in planning.tools(Context())]
     assert sorted(names) == sorted(get_args(ToolName)) == sorted(planning.EXAMPLES)
 
 

@@ -106,7 +106,7 @@ async def check_searches(context: Context, timeout: float, query: str = PROBE_QU
     """
     names = search_names(context)
     checks = await asyncio.gather(*(check_search(name, timeout, query) for name in names))
-    offered = [name for name in enabled_sources(context) if name not in names]
+    offered = [name for name in enabled_sources(context, scholarly=True) if name not in names]
     more = [Check("search sources", "ok", _offered(offered))] if offered else []
     if any(check.status == "ok" for check in checks):
         return [
@@ -121,8 +121,9 @@ async def check_searches(context: Context, timeout: float, query: str = PROBE_QU
 def _offered(names: list[str]) -> str:
     """What `auto` offers researchers beside the web (`scholarly_sources`), unprobed."""
     return (
-        f"researchers may also choose {', '.join(names)} (keyless; a search there falls "
-        f"back to the web; `deep-research doctor --search {names[0]}` checks one)"
+        f"researchers of a topic the orchestrator marks scholarly may also choose "
+        f"{', '.join(names)} (keyless; a search there falls back to the web; "
+        f"`deep-research doctor --search {names[0]}` checks one)"
     )
 
 

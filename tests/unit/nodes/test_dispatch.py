@@ -1,9 +1,11 @@
-"""What plan an orchestrator reply holds for review, called directly."""
+"""What plan an orchestrator reply holds for review, and the tasks it sends, called directly."""
 
 from __future__ import annotations
 
+from langgraph.types import Send
+
 from deep_research.nodes import churn
-from deep_research.nodes.dispatch import plan_of
+from deep_research.nodes.dispatch import dispatch_reply, plan_of, scholarly
 from tests.unit.nodes.test_plan_review import call, reply, state, todos
 
 
@@ -40,3 +42,27 @@ def test_an_item_written_twice_is_shown_once() -> None:
     assert [t["content"] for t in plan_of(state(researching), researching)] == ["Heat pump costs"]
     planning = reply(call("write_todos", "t", todos=todos("Noise", "Grants", " noise")))
     assert [t["content"] for t in plan_of(state(planning), planning)] == ["Noise", "Grants"]
+
+
+def test_a_topic_is_scholarly_only_when_its_call_says_true() -> None:
+    """Read leniently: what a small model writes for true counts; nothing else does, and
+    no value makes the call invalid (its topic is researched all the same)."""
+    for yes in (True, "true", " True "):
+        assert scholarly({"topic": "t", "scholarly": yes}), yes
+    for no in (False, None, 1, "yes", "x" * 100_000, ["true"], {"true": True}):
+        assert not scholarly({"topic": "t", "scholarly": no}), no
+    assert not scholarly({"topic": "t"}) and not scholarly("not a dict")
+
+
+def test_each_research_task_carries_whether_its_topic_is_scholarly() -> None:
+    paused = reply(
+        call("research", "a", topic="Attention-based heat pump control", scholarly=True),
+        call("research", "b", topic="Heat pump prices", scholarly="no"),
+        call("research", "c", topic="Heat pump noise"),
+    )
+    sent = dispatch_reply(state(paused))
+    assert [(s.arg["topic"], s.arg["scholarly"]) for s in sent if isinstance(s, Send)] == [
+        ("Attention-based heat pump control", True),
+        ("Heat pump prices", False),
+        ("Heat pump noise", False),
+    ]

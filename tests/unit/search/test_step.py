@@ -81,18 +81,44 @@ def test_the_enabled_sources_are_the_chain_s_with_a_choice_and_never_the_library
     monkeypatch.delenv("SEARXNG_URL", raising=False)
     chained = load_context({"search_provider": "auto", "search_fallback": "arxiv,ddgs,library"})
     # `auto`'s own web provider, the fallbacks, then the keyless sources it offers.
-    assert enabled_sources(chained) == ["ddgs", "arxiv", "europepmc", "openalex", "wikipedia"]
+    assert enabled_sources(chained, scholarly=True) == [
+        "ddgs",
+        "arxiv",
+        "europepmc",
+        "openalex",
+        "wikipedia",
+    ]
     web_only = {"search_provider": "auto", "scholarly_sources": False}
-    assert enabled_sources(load_context(web_only)) == []
+    assert enabled_sources(load_context(web_only), scholarly=True) == []
     # `auto` resolved to the user's own SearXNG: its queries stay there.
     monkeypatch.setenv("SEARXNG_URL", "http://127.0.0.1:8888")
-    assert enabled_sources(load_context({"search_provider": "auto"})) == []
+    assert enabled_sources(load_context({"search_provider": "auto"}), scholarly=True) == []
     monkeypatch.delenv("SEARXNG_URL")
     named = load_context({"search_provider": "ddgs", "search_fallback": "arxiv"})
-    assert enabled_sources(named) == ["ddgs", "arxiv"], "a provider named offers nothing more"
-    assert enabled_sources(load_context({"search_provider": "wikipedia"})) == []
+    assert enabled_sources(named, scholarly=True) == ["ddgs", "arxiv"], (
+        "a provider named offers nothing more"
+    )
+    assert enabled_sources(load_context({"search_provider": "wikipedia"}), scholarly=True) == []
     private = load_context({"search_provider": "library", "search_fallback": "arxiv,ddgs"})
-    assert enabled_sources(private) == []
+    assert enabled_sources(private, scholarly=True) == []
+    # A topic the orchestrator did not mark scholarly: the run's chain alone, as named.
+    assert enabled_sources(chained, scholarly=False) == ["ddgs", "arxiv"]
+    assert enabled_sources(load_context({}), scholarly=False) == []
+
+
+def test_the_dated_sources_of_a_topic_are_those_it_may_search(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from deep_research.config.settings import load_context
+    from deep_research.search.step import dated_sources
+
+    monkeypatch.delenv("TAVILY_API_KEY", raising=False)
+    monkeypatch.delenv("SEARXNG_URL", raising=False)
+    auto = load_context({})
+    assert dated_sources(auto, scholarly=True) == ["arxiv", "europepmc", "openalex"]
+    assert dated_sources(auto, scholarly=False) == []
+    named = load_context({"search_provider": "ddgs", "search_fallback": "openalex"})
+    assert dated_sources(named, scholarly=False) == ["openalex"]
 
 
 async def test_a_named_source_is_asked_first_and_is_a_search_of_its_own() -> None:
