@@ -16,7 +16,7 @@ from typing import Literal
 from langchain_core.messages import ToolCall
 
 from deep_research.config.settings import Context
-from deep_research.state import WRITE_TODOS, ChurnGuard
+from deep_research.state import RESEARCH, WRITE_TODOS, ChurnGuard
 
 Refusal = Literal["locked", "repeated"]
 
@@ -26,8 +26,12 @@ def fresh() -> ChurnGuard:
 
 
 def signature(call: ToolCall) -> str:
-    """Name and arguments, independent of key order."""
-    return f"{call['name']}:{json.dumps(call['args'], sort_keys=True, default=str)}"
+    """Name and arguments, independent of key order; a research call's `scholarly` flag
+    left out (the same topic asked again with the flag turned is the same call)."""
+    args = call["args"]
+    if call["name"] == RESEARCH and isinstance(args, dict):
+        args = {key: value for key, value in args.items() if key != "scholarly"}
+    return f"{call['name']}:{json.dumps(args, sort_keys=True, default=str)}"
 
 
 def after_reply(

@@ -71,7 +71,9 @@ def scholarly(args: object) -> bool:
     call invalid. The researcher is offered the scholarly sources only where the run
     offers them (`search.offers_scholarly`)."""
     value = args.get("scholarly") if isinstance(args, dict) else None
-    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
+    if isinstance(value, str) and len(value) <= len(" true "):
+        value = value.strip().lower() == "true"
+    return value is True
 
 
 def plan_of(state: ResearchState, reply: AIMessage) -> list[Todo]:

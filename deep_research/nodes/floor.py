@@ -15,6 +15,7 @@ import uuid
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 
+from deep_research import search as search_service
 from deep_research.config.settings import Context
 from deep_research.nodes import dispatch
 from deep_research.nodes.planning import Research
@@ -57,7 +58,7 @@ def applied(state: ResearchState, context: Context, reply: AIMessage, turns: int
     if not chosen:
         return reply
     progress.emit("floor", id="", acted="dispatched", detail="; ".join(chosen))
-    return research_reply(reply, chosen)
+    return research_reply(reply, chosen, context)
 
 
 def due(state: ResearchState, reply: AIMessage, last_planning_turn: bool) -> bool:
@@ -118,14 +119,16 @@ def _valid(topic: str) -> bool:
     return True
 
 
-def research_reply(reply: AIMessage, chosen: list[str], scholarly: bool = False) -> AIMessage:
+def research_reply(reply: AIMessage, chosen: list[str], context: Context) -> AIMessage:
     """`reply` with one `research` call a topic added. Its text and its own calls stay: the
     unusable ones are answered with an error and an example, as always, so a model that
-    can call tools learns from them while the research goes on. `scholarly`: each topic's
-    researcher is offered the scholarly sources where the run offers them."""
-    args: dict[str, object] = {"scholarly": True} if scholarly else {}
+    can call tools learns from them while the research goes on. No model judged which of
+    the topics are scholarly: each is, where the run offers scholarly sources."""
+    marked = {"scholarly": True} if search_service.offers_scholarly(context) else {}
     calls = [
-        ToolCall(name=RESEARCH, args={"topic": topic, **args}, id=f"floor-{uuid.uuid4().hex[:12]}")
+        ToolCall(
+            name=RESEARCH, args={"topic": topic, **marked}, id=f"floor-{uuid.uuid4().hex[:12]}"
+        )
         for topic in chosen
     ]
     return reply.model_copy(update={"tool_calls": [*reply.tool_calls, *calls]})

@@ -83,9 +83,8 @@ async def orchestrate(state: ResearchState, runtime: Runtime[Context]) -> dict[s
     )
     if edited:
         # Researched as an approved plan is: dispatched in code, a researcher an item, with
-        # no model call (a small model told to follow it may not). No model judged which
-        # of the user's items are scholarly: each is offered the scholarly sources.
-        reply = floor.research_reply(AIMessage(""), edited, scholarly=True)
+        # no model call (a small model told to follow it may not).
+        reply = floor.research_reply(AIMessage(""), edited, context)
         process.hand_over(here, "")  # no call was sent: the next turn starts fresh
     else:
         asked = await _ask(state, context, model, planning_ledger, here)

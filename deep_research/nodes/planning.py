@@ -24,6 +24,9 @@ class Research(BaseModel):
     topic: str = Field(min_length=3, description="One sentence")
 
 
+SCHOLARLY = "true for papers, drugs, definitions: more sources"
+
+
 def _no_default(schema: dict[str, Any]) -> None:
     """Leaving the field out is the default: the schema, sent each call, need not say so."""
     schema.pop("default", None)
@@ -33,10 +36,10 @@ class ScholarlyResearch(Research):
     """One focused topic for a researcher."""
 
     # Whether the topic's researcher is offered the scholarly sources (`search.AUTO_OFFERS`),
-    # asked once here for the topic rather than described in every researcher call, and in
-    # as few characters: the name says it (docs/speed.md, the prompt's size). Read leniently
-    # by `dispatch.scholarly`: no value makes the topic's call invalid.
-    scholarly: bool = Field(default=False, json_schema_extra=_no_default)
+    # asked once here for the topic rather than described in every researcher call, in few
+    # characters (docs/speed.md, the prompt's size). Read leniently by `dispatch.scholarly`:
+    # no value makes the topic's call invalid.
+    scholarly: bool = Field(default=False, description=SCHOLARLY, json_schema_extra=_no_default)
 
 
 class TodoItem(BaseModel):

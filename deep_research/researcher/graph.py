@@ -258,9 +258,9 @@ async def _answer_call(
     searching: search_service.SearchSession,
     max_chars: int,
     shown: tuple[frozenset[str], frozenset[str]],
-    topic: tuple[Context, bool],
+    offer: tuple[Context, bool],
 ) -> tuple[ToolMessage, list[Source]]:
-    """One tool call's message and the sources its queries retrieved; `topic`: the run's
+    """One tool call's message and the sources its queries retrieved; `offer`: the run's
     context and whether the topic is scholarly (the sources it may choose)."""
     call_id = call.get("id") or ""
     if call["name"] != WEB_SEARCH:
@@ -273,8 +273,8 @@ async def _answer_call(
     except ValidationError as error:
         text = f"{invalid_arguments(call['args'], error)} Example: {WEB_SEARCH_EXAMPLE}"
         return ToolMessage(text, tool_call_id=call_id, status="error"), []
-    source, note = chosen_source(call, *topic)
-    years, years_note = chosen_years(call, *topic)
+    source, note = chosen_source(call, *offer)
+    years, years_note = chosen_years(call, *offer)
     note = " ".join(part for part in (note, years_note) if part)
     answer = await searching.answer(
         queries[:MAX_QUERIES_PER_CALL], max_chars, *shown, source, years

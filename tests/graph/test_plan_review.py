@@ -109,6 +109,15 @@ async def test_an_edited_plan_is_researched_in_code_even_by_a_model_that_ignores
     assert state["orchestrator_turns"] == 2, "the edited plan took the reviewed reply's turn"
     assert state["searches_used"] == len(scripted_search.queries) == 2
     assert_every_call_answered_once(state["messages"])
+    # No model judged the user's items: each is offered the scholarly sources `auto` has.
+    dispatched = [
+        call["args"]
+        for message in state["messages"]
+        if isinstance(message, AIMessage)
+        for call in message.tool_calls
+        if call["args"].get("topic") in ("gamma", "delta")
+    ]
+    assert dispatched == [{"topic": t, "scholarly": True} for t in ("gamma", "delta")]
 
 
 async def test_an_edited_plan_longer_than_a_reply_may_research_leaves_the_rest_pending(

@@ -109,6 +109,7 @@ async def test_auto_checks_the_provider_a_run_would_use_then_each_fallback(
     ]
     assert "the run can use another provider" in checks[1].detail
     assert "choose arxiv, europepmc, openalex, wikipedia" in checks[2].detail
+    assert "a topic the orchestrator marks scholarly" in checks[2].detail
 
 
 async def test_every_provider_failing_is_a_failure(monkeypatch: pytest.MonkeyPatch) -> None:

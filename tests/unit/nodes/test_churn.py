@@ -44,6 +44,18 @@ def test_signature_ignores_key_order_but_not_values() -> None:
     assert signature(_call("t", when=object())).startswith("t:")  # any value is written out
 
 
+def test_a_research_call_s_scholarly_flag_does_not_make_it_another_call() -> None:
+    """Turning the flag is no way round the repeat guard: the topic is what repeats."""
+    marked = _call("research", topic="x", scholarly=True)
+    assert signature(marked) == signature(_call("research", topic="x"))
+    assert signature(marked) != signature(_call("research", topic="y", scholarly=True))
+    assert signature(_call("other", topic="x", scholarly=True)) != signature(
+        _call("other", topic="x")
+    )
+    guards = _replies(*[[_call("research", topic="x", scholarly=n % 2 == 0)] for n in range(3)])
+    assert list(guards[-1]["refused"].values()) == ["repeated"]
+
+
 def test_replies_of_only_todos_lock_the_todos_after_the_limit() -> None:
     first, second, third = _replies([_todo()], [_todo()], [t := _todo()])
     assert not first["todos_locked"] and first["todo_only_turns"] == 1

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from deep_research.config.settings import Context
 from deep_research.nodes import floor
 from deep_research.state import RESEARCH, ResearchState, Todo
 from deep_research.text.topics import TOPIC_CHARS
@@ -94,8 +96,23 @@ def test_a_blank_question_gives_no_topic() -> None:
 
 def test_the_research_calls_are_added_and_the_reply_keeps_its_own() -> None:
     bad = AIMessage("text", tool_calls=[call("browse", {"url": "x"}, "b")])
-    reply = floor.research_reply(bad, ["A topic", "B topic"])
+    reply = floor.research_reply(bad, ["A topic", "B topic"], Context(search_provider="ddgs"))
     assert reply.content == "text"
     assert [c["name"] for c in reply.tool_calls] == ["browse", RESEARCH, RESEARCH]
     ids = [c["id"] for c in reply.tool_calls[1:]]
     assert all(i and i.startswith("floor-") for i in ids) and len(set(ids)) == 2
+    assert [c["args"] for c in reply.tool_calls[1:]] == [{"topic": "A topic"}, {"topic": "B topic"}]
+
+
+def test_topics_dispatched_in_code_are_offered_the_scholarly_sources_where_the_run_has_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No model judged them (the floor's, an edited plan's): each is marked scholarly where
+    `research` asks, and carries no flag where it does not."""
+    monkeypatch.delenv("SEARXNG_URL", raising=False)
+    for settings, marked in (({}, True), ({"scholarly_sources": False}, False)):
+        reply = floor.research_reply(AIMessage(""), ["A topic"], Context(**settings))
+        assert reply.tool_calls[0]["args"] == {
+            "topic": "A topic",
+            **({"scholarly": True} if marked else {}),
+        }

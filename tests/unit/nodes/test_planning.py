@@ -29,7 +29,7 @@ def test_research_asks_whether_a_topic_is_scholarly_only_where_the_run_offers_th
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Asked once for a topic, in the orchestrator's few calls, rather than described in
-    every researcher call; no default or description shown (leaving it out is false)."""
+    every researcher call; no default shown (leaving it out is false)."""
     monkeypatch.delenv("TAVILY_API_KEY", raising=False)
     monkeypatch.delenv("SEARXNG_URL", raising=False)
 
@@ -39,7 +39,9 @@ def test_research_asks_whether_a_topic_is_scholarly_only_where_the_run_offers_th
         return dict(sent)
 
     asked = research({})["parameters"]["properties"]["scholarly"]
-    assert asked == {"type": "boolean"}, "its name says it: every character goes each call"
+    assert asked == {"description": planning.SCHOLARLY, "type": "boolean"}
+    assert len(planning.SCHOLARLY) <= 50, "it goes with every orchestrator call"
+    assert "papers" in planning.SCHOLARLY and "drugs" in planning.SCHOLARLY
     assert research({})["description"] == "One focused topic for a researcher."
     for plain in ({"scholarly_sources": False}, {"search_provider": "ddgs"}):
         assert "scholarly" not in json.dumps(research(plain)), plain
