@@ -24,7 +24,7 @@ class Research(BaseModel):
     topic: str = Field(min_length=3, description="One sentence")
 
 
-SCHOLARLY = "true for papers, drugs, definitions: more sources"
+SCHOLARLY = "true: papers, drugs, definitions"  # the topic wants more than the web
 
 
 def _no_default(schema: dict[str, Any]) -> None:
@@ -43,9 +43,12 @@ class ScholarlyResearch(Research):
 
 
 class TodoItem(BaseModel):
-    # No descriptions: the names and the enum say it, and the schema goes with every call.
+    # No descriptions or default: the names, the enum and `required` say it, and the
+    # schema goes with every call.
     content: str = Field(min_length=1)
-    status: Literal["pending", "in_progress", "completed"] = "pending"
+    status: Literal["pending", "in_progress", "completed"] = Field(
+        default="pending", json_schema_extra=_no_default
+    )
 
 
 class WriteTodos(BaseModel):
