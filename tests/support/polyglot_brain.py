@@ -1,10 +1,10 @@
 """A CitingBrain that writes its report in the language, and at the length, the writer's
 prompt asks for: as a model that follows its instructions does.
 
-English, German or Chinese (what the prompt's "Write all of it in" names; English when it names
-none of them); as many words as the middle of the prompt's "N-M words" range. Its links are
-the researchers' (text fragments included) plus CitingBrain's two bad ones, so a report in
-any language is still checked.
+English, German or Chinese (what the prompt's "Write all of it (...) in" names; English
+when it names none of them); as many words as the middle of the prompt's "N-M words" range.
+Its links are the researchers' (text fragments included) plus CitingBrain's two bad ones,
+so a report in any language is still checked.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from tests.support.brain import LINK, _texts
 from tests.support.citing_brain import CitingBrain
 from tests.support.fakes.openai_server import Reply, system_text
 
-_LANGUAGE = re.compile(r"Write all of it in (\w+)")
+_LANGUAGE = re.compile(r"Write all of it \([^)]*\) in (\w+)")
 _RANGE = re.compile(r"Length: ([\d,]+)-([\d,]+) words")
 # Title, the sentence around the citations, and one filler word, in each language.
 _WORDING = {

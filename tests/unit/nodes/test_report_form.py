@@ -18,6 +18,9 @@ def state(question: str) -> Any:
 def test_the_question_s_language_is_named_to_the_writer() -> None:
     wishes = report_form.wishes(state("Wie effizient sind Wärmepumpen?"), Context())
     assert "in German, the language of the user's question" in wishes
+    # Everything is written in it but the links, which stay as the researchers wrote them.
+    assert "(title, headings, text, link labels) in German" in wishes
+    assert "not links: URLs and `#:~:text=` parts exactly as\nwritten" in wishes
     assert "in Chinese" in report_form.wishes(state("热泵的效率如何？"), Context())
 
 
