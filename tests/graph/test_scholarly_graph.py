@@ -144,8 +144,8 @@ async def test_a_researcher_limits_a_search_to_the_years_it_names_where_the_sour
 
 class OfferedSourceBrain(ResearchBrain):
     """Its orchestrator marks the paper topic scholarly where `research` asks (as a model
-    would), and the other not; its researchers name arXiv when the search tool offers it
-    (as a model would for a paper topic), and no source otherwise."""
+    would), and the other not; its researchers name arXiv in every search, offered or not
+    (as a model that saw it elsewhere in the run might)."""
 
     def __init__(self) -> None:
         super().__init__(topics=["attention-based heat pump control", "heat pump prices"])
@@ -169,7 +169,7 @@ class OfferedSourceBrain(ResearchBrain):
         enum = source.get("enum", [])
         self.offered.setdefault(_texts(body, "user")[0], enum)
         for call in reply.tool_calls:
-            if "arxiv" in enum and isinstance(call.arguments, dict):
+            if isinstance(call.arguments, dict):
                 call.arguments["source"] = "arxiv"
         return reply
 
@@ -181,15 +181,16 @@ async def test_by_default_a_paper_topic_can_go_to_arxiv_without_the_user_naming_
     """`search_provider=auto` (the default) lets the orchestrator mark a topic scholarly:
     that topic's researcher is offered the keyless scholarly sources beside the web, names
     arXiv, and the report cites the paper's page; a topic not marked is offered the web
-    alone, its tool as short as before there were sources (docs/speed.md).
-    `scholarly_sources=false`: `research` does not ask, and no researcher is offered them."""
+    alone, its tool as short as before there were sources (docs/speed.md), and its search
+    naming arXiv anyway goes to the web, told so. `scholarly_sources=false`: `research` does
+    not ask, and no researcher is offered them or reaches them."""
 
     async def fetch(self: PageFetcher, url: str) -> Page:
         return Page(url, skipped="not in this test")
 
     monkeypatch.setattr(PageFetcher, "fetch", fetch)
     brain = OfferedSourceBrain()
-    with FakeArxivServer([PAPER]) as arxiv, serve(brain, monkeypatch):
+    with FakeArxivServer([PAPER]) as arxiv, serve(brain, monkeypatch) as llm:
         monkeypatch.setenv("ARXIV_API_URL", arxiv.api_url)
         graph = builder.compile(checkpointer=InMemorySaver())
         config = {"configurable": {"thread_id": "auto"}}
@@ -197,14 +198,18 @@ async def test_by_default_a_paper_topic_can_go_to_arxiv_without_the_user_naming_
         await graph.ainvoke(QUESTION, config, context=context)
         state = (await graph.aget_state(config)).values
         sent = list(arxiv.requests)
+        bodies = json.dumps(llm.requests)
     paper, prices = (brain.offered[topic] for topic in brain.topics)
     assert set(brain.asked) == {scholarly}
     assert prices == [], "a topic not marked scholarly: the web alone"
+    assert state["searches_used"] == 2
+    refused = bodies.count("That source is not enabled")
     if scholarly:
         assert paper[1:] == ["arxiv", "europepmc", "openalex", "wikipedia"]
-        assert len(sent) == 1 and len(tavily.requests) == 1, "each topic at its own source"
-        assert state["searches_used"] == 2
+        assert len(sent) == 1 and tavily.queries == ["heat pump prices 0"], "each at its own"
+        assert refused == 1, "the prices topic's arXiv search went to the web, told so"
         assert ABS_PAGE in cited(state["final_report"])
     else:
-        assert paper == [] and sent == []
+        assert paper == [] and sent == [] and len(tavily.requests) == 2
+        assert refused == 2
         assert ABS_PAGE not in cited(state["final_report"])
