@@ -22,7 +22,7 @@ def own_peak_mb() -> float:
         for line in STATUS.read_text().splitlines():
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) / 1024
-    except OSError:
+    except (OSError, ValueError, IndexError):  # unreadable, not UTF-8, a malformed line
         pass
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024

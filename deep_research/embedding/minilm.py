@@ -149,12 +149,11 @@ class MiniLM(Embeddings):
         batch = [(texts, f) for texts, f, _ in waiting if f.set_running_or_notify_cancel()]
         # Everything that can fail (the lists too: memory) before any caller is
         # answered, so a failure reaches every caller and never ends the thread.
-        asked = [text for texts, _ in batch for text in texts]
         try:
-            vectors = self._vectors(asked)
+            vectors = self._vectors([text for texts, _ in batch for text in texts])
             answers = [[vectors[text].tolist() for text in texts] for texts, _ in batch]
         except BaseException as error:  # noqa: BLE001  # every waiting caller gets it
-            reported = _as_reported(error, len(asked))
+            reported = _as_reported(error, sum(len(texts) for texts, _ in batch))
             for _, future in batch:
                 future.set_exception(reported)
             return
@@ -208,12 +207,17 @@ class MiniLM(Embeddings):
 def _as_reported(error: BaseException, texts: int) -> BaseException:
     """A pass's failure as its callers get it: numpy out of memory (its arrays, or the
     lists) is an EncoderError, as onnxruntime's own is (`Fail`), so relevance scoring goes on
-    unfiltered and memory is left out, rather than the search or the run failing."""
+    unfiltered and memory is left out, rather than the search or the run failing. So is a
+    pass ended by what is not an Exception (a library's sys.exit()): handed on as it is, it
+    would end a caller's event loop."""
     if isinstance(error, MemoryError):
         reported = EncoderError(f"the model ran out of memory in a pass over {texts} texts")
-        reported.__cause__ = error
-        return reported
-    return error
+    elif not isinstance(error, Exception):
+        reported = EncoderError(f"the model's pass stopped: {type(error).__name__}")
+    else:
+        return error
+    reported.__cause__ = error
+    return reported
 
 
 def _key(text: str) -> bytes:

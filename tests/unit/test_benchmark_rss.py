@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from benchmarks.rss import own_peak_mb
 
 REPO = Path(__file__).resolve().parents[2]
@@ -47,3 +49,17 @@ def test_this_process_peak_is_at_least_what_it_holds_now() -> None:
     for at in range(0, len(held), 4096):
         held[at] = 1
     assert own_peak_mb() >= 64
+
+
+def test_a_status_file_that_cannot_be_read_falls_back_to_ru_maxrss(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from benchmarks import rss
+
+    for content in (b"VmHWM:\n", b"VmHWM:\tabc kB\n", b"\xff\xfeVmHWM: 1 kB\n", b"nothing\n"):
+        status = tmp_path / "status"
+        status.write_bytes(content)
+        monkeypatch.setattr(rss, "STATUS", status)
+        assert rss.own_peak_mb() > 5, content  # this process's ru_maxrss, not an error
+    monkeypatch.setattr(rss, "STATUS", tmp_path / "missing")
+    assert rss.own_peak_mb() > 5

@@ -231,3 +231,43 @@ def test_a_blas_that_cannot_be_held_to_one_thread_still_embeds(
     model = MiniLM(FOLDER)  # its own thread, started by this request
     assert len(model.submit(["an answer, not a hang"]).result(60)[0]) == 384
     assert "BLAS threads left as they are" in caplog.text
+
+
+def test_a_pass_ended_by_what_is_not_an_exception_reaches_the_caller_as_the_model_s_failure(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A library calling sys.exit() in a pass: handed on as it is, it would end the caller's
+    event loop (asyncio re-raises a SystemExit even under `return_exceptions`); as the
+    model's failure, scoring goes on unfiltered. The thread goes on."""
+    model = MiniLM(FOLDER)
+    real = model._compute
+    calls = 0
+
+    def exits_once(texts: list[str]) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise SystemExit(3)
+        return real(texts)
+
+    monkeypatch.setattr(model, "_compute", exits_once)
+    with pytest.raises(EncoderError, match="the model's pass stopped") as caught:
+        model.submit(["first"]).result(30)
+    assert isinstance(caught.value.__cause__, SystemExit)
+    assert len(model.submit(["second"]).result(30)[0]) == 384
+
+
+def test_a_batch_that_fails_before_its_pass_is_answered_not_raised_on_the_thread() -> None:
+    """Gathering a batch's texts can run out of memory too: its callers get the error, and
+    the thread, which would otherwise end with them waiting, goes on."""
+    from concurrent.futures import Future
+
+    class NoRoom(list[str]):
+        def __iter__(self) -> Any:
+            raise MemoryError("no room to gather the texts")
+
+    model = MiniLM(FOLDER)
+    future: Future[list[list[float]]] = Future()
+    model._answer([(NoRoom(["a"]), future, False)])  # returns: the thread would go on
+    with pytest.raises(EncoderError, match="out of memory"):
+        future.result(0)
