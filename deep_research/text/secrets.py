@@ -76,14 +76,15 @@ class Redactor:
             form
             for k, v in env.items()
             if SECRET_ENV.search(k)
-            for form in (v, quote(v, safe=""))  # raw, and as a URL's query carries it
+            for form in _forms(v)
             if len(v) >= MIN_SECRET_CHARS
         }
         values |= {
             form
             for v in env.values()
             if (found := URL_PASSWORD.match(v.strip()))
-            for form in (found.group(1), unquote(found.group(1)))
+            for password in (found.group(1), unquote(found.group(1)))
+            for form in (password, without_surrogates(password))
             if len(form) >= MIN_SECRET_CHARS
         }
         # Longest first, so a key that contains another is replaced whole.
@@ -128,6 +129,13 @@ class Redactor:
         return self._marker
 
 
+def _forms(value: str) -> tuple[str, ...]:
+    """How a secret value may appear in text: as it is; as text that leaves has it (a
+    variable holding bytes that are not UTF-8 has lone surrogates, which `Redactor.text`
+    turns into U+FFFD first); and as a URL's query carries its bytes."""
+    return value, without_surrogates(value), quote(value, safe="", errors="surrogateescape")
+
+
 def without(text: str, secret: str, marker: str = REDACTED) -> str:
     """`text` without one known secret: a long one wherever it occurs; a short one only
     where it stands as the secret, never inside a word: a URL's `user:SECRET@`, quoted
@@ -145,20 +153,21 @@ def without(text: str, secret: str, marker: str = REDACTED) -> str:
 
 
 def redactor() -> Redactor:
-    """The redactor for the current environment (rebuilt only when a secret changes)."""
-    snapshot = tuple(
-        sorted(
-            (k, v)
-            for k, v in os.environ.items()
-            if SECRET_ENV.search(k) or URL_PASSWORD.match(v.strip())
-        )
-    )
-    return _redactor_for(snapshot)
+    """The redactor for the current environment (rebuilt only when the environment changes).
+
+    Every text that leaves passes here (each message of each model call, each progress
+    event, each chunk memory writes), so the environment is compared as it is stored
+    (`os.environ`'s own mapping, 2 µs) rather than read variable by variable (45 µs)."""
+    stored = getattr(os.environ, "_data", None)
+    if not isinstance(stored, dict):  # not CPython's `os._Environ`: read as a mapping
+        return _redactor_for(tuple(os.environ.items()))
+    return _redactor_for(tuple(stored.items()))
 
 
 @functools.lru_cache(maxsize=8)
-def _redactor_for(snapshot: tuple[tuple[str, str], ...]) -> Redactor:
-    return Redactor(dict(snapshot))
+def _redactor_for(snapshot: tuple[tuple[Any, Any], ...]) -> Redactor:
+    # As stored: bytes on POSIX (decoded as `os.environ` decodes them), str on Windows.
+    return Redactor({os.fsdecode(k): os.fsdecode(v) for k, v in snapshot})
 
 
 def redact(text: str) -> str:

@@ -205,3 +205,35 @@ def test_redacted_text_holds_no_lone_surrogate_and_can_be_written_as_utf8() -> N
     clean = Redactor({})(data)
     assert clean == {"content": "heat \ufffd pumps \U0001f600", "calls": [{"topic": "x\ufffd"}]}
     json.dumps(clean, ensure_ascii=False).encode("utf-8")
+
+
+def test_the_shared_redactor_follows_every_change_of_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `redact` compares the environment as it is stored, so a secret set, changed or removed
+    # at any moment is what the next text is redacted with, and a cached redactor is reused
+    # only for the same environment.
+    monkeypatch.setenv("SAMPLE_API_KEY", "first-secret-value-1")
+    assert redact("a first-secret-value-1 b") == f"a {REDACTED} b"
+    monkeypatch.setenv("SAMPLE_API_KEY", "second-secret-value-2")
+    assert redact("first-secret-value-1 second-secret-value-2") == (
+        f"first-secret-value-1 {REDACTED}"
+    )
+    monkeypatch.setenv("SAMPLE_DSN", "postgresql://user:url-password-3@db/x")
+    assert redact("url-password-3") == REDACTED
+    monkeypatch.delenv("SAMPLE_API_KEY")
+    assert redact("second-secret-value-2") == "second-secret-value-2"
+    # A name os.environ stores decoded from bytes (a non-UTF-8 value) is read as it decodes.
+    monkeypatch.setenv("SAMPLE_TOKEN", "caf\udce9-token-value")
+    assert redact("x caf\udce9-token-value y") == f"x {REDACTED} y"
+
+
+def test_a_secret_that_is_not_utf8_is_scrubbed_and_breaks_nothing() -> None:
+    # A variable holding bytes that are not UTF-8 (os.environ keeps them as lone
+    # surrogates) made every redaction raise UnicodeEncodeError, so every progress event
+    # and model call failed; it is scrubbed as text that leaves holds it.
+    redact = Redactor(
+        {"SAMPLE_API_KEY": "caf\udce9-key-value", "DSN": "pg://u:pass\udcffword@h/db"}
+    )
+    assert redact.text("k caf\udce9-key-value p pass\udcffword") == f"k {REDACTED} p {REDACTED}"
+    assert redact.text("q=caf%E9-key-value") == f"q={REDACTED}"
