@@ -99,17 +99,30 @@ class _BoundedBackend(httpcore.NetworkBackend):
         self._backend.sleep(seconds)
 
 
+def tls_for(url: str) -> ssl.SSLContext:
+    """The TLS context for a Chroma server at `url`: httpx's default (the CA bundle read,
+    20 ms) for an https:// one (CHROMA_HOST may name one); for plain HTTP (the shared
+    memory's server on 127.0.0.1) one that knows no authority, so a TLS connection made with
+    it would fail, and that reads nothing: every session has a transport and every
+    transport a pool, which read the bundle four times for each store opened."""
+    if url.lower().startswith("https:"):
+        return httpx.create_ssl_context()
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies, and trusts no certificate
+
+
 class BoundedTransport(httpx.HTTPTransport):
     """httpx's transport, each request cut off `seconds` after it starts."""
 
-    def __init__(self, seconds: float, limits: httpx.Limits | None = None) -> None:
+    def __init__(
+        self, seconds: float, context: ssl.SSLContext, limits: httpx.Limits | None = None
+    ) -> None:
         limits = limits or httpx.Limits()
-        super().__init__(limits=limits)
+        super().__init__(verify=context, limits=limits)
         self._seconds = seconds
         self._deadline = _Deadline()
         # httpx takes no network backend; its pool is replaced by the same pool on ours.
         self._pool = httpcore.ConnectionPool(
-            ssl_context=httpx.create_ssl_context(),
+            ssl_context=context,
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,
@@ -122,25 +135,32 @@ class BoundedTransport(httpx.HTTPTransport):
         return super().handle_request(request)
 
 
-def bounded_session(seconds: float, limits: httpx.Limits | None = None) -> httpx.Client:
+def bounded_session(seconds: float, url: str, limits: httpx.Limits | None = None) -> httpx.Client:
+    """A session for the Chroma server at `url`, each request cut off `seconds` after it
+    starts."""
     timeout = httpx.Timeout(READ_SECONDS, connect=CONNECT_SECONDS)
     # trust_env off: a proxy from the environment would bypass the bounded transport.
-    return httpx.Client(
-        timeout=timeout, transport=BoundedTransport(seconds, limits), trust_env=False
-    )
+    transport = BoundedTransport(seconds, tls_for(url), limits)
+    return httpx.Client(timeout=timeout, transport=transport, trust_env=False)
 
 
 class ServerSilent(DeepResearchError, httpx.TimeoutException):
     """The server did not answer its heartbeat in time."""
 
 
-def check_heartbeat(host: str, port: int) -> None:
-    """Ask the server for its heartbeat within `OPEN_SECONDS`; httpx's error if it fails."""
+def api_url(host: str, port: int) -> str:
+    """The API's address of the Chroma server at host:port, as chromadb's client makes it
+    (`host` may be a whole URL, https:// too)."""
     from chromadb.api.fastapi import FastAPI
     from chromadb.config import Settings
 
-    url = FastAPI.resolve_url(host, False, Settings().chroma_server_api_default_path, port)
-    with bounded_session(OPEN_SECONDS) as http:
+    return FastAPI.resolve_url(host, False, Settings().chroma_server_api_default_path, port)
+
+
+def check_heartbeat(host: str, port: int) -> None:
+    """Ask the server for its heartbeat within `OPEN_SECONDS`; httpx's error if it fails."""
+    url = api_url(host, port)
+    with bounded_session(OPEN_SECONDS, url) as http:
         try:
             http.get(f"{url}/heartbeat").raise_for_status()
         except httpx.TimeoutException:
@@ -168,7 +188,7 @@ def bounded_client(host: str, port: int, settings: Settings) -> ClientAPI:
     if not isinstance(old, httpx.Client):
         raise TypeError("chromadb's client has no httpx session to bound")
     limits = getattr(server, "http_limits", None)
-    session = bounded_session(REQUEST_SECONDS, limits)
+    session = bounded_session(REQUEST_SECONDS, api_url(host, port), limits)
     session.headers.update(old.headers)  # the client's identity and any auth headers
     setattr(server, "_session", session)  # noqa: B010  # chromadb offers no timeout setting
     old.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ssl
 from pathlib import Path
 
 import httpx
@@ -18,13 +19,16 @@ pytestmark = pytest.mark.slow
 
 @pytest.mark.parametrize("mode", ["silent", "trickle"])
 def test_a_request_is_cut_off_at_its_deadline_at_any_byte_rate(mode: Mode) -> None:
-    with StallingServer(mode) as stalling, bounded_session(1.0) as http:
+    with (
+        StallingServer(mode) as stalling,
+        bounded_session(1.0, f"http://127.0.0.1:{stalling.port}") as http,
+    ):
         with pytest.raises(httpx.TimeoutException):
             http.get(f"http://127.0.0.1:{stalling.port}/api/v2/heartbeat")
 
 
 def test_the_deadline_is_per_request_not_per_session() -> None:
-    transport = BoundedTransport(1.0)
+    transport = BoundedTransport(1.0, server.tls_for("http://127.0.0.1"))
     with StallingServer("trickle") as stalling, httpx.Client(transport=transport) as http:
         for _ in range(2):  # a second request gets its own second, not what the first left
             with pytest.raises(httpx.TimeoutException):
@@ -53,3 +57,35 @@ def test_a_real_server_is_used_through_the_bounded_session(tmp_path: Path) -> No
         collection.add(ids=["a"], documents=["heat pumps"], embeddings=[[0.1, 0.2]])
         assert collection.get(ids=["a"])["documents"] == ["heat pumps"]
         assert "Chroma Python Client" in session.headers["User-Agent"]
+
+
+def test_a_plain_http_server_costs_no_read_of_the_ca_bundle(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each of our two sessions (the heartbeat's, the client's) read certifi's bundle twice,
+    # 20 ms each, for a server asked over plain HTTP: six reads a store opened, four ours.
+    from chromadb.config import Settings
+
+    reads: list[object] = []
+    load = ssl.SSLContext.load_verify_locations
+
+    def counted(context: ssl.SSLContext, *args: object, **kwargs: object) -> None:
+        reads.append(args or kwargs)
+        load(context, *args, **kwargs)  # type: ignore[arg-type]
+
+    with chroma_server(tmp_path / "data", tmp_path / "chroma.log") as port:
+        monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counted)
+        client = server.bounded_client("127.0.0.1", port, Settings(anonymized_telemetry=False))
+        assert client.heartbeat() > 0
+        monkeypatch.undo()
+    assert len(reads) == 2  # chromadb's own session's, which it makes before ours replaces it
+
+
+def test_tls_is_verified_for_an_https_server_and_refused_for_a_plain_one() -> None:
+    secure = server.tls_for("https://chroma.example.com:8000/api/v2")
+    assert secure.verify_mode == ssl.CERT_REQUIRED and secure.check_hostname
+    assert secure.cert_store_stats()["x509_ca"] > 0  # the CA bundle, as httpx reads it
+    # The plain server's context knows no authority: a TLS connection made with it fails.
+    plain = server.tls_for("http://127.0.0.1:8000/api/v2")
+    assert plain.verify_mode == ssl.CERT_REQUIRED and plain.check_hostname
+    assert plain.cert_store_stats()["x509_ca"] == 0
