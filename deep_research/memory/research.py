@@ -188,18 +188,10 @@ async def remember(
             page_meta[PDF_PAGE] = page.pdf_page
         pages[key] = [Piece(piece, page_meta) for piece in page_pieces]
     # One write for every page: each Chroma call costs 10-15 ms. Both end before a failure
-    # is raised, so `remember` says what failed once nothing is left to write. Only a key
-    # found stored above may have old chunks to drop: the others' query is saved.
-    writes = {
-        REPORTS_COLLECTION: ({report_key: report_pieces}, earlier),
-        PASSAGES_COLLECTION: (pages, earlier_pages),
-    }
+    # is raised, so `remember` says what failed once nothing is left to write.
+    writes = {REPORTS_COLLECTION: {report_key: report_pieces}, PASSAGES_COLLECTION: pages}
     done = await asyncio.gather(
-        *(
-            store.put_many(name, items, stored=found)
-            for name, (items, found) in writes.items()
-            if items
-        ),
+        *(store.put_many(name, items) for name, items in writes.items() if items),
         return_exceptions=True,
     )
     for failed in done:

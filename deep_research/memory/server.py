@@ -105,7 +105,7 @@ def tls_for(url: str) -> ssl.SSLContext:
     memory's server on 127.0.0.1) one that knows no authority, so a TLS connection made with
     it would fail, and that reads nothing: every session has a transport and every
     transport a pool, which read the bundle four times for each store opened."""
-    if url.lower().startswith("https:"):
+    if httpx.URL(url).scheme == "https":
         return httpx.create_ssl_context()
     return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies, and trusts no certificate
 

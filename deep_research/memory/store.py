@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import threading
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -121,24 +121,15 @@ class Store:
         """Store `pieces` as `key`'s chunks, replacing any it had; returns how many."""
         return (await self.put_many(collection, {key: pieces}))[0]
 
-    async def put_many(
-        self,
-        collection: str,
-        items: Mapping[str, Sequence[Piece]],
-        *,
-        stored: Collection[str] | None = None,
-    ) -> list[int]:
+    async def put_many(self, collection: str, items: Mapping[str, Sequence[Piece]]) -> list[int]:
         """`put` for several keys in one write (a report's cited pages: one upsert, not
-        one each); returns how many chunks each key has, in `items`' order. `stored`: the
-        keys of `items` the caller has just found stored (the others have no old chunks to
-        drop, and the query for them is saved: the last write of a run); None: unknown."""
+        one each); returns how many chunks each key has, in `items`' order."""
         listed = [(key, list(pieces)) for key, pieces in items.items()]
         # The caller's mistake, said as one here: inside `_run` any ValueError is the
         # store's (chromadb raises them too), and the run would go on without memory.
         if any(KEY in piece.metadata or CHUNK in piece.metadata for _, p in listed for piece in p):
             raise ValueError(f"metadata may not set {KEY!r} or {CHUNK!r}")
-        known = None if stored is None else frozenset(map(secrets.redact, stored))
-        return await self._run(self._put, collection, listed, known)
+        return await self._run(self._put, collection, listed)
 
     async def query(
         self, collection: str, text: str, *, k: int = 5, where: Where | None = None
@@ -216,12 +207,7 @@ class Store:
                 )
             return self._collections[name]
 
-    def _put(
-        self,
-        collection: str,
-        items: list[tuple[str, list[Piece]]],
-        stored: frozenset[str] | None = None,
-    ) -> list[int]:
+    def _put(self, collection: str, items: list[tuple[str, list[Piece]]]) -> list[int]:
         store = self._collection(collection)
         redact = secrets.redactor().text  # one environment for the whole write
         # Keyed by the redacted key: two keys that redact alike are one item (the later),
@@ -249,7 +235,6 @@ class Store:
         tails: list[Any] = [
             {"$and": [{KEY: key}, {CHUNK: {"$gte": len(key_texts)}}]}
             for key, (key_texts, _) in chunks_of.items()
-            if stored is None or key in stored
         ]
         for start in range(0, len(tails), TAIL_BATCH):
             some = tails[start : start + TAIL_BATCH]

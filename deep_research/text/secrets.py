@@ -133,7 +133,11 @@ def _forms(value: str) -> tuple[str, ...]:
     """How a secret value may appear in text: as it is; as text that leaves has it (a
     variable holding bytes that are not UTF-8 has lone surrogates, which `Redactor.text`
     turns into U+FFFD first); and as a URL's query carries its bytes."""
-    return value, without_surrogates(value), quote(value, safe="", errors="surrogateescape")
+    try:  # a POSIX variable's undecodable bytes, as they were
+        escaped = quote(value, safe="", errors="surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate that stands for no byte (Windows)
+        escaped = quote(without_surrogates(value), safe="")
+    return value, without_surrogates(value), escaped
 
 
 def without(text: str, secret: str, marker: str = REDACTED) -> str:
@@ -160,12 +164,12 @@ def redactor() -> Redactor:
     (`os.environ`'s own mapping, 2 µs) rather than read variable by variable (45 µs)."""
     stored = getattr(os.environ, "_data", None)
     if not isinstance(stored, dict):  # not CPython's `os._Environ`: read as a mapping
-        return _redactor_for(tuple(os.environ.items()))
-    return _redactor_for(tuple(stored.items()))
+        return _redactor_for(tuple(os.environ.copy().items()))
+    return _redactor_for(tuple(stored.copy().items()))  # one C call: no thread changes it
 
 
 @functools.lru_cache(maxsize=8)
-def _redactor_for(snapshot: tuple[tuple[Any, Any], ...]) -> Redactor:
+def _redactor_for(snapshot: tuple[tuple[bytes | str, bytes | str], ...]) -> Redactor:
     # As stored: bytes on POSIX (decoded as `os.environ` decodes them), str on Windows.
     return Redactor({os.fsdecode(k): os.fsdecode(v) for k, v in snapshot})
 

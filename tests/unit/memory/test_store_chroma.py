@@ -78,34 +78,6 @@ async def test_put_many_writes_every_key_in_one_upsert_and_trims_each(
     ]
 
 
-async def test_put_many_asks_for_old_chunks_only_of_the_keys_found_stored(
-    where: Location, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from langchain_chroma import Chroma
-
-    store = await open_store(where)
-    three = [Piece(f"passage {i} on tidal power", {"n": i}) for i in range(3)]
-    await store.put_many(LIBRARY_COLLECTION, {"a": three, "b": three})
-    queries: list[object] = []
-    original = Chroma.get
-
-    def counted(self: Chroma, *args: Any, **kwargs: Any) -> Any:
-        queries.append(kwargs.get("where"))
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(Chroma, "get", counted)
-    # Keys the caller looked up and found new: no query for their tails (the last write of
-    # a run is one Chroma call shorter), and nothing is trimmed.
-    assert await store.put_many(LIBRARY_COLLECTION, {"c": three[:1]}, stored=()) == [1]
-    assert queries == []
-    # `b` found stored: its old tail goes; `a`, said not to be, keeps what is past its new
-    # end (the caller's word is taken: it has just looked).
-    assert await store.put_many(LIBRARY_COLLECTION, {"a": three[:1], "b": three[:1]}, stored=["b"])
-    assert len(queries) == 1
-    kept = sorted((h.key, h.metadata["n"]) for h in await store.items(LIBRARY_COLLECTION))
-    assert kept == [("a", 0), ("a", 1), ("a", 2), ("b", 0), ("c", 0)]
-
-
 async def test_put_many_trims_a_thousand_keys_at_once(where: Location) -> None:
     # Each key's stale tail is one term of an `$or`: SQLite refuses an expression deeper
     # than 1,000 ("Expression tree is too large"), past 986 keys in one query.

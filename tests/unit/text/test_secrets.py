@@ -223,7 +223,7 @@ def test_the_shared_redactor_follows_every_change_of_the_environment(
     assert redact("url-password-3") == REDACTED
     monkeypatch.delenv("SAMPLE_API_KEY")
     assert redact("second-secret-value-2") == "second-secret-value-2"
-    # A name os.environ stores decoded from bytes (a non-UTF-8 value) is read as it decodes.
+    # A value os.environ holds as bytes that are not UTF-8 is read as it decodes them.
     monkeypatch.setenv("SAMPLE_TOKEN", "caf\udce9-token-value")
     assert redact("x caf\udce9-token-value y") == f"x {REDACTED} y"
 
@@ -237,3 +237,6 @@ def test_a_secret_that_is_not_utf8_is_scrubbed_and_breaks_nothing() -> None:
     )
     assert redact.text("k caf\udce9-key-value p pass\udcffword") == f"k {REDACTED} p {REDACTED}"
     assert redact.text("q=caf%E9-key-value") == f"q={REDACTED}"
+    # A lone surrogate that stands for no byte (a Windows environment can hold one).
+    windows = Redactor({"SAMPLE_API_KEY": "abc\ud800defgh"})
+    assert windows.text("abc\ud800defgh") == REDACTED
