@@ -182,7 +182,7 @@ class RoleModel(Sender):
 
 
 def _names(tools: Sequence[type[BaseModel]]) -> list[str]:
-    return [str(tool.model_json_schema().get("title", tool.__name__)) for tool in tools]
+    return [str(spending.tool_schema(tool).get("title", tool.__name__)) for tool in tools]
 
 
 def _unique_call_ids(reply: AIMessage) -> AIMessage:

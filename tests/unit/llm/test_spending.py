@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from decimal import Decimal
 
@@ -146,3 +147,23 @@ def test_the_docs_table_of_estimates_is_what_the_benchmark_prints() -> None:
         assert int(row["chars"]) == len(SAMPLES[label]), label
         for modern in ("llama-bpe", "qwen35", "gemma-4", "command-r"):
             assert int(row[modern]) <= int(row["estimate"]), (label, modern)
+
+
+def test_a_tools_schema_is_made_once_and_is_pydantics(monkeypatch: pytest.MonkeyPatch) -> None:
+    from deep_research.llm.spending import PER_MESSAGE_TOKENS, tool_schema
+
+    class Lookup(BaseModel):
+        """Look something up."""
+
+        query: str
+
+    made: list[int] = []
+    real = Lookup.model_json_schema
+    monkeypatch.setattr(Lookup, "model_json_schema", lambda: made.append(1) or real())
+    first = tool_schema(Lookup)
+    assert first == real() and first["title"] == "Lookup"
+    assert tool_schema(Lookup) is first and len(made) == 1, "each call read it anew"
+    # The bounds read it as before: the prompt's bound counts its JSON bytes.
+    bound = prompt_bound([], [Lookup])
+    assert bound == prompt_bound([], []) + len(json.dumps(first).encode()) + PER_MESSAGE_TOKENS
+    assert len(made) == 1
