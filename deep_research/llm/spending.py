@@ -10,10 +10,10 @@ counted back to state. A call that would take the count past the limit is not se
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import re
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,12 +61,19 @@ SHOWN_MICROS = 100
 MAX_REPORTED_TOKENS = 100_000_000  # more than any context window: a count above is not one
 
 
-@functools.lru_cache(maxsize=256)
+# Each tool class's schema, for as long as the class lives: an MCP server's tools are made
+# anew every researcher turn (`search/mcp_tools.py`), and a kept schema must not keep them.
+_schemas: weakref.WeakKeyDictionary[type[BaseModel], dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
 def tool_schema(tool: type[BaseModel]) -> dict[str, Any]:
     """A tool's JSON schema, made once per tool class: pydantic builds it anew on every
     `model_json_schema()` (0.2-0.3 ms a tool), and every call read it three times (its
     durable key, its prompt's bound, its usage's estimate). Read, never changed."""
-    return tool.model_json_schema()
+    schema = _schemas.get(tool)
+    if schema is None:
+        schema = _schemas[tool] = tool.model_json_schema()
+    return schema
 
 
 def prompt_bound(messages: Sequence[BaseMessage], tools: Sequence[type[BaseModel]]) -> int:

@@ -188,7 +188,9 @@ def bounded_client(host: str, port: int, settings: Settings) -> ClientAPI:
     if not isinstance(old, httpx.Client):
         raise TypeError("chromadb's client has no httpx session to bound")
     limits = getattr(server, "http_limits", None)
-    session = bounded_session(REQUEST_SECONDS, api_url(host, port), limits)
+    get_url = getattr(server, "get_api_url", None)  # the address it resolved, as it sends
+    url = str(get_url()) if callable(get_url) else api_url(host, port)
+    session = bounded_session(REQUEST_SECONDS, url, limits)
     session.headers.update(old.headers)  # the client's identity and any auth headers
     setattr(server, "_session", session)  # noqa: B010  # chromadb offers no timeout setting
     old.close()

@@ -222,10 +222,10 @@ def provider_pause(name: str, interval: float) -> float:
 # - `config.endpoints._endpoints_for`: `Endpoints` per snapshot of the environment (8 kept);
 #   a changed environment is a new snapshot, so a cached value is never stale.
 # - `text.secrets._redactor_for`: the same, for the secrets the redactor hides.
-# - `llm.spending.tool_schema`, `llm.toolcalls.parse.tool_name`: a tool class's JSON schema
-#   and offered name (256 classes kept); a class's schema never changes once it is made.
 #
 # Models and clients (cost savers: losing one costs a reload, never a result)
+# - `llm.spending._schemas`: each tool class's JSON schema while the class lives (weakly
+#   keyed); a class's schema never changes once it is made.
 # - `embedding.loader._model`, `embedding.loader._model_lock`: the MiniLM model, ~90 MB of
 #   weights mapped once and read-only afterwards; the lock makes one load of it. Its cache
 #   of recent vectors and its batching thread are attributes of that one model

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import re
 import uuid
 from dataclasses import dataclass
@@ -32,10 +31,8 @@ class CallSpan:
     calls: list[tuple[str, Any]]
 
 
-@functools.lru_cache(maxsize=256)
 def tool_name(tool: type[BaseModel]) -> str:
-    """The name a tool is offered under, exactly as `bind_tools` sends it (made once per
-    tool class: each reply's salvage asks)."""
+    """The name a tool is offered under, exactly as `bind_tools` sends it."""
     return str(convert_to_openai_tool(tool)["function"]["name"])
 
 

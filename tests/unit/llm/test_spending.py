@@ -167,3 +167,21 @@ def test_a_tools_schema_is_made_once_and_is_pydantics(monkeypatch: pytest.Monkey
     bound = prompt_bound([], [Lookup])
     assert bound == prompt_bound([], []) + len(json.dumps(first).encode()) + PER_MESSAGE_TOKENS
     assert len(made) == 1
+
+
+def test_a_kept_schema_does_not_keep_its_tool_class() -> None:
+    # An MCP server's tools are new classes every researcher turn: once one is gone, so is
+    # its schema.
+    import gc
+    import weakref
+
+    from pydantic import create_model
+
+    from deep_research.llm.spending import tool_schema
+
+    offered = create_model("Offered", query=(str, ...))
+    assert tool_schema(offered)["title"] == "Offered"
+    gone = weakref.ref(offered)
+    del offered
+    gc.collect()
+    assert gone() is None

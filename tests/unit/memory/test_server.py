@@ -85,7 +85,13 @@ def test_a_plain_http_server_costs_no_read_of_the_ca_bundle(
     assert ours == []
 
 
-def test_tls_is_verified_for_an_https_server_and_refused_for_a_plain_one() -> None:
+def test_tls_is_verified_for_an_https_server_and_refused_for_a_plain_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # httpx reads certifi's bundle, or the one these name (a directory's certificates are
+    # loaded as they are needed, so none would be counted below).
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
     # CHROMA_HOST may name a server over https: its sessions verify it as httpx does.
     secure = server.tls_for(server.api_url("https://chroma.example.com", 8000))
     assert secure.verify_mode == ssl.CERT_REQUIRED and secure.check_hostname

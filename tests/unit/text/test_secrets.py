@@ -240,3 +240,13 @@ def test_a_secret_that_is_not_utf8_is_scrubbed_and_breaks_nothing() -> None:
     # A lone surrogate that stands for no byte (a Windows environment can hold one).
     windows = Redactor({"SAMPLE_API_KEY": "abc\ud800defgh"})
     assert windows.text("abc\ud800defgh") == REDACTED
+
+
+def test_an_environment_that_is_a_plain_mapping_is_read_as_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Not CPython's `os._Environ` (no stored mapping to compare): read variable by variable.
+    import os
+
+    monkeypatch.setattr(os, "environ", {"SAMPLE_API_KEY": "plain-mapping-secret-1"})
+    assert redact("x plain-mapping-secret-1") == f"x {REDACTED}"
