@@ -83,7 +83,7 @@ class Endpoints(BaseSettings):
     # process, or a Chroma server shared by several. MEMORY_DIR asks for another directory
     # (a relative one is the working directory's: a project-local memory).
     memory_dir: str = Field(default_factory=default_memory_dir)
-    chroma_host: str | None = None
+    chroma_host: str | None = Field(default=None, max_length=MAX_API_URL)  # a URL at most
     chroma_port: int = Field(default=8000, ge=1, le=65535)
     # Sent as `Authorization: Bearer` to CHROMA_HOST (chromadb's token authentication).
     chroma_token: SecretStr | None = None

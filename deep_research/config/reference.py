@@ -61,7 +61,10 @@ ENDPOINT_NOTES = {
     "memory_dir": "where the memory and the library are stored, the same for every working "
     "directory and shared by your processes (`MEMORY_SHARE`); set it for a project-local "
     "memory (a relative path is the working directory's)",
-    "chroma_host": "a Chroma server to keep them in instead, shared by several processes",
+    "chroma_host": (
+        "a Chroma server to keep them in instead, shared by several processes: a host name"
+        " or an http(s):// URL, at most 2,048 characters"
+    ),
     "chroma_port": "that server's port",
     "chroma_token": "the token that server asks for (chromadb's token authentication); "
     "see [Beyond one machine](distributed.md)",

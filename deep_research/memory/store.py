@@ -67,7 +67,8 @@ def store_errors() -> tuple[type[Exception], ...]:
     """
     from chromadb.errors import ChromaError
 
-    return (ChromaError, OSError, httpx.HTTPError, ValueError)
+    # InvalidURL: an address no URL can hold (CHROMA_HOST's typo), outside httpx's HTTPError.
+    return (ChromaError, OSError, httpx.HTTPError, httpx.InvalidURL, ValueError)
 
 
 def _collection_gone(error: Exception) -> bool:

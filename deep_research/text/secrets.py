@@ -94,12 +94,15 @@ class Redactor:
     def text(self, value: str) -> str:
         # Whatever leaves redacted is written as UTF-8 (a request's JSON, a log, memory's
         # store), which takes no lone surrogate: a model's or a search API's JSON can hold one.
-        value = without_surrogates(value)
-        if "%" in value:
-            value = URL_RUN.sub(self._decoded_if_secret, value)
+        value = self._replaced(without_surrogates(value))
+        if "%" in value:  # known values first: one may hold an escape of its own
+            value = self._replaced(URL_RUN.sub(self._decoded_if_secret, value))
+        return SECRET_SHAPES.sub(self._replace_shape, value)
+
+    def _replaced(self, value: str) -> str:
         for secret in self._values:
             value = value.replace(secret, self._marker)
-        return SECRET_SHAPES.sub(self._replace_shape, value)
+        return value
 
     def __call__(self, data: Any) -> Any:
         if isinstance(data, str):
@@ -132,12 +135,14 @@ class Redactor:
 def _forms(value: str) -> tuple[str, ...]:
     """How a secret value may appear in text: as it is; as text that leaves has it (a
     variable holding bytes that are not UTF-8 has lone surrogates, which `Redactor.text`
-    turns into U+FFFD first); and as a URL's query carries its bytes."""
+    turns into U+FFFD first); and as a URL's query carries its bytes, its escapes in either
+    case (decoded, a cut UTF-8 sequence is one U+FFFD, not the stored form's one a byte)."""
     try:  # a POSIX variable's undecodable bytes, as they were
         escaped = quote(value, safe="", errors="surrogateescape")
     except UnicodeEncodeError:  # a lone surrogate that stands for no byte (Windows)
         escaped = quote(without_surrogates(value), safe="")
-    return value, without_surrogates(value), escaped
+    lower = PERCENT_ESCAPE.sub(lambda escape: escape[0].lower(), escaped)
+    return value, without_surrogates(value), escaped, lower
 
 
 def without(text: str, secret: str, marker: str = REDACTED) -> str:

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from deep_research.config.endpoints import (
     APP_NAME,
+    MAX_API_URL,
     MIN_CALL_DEADLINE,
     PROVIDER_KEYS,
     Endpoints,
@@ -119,3 +120,10 @@ def test_a_scholarly_api_url_is_a_plain_web_url(url: str) -> None:
         with pytest.raises(ValidationError, match="must be an http:// or https:// URL"):
             Endpoints(**{field: url})
     assert Endpoints(arxiv_api_url="http://127.0.0.1:9/api/query").arxiv_api_url.endswith("query")
+
+
+def test_a_chroma_host_longer_than_any_address_is_refused() -> None:
+    # Named in every memory error: 70,000 characters of it would be each one's.
+    with pytest.raises(ValidationError, match="chroma_host"):
+        Endpoints(chroma_host="h" * (MAX_API_URL + 1))
+    assert Endpoints(chroma_host="https://chroma.example.com").chroma_host

@@ -93,3 +93,11 @@ def test_an_unanswering_server_is_tried_once_per_thread(monkeypatch: pytest.Monk
         with pytest.raises(MemoryUnavailable):
             open_store_blocking(where)
         assert silent.connections == 4  # forgotten by the close
+
+
+@pytest.mark.parametrize("host", ["h:99999", "http://h:notaport", "h\nost", "h" * 2_000])
+def test_a_chroma_host_no_url_can_hold_is_said_and_the_run_goes_on(host: str) -> None:
+    # A typo in CHROMA_HOST made httpx raise InvalidURL, which is neither a ValueError nor an
+    # HTTP error: the run failed instead of going on without memory.
+    with pytest.raises(MemoryUnavailable, match="cannot be reached"):
+        open_store_blocking(Location(host=host, port=8000))

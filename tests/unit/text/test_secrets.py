@@ -250,3 +250,18 @@ def test_an_environment_that_is_a_plain_mapping_is_read_as_one(
 
     monkeypatch.setattr(os, "environ", {"SAMPLE_API_KEY": "plain-mapping-secret-1"})
     assert redact("x plain-mapping-secret-1") == f"x {REDACTED}"
+
+
+def test_a_cut_utf8_secret_echoed_with_lowercase_escapes_is_scrubbed() -> None:
+    # Decoding `%e2%82` gives one U+FFFD for the cut sequence, the stored form one a byte:
+    # the lowercase escapes a client writes are a form of their own.
+    redact = Redactor({"X_API_KEY": "abcdef\udce2\udc82ghij"})
+    assert redact.text("k=abcdef%e2%82ghij") == f"k={REDACTED}"
+    assert redact.text("k=abcdef%E2%82ghij") == f"k={REDACTED}"
+
+
+def test_a_secret_holding_an_escape_is_scrubbed_beside_an_escaped_one() -> None:
+    # Decoding the URL first turned the first secret's `%41` into `A` before it was looked
+    # for, and it left half-decoded.
+    redact = Redactor({"P_API_KEY": "pa%41ss%word", "Q_API_KEY": "second/secret"})
+    assert redact.text("u?a=pa%41ss%word&b=second%2Fsecret") == f"u?a={REDACTED}&b={REDACTED}"
