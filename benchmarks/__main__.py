@@ -71,15 +71,16 @@ def markdown(results: dict[str, Any]) -> str:
         )
     lines += [
         "",
-        "| profile | K | role | calls | prompt tok | read tok | completion tok | system chars |",
-        "|---|---:|---|---:|---:|---:|---:|---:|",
+        "| profile | K | role | calls | prompt tok | read tok | completion tok | system chars "
+        "| prompt chars | tools chars |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for c in results["cases"]:
         for role, r in sorted(c["roles"].items()):
             lines.append(
                 f"| {_name(c)} | {c['k']} | {role} | {r['calls']} | {r['prompt_tokens']:,} "
                 f"| {r['processed_tokens']:,} | {r['completion_tokens']:,} "
-                f"| {r['system_chars']:,} |"
+                f"| {r['system_chars']:,} | {r['prompt_chars']:,} | {r['tool_chars']:,} |"
             )
     lines += sections_compared(results["cases"])
     gaps = [(c, g) for c in results["cases"] for g in c["idle_gaps"]]
@@ -122,7 +123,8 @@ def markdown(results: dict[str, Any]) -> str:
         lines.append(f"Model time runs compressed ({factors}): its ratios are pessimistic.")
     lines.append(
         "prompt tok: sent; read tok: what the server read after its prefix cache (laptop: "
-        "one cached prompt, as mlx_lm.server keeps; cloud: none modelled)."
+        "one cached prompt, as mlx_lm.server keeps; cloud: none modelled); prompt chars: "
+        "the requests' characters, system text, tools' JSON and messages' JSON (tools chars)."
     )
     return "\n".join(lines)
 

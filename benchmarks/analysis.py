@@ -23,6 +23,8 @@ def per_role(calls: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
             "processed_tokens": 0,
             "completion_tokens": 0,
             "system_chars": 0,
+            "prompt_chars": 0,
+            "tool_chars": 0,
         }
     )
     for call in calls:
@@ -31,7 +33,8 @@ def per_role(calls: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
         row["prompt_tokens"] += call["prompt_tokens"]
         row["processed_tokens"] += call["processed_tokens"]
         row["completion_tokens"] += call["completion_tokens"]
-        row["system_chars"] += call["system_chars"]
+        for key in ("system_chars", "prompt_chars", "tool_chars"):
+            row[key] += call[key]
     return dict(roles)
 
 

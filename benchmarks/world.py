@@ -80,6 +80,8 @@ class Call:
     processed_tokens: int  # prompt tokens the server read (after its prefix cache)
     completion_tokens: int
     system_chars: int
+    prompt_chars: int  # the whole request as `prompt_text` lays it out, the tools' JSON in it
+    tool_chars: int  # the tools' JSON alone
 
 
 def prompt_text(body: dict[str, Any]) -> str:
@@ -147,6 +149,8 @@ class BenchBrain:
                 processed,
                 completion,
                 system,
+                len(text),
+                len(json.dumps(body.get("tools", []))),
             )
         )
         return reply

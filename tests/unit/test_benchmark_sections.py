@@ -63,3 +63,14 @@ def test_a_case_is_named_by_how_its_report_was_written_when_not_by_default() -> 
     assert _name({"profile": "cloud", "sections": "auto"}) == "cloud"
     assert _name({"profile": "cloud", "sections": "off"}) == "cloud, one call"
     assert _name({"profile": "laptop", "sections": "on"}) == "laptop, sections"
+
+
+def test_a_role_s_characters_are_its_calls_requests_added_up() -> None:
+    calls = [
+        {**call("topic a", 0, 1, "researcher"), "prompt_tokens": 1, "processed_tokens": 1}
+        | {"completion_tokens": 1, "system_chars": 10, "prompt_chars": 100, "tool_chars": 30},
+        {**call("topic b", 0, 1, "researcher"), "prompt_tokens": 2, "processed_tokens": 2}
+        | {"completion_tokens": 1, "system_chars": 10, "prompt_chars": 150, "tool_chars": 30},
+    ]
+    row = analysis.per_role(calls)["researcher"]
+    assert (row["calls"], row["prompt_chars"], row["tool_chars"]) == (2, 250, 60)
