@@ -123,8 +123,9 @@ def markdown(results: dict[str, Any]) -> str:
         lines.append(f"Model time runs compressed ({factors}): its ratios are pessimistic.")
     lines.append(
         "prompt tok: sent; read tok: what the server read after its prefix cache (laptop: "
-        "one cached prompt, as mlx_lm.server keeps; cloud: none modelled); prompt chars: "
-        "the requests' characters, system text, tools' JSON and messages' JSON (tools chars)."
+        "one cached prompt, as mlx_lm.server keeps; cloud: none modelled); prompt chars: the "
+        "requests' characters (system text, tools' JSON, messages' JSON); tools chars: the "
+        "tools' JSON alone."
     )
     return "\n".join(lines)
 

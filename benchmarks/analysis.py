@@ -155,6 +155,8 @@ def summarise(case: dict[str, Any], parallel: bool, time_scale: float) -> dict[s
         "processed_tokens": sum(r["processed_tokens"] for r in roles.values()),
         "completion_tokens": sum(r["completion_tokens"] for r in roles.values()),
         "system_chars": sum(r["system_chars"] for r in roles.values()),
+        "prompt_chars": sum(r["prompt_chars"] for r in roles.values()),
+        "tool_chars": sum(r["tool_chars"] for r in roles.values()),
         "searches": case["searches"],
         "page_fetches": case["fetches"],
         # The output state's usage (priced as the run's models and Tavily's credits are).

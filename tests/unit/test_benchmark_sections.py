@@ -4,6 +4,7 @@ and `--sections both` says what the split did to each case."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from benchmarks import analysis
@@ -74,3 +75,22 @@ def test_a_role_s_characters_are_its_calls_requests_added_up() -> None:
     ]
     row = analysis.per_role(calls)["researcher"]
     assert (row["calls"], row["prompt_chars"], row["tool_chars"]) == (2, 250, 60)
+
+
+async def test_each_call_is_counted_by_the_text_its_tokens_are_estimated_from() -> None:
+    from benchmarks.world import BenchBrain, Profile, prompt_text
+
+    tool = {"type": "function", "function": {"name": "web_search", "parameters": {}}}
+    body = {
+        "messages": [
+            {"role": "system", "content": "You are a web researcher."},
+            {"role": "user", "content": "heat pumps"},
+        ],
+        "tools": [tool],
+    }
+    brain = BenchBrain(["heat pumps"], Profile("instant", 0.0, 0, 1e9, parallel=True))
+    await brain(body)
+    [counted] = brain.calls
+    assert counted.prompt_chars == len(prompt_text(body)) > counted.tool_chars
+    assert counted.tool_chars == len(json.dumps([tool]))
+    assert counted.prompt_tokens == len(prompt_text(body)) // 4
