@@ -33,8 +33,10 @@ def per_role(calls: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
         row["prompt_tokens"] += call["prompt_tokens"]
         row["processed_tokens"] += call["processed_tokens"]
         row["completion_tokens"] += call["completion_tokens"]
-        for key in ("system_chars", "prompt_chars", "tool_chars"):
-            row[key] += call[key]
+        row["system_chars"] += call["system_chars"]
+        # Absent from a case run by code before they were counted (an A/B against it).
+        row["prompt_chars"] += call.get("prompt_chars", 0)
+        row["tool_chars"] += call.get("tool_chars", 0)
     return dict(roles)
 
 
