@@ -136,13 +136,18 @@ def _forms(value: str) -> tuple[str, ...]:
     """How a secret value may appear in text: as it is; as text that leaves has it (a
     variable holding bytes that are not UTF-8 has lone surrogates, which `Redactor.text`
     turns into U+FFFD first); and as a URL's query carries its bytes, its escapes in either
-    case (decoded, a cut UTF-8 sequence is one U+FFFD, not the stored form's one a byte)."""
+    case (decoded, a cut UTF-8 sequence is one U+FFFD, not the stored form's one a byte),
+    its spaces as `%20` or, form-encoded, as `+`."""
     try:  # a POSIX variable's undecodable bytes, as they were
         escaped = quote(value, safe="", errors="surrogateescape")
     except UnicodeEncodeError:  # a lone surrogate that stands for no byte (Windows)
         escaped = quote(without_surrogates(value), safe="")
     lower = PERCENT_ESCAPE.sub(lambda escape: escape[0].lower(), escaped)
-    return value, without_surrogates(value), escaped, lower
+    forms = (value, without_surrogates(value), escaped, lower)
+    if " " not in value:
+        return forms
+    # A form's `+` is decoded by nothing here (only `%` escapes are): each is a form.
+    return (*forms, escaped.replace("%20", "+"), lower.replace("%20", "+"))
 
 
 def without(text: str, secret: str, marker: str = REDACTED) -> str:

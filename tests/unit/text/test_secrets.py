@@ -265,3 +265,14 @@ def test_a_secret_holding_an_escape_is_scrubbed_beside_an_escaped_one() -> None:
     # for, and it left half-decoded.
     redact = Redactor({"P_API_KEY": "pa%41ss%word", "Q_API_KEY": "second/secret"})
     assert redact.text("u?a=pa%41ss%word&b=second%2Fsecret") == f"u?a={REDACTED}&b={REDACTED}"
+
+
+def test_a_secret_with_spaces_form_encoded_is_scrubbed() -> None:
+    # A form (application/x-www-form-urlencoded: a query httpx or urlencode builds) writes
+    # a space as `+`, which no escape decoding reads back.
+    redact = Redactor({"X_API_KEY": "pass phrase with spaces+1"})
+    for sent in ("pass+phrase+with+spaces%2B1", "pass+phrase+with+spaces%2b1"):
+        assert redact.text(f"q={sent}&z=1") == f"q={REDACTED}&z=1"
+    assert redact.text("q=pass%20phrase%20with%20spaces%2B1") == f"q={REDACTED}"
+    # A secret without spaces has no such form: its `+` is a `+`.
+    assert Redactor({"X_API_KEY": "plus+sign-secret"}).text("plus+sign-secret") == REDACTED
