@@ -27,7 +27,7 @@ import re
 import sys
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import quote, unquote, unquote_plus
 
 from deep_research.text.controls import without_surrogates
 
@@ -90,12 +90,16 @@ class Redactor:
         # Longest first, so a key that contains another is replaced whole.
         self._values = sorted(values, key=len, reverse=True)
         self._marker = marker
+        # A secret with a space may leave form-encoded (`urlencode`, httpx: each space a
+        # `+`), which only `unquote_plus` reads back; text is decoded so only when one has.
+        self._spaced = any(" " in secret for secret in values)
 
     def text(self, value: str) -> str:
         # Whatever leaves redacted is written as UTF-8 (a request's JSON, a log, memory's
         # store), which takes no lone surrogate: a model's or a search API's JSON can hold one.
         value = self._replaced(without_surrogates(value))
-        if "%" in value:  # known values first: one may hold an escape of its own
+        # Known values first: one may hold an escape of its own.
+        if "%" in value or (self._spaced and "+" in value):
             value = self._replaced(URL_RUN.sub(self._decoded_if_secret, value))
         return SECRET_SHAPES.sub(self._replace_shape, value)
 
@@ -120,10 +124,14 @@ class Redactor:
         return self.text(str(data))
 
     def _decoded_if_secret(self, match: re.Match[str]) -> str:
-        if not PERCENT_ESCAPE.search(match.group(0)):
-            return match.group(0)
-        decoded = unquote(match.group(0))
-        return decoded if any(secret in decoded for secret in self._values) else match.group(0)
+        run = match.group(0)
+        readings = [unquote(run)] if PERCENT_ESCAPE.search(run) else []
+        if self._spaced and "+" in run:
+            readings.append(unquote_plus(run))
+        for decoded in readings:
+            if any(secret in decoded for secret in self._values):
+                return decoded
+        return run
 
     def _replace_shape(self, match: re.Match[str]) -> str:
         scheme = match.group(0).split(maxsplit=1)[0]
@@ -137,17 +145,13 @@ def _forms(value: str) -> tuple[str, ...]:
     variable holding bytes that are not UTF-8 has lone surrogates, which `Redactor.text`
     turns into U+FFFD first); and as a URL's query carries its bytes, its escapes in either
     case (decoded, a cut UTF-8 sequence is one U+FFFD, not the stored form's one a byte),
-    its spaces as `%20` or, form-encoded, as `+`."""
+    its spaces as `%20` (form-encoded, as `+`: `Redactor.text` decodes those)."""
     try:  # a POSIX variable's undecodable bytes, as they were
         escaped = quote(value, safe="", errors="surrogateescape")
     except UnicodeEncodeError:  # a lone surrogate that stands for no byte (Windows)
         escaped = quote(without_surrogates(value), safe="")
     lower = PERCENT_ESCAPE.sub(lambda escape: escape[0].lower(), escaped)
-    forms = (value, without_surrogates(value), escaped, lower)
-    if " " not in value:
-        return forms
-    # A form's `+` is decoded by nothing here (only `%` escapes are): each is a form.
-    return (*forms, escaped.replace("%20", "+"), lower.replace("%20", "+"))
+    return value, without_surrogates(value), escaped, lower
 
 
 def without(text: str, secret: str, marker: str = REDACTED) -> str:

@@ -269,10 +269,14 @@ def test_a_secret_holding_an_escape_is_scrubbed_beside_an_escaped_one() -> None:
 
 def test_a_secret_with_spaces_form_encoded_is_scrubbed() -> None:
     # A form (application/x-www-form-urlencoded: a query httpx or urlencode builds) writes
-    # a space as `+`, which no escape decoding reads back.
-    redact = Redactor({"X_API_KEY": "pass phrase with spaces+1"})
-    for sent in ("pass+phrase+with+spaces%2B1", "pass+phrase+with+spaces%2b1"):
+    # a space as `+`, which percent-decoding does not read back; escapes in any case.
+    redact = Redactor({"X_API_KEY": "pass phrase/1+x"})
+    for sent in ("pass+phrase%2F1%2Bx", "pass+phrase%2f1%2bx", "pass+phrase%2F1%2bx"):
         assert redact.text(f"q={sent}&z=1") == f"q={REDACTED}&z=1"
-    assert redact.text("q=pass%20phrase%20with%20spaces%2B1") == f"q={REDACTED}"
-    # A secret without spaces has no such form: its `+` is a `+`.
-    assert Redactor({"X_API_KEY": "plus+sign-secret"}).text("plus+sign-secret") == REDACTED
+    assert Redactor({"X_API_KEY": "a b~c*d1"}).text("q=a+b%7Ec*d1") == f"q={REDACTED}"
+    assert Redactor({"X_API_KEY": "plain spaced"}).text("u?q=plain+spaced") == f"u?q={REDACTED}"
+    # A URL's password with a space, wherever it is set.
+    dsn = Redactor({"DEEP_RESEARCH_CHECKPOINTS": "postgresql://u:pass%20word@h/db"})
+    assert dsn.text("p=pass+word") == f"p={REDACTED}"
+    # Text that does not decode to a secret is left as it was written.
+    assert redact.text("C++ and a+b, 100%") == "C++ and a+b, 100%"
